@@ -1,0 +1,36 @@
+"""minigrad: a tensor autograd engine on NumPy (CPU) and CuPy (GPU).
+
+    import minigrad as mg
+    x = mg.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    (x @ x.T).relu().sum().backward()
+    x.grad
+"""
+from minigrad import backend
+from minigrad.backend import (float16, float32, float64, int32, int64,  # noqa: F401
+                              cuda_is_available)
+from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)
+from minigrad.tensor import Tensor  # noqa: F401
+from minigrad.autograd import no_grad, enable_grad, is_grad_enabled, grad  # noqa: F401
+from minigrad.creation import (tensor, zeros, ones, full, arange, randn, rand,  # noqa: F401
+                               randint, zeros_like, ones_like, randn_like)
+from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maximum,  # noqa
+                                      minimum, clip, where, masked_fill)
+from minigrad.ops.shape import cat, stack, split, chunk, tril, triu  # noqa: F401
+from minigrad.ops.matmul import matmul  # noqa: F401
+from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
+from minigrad import functional, viz  # noqa: F401
+
+clamp = clip
+
+
+def manual_seed(seed):
+    """Seed every random draw (randn, rand, dropout, init) on every device."""
+    backend.manual_seed(seed)
+
+
+def sum(x, dim=None, keepdim=False):  # noqa: A001
+    return x.sum(dim, keepdim)
+
+
+def mean(x, dim=None, keepdim=False):
+    return x.mean(dim, keepdim)

@@ -1,0 +1,214 @@
+"""Reverse-mode autograd: the `Function` every op subclasses, grad mode, and the backward pass.
+
+An op is a `Function` with `forward` (raw arrays in, raw array out) and `backward` (the output's
+gradient as a Tensor in, one gradient Tensor per input out). Backward is written with Tensor
+ops, so with `create_graph=True` the backward pass records a graph of its own and gradients of
+gradients work. Without it, backward runs in no-grad mode: the same Tensor ops then build no
+graph, so the ordinary backward pays nothing for that ability.
+"""
+import weakref
+
+_grad_enabled = True
+
+
+def is_grad_enabled():
+    return _grad_enabled
+
+
+class _GradMode:
+    """Context manager and decorator that sets grad mode (`no_grad`, `enable_grad`)."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+
+    def __enter__(self):
+        global _grad_enabled
+        self.prev, _grad_enabled = _grad_enabled, self.enabled
+
+    def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self.prev
+
+    def __call__(self, fn):
+        def wrapper(*args, **kwargs):
+            with _GradMode(self.enabled):
+                return fn(*args, **kwargs)
+        wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+        return wrapper
+
+
+def no_grad():
+    """Ops inside build no graph: for evaluation, sampling and optimiser updates."""
+    return _GradMode(False)
+
+
+def enable_grad():
+    return _GradMode(True)
+
+
+class Function:
+    """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
+    `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`
+    are the Tensor inputs; keyword arguments are the op's non-differentiable parameters."""
+
+    inputs = None
+
+    @classmethod
+    def apply(cls, *inputs, **params):
+        from minigrad.tensor import Tensor  # tensor.py imports this module
+        device = inputs[0].device
+        for t in inputs:
+            if t.device != device:
+                raise RuntimeError(
+                    f"{cls.__name__}: tensors on different devices "
+                    f"({', '.join(x.device for x in inputs)}); move them with .to(device) first")
+        fn = cls()
+        fn.device = device
+        fn.xp = inputs[0].backend.xp
+        try:
+            data = fn.forward(*[t.data for t in inputs], **params)
+        except (ValueError, IndexError) as e:  # the array library's words, plus the op's
+            shapes = ", ".join(str(t.shape) for t in inputs)
+            raise type(e)(f"{cls.__name__}: {e} (input shapes: {shapes})") from None
+        out = Tensor._make(data, fn.device)  # fn.device: ToDevice changes it
+        if _grad_enabled and any(t.requires_grad for t in inputs):
+            out.requires_grad = True
+            out._ctx = fn
+            fn.inputs = inputs
+            fn.output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
+        return out
+
+    def forward(self, *arrays, **params):
+        raise NotImplementedError
+
+    def backward(self, grad):
+        raise NotImplementedError
+
+    def const(self, array):
+        """A saved array as a constant (non-differentiable) Tensor on this op's device."""
+        from minigrad.tensor import Tensor
+        return Tensor._make(array, self.device)
+
+    def release(self):
+        """Drop everything saved for backward; the graph above this node is gone."""
+        self.__dict__.clear()
+        self.inputs = None
+
+
+_FREED = ("backward through a graph a second time: its saved arrays were freed by the first "
+          "backward(). Pass retain_graph=True to the first backward() (or to mg.grad) if you "
+          "need to backward twice")
+
+
+def _topological_order(roots):
+    """Tensors that need a gradient, inputs before outputs. Iterative (explicit stack), so a
+    10,000-op chain is fine, and linear in the size of the graph."""
+    order, seen = [], set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        t, expanded = stack.pop()
+        if expanded:
+            order.append(t)
+            continue
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        stack.append((t, True))
+        ctx = t._ctx
+        if ctx is not None:
+            if ctx.inputs is None:
+                raise RuntimeError(_FREED)
+            for p in ctx.inputs:
+                if p.requires_grad and id(p) not in seen:
+                    stack.append((p, False))
+    return order
+
+
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None):
+    """Propagate `root_grads` from `roots` down the graph.
+
+    With `inputs=None` gradients accumulate into the `.grad` of every leaf (as
+    `Tensor.backward`); otherwise they are returned, one per tensor of `inputs` (as `mg.grad`),
+    and no `.grad` is touched."""
+    from minigrad.ops.reduce import sum_to
+    wanted = None if inputs is None else {id(t): i for i, t in enumerate(inputs)}
+    found = [None] * (0 if inputs is None else len(inputs))
+    grads = {}
+    for r, g in zip(roots, root_grads):
+        grads[id(r)] = g if id(r) not in grads else grads[id(r)] + g
+    with _GradMode(create_graph):
+        for t in reversed(_topological_order(roots)):
+            g = grads.pop(id(t), None)
+            if g is None:
+                continue
+            if wanted is not None and id(t) in wanted:
+                found[wanted[id(t)]] = g
+            ctx = t._ctx
+            if ctx is None:
+                if wanted is None:
+                    t._accumulate_grad(g)
+                continue
+            in_grads = ctx.backward(g)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            for p, gp in zip(ctx.inputs, in_grads):
+                if gp is None or not p.requires_grad:
+                    continue
+                if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
+                    gp = sum_to(gp, p.shape)
+                prev = grads.get(id(p))
+                grads[id(p)] = gp if prev is None else prev + gp
+            if not retain_graph:
+                ctx.release()
+    return found
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """Gradients of `outputs` with respect to `inputs`, returned (like torch.autograd.grad).
+    With `create_graph=True` the result is itself differentiable (second derivatives)."""
+    from minigrad.tensor import Tensor
+    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if single else list(inputs)
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("mg.grad: an input does not require grad; create it with "
+                               "requires_grad=True")
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    root_grads = [_initial_grad(o, g) for o, g in zip(outputs, grad_outputs)]
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = run_backward(outputs, root_grads, retain_graph, create_graph, inputs)
+    for i, g in enumerate(found):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(f"mg.grad: input {i} was not used to compute the outputs; "
+                                   "pass allow_unused=True to get None for it")
+        elif not create_graph:
+            found[i] = g.detach()
+    return tuple(found)
+
+
+def _initial_grad(out, g):
+    from minigrad.tensor import Tensor
+    if not out.requires_grad:
+        raise RuntimeError("backward: the tensor does not require grad and has no graph "
+                           "(was it computed under mg.no_grad(), or from tensors without "
+                           "requires_grad=True?)")
+    if g is None:
+        if out.numel() != 1:
+            raise RuntimeError(
+                f"backward: grad can be implicitly created only for scalar outputs, but the "
+                f"output has shape {out.shape}; reduce it (e.g. .sum()) or pass a gradient "
+                f"of that shape")
+        return Tensor._make(out.backend.xp.ones(out.shape, dtype=out.dtype), out.device)
+    if not isinstance(g, Tensor):
+        g = Tensor(g, dtype=out.dtype, device=out.device)
+    if g.shape != out.shape:
+        raise RuntimeError(f"backward: gradient shape {g.shape} does not match output shape "
+                           f"{out.shape}")
+    return g

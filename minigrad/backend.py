@@ -1,0 +1,142 @@
+"""The one seam between minigrad and an array library.
+
+A *device* names where a tensor's array lives: "cpu" is NumPy, "cuda" is CuPy. Every other
+file asks this module for the array module (`xp`) of a device instead of importing NumPy or
+CuPy itself, so a CPU-only install imports cleanly and a GPU tensor can never be computed on
+by NumPy behind the user's back. CuPy is imported lazily, the first time "cuda" is asked for.
+"""
+import numpy as np
+
+# dtypes: NumPy's dtype objects are the library's dtypes (CuPy uses the same ones).
+float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
+int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
+DEFAULT_FLOAT = float32
+
+_DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float": float32,
+                "float64": float64, "double": float64, "int32": int32, "int": int32,
+                "int64": int64, "long": int64, "bool": bool_}
+
+
+def dtype(d):
+    """Normalise a dtype given as a name, a NumPy dtype or a NumPy scalar type."""
+    if d is None:
+        return None
+    if isinstance(d, str):
+        if d not in _DTYPE_NAMES:
+            raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}")
+        return _DTYPE_NAMES[d]
+    try:
+        return np.dtype(d)
+    except TypeError:
+        raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}") from None
+
+
+def is_floating(d):
+    return np.dtype(d).kind == "f"
+
+
+class Backend:
+    """What the engine needs from one array library: the module itself plus the few
+    functions whose spelling differs between NumPy and CuPy."""
+
+    def __init__(self, name, xp, erf, index_add, to_numpy, from_numpy):
+        self.name, self.xp = name, xp
+        self.erf = erf                  # elementwise error function, full precision
+        self.index_add = index_add      # target[index] += values, repeated indices summed
+        self.to_numpy = to_numpy        # device array -> host NumPy array
+        self.from_numpy = from_numpy    # host NumPy array -> device array
+        self.rng = xp.random.default_rng(0)
+
+
+def _numpy_backend():
+    from scipy.special import erf     # full float64 precision; NumPy has no erf
+    return Backend("cpu", np, erf, np.add.at, lambda a: a, np.asarray)
+
+
+def _cupy_backend():
+    try:
+        import cupy
+        import cupyx.scipy.special
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device visible")
+    except Exception as e:  # ImportError, or a CUDA driver/runtime error
+        raise RuntimeError(
+            f"device 'cuda' needs CuPy and an NVIDIA GPU ({type(e).__name__}: {e}). "
+            "Install the extra matching your CUDA: pip install -e \".[cuda12]\" or \".[cuda13]\"; "
+            "or use device='cpu'") from None
+
+    def index_add(target, index, values):
+        at = getattr(cupy.add, "at", None)  # newer CuPy; older ones only have scatter_add
+        if at is not None:
+            at(target, index, values)
+        else:
+            cupyx.scatter_add(target, index, values)
+    return Backend("cuda", cupy, cupyx.scipy.special.erf, index_add, cupy.asnumpy, cupy.asarray)
+
+
+_FACTORIES = {"cpu": _numpy_backend, "cuda": _cupy_backend}
+_BACKENDS = {}
+_SEED = [0]
+
+
+def register_device(name, factory):
+    """Add a device whose Backend is built by `factory()` (tests use it to prove the seam)."""
+    _FACTORIES[name] = factory
+    _BACKENDS.pop(name, None)
+
+
+def device_name(device):
+    if device is None:
+        return "cpu"
+    device = str(device)
+    if device.startswith("cuda:"):  # a single-GPU library: "cuda:0" means "cuda"
+        device = "cuda"
+    if device not in _FACTORIES:
+        raise ValueError(f"unknown device {device!r}; valid devices: {sorted(_FACTORIES)}")
+    return device
+
+
+def get(device):
+    """The Backend of a device, built on first use and seeded with the current seed."""
+    b = _BACKENDS.get(device)
+    if b is None:
+        name = device_name(device)
+        b = _BACKENDS.get(name)
+        if b is None:
+            b = _BACKENDS[name] = _FACTORIES[name]()
+            b.rng = b.xp.random.default_rng(_SEED[0])
+    return b
+
+
+def cuda_is_available():
+    try:
+        get("cuda")
+        return True
+    except RuntimeError:
+        return False
+
+
+def device_of_array(a):
+    """Which device a raw array belongs to."""
+    if isinstance(a, np.ndarray):
+        return "cpu"
+    for name, b in _BACKENDS.items():
+        if name != "cpu" and isinstance(a, b.xp.ndarray):
+            return name
+    raise TypeError(f"cannot make a tensor from {type(a).__name__}")
+
+
+def to_host(a):
+    """An array of any device, or a Python scalar or list, as a host NumPy array."""
+    if isinstance(a, np.ndarray):
+        return a
+    if isinstance(a, (list, tuple, int, float, bool, np.generic)):
+        return np.asarray(a)
+    return get(device_of_array(a)).to_numpy(a)
+
+
+def manual_seed(seed):
+    """Seed every device's generator (those built later start from the same seed)."""
+    _SEED[0] = seed
+    for b in _BACKENDS.values():
+        b.rng = b.xp.random.default_rng(seed)

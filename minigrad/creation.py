@@ -1,0 +1,94 @@
+"""Tensor factories: tensor, zeros, ones, full, arange, randn, rand, randint, *_like."""
+from minigrad import backend
+from minigrad.tensor import Tensor
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor from a Python scalar or list (floats -> float32, ints -> int64), a NumPy
+    or CuPy array (keeps its dtype) or another tensor (copied out of its graph)."""
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _shape(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def _new(fill, shape, dtype, device, requires_grad):
+    device = backend.device_name(device)
+    dtype = backend.dtype(dtype) or backend.DEFAULT_FLOAT
+    data = fill(backend.get(device), _shape(shape), dtype)
+    t = Tensor._make(data, device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad=False):
+    return _new(lambda b, s, d: b.xp.zeros(s, dtype=d), shape, dtype, device, requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad=False):
+    return _new(lambda b, s, d: b.xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
+
+
+def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
+    return _new(lambda b, s, d: b.xp.full(s, fill_value, dtype=d), (shape,), dtype, device,
+                requires_grad)
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from the device's generator (seeded by mg.manual_seed)."""
+    def fill(b, s, d):
+        if not backend.is_floating(d):
+            raise TypeError(f"randn: needs a floating dtype, got {d}")
+        return b.rng.standard_normal(s, dtype=d if d != backend.float16 else backend.float32
+                                     ).astype(d, copy=False)
+    return _new(fill, shape, dtype, device, requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1)."""
+    def fill(b, s, d):
+        if not backend.is_floating(d):
+            raise TypeError(f"rand: needs a floating dtype, got {d}")
+        return b.rng.random(s, dtype=d if d != backend.float16 else backend.float32
+                            ).astype(d, copy=False)
+    return _new(fill, shape, dtype, device, requires_grad)
+
+
+def randint(low, high, shape, dtype=None, device=None):
+    """Integers uniform in [low, high)."""
+    dtype = backend.dtype(dtype) or backend.int64
+    return _new(lambda b, s, d: b.rng.integers(low, high, size=s).astype(d), (shape,), dtype,
+                device, False)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Like range(): integers give int64, any float gives float32."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, int) for v in (start, end, step))
+        dtype = backend.int64 if ints else backend.DEFAULT_FLOAT
+    device = backend.device_name(device)
+    t = Tensor._make(backend.get(device).xp.arange(start, end, step, dtype=backend.dtype(dtype)),
+                     device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def zeros_like(x, dtype=None, device=None, requires_grad=False):
+    return zeros(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                 requires_grad=requires_grad)
+
+
+def ones_like(x, dtype=None, device=None, requires_grad=False):
+    return ones(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(x, dtype=None, device=None, requires_grad=False):
+    return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                 requires_grad=requires_grad)

@@ -1,0 +1,100 @@
+"""Numerical gradient checks: central differences in float64 against autograd."""
+from minigrad import backend
+from minigrad.autograd import grad, no_grad
+from minigrad.tensor import Tensor
+
+
+class GradcheckError(AssertionError):
+    pass
+
+
+def _prepare(inputs):
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    out = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor):
+            out.append(x)
+            continue
+        host = x.numpy()
+        if host.dtype.kind == "f" and not backend.get("cpu").xp.isfinite(host).all():
+            raise ValueError(f"gradcheck: input {i} contains NaN or inf; numerical gradients "
+                             f"need finite inputs")
+        if x.requires_grad:
+            # a float64 leaf copy: central differences in float32 are too coarse to trust
+            out.append(Tensor(x.data, dtype=backend.float64, device=x.device,
+                              requires_grad=True))
+        else:
+            out.append(x)
+    return out
+
+
+def _projected(fn, inputs, weights):
+    """A scalar from fn's outputs: Σ outᵢ·wᵢ with fixed random w, so every output element
+    and every input element is checked at the cost of one backward."""
+    out = fn(*inputs)
+    outs = [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
+    if weights is None:
+        rng = backend.get("cpu").xp.random.default_rng(1234)
+        weights = [Tensor(rng.standard_normal(o.shape), dtype=backend.float64, device=o.device)
+                   for o in outs]
+    total = None
+    for o, w in zip(outs, weights):
+        term = (o.double() * w).sum()
+        total = term if total is None else total + term
+    return total, weights
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """Compare autograd's gradient of `fn(*inputs)` with central differences, for every
+    input that requires grad. Returns True, or raises naming the worst element."""
+    inputs = _prepare(inputs)
+    wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck: no input requires grad")
+    loss, weights = _projected(fn, inputs, None)
+    # a function linear in its inputs has a first gradient with no graph: its gradient is 0
+    analytic = grad(loss, wrt, allow_unused=True) if loss.requires_grad else [None] * len(wrt)
+    for n, x in enumerate(wrt):
+        a = (analytic[n].numpy() if analytic[n] is not None
+             else backend.get("cpu").xp.zeros(x.shape))
+        numeric = backend.get("cpu").xp.zeros(x.shape)
+        flat = x.data.reshape(-1)  # a view: perturb in place
+        with no_grad():
+            for i in range(flat.size):
+                orig = flat[i].item()
+                flat[i] = orig + eps
+                plus = _projected(fn, inputs, weights)[0].item()
+                flat[i] = orig - eps
+                minus = _projected(fn, inputs, weights)[0].item()
+                flat[i] = orig
+                numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
+        err = abs(a - numeric) - (atol + rtol * abs(numeric))
+        if err.size and err.max() > 0:
+            if not raise_exception:
+                return False
+            worst = tuple(int(j) for j in divmod_index(err.argmax(), x.shape))
+            raise GradcheckError(
+                f"gradcheck: gradient of input {n} (shape {x.shape}) differs at {worst}: "
+                f"analytic {a[worst]:.10g}, numeric {numeric[worst]:.10g} "
+                f"(atol={atol}, rtol={rtol})")
+    return True
+
+
+def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4, rtol=1e-3):
+    """Check second derivatives: gradcheck the (projected) first gradient, which autograd
+    computes with create_graph=True."""
+    inputs = _prepare(inputs)
+    wrt_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    weights = []
+
+    def first_grad(*xs):
+        loss, w = _projected(fn, xs, weights or None)
+        if not weights:
+            weights.extend(w)
+        gs = grad(loss, [xs[i] for i in wrt_idx], create_graph=True, allow_unused=True)
+        return [g for g in gs if g is not None]
+    return gradcheck(first_grad, inputs, eps=eps, atol=atol, rtol=rtol)
+
+
+def divmod_index(flat_index, shape):
+    return backend.get("cpu").xp.unravel_index(int(flat_index), shape) if shape else ()

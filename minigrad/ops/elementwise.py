@@ -1,0 +1,247 @@
+"""Elementwise ops. Broadcasting is NumPy's; the engine sums each gradient back to its
+input's shape (autograd.run_backward), so no backward here deals with broadcasting."""
+import math
+
+from minigrad import backend
+from minigrad.autograd import Function
+from minigrad.tensor import Tensor
+
+
+def lift(x, like):
+    """A Python scalar, list or array as a constant Tensor beside `like`. A scalar takes
+    `like`'s dtype (float32 stays float32), except a float next to an integer tensor."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float)):
+        dt = like.dtype
+        if isinstance(x, float) and not backend.is_floating(dt):
+            dt = backend.DEFAULT_FLOAT
+        return Tensor._make(like.backend.xp.asarray(x, dtype=dt), like.device)
+    return Tensor(x, device=like.device)
+
+
+def _pair(a, b):
+    if not isinstance(a, Tensor):
+        a = lift(a, b)
+    elif not isinstance(b, Tensor):
+        b = lift(b, a)
+    return a, b
+
+
+class Add(Function):
+    def forward(self, a, b): return a + b                 # d(a+b) = da + db
+    def backward(self, g): return g, g
+
+
+class Sub(Function):
+    def forward(self, a, b): return a - b                 # d(a-b) = da - db
+    def backward(self, g): return g, -g
+
+
+class Mul(Function):
+    def forward(self, a, b): return a * b                 # d(ab) = b da + a db
+    def backward(self, g):
+        a, b = self.inputs
+        return g * b, g * a
+
+
+class Div(Function):
+    def forward(self, a, b): return a / b                 # d(a/b) = da/b - a db/b²
+    def backward(self, g):
+        a, b = self.inputs
+        return g / b, -g * a / (b * b)
+
+
+class Pow(Function):
+    def forward(self, a, b): return a ** b                # d(aᵇ) = b aᵇ⁻¹ da + aᵇ ln(a) db
+    def backward(self, g):
+        a, b = self.inputs
+        ga = g * b * a ** (b - 1)
+        gb = g * a ** b * log(a) if b.requires_grad else None
+        return ga, gb
+
+
+class Neg(Function):
+    def forward(self, a): return -a
+    def backward(self, g): return -g
+
+
+class Exp(Function):
+    def forward(self, a): return self.xp.exp(a)          # d eˣ = eˣ dx
+    def backward(self, g): return g * self.output()
+
+
+class Log(Function):
+    def forward(self, a): return self.xp.log(a)          # d ln x = dx / x
+    def backward(self, g): return g / self.inputs[0]
+
+
+class Sqrt(Function):
+    def forward(self, a): return self.xp.sqrt(a)         # d √x = dx / (2√x)
+    def backward(self, g): return g / (2 * self.output())
+
+
+class Abs(Function):
+    def forward(self, a):
+        self.sign = self.xp.sign(a)                      # d|x| = sign(x) dx
+        return self.xp.abs(a)
+    def backward(self, g): return g * self.const(self.sign)
+
+
+class Tanh(Function):
+    def forward(self, a): return self.xp.tanh(a)         # d tanh x = (1 - tanh²x) dx
+    def backward(self, g):
+        y = self.output()
+        return g * (1 - y * y)
+
+
+class Sigmoid(Function):
+    def forward(self, a):                                # d σ(x) = σ(x)(1 - σ(x)) dx
+        # 0.5·(1 + tanh(x/2)) is σ(x) without exp overflow for large |x|
+        return 0.5 * (self.xp.tanh(0.5 * a) + 1)
+    def backward(self, g):
+        y = self.output()
+        return g * y * (1 - y)
+
+
+class Relu(Function):
+    def forward(self, a):
+        self.mask = a > 0                                # d relu(x) = [x > 0] dx
+        return a * self.mask
+    def backward(self, g): return g * self.const(self.mask.astype(g.dtype))
+
+
+class Erf(Function):
+    def forward(self, a): return self.backend_erf(a)     # d erf x = 2/√π · exp(-x²) dx
+    def backward(self, g):
+        x = self.inputs[0]
+        return g * (2 / math.sqrt(math.pi)) * exp(-x * x)
+
+    def backend_erf(self, a):
+        return backend.get(self.device).erf(a)
+
+
+class Gelu(Function):
+    """GELU: exact x·Φ(x) (erf form), or GPT-2's tanh approximation."""
+    C = math.sqrt(2 / math.pi)
+
+    def forward(self, a, approximate):
+        self.approximate = approximate
+        if approximate == "tanh":                        # ½x(1 + tanh(c(x + 0.044715x³)))
+            return 0.5 * a * (1 + self.xp.tanh(self.C * (a + 0.044715 * a ** 3)))
+        return 0.5 * a * (1 + backend.get(self.device).erf(a * (1 / math.sqrt(2))))  # x·Φ(x)
+
+    def backward(self, g):
+        x = self.inputs[0]
+        if self.approximate == "tanh":   # ½(1+t) + ½x(1-t²)·c(1 + 3·0.044715x²)
+            t = tanh(self.C * (x + 0.044715 * x * x * x))
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * self.C * (1 + 0.134145 * x * x))
+        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))    # Φ(x) + x·φ(x)
+        pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+        return g * (cdf + x * pdf)
+
+
+class Maximum(Function):
+    def forward(self, a, b):
+        # the gradient goes to the larger input; ties split it evenly (as PyTorch)
+        self.w = (a > b) + 0.5 * (a == b)
+        return self.xp.maximum(a, b)
+    def backward(self, g):
+        w = self.const(self.w.astype(g.dtype))
+        return g * w, g * (1 - w)
+
+
+class Minimum(Function):
+    def forward(self, a, b):
+        self.w = (a < b) + 0.5 * (a == b)
+        return self.xp.minimum(a, b)
+    def backward(self, g):
+        w = self.const(self.w.astype(g.dtype))
+        return g * w, g * (1 - w)
+
+
+class Clip(Function):
+    def forward(self, a, lo, hi):                        # gradient 1 inside [lo, hi], else 0
+        self.inside = (a >= (-math.inf if lo is None else lo)) & \
+                      (a <= (math.inf if hi is None else hi))
+        return self.xp.clip(a, lo, hi)
+    def backward(self, g): return g * self.const(self.inside.astype(g.dtype))
+
+
+class Where(Function):
+    def forward(self, a, b, cond):                       # cond picks a, else b
+        self.cond = cond
+        return self.xp.where(cond, a, b)
+    def backward(self, g):
+        c = self.const(self.cond)
+        return where(c, g, 0.0), where(c, 0.0, g)
+
+
+# ---- what users call -------------------------------------------------------------------
+def add(a, b): return Add.apply(*_pair(a, b))
+def sub(a, b): return Sub.apply(*_pair(a, b))
+def mul(a, b): return Mul.apply(*_pair(a, b))
+def div(a, b): return Div.apply(*_pair(a, b))
+def pow(a, b): return Pow.apply(*_pair(a, b))
+def neg(a): return Neg.apply(a)
+def exp(a): return Exp.apply(a)
+def log(a): return Log.apply(a)
+def sqrt(a): return Sqrt.apply(a)
+def abs(a): return Abs.apply(a)
+def tanh(a): return Tanh.apply(a)
+def sigmoid(a): return Sigmoid.apply(a)
+def relu(a): return Relu.apply(a)
+def erf(a): return Erf.apply(a)
+def maximum(a, b): return Maximum.apply(*_pair(a, b))
+def minimum(a, b): return Minimum.apply(*_pair(a, b))
+
+
+def gelu(a, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(a, approximate=approximate)
+
+
+def clip(a, min=None, max=None):
+    if min is None and max is None:
+        raise ValueError("clip: give at least one of min and max")
+    return Clip.apply(a, lo=min, hi=max)
+
+
+def _cond_array(cond, like, op):
+    c = cond.data if isinstance(cond, Tensor) else like.backend.xp.asarray(backend.to_host(cond))
+    if isinstance(cond, Tensor) and cond.device != like.device:
+        raise RuntimeError(f"{op}: condition on {cond.device}, tensor on {like.device}")
+    if c.dtype != backend.bool_:
+        raise TypeError(f"{op}: the condition/mask must be boolean, got dtype {c.dtype}")
+    return c
+
+
+def where(cond, a, b):
+    """Elementwise `a if cond else b`; cond is a boolean tensor or array."""
+    like = a if isinstance(a, Tensor) else b
+    a, b = _pair(a, b)
+    return Where.apply(a, b, cond=_cond_array(cond, like, "where"))
+
+
+def masked_fill(x, mask, value):
+    """x with `value` wherever `mask` is True (mask broadcasts to x)."""
+    m = _cond_array(mask, x, "masked_fill")
+    try:
+        x.backend.xp.broadcast_shapes(m.shape, x.shape)
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
+                         f"the tensor's shape {x.shape}") from None
+    return Where.apply(lift(value, x), x, cond=m)
+
+
+def compare(name, a, b):
+    """A comparison or logical op: a boolean tensor, outside the graph."""
+    a, b = _pair(a, b)
+    if a.device != b.device:
+        raise RuntimeError(f"{name}: tensors on different devices ({a.device}, {b.device})")
+    return Tensor._make(getattr(a.backend.xp, name)(a.data, b.data), a.device)
+
+
+def logical_not(a):
+    return Tensor._make(a.backend.xp.logical_not(a.data), a.device)

@@ -1,0 +1,70 @@
+"""Fused cross-entropy: log-softmax and negative log-likelihood in one op, with PyTorch's
+`ignore_index` and `label_smoothing`."""
+from minigrad import backend
+from minigrad.autograd import Function, is_grad_enabled
+from minigrad.ops.softmax import softmax
+from minigrad.ops.shape import raw_index
+
+
+class CrossEntropy(Function):
+    """loss_i = -(1-ε)·log p[target_i] - ε/C·Σ_c log p[c], p = softmax(logits_i); rows whose
+    target is ignore_index count for nothing; 'mean' divides by the rows that count."""
+
+    def forward(self, logits, target, ignore_index, label_smoothing, reduction):
+        xp = self.xp
+        n, c = logits.shape
+        m = logits.max(axis=1, keepdims=True)
+        z = logits - m
+        logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
+        valid = target != ignore_index
+        t = xp.where(valid, target, 0)
+        nll = -xp.take_along_axis(logp, t[:, None], axis=1)[:, 0]
+        if label_smoothing:
+            nll = (1 - label_smoothing) * nll - label_smoothing * logp.mean(axis=1)
+        nll = nll * valid
+        # gradient pieces: dloss/dlogits = (p - q) * weight, q the smoothed one-hot target
+        self.q = xp.full((n, c), label_smoothing / c, dtype=logits.dtype)
+        xp.put_along_axis(self.q, t[:, None], label_smoothing / c + 1 - label_smoothing, axis=1)
+        self.weight = valid.astype(logits.dtype)
+        self.reduction = reduction
+        self.probs = xp.exp(logp)
+        if reduction == "none":
+            return nll
+        if reduction == "sum":
+            return nll.sum()
+        count = valid.sum()
+        self.weight = self.weight / count if count else self.weight * xp.nan
+        return nll.sum() / count if count else xp.asarray(xp.nan, dtype=logits.dtype)
+
+    def backward(self, g):
+        logits = self.inputs[0]
+        p = softmax(logits, 1) if is_grad_enabled() else self.const(self.probs)  # 2nd order
+        w = self.const(self.weight[:, None])
+        g = g.reshape(-1, 1) if self.reduction == "none" else g
+        return (p - self.const(self.q)) * (w * g)
+
+
+def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """Mean cross-entropy of (N, C) logits against (N,) integer class targets."""
+    t = raw_index(target, logits)
+    if not hasattr(t, "dtype"):
+        t = logits.backend.from_numpy(backend.to_host(t))
+    if logits.ndim != 2 or t.ndim != 1 or t.shape[0] != logits.shape[0]:
+        raise ValueError(f"cross_entropy: expected logits (N, C) and targets (N,), got "
+                         f"{logits.shape} and {tuple(t.shape)}; reshape (B, T, C) logits to "
+                         f"(B*T, C) and targets to (B*T,) first")
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: targets must be integer class indices, got {t.dtype}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")
+    c = logits.shape[1]
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bool(bad.any()):
+        raise IndexError(f"cross_entropy: target {int(t[bad][0])} is out of range for {c} "
+                         f"classes (valid: 0..{c - 1}, or ignore_index={ignore_index})")
+    return CrossEntropy.apply(logits, target=t, ignore_index=ignore_index,
+                              label_smoothing=float(label_smoothing), reduction=reduction)

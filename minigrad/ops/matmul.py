@@ -1,0 +1,44 @@
+"""Matrix product with NumPy's rules: 1-D, 2-D, batched and broadcast-batched."""
+from minigrad.autograd import Function
+
+
+class MatMul(Function):
+    def forward(self, a, b):                              # d(AB) = dA·B + A·dB
+        return self.xp.matmul(a, b)
+
+    def backward(self, g):
+        a, b = self.inputs
+        if a.ndim == 1 and b.ndim == 1:                   # dot product: g is a scalar
+            return g * b, g * a
+        if a.ndim == 1:                                   # (k,) @ (..., k, m) -> (..., m)
+            ga = (g.unsqueeze(-2) @ b.mT).squeeze(-2)
+            gb = a.unsqueeze(-1) * g.unsqueeze(-2)
+            return ga, gb
+        if b.ndim == 1:                                   # (..., n, k) @ (k,) -> (..., n)
+            ga = g.unsqueeze(-1) * b
+            gb = (a.mT @ g.unsqueeze(-1)).squeeze(-1)
+            return ga, gb
+        ga = g @ b.mT                                     # dA = G·Bᵀ
+        if b.ndim == 2 and a.ndim > 2:
+            # A shared weight: fold the batch into rows, one GEMM instead of a batch of
+            # them summed afterwards (same result, no (batch, k, m) temporary)
+            k, m = a.shape[-1], g.shape[-1]
+            gb = a.reshape(-1, k).mT @ g.reshape(-1, m)
+        else:
+            gb = a.mT @ g                                 # dB = Aᵀ·G (engine sums batch dims)
+        return ga, gb
+
+
+def matmul(a, b):
+    from minigrad.ops.elementwise import _pair
+    a, b = _pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
+                         f"and {b.shape} (use * for scalars)")
+    ka = a.shape[-1]
+    kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if ka != kb:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align: {ka} (last "
+                         f"dim of the first) != {kb} (the second's "
+                         f"{'only' if b.ndim == 1 else 'second-to-last'} dim)")
+    return MatMul.apply(a, b)

@@ -1,0 +1,25 @@
+"""Dropout: the one op that draws random numbers (from the device's seeded generator)."""
+from minigrad import backend
+from minigrad.autograd import Function
+
+
+class Dropout(Function):
+    def forward(self, x, p):                             # y = x ⊙ m / (1-p), m ~ Bernoulli(1-p)
+        keep = backend.get(self.device).rng.random(x.shape, dtype=x.dtype) >= p
+        self.scale = keep * x.dtype.type(1 / (1 - p))
+        return x * self.scale
+    def backward(self, g): return g * self.const(self.scale)
+
+
+def dropout(x, p=0.5, training=True):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when
+    not training, so evaluation needs no rescaling)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: probability must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"dropout: needs a floating-point tensor, got {x.dtype}")
+    return Dropout.apply(x, p=p)

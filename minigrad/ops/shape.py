@@ -1,0 +1,285 @@
+"""Ops that move elements without arithmetic: reshape, permute, indexing, cat, tril/triu,
+dtype and device changes. Most forwards are views; each backward puts gradients back."""
+from minigrad import backend
+from minigrad.autograd import Function
+from minigrad.tensor import Tensor
+from minigrad.ops.reduce import normalize_dims, expand  # noqa: F401  (expand re-exported)
+
+
+class Reshape(Function):
+    def forward(self, a, shape):                         # same elements, new shape
+        self.in_shape = a.shape
+        return a.reshape(shape)
+    def backward(self, g): return g.reshape(self.in_shape)
+
+
+class Permute(Function):
+    def forward(self, a, dims):                          # a view with reordered axes
+        self.dims = dims
+        return a.transpose(dims)
+    def backward(self, g):
+        inverse = [0] * len(self.dims)
+        for i, d in enumerate(self.dims):
+            inverse[d] = i
+        return g.permute(*inverse)
+
+
+class GetItem(Function):
+    def forward(self, a, index):                         # gradient: scatter-add back
+        self.index, self.in_shape = index, a.shape
+        return a[index]
+    def backward(self, g): return IndexAdd.apply(g, index=self.index, shape=self.in_shape)
+
+
+class IndexAdd(Function):
+    """zeros(shape) with g added at `index`; repeated indices accumulate. The gradient of
+    indexing, and itself differentiable (its gradient is indexing again)."""
+    def forward(self, g, index, shape):
+        self.index = index
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        if _has_array_index(index):
+            backend.get(self.device).index_add(out, index, g)
+        else:                                            # slices, ints, masks: no repeats
+            out[index] = g
+        return out
+    def backward(self, gg): return GetItem.apply(gg, index=self.index)
+
+
+class Cat(Function):
+    def forward(self, *arrays, dim):
+        self.dim, self.sizes = dim, [a.shape[dim] for a in arrays]
+        return self.xp.concatenate(arrays, axis=dim)
+    def backward(self, g):
+        out, start = [], 0
+        for n in self.sizes:
+            index = (slice(None),) * self.dim + (slice(start, start + n),)
+            out.append(g[index])
+            start += n
+        return tuple(out)
+
+
+class Triangle(Function):
+    """tril/triu: keep the lower/upper triangle of the last two dims (mask is constant)."""
+    def forward(self, a, upper, diagonal):
+        n, m = a.shape[-2:]
+        tri = self.xp.triu if upper else self.xp.tril
+        self.mask = tri(self.xp.ones((n, m), dtype=bool), diagonal)
+        return a * self.mask if a.dtype != bool else a & self.mask
+    def backward(self, g): return g * self.const(self.mask.astype(g.dtype))
+
+
+class AsType(Function):
+    def forward(self, a, dtype):
+        self.in_dtype = a.dtype
+        return a.astype(dtype)
+    def backward(self, g): return g.to(dtype=self.in_dtype)
+
+
+class ToDevice(Function):
+    def forward(self, a, device):
+        self.in_device = self.device
+        self.device = device  # results of this op live on the new device
+        src, dst = backend.get(self.in_device), backend.get(device)
+        return dst.from_numpy(src.to_numpy(a))
+    def backward(self, g): return g.to(self.in_device)
+
+
+class Clone(Function):
+    def forward(self, a): return a.copy()
+    def backward(self, g): return g
+
+
+class Embedding(Function):
+    """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch)."""
+    def forward(self, weight, indices, padding_idx):
+        self.indices, self.padding_idx, self.shape = indices, padding_idx, weight.shape
+        return weight[indices]
+    def backward(self, g):
+        if self.padding_idx is not None:
+            keep = self.indices != self.padding_idx
+            g = g * self.const(keep[..., None].astype(g.dtype))
+        return IndexAdd.apply(g, index=self.indices, shape=self.shape)
+
+
+# ---- what users call -------------------------------------------------------------------
+def reshape(x, shape):
+    if -1 in shape and x.numel() == 0:
+        raise ValueError(f"reshape: cannot infer -1 for an empty tensor of shape {x.shape}")
+    n = 1
+    for s in shape:
+        n *= s if s != -1 else 1
+    if shape.count(-1) > 1 or (-1 not in shape and n != x.numel()) or \
+            (-1 in shape and (n == 0 or x.numel() % n)):
+        raise ValueError(f"reshape: cannot view a tensor of shape {x.shape} ({x.numel()} "
+                         f"elements) as {tuple(shape)}")
+    if tuple(shape) == x.shape:
+        return x
+    return Reshape.apply(x, shape=tuple(shape))
+
+
+def permute(x, dims):
+    if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+        raise ValueError(f"permute: dims {tuple(dims)} are not a permutation of the "
+                         f"{x.ndim} dims of a tensor of shape {x.shape}")
+    dims = tuple(d % x.ndim for d in dims)
+    return x if dims == tuple(range(x.ndim)) else Permute.apply(x, dims=dims)
+
+
+def transpose(x, d0, d1):
+    d0, d1 = (normalize_dims(d, x.ndim, "transpose")[0] for d in (d0, d1))
+    dims = list(range(x.ndim))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return permute(x, dims)
+
+
+def squeeze(x, dim=None):
+    if dim is None:
+        return reshape(x, tuple(s for s in x.shape if s != 1))
+    dims = normalize_dims(dim, x.ndim, "squeeze")
+    return reshape(x, tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)))
+
+
+def unsqueeze(x, dim):
+    if not -x.ndim - 1 <= dim <= x.ndim:
+        raise IndexError(f"unsqueeze: dim {dim} out of range for a tensor with {x.ndim} dims "
+                         f"(valid: {-x.ndim - 1}..{x.ndim})")
+    dim = dim % (x.ndim + 1)
+    return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    s, e = (normalize_dims(d, x.ndim, "flatten")[0] for d in (start_dim, end_dim))
+    n = 1
+    for d in x.shape[s:e + 1]:
+        n *= d
+    return reshape(x, x.shape[:s] + (n,) + x.shape[e + 1:])
+
+
+def _has_array_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(hasattr(i, "dtype") and i.dtype != bool for i in items)
+
+
+def raw_index(index, x):
+    """An index with any Tensors in it replaced by their arrays (on x's device)."""
+    def conv(i):
+        if isinstance(i, Tensor):
+            if i.device != x.device:
+                raise RuntimeError(f"indexing a tensor on {x.device} with an index on {i.device}")
+            return i.data
+        if isinstance(i, list) or (hasattr(i, "dtype") and backend.device_of_array(i) == "cpu"
+                                   and x.device != "cpu"):
+            return x.backend.from_numpy(backend.to_host(i))
+        return i
+    return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
+
+
+def getitem(x, index):
+    index = raw_index(index, x)
+    try:
+        x.data[index]  # validate first, so a bad index names the tensor's shape
+    except IndexError as e:
+        raise IndexError(f"index {_show(index)} is invalid for a tensor of shape {x.shape}: "
+                         f"{e}") from None
+    return GetItem.apply(x, index=index)
+
+
+def _show(index):
+    if hasattr(index, "shape"):
+        return f"array of shape {tuple(index.shape)}"
+    if isinstance(index, tuple):
+        return "(" + ", ".join(_show(i) for i in index) + ")"
+    return repr(index)
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty list of tensors")
+    d = normalize_dims(dim, tensors[0].ndim, "cat")[0]
+    ref = tensors[0].shape
+    for t in tensors[1:]:
+        if t.ndim != len(ref) or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref))
+                                     if i != d):
+            raise ValueError(f"cat: shapes {[x.shape for x in tensors]} must match except in "
+                             f"dim {dim}")
+    return Cat.apply(*tensors, dim=d)
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty list of tensors")
+    if any(t.shape != tensors[0].shape for t in tensors):
+        raise ValueError(f"stack: all tensors must have the same shape, got "
+                         f"{[t.shape for t in tensors]}")
+    return cat([unsqueeze(t, dim) for t in tensors], dim)
+
+
+def split(x, split_size, dim=0):
+    """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
+    d = normalize_dims(dim, x.ndim, "split")[0]
+    n = x.shape[d]
+    if isinstance(split_size, int):
+        if split_size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {split_size}")
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
+    else:
+        sizes = list(split_size)
+        if sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {dim} has {n}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(x[(slice(None),) * d + (slice(start, start + s),)])
+        start += s
+    return tuple(out)
+
+
+def chunk(x, chunks, dim=0):
+    n = x.shape[normalize_dims(dim, x.ndim, "chunk")[0]]
+    return split(x, max(1, -(-n // chunks)), dim)
+
+
+def tril(x, diagonal=0):
+    _need_2d(x, "tril")
+    return Triangle.apply(x, upper=False, diagonal=diagonal)
+
+
+def triu(x, diagonal=0):
+    _need_2d(x, "triu")
+    return Triangle.apply(x, upper=True, diagonal=diagonal)
+
+
+def _need_2d(x, op):
+    if x.ndim < 2:
+        raise ValueError(f"{op}: needs a tensor with at least 2 dims, got shape {x.shape}")
+
+
+def astype(x, dtype):
+    if x.requires_grad and not backend.is_floating(dtype):
+        return Tensor._make(x.data.astype(dtype), x.device)  # integer results leave the graph
+    return AsType.apply(x, dtype=dtype)
+
+
+def to_device(x, device):
+    return ToDevice.apply(x, device=device)
+
+
+def clone(x):
+    return Clone.apply(x)
+
+
+def embedding(indices, weight, padding_idx=None):
+    """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i]."""
+    idx = raw_index(indices, weight)
+    if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be an integer tensor, got "
+                        f"{getattr(idx, 'dtype', type(idx).__name__)}")
+    n = weight.shape[0]
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        bad = int(idx.min()) if int(idx.min()) < 0 else int(idx.max())
+        raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows "
+                         f"(valid: 0..{n - 1})")
+    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)

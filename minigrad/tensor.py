@@ -1,0 +1,325 @@
+"""`Tensor`: an array on a device, plus what autograd needs (`requires_grad`, `grad`, and the
+`Function` that produced it). Every operator and method a user calls is defined here, each a
+one-line call into the op that implements it in `minigrad/ops/`."""
+import builtins
+
+from minigrad import backend
+from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
+
+
+class Tensor:
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "device", "__weakref__")
+    __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
+
+    def __init__(self, data, dtype=None, device=None, requires_grad=False):
+        dtype = backend.dtype(dtype)
+        if isinstance(data, Tensor):
+            data = data.data
+        if device is None:
+            device = backend.device_of_array(data) if _is_device_array(data) else "cpu"
+        device = backend.device_name(device)
+        b = backend.get(device)
+        if _is_device_array(data) and backend.device_of_array(data) == device:
+            arr = data
+        else:
+            arr = backend.to_host(data)
+            if arr.dtype.kind == "f" and not hasattr(data, "dtype"):
+                arr = arr.astype(backend.DEFAULT_FLOAT)  # Python floats and lists -> float32
+            elif arr.dtype.kind in "iu" and not hasattr(data, "dtype"):
+                arr = arr.astype(backend.int64)
+            arr = b.from_numpy(arr)
+        if dtype is not None and arr.dtype != dtype:
+            arr = arr.astype(dtype)
+        self.data, self.device, self.grad, self._ctx = arr, device, None, None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(array, device, requires_grad=False):
+        """Wrap an array already on `device` (no checks, no copy): the ops' fast constructor."""
+        t = Tensor.__new__(Tensor)
+        t.data, t.device, t.grad, t._ctx, t.requires_grad = array, device, None, None, requires_grad
+        return t
+
+    # ---- properties -------------------------------------------------------------------
+    @property
+    def backend(self):
+        return backend.get(self.device)
+
+    @property
+    def shape(self):
+        return tuple(self.data.shape)
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    def size(self, dim=None):
+        """The shape (PyTorch's spelling), or the length of one dim."""
+        return self.shape if dim is None else self.data.shape[dim]
+
+    def dim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return self.data.size
+
+    @property
+    def is_leaf(self):
+        return self._ctx is None
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __repr__(self):
+        body = repr(self.numpy()).replace("array(", "tensor(", 1)
+        extra = [f"device='{self.device}'"] if self.device != "cpu" else []
+        if self.requires_grad:
+            extra.append("requires_grad=True" if self.is_leaf else
+                         f"grad_fn={type(self._ctx).__name__}")
+        if extra:
+            body = body[:-1] + ", " + ", ".join(extra) + ")"
+        return body
+
+    __hash__ = object.__hash__  # == is elementwise, so hash by identity
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        return int(self.item())
+
+    # ---- conversion and autograd state ------------------------------------------------
+    def numpy(self):
+        """A host NumPy array (a copy when the tensor is on the GPU)."""
+        return self.backend.to_numpy(self.data)
+
+    def item(self):
+        if self.data.size != 1:
+            raise ValueError(f"item(): only one-element tensors can be converted to a Python "
+                             f"scalar, got shape {self.shape}")
+        return self.data.item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def to(self, device=None, dtype=None):
+        """A copy on another device and/or of another dtype (self when nothing changes).
+        Differentiable: gradients flow back to the original device and dtype."""
+        if isinstance(device, str) and device in backend._DTYPE_NAMES:
+            device, dtype = None, device  # t.to("float64")
+        elif device is not None and not isinstance(device, str):
+            try:
+                device, dtype = None, backend.dtype(device)  # t.to(mg.float64)
+            except TypeError:
+                device = str(device)
+        out = self
+        if dtype is not None and backend.dtype(dtype) != self.dtype:
+            out = ops.shape.astype(out, backend.dtype(dtype))
+        if device is not None and backend.device_name(device) != self.device:
+            out = ops.shape.to_device(out, backend.device_name(device))
+        return out
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
+
+    def float(self):
+        return self.to(dtype=backend.float32)
+
+    def double(self):
+        return self.to(dtype=backend.float64)
+
+    def long(self):
+        return self.to(dtype=backend.int64)
+
+    def bool(self):
+        return self.to(dtype=backend.bool_)
+
+    def detach(self):
+        """The same data, cut from the graph."""
+        return Tensor._make(self.data, self.device)
+
+    def clone(self):
+        return ops.shape.clone(self)
+
+    def contiguous(self):
+        return self
+
+    def requires_grad_(self, flag=True):
+        if flag and not backend.is_floating(self.dtype):
+            raise RuntimeError(f"only floating-point tensors can require gradients, "
+                               f"got dtype {self.dtype}; convert with .float() first")
+        if flag is False and not self.is_leaf:
+            raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use .detach()")
+        self.requires_grad = builtins.bool(flag)
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad`. The saved arrays of the
+        graph are freed afterwards unless `retain_graph=True` (default: `create_graph`)."""
+        g = _initial_grad(self, gradient)
+        run_backward([self], [g], create_graph if retain_graph is None else retain_graph,
+                     create_graph)
+
+    def _accumulate_grad(self, g):
+        if not is_grad_enabled():  # plain backward: store a writable array of our own
+            g = g.detach()
+            strides = getattr(g.data, "strides", None)
+            if strides is not None and 0 in strides:
+                g.data = g.backend.xp.ascontiguousarray(g.data)
+        if g.dtype != self.dtype:
+            g = g.to(dtype=self.dtype)
+        self.grad = g if self.grad is None else self.grad + g
+
+    def zero_(self):
+        self.data[...] = 0
+        return self
+
+    def __setitem__(self, index, value):
+        if self.requires_grad and is_grad_enabled():
+            raise RuntimeError("in-place assignment to a tensor that requires grad; do it "
+                               "under mg.no_grad() or build a new tensor (mg.where, cat)")
+        self.data[ops.shape.raw_index(index, self)] = value.data if isinstance(value, Tensor) \
+            else value
+
+    # ---- arithmetic (a Python scalar or array on either side becomes a constant) -------
+    def __add__(self, o): return ops.elementwise.add(self, o)
+    def __radd__(self, o): return ops.elementwise.add(o, self)
+    def __sub__(self, o): return ops.elementwise.sub(self, o)
+    def __rsub__(self, o): return ops.elementwise.sub(o, self)
+    def __mul__(self, o): return ops.elementwise.mul(self, o)
+    def __rmul__(self, o): return ops.elementwise.mul(o, self)
+    def __truediv__(self, o): return ops.elementwise.div(self, o)
+    def __rtruediv__(self, o): return ops.elementwise.div(o, self)
+    def __pow__(self, o): return ops.elementwise.pow(self, o)
+    def __rpow__(self, o): return ops.elementwise.pow(o, self)
+    def __neg__(self): return ops.elementwise.neg(self)
+    def __matmul__(self, o): return ops.matmul.matmul(self, o)
+    def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
+
+    # comparisons give boolean tensors and are not differentiable
+    def __lt__(self, o): return ops.elementwise.compare("less", self, o)
+    def __le__(self, o): return ops.elementwise.compare("less_equal", self, o)
+    def __gt__(self, o): return ops.elementwise.compare("greater", self, o)
+    def __ge__(self, o): return ops.elementwise.compare("greater_equal", self, o)
+    def __eq__(self, o): return ops.elementwise.compare("equal", self, o)
+    def __ne__(self, o): return ops.elementwise.compare("not_equal", self, o)
+    def __invert__(self): return ops.elementwise.logical_not(self)
+    def __and__(self, o): return ops.elementwise.compare("logical_and", self, o)
+    def __or__(self, o): return ops.elementwise.compare("logical_or", self, o)
+
+    # ---- elementwise functions --------------------------------------------------------
+    def exp(self): return ops.elementwise.exp(self)
+    def log(self): return ops.elementwise.log(self)
+    def sqrt(self): return ops.elementwise.sqrt(self)
+    def abs(self): return ops.elementwise.abs(self)
+    def tanh(self): return ops.elementwise.tanh(self)
+    def sigmoid(self): return ops.elementwise.sigmoid(self)
+    def relu(self): return ops.elementwise.relu(self)
+    def erf(self): return ops.elementwise.erf(self)
+    def gelu(self, approximate="none"): return ops.elementwise.gelu(self, approximate)
+    def maximum(self, o): return ops.elementwise.maximum(self, o)
+    def minimum(self, o): return ops.elementwise.minimum(self, o)
+    def clip(self, min=None, max=None): return ops.elementwise.clip(self, min, max)
+    clamp = clip
+    def masked_fill(self, mask, value): return ops.elementwise.masked_fill(self, mask, value)
+    def softmax(self, dim=-1): return ops.softmax.softmax(self, dim)
+    def log_softmax(self, dim=-1): return ops.softmax.log_softmax(self, dim)
+
+    # ---- reductions (dim/keepdim as PyTorch; axis/keepdims accepted too) ----------------
+    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return ops.reduce.sum(self, _dim(dim, axis), _kd(keepdim, keepdims))
+
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return ops.reduce.mean(self, _dim(dim, axis), _kd(keepdim, keepdims))
+
+    def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+            keepdims=None):
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+        return ops.reduce.var(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
+
+    def std(self, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None):
+        return self.var(dim, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
+
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Without dim: the largest element. With dim: (values, indices) like PyTorch."""
+        return ops.reduce.extremum("max", self, _dim(dim, axis), _kd(keepdim, keepdims))
+
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        return ops.reduce.extremum("min", self, _dim(dim, axis), _kd(keepdim, keepdims))
+
+    def argmax(self, dim=None, keepdim=False):
+        return ops.reduce.arg("argmax", self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return ops.reduce.arg("argmin", self, dim, keepdim)
+
+    # ---- shape ------------------------------------------------------------------------
+    def reshape(self, *shape): return ops.shape.reshape(self, _shape_args(shape))
+    def view(self, *shape): return ops.shape.reshape(self, _shape_args(shape))
+    def flatten(self, start_dim=0, end_dim=-1): return ops.shape.flatten(self, start_dim, end_dim)
+    def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims))
+    def transpose(self, dim0, dim1): return ops.shape.transpose(self, dim0, dim1)
+    swapaxes = transpose
+    def squeeze(self, dim=None): return ops.shape.squeeze(self, dim)
+    def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
+    def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape))
+    def expand_as(self, other): return ops.shape.expand(self, other.shape)
+    def tril(self, diagonal=0): return ops.shape.tril(self, diagonal)
+    def triu(self, diagonal=0): return ops.shape.triu(self, diagonal)
+    def split(self, split_size, dim=0): return ops.shape.split(self, split_size, dim)
+    def chunk(self, chunks, dim=0): return ops.shape.chunk(self, chunks, dim)
+    def __getitem__(self, index): return ops.shape.getitem(self, index)
+
+
+def _is_device_array(a):
+    try:
+        backend.device_of_array(a)
+        return True
+    except TypeError:
+        return False
+
+
+def _dim(dim, axis):
+    return axis if dim is None else dim
+
+
+def _kd(keepdim, keepdims):
+    return keepdim if keepdims is None else keepdims
+
+
+def _shape_args(shape):
+    """Accept both f(2, 3) and f((2, 3))."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+from minigrad import ops  # noqa: E402  (the ops need Tensor; Tensor's methods need the ops)
