@@ -1,0 +1,88 @@
+"""Weight initialisers (in place, like torch.nn.init). Values are drawn on the host from the
+CPU generator (or the `generator` given), so one seed gives the same weights on every device."""
+import math
+
+from minigrad import backend
+from minigrad.autograd import no_grad
+
+
+def _fill(tensor, host_array):
+    with no_grad():
+        tensor.data = tensor.backend.from_numpy(host_array.astype(tensor.dtype))
+    return tensor
+
+
+def _rng(generator):
+    return generator if generator is not None else backend.get("cpu").rng
+
+
+def fans(tensor):
+    """(fan_in, fan_out) as PyTorch computes them: weight (out, in, *receptive field)."""
+    if tensor.ndim < 2:
+        raise ValueError(f"fan in/out need a tensor with at least 2 dims, got {tensor.shape}")
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+
+
+def zeros_(tensor):
+    tensor.data = tensor.backend.xp.zeros(tensor.shape, dtype=tensor.dtype)
+    return tensor
+
+
+def ones_(tensor):
+    tensor.data = tensor.backend.xp.ones(tensor.shape, dtype=tensor.dtype)
+    return tensor
+
+
+def constant_(tensor, value):
+    tensor.data = tensor.backend.xp.full(tensor.shape, value, dtype=tensor.dtype)
+    return tensor
+
+
+def calculate_gain(nonlinearity, param=None):
+    if nonlinearity in ("linear", "sigmoid", "conv1d", "conv2d"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    fan_in, fan_out = fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

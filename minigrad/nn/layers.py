@@ -1,0 +1,141 @@
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout and the activation modules.
+Names, arguments, parameter names/shapes and default initialisation follow PyTorch."""
+import math
+
+from minigrad import creation, functional as F
+from minigrad.nn import init
+from minigrad.nn.module import Module, Parameter
+
+
+class Linear(Module):
+    """y = x Wᵀ + b, W of shape (out_features, in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(creation.zeros(out_features, in_features, device=device,
+                                               dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.zeros(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # PyTorch's default: kaiming_uniform(a=√5) = U(±1/√in), the bias the same bound
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input has "
+                             f"shape {x.shape}, expected last dim {self.in_features}")
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Embedding(Module):
+    """A lookup table: row i is the vector of token i. Weights ~ N(0, 1) as PyTorch; the
+    `padding_idx` row starts at zero and gets no gradient."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} is outside the table "
+                                 f"of {num_embeddings} rows")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        self.weight = Parameter(creation.zeros(num_embeddings, embedding_dim, device=device,
+                                               dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
+
+    def forward(self, idx):
+        return F.embedding(idx, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing `normalized_shape` dims, then scale by `weight` (ones)
+    and shift by `bias` (zeros). Article 2.2.5.4."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.register_parameter("weight", None)
+        self.register_parameter("bias", None)
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(self.normalized_shape, device=device,
+                                                  dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(self.normalized_shape, device=device,
+                                                     dtype=dtype))
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Dropout(Module):
+    """Zero elements with probability p while training; the identity in eval mode."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: probability must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return x.relu()
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return x.tanh()
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return x.sigmoid()
+
+
+class Identity(Module):
+    def forward(self, x):
+        return x

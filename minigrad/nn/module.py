@@ -1,0 +1,295 @@
+"""`Module` and `Parameter`: how layers own their weights, nest, move between devices and
+save their state. Attribute assignment registers parameters and sub-modules, as PyTorch."""
+from collections import OrderedDict
+
+from minigrad import backend
+from minigrad.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A tensor that a Module owns as a trainable weight (requires_grad by default)."""
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad=True):
+        if isinstance(data, Tensor):
+            super().__init__(data.data, device=data.device)
+        else:
+            super().__init__(data)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer: subclasses set attributes in __init__ and define forward."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
+                               f"before assigning attributes")
+        for store in (self._parameters, self._modules, self._buffers):
+            store.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        else:
+            object.__setattr__(self, name, value)
+            return
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name):  # only called when normal lookup fails
+        for store in ("_parameters", "_modules", "_buffers"):
+            d = self.__dict__.get(store)
+            if d is not None and name in d:
+                return d[name]
+        raise AttributeError(f"'{type(self).__name__}' has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._modules, self._buffers):
+            if name in store:
+                del store[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name, tensor):
+        """A tensor that is state but not a weight (saved in state_dict, moved by .to)."""
+        self.__dict__.pop(name, None)
+        self._buffers[name] = tensor
+
+    def register_parameter(self, name, param):
+        """Register `param` (or None, for an absent optional weight such as a bias)."""
+        self.__dict__.pop(name, None)
+        self._parameters[name] = param
+
+    # ---- calling --------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- traversal ------------------------------------------------------------------------
+    def named_modules(self, prefix=""):
+        seen, stack = set(), [(prefix, self)]
+        while stack:
+            name, m = stack.pop(0)
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            yield name, m
+            stack[0:0] = [(f"{name}.{n}" if name else n, c) for n, c in m._modules.items()
+                          if c is not None]
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_children(self):
+        return ((n, m) for n, m in self._modules.items() if m is not None)
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def named_parameters(self, prefix="", recurse=True):
+        """(name, Parameter) pairs, each shared parameter once (its first name)."""
+        seen = set()
+        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for mname, m in mods:
+            for n, p in m._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{mname}.{n}" if mname else n), p
+
+    def parameters(self, recurse=True):
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self):
+        for mname, m in self.named_modules():
+            for n, b in m._buffers.items():
+                if b is not None:
+                    yield (f"{mname}.{n}" if mname else n), b
+
+    def apply(self, fn):
+        """Call fn(module) on every sub-module, children first, then self (as PyTorch)."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and devices ----------------------------------------------------------------
+    def train(self, mode=True):
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
+
+    def to(self, device=None, dtype=None):
+        """Move (and/or cast) every parameter and buffer in place; returns self."""
+        for m in self.modules():
+            for store in (m._parameters, m._buffers):
+                for n, t in store.items():
+                    if t is None:
+                        continue
+                    moved = t.detach().to(device=device, dtype=dtype)
+                    if moved.data is not t.data:
+                        t.data, t.device = moved.data, moved.device
+                        if t.grad is not None:
+                            t.grad = t.grad.to(device=device, dtype=dtype)
+        return self
+
+    def float(self):
+        return self.to(dtype=backend.float32)
+
+    def double(self):
+        return self.to(dtype=backend.float64)
+
+    # ---- state ----------------------------------------------------------------------------
+    def state_dict(self):
+        """Name -> tensor for every parameter and buffer (names as PyTorch would give them).
+        The tensors share memory with the module; copy them if you will modify them."""
+        out = OrderedDict()
+        for mname, m in self.named_modules():
+            for store in (m._parameters, m._buffers):
+                for n, t in store.items():
+                    if t is not None:
+                        out[f"{mname}.{n}" if mname else n] = t.detach()
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy values in by name. With strict=True, any missing or unexpected key or shape
+        mismatch is an error that lists them all; returns (missing, unexpected)."""
+        own = {}
+        for mname, m in self.named_modules():
+            for store in (m._parameters, m._buffers):
+                for n, t in store.items():
+                    if t is not None:
+                        own[f"{mname}.{n}" if mname else n] = t
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        mismatched = [f"{k}: checkpoint {tuple(_shape(state_dict[k]))} vs model "
+                      f"{own[k].shape}" for k in own
+                      if k in state_dict and tuple(_shape(state_dict[k])) != own[k].shape]
+        if mismatched or (strict and (missing or unexpected)):
+            parts = []
+            if missing:
+                parts.append(f"missing keys: {missing}")
+            if unexpected:
+                parts.append(f"unexpected keys: {unexpected}")
+            if mismatched:
+                parts.append(f"shape mismatches: {mismatched}")
+            raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
+        for k, t in own.items():
+            if k in state_dict:
+                v = state_dict[k]
+                host = v.numpy() if isinstance(v, Tensor) else backend.to_host(v)
+                t.data = t.backend.from_numpy(host.astype(t.dtype, copy=True))
+        return missing, unexpected
+
+    # ---- printing -------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in self.named_children()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not lines:
+            return head + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _shape(v):
+    return v.shape if hasattr(v, "shape") else backend.to_host(v).shape
+
+
+class ModuleList(Module):
+    """A list of sub-modules, registered under "0", "1", ..."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for m in modules:
+            self.append(m)
+
+    def append(self, m):
+        self._modules[str(len(self._modules))] = m
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ModuleList(list(self._modules.values())[i])
+        n = len(self._modules)
+        if not -n <= i < n:
+            raise IndexError(f"ModuleList index {i} out of range for {n} modules")
+        return self._modules[str(i % n)]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class ModuleDict(Module):
+    """A dict of sub-modules, registered under their keys."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        for k, m in (modules or {}).items():
+            self[k] = m
+
+    def __setitem__(self, k, m):
+        self._modules[k] = m
+
+    def __getitem__(self, k):
+        return self._modules[k]
+
+    def __contains__(self, k):
+        return k in self._modules
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+
+class Sequential(ModuleList):
+    """Modules applied in order: Sequential(a, b)(x) == b(a(x))."""
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for m in self:
+            x = m(x)
+        return x
