@@ -1,6 +1,6 @@
 """Numerical gradient checks: central differences in float64 against autograd."""
 from minigrad import backend
-from minigrad.autograd import grad, no_grad
+from minigrad.autograd import grad
 from minigrad.tensor import Tensor
 
 
@@ -59,15 +59,14 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
              else backend.get("cpu").xp.zeros(x.shape))
         numeric = backend.get("cpu").xp.zeros(x.shape)
         flat = x.data.reshape(-1)  # a view: perturb in place
-        with no_grad():
-            for i in range(flat.size):
-                orig = flat[i].item()
-                flat[i] = orig + eps
-                plus = _projected(fn, inputs, weights)[0].item()
-                flat[i] = orig - eps
-                minus = _projected(fn, inputs, weights)[0].item()
-                flat[i] = orig
-                numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
+        for i in range(flat.size):  # with grad on: fn may itself take gradients
+            orig = flat[i].item()
+            flat[i] = orig + eps
+            plus = _projected(fn, inputs, weights)[0].item()
+            flat[i] = orig - eps
+            minus = _projected(fn, inputs, weights)[0].item()
+            flat[i] = orig
+            numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
         err = abs(a - numeric) - (atol + rtol * abs(numeric))
         if err.size and err.max() > 0:
             if not raise_exception:
