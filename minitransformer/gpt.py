@@ -1,0 +1,287 @@
+"""GPT: a decoder-only character (or token) language model, in the spirit of nanoGPT's model.py.
+
+Token + learned position embeddings, pre-norm blocks (causal multi-head self-attention with one
+fused qkv projection, then a 4x GELU MLP, each inside a residual connection), a final layer norm
+and an output head tied to the token embedding. Parameter names are nanoGPT's (and so GPT-2's
+in Hugging Face layout, less the Conv1D transpose), so a state dict maps by name.
+
+Generation keeps a KV cache: the keys and values of past positions are stored per layer, so each
+new token costs one position instead of the whole context.
+"""
+import math
+from dataclasses import dataclass, asdict
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad import nn
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 65
+    block_size: int = 256     # the longest context the model sees (learned positions)
+    n_layer: int = 6
+    n_head: int = 6
+    n_embd: int = 384
+    dropout: float = 0.0
+    bias: bool = True         # biases in Linear layers and LayerNorms, as GPT-2
+
+    def __post_init__(self):
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"GPTConfig: {name} must be a positive integer, got {value!r}")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"GPTConfig: n_embd ({self.n_embd}) must be divisible by n_head "
+                             f"({self.n_head}) so each head gets n_embd/n_head dims; e.g. "
+                             f"n_head in {_divisors(self.n_embd)}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"GPTConfig: dropout must be in [0, 1), got {self.dropout}")
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**d)
+
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0 and d <= 64]
+
+
+class KVCache:
+    """Keys and values of the positions seen so far, per layer, preallocated to block_size.
+    `length` positions are filled; a forward with a cache appends its positions to it."""
+
+    def __init__(self, config, batch_size, device, dtype=mg.float32):
+        head_size = config.n_embd // config.n_head
+        shape = (batch_size, config.n_head, config.block_size, head_size)
+        self.keys = [mg.zeros(shape, device=device, dtype=dtype) for _ in range(config.n_layer)]
+        self.values = [mg.zeros(shape, device=device, dtype=dtype)
+                       for _ in range(config.n_layer)]
+        self.capacity, self.length = config.block_size, 0
+
+    def append(self, layer, k, v):
+        """Store k, v (B, nh, T, hs) after the cached positions; return all keys and values
+        so far. `length` moves on once the last layer has stored its part."""
+        start, end = self.length, self.length + k.shape[2]
+        self.keys[layer][:, :, start:end] = k
+        self.values[layer][:, :, start:end] = v
+        if layer == len(self.keys) - 1:
+            self.length = end
+        return self.keys[layer][:, :, :end], self.values[layer][:, :, :end]
+
+    def reset(self):
+        self.length = 0
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention where position t attends to positions <= t (article 2.2.3.4).
+    One Linear `c_attn` makes queries, keys and values together; `c_proj` mixes the heads."""
+
+    def __init__(self, config, layer_index=0):
+        super().__init__()
+        self.n_head, self.n_embd, self.dropout = config.n_head, config.n_embd, config.dropout
+        self.layer_index = layer_index
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.resid_dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x, cache=None):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        # (B, T, C) -> (B, nh, T, hs): each head attends on its own slice of the channels
+        q, k, v = (t.reshape(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in (q, k, v))
+        dropout_p = self.dropout if self.training else 0.0
+        if cache is None:
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
+        else:
+            past = cache.length
+            k, v = cache.append(self.layer_index, k, v)
+            # the T new queries sit at positions past..past+T-1 and see every key up to theirs
+            mask = None
+            if T > 1:
+                query_pos = mg.arange(past, past + T, device=x.device).reshape(T, 1)
+                mask = mg.arange(past + T, device=x.device).reshape(1, past + T) <= query_pos
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble the heads side by side
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward: Linear(C, 4C) -> GELU -> Linear(4C, C) -> Dropout."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))
+
+
+class Block(nn.Module):
+    """A pre-norm Transformer block: x + attn(ln_1(x)), then x + mlp(ln_2(x))."""
+
+    def __init__(self, config, layer_index=0):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.attn = CausalSelfAttention(config, layer_index)
+        self.ln_2 = nn.LayerNorm(config.n_embd, bias=config.bias)
+        self.mlp = MLP(config)
+
+    def forward(self, x, cache=None):
+        x = x + self.attn(self.ln_1(x), cache)
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """Decoder-only Transformer language model (the (GPT) row of DESIGN's component table:
+    token + learned position embedding, pre-norm blocks, causal MHA, weight tying)."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            wpe=nn.Embedding(config.block_size, config.n_embd),
+            drop=nn.Dropout(config.dropout),
+            h=nn.ModuleList([Block(config, i) for i in range(config.n_layer)]),
+            ln_f=nn.LayerNorm(config.n_embd, bias=config.bias),
+        ))
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        # weight tying: the output head scores a hidden state against every token's embedding
+        self.transformer.wte.weight = self.lm_head.weight
+        self._init_weights()
+
+    def _init_weights(self):
+        """GPT-2's initialisation: N(0, 0.02) for every Linear and Embedding weight, zero
+        biases, and the residual projections scaled by 1/√(2·n_layer) so the residual stream's
+        variance does not grow with depth."""
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, 0.0, 0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+        for name, p in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * self.config.n_layer))
+
+    def num_parameters(self, non_embedding=True):
+        """Parameter count; the position embedding is left out by default (as nanoGPT), the
+        token embedding counts because it is also the output head."""
+        n = sum(p.numel() for p in self.parameters())
+        return n - self.transformer.wpe.weight.numel() if non_embedding else n
+
+    @property
+    def device(self):
+        return self.lm_head.weight.device
+
+    def hidden_states(self, idx, cache=None):
+        """The final-layer-norm outputs (B, T, n_embd) of token ids idx (B, T). With a cache,
+        idx are the next positions after the cached ones."""
+        B, T = idx.shape
+        past = cache.length if cache is not None else 0
+        if past + T > self.config.block_size:
+            raise ValueError(f"GPT: {past + T} positions (cached {past} + new {T}) exceed "
+                             f"block_size {self.config.block_size}; crop the context to the last "
+                             f"{self.config.block_size} tokens")
+        pos = mg.arange(past, past + T, device=self.device)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = block(x, cache)
+        return self.transformer.ln_f(x)
+
+    def forward(self, idx, targets=None):
+        """idx (B, T) token ids -> (logits (B, T, vocab), loss or None). With targets (B, T)
+        the loss is the mean cross-entropy of predicting each next token."""
+        idx = _as_ids(idx, self.device)
+        if idx.ndim != 2:
+            raise ValueError(f"GPT.forward: idx must be (batch, time) token ids, got shape "
+                             f"{idx.shape}")
+        logits = self.lm_head(self.hidden_states(idx))
+        loss = None
+        if targets is not None:
+            targets = _as_ids(targets, self.device)
+            if targets.shape != idx.shape:
+                raise ValueError(f"GPT.forward: targets {targets.shape} must match idx "
+                                 f"{idx.shape}")
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        return logits, loss
+
+    def configure_optimizers(self, weight_decay, learning_rate, betas=(0.9, 0.99), eps=1e-8):
+        """AdamW with weight decay on the matrices (every ≥2-D weight: Linear weights and
+        embeddings) and none on biases and layer-norm gains, as nanoGPT."""
+        from minigrad import optim
+        params = list(self.parameters())
+        decay = [p for p in params if p.ndim >= 2]
+        no_decay = [p for p in params if p.ndim < 2]
+        groups = [{"params": decay, "weight_decay": weight_decay},
+                  {"params": no_decay, "weight_decay": 0.0}]
+        return optim.AdamW(groups, lr=learning_rate, betas=tuple(betas), eps=eps)
+
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
+        """Append max_new_tokens sampled tokens to idx (B, T) and return the (B, T + new) ids.
+
+        Each step samples from softmax(logits / temperature), restricted to the top_k most
+        likely tokens if given, with one uniform draw per sequence from minigrad's CPU
+        generator (seeded by mg.manual_seed): with or without the cache, the same seed gives
+        the same tokens. The context is cropped to the last block_size tokens; once the cache
+        is full, the window slides, every position shifts, and the window is recomputed (the
+        model's positions are absolute, so the cached keys no longer apply)."""
+        if temperature <= 0:
+            raise ValueError(f"generate: temperature must be > 0, got {temperature} "
+                             f"(use top_k=1 for greedy decoding)")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"generate: top_k must be >= 1 or None, got {top_k}")
+        idx = _as_ids(idx, self.device)
+        if idx.ndim != 2 or idx.shape[1] < 1:
+            raise ValueError(f"generate: idx must be (batch, time) with at least one token, "
+                             f"got shape {idx.shape}")
+        was_training, block = self.training, self.config.block_size
+        self.eval()
+        try:
+            with mg.no_grad():
+                cache = KVCache(self.config, idx.shape[0], self.device) if use_cache else None
+                for step in range(max_new_tokens):
+                    if cache is None:
+                        h = self.hidden_states(idx[:, -block:])
+                    elif step == 0 or cache.length == block:  # first step, or window slides
+                        cache.reset()
+                        h = self.hidden_states(idx[:, -block:], cache)
+                    else:
+                        h = self.hidden_states(idx[:, -1:], cache)
+                    logits = self.lm_head(h[:, -1, :])
+                    next_id = sample_next(logits, temperature, top_k)
+                    idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
+        finally:
+            self.train(was_training)
+        return idx
+
+
+def sample_next(logits, temperature=1.0, top_k=None):
+    """Sample one token id per row of logits (B, vocab) -> int64 array (B, 1). Done on the
+    host in float64 by inverting the cumulative distribution at one uniform draw per row."""
+    u = mg.rand(logits.shape[0], dtype=mg.float64).numpy()  # CPU generator: device-independent
+    z = logits.numpy().astype(np.float64) / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = np.sort(z, axis=-1)[:, -top_k][:, None]
+        z = np.where(z < kth, -np.inf, z)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    cdf = np.cumsum(p, axis=-1)
+    ids = (cdf < u[:, None] * cdf[:, -1:]).sum(axis=-1)
+    return np.minimum(ids, z.shape[-1] - 1).astype(np.int64)[:, None]
+
+
+def _as_ids(idx, device):
+    """Token ids as an int64 tensor on `device` (lists and NumPy arrays accepted)."""
+    if not isinstance(idx, mg.Tensor):
+        idx = mg.tensor(np.asarray(idx, dtype=np.int64))
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"GPT: token ids must be integers, got dtype {idx.dtype}")
+    return idx.to(device) if idx.device != device else idx

@@ -1,0 +1,269 @@
+"""GPT: shapes, causality, weight tying, initialisation, KV-cache generation, PyTorch parity."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minitransformer.gpt import GPT, GPTConfig, KVCache
+
+
+def tiny_config(**kw):
+    cfg = dict(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=16, dropout=0.0,
+               bias=True)
+    cfg.update(kw)
+    return GPTConfig(**cfg)
+
+
+def make_model(seed=0, **kw):
+    mg.manual_seed(seed)
+    return GPT(tiny_config(**kw))
+
+
+def test_forward_shapes_and_loss():
+    model = make_model()
+    idx = np.random.default_rng(0).integers(0, 11, (3, 8))
+    logits, loss = model(mg.tensor(idx))
+    assert logits.shape == (3, 8, 11) and loss is None
+    logits, loss = model(mg.tensor(idx[:, :5]), mg.tensor(idx[:, 1:6]))
+    assert logits.shape == (3, 5, 11) and loss.shape == () and np.isfinite(loss.item())
+
+
+def test_too_long_context_is_an_error():
+    model = make_model()
+    with pytest.raises(ValueError, match="block_size 8"):
+        model(mg.zeros(1, 9, dtype=mg.int64))
+
+
+@pytest.mark.parametrize("n_embd,n_head", [(16, 3), (10, 4)])
+def test_config_needs_n_embd_divisible_by_n_head(n_embd, n_head):
+    with pytest.raises(ValueError, match=r"n_embd \(\d+\) must be divisible by n_head"):
+        tiny_config(n_embd=n_embd, n_head=n_head)
+
+
+def test_causal_logits_at_t_ignore_later_tokens():
+    model = make_model()
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 11, (2, 8))
+    b = a.copy()
+    b[:, 5:] = rng.integers(0, 11, (2, 3))
+    la, _ = model(mg.tensor(a))
+    lb, _ = model(mg.tensor(b))
+    np.testing.assert_allclose(la.numpy()[:, :5], lb.numpy()[:, :5], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(la.numpy()[:, 5:], lb.numpy()[:, 5:])
+
+
+def test_weight_tying_one_parameter():
+    model = make_model()
+    assert model.lm_head.weight is model.transformer.wte.weight
+    params = list(model.parameters())
+    assert sum(p is model.lm_head.weight for p in params) == 1
+    names = [n for n, _ in model.named_parameters()]
+    assert "transformer.wte.weight" in names and "lm_head.weight" not in names
+    # the state dict carries both names, as nanoGPT / PyTorch
+    sd = model.state_dict()
+    assert "lm_head.weight" in sd and "transformer.wte.weight" in sd
+    expected = {"transformer.wpe.weight", "transformer.h.0.ln_1.weight",
+                "transformer.h.0.attn.c_attn.weight", "transformer.h.1.attn.c_proj.bias",
+                "transformer.h.1.ln_2.bias", "transformer.h.0.mlp.c_fc.weight",
+                "transformer.h.1.mlp.c_proj.weight", "transformer.ln_f.weight"}
+    assert expected <= set(sd)
+    assert sd["transformer.h.0.attn.c_attn.weight"].shape == (48, 16)
+
+
+def test_gpt2_initialisation_statistics():
+    mg.manual_seed(0)
+    cfg = GPTConfig(vocab_size=100, block_size=64, n_layer=4, n_head=4, n_embd=128)
+    model = GPT(cfg)
+    sd = model.state_dict()
+    resid_std = 0.02 / math.sqrt(2 * cfg.n_layer)
+    for name, t in sd.items():
+        w = t.numpy()
+        if name.endswith("c_proj.weight"):
+            assert abs(w.std() - resid_std) < 0.1 * resid_std, name
+        elif name.endswith(".weight") and w.ndim == 2:
+            assert abs(w.std() - 0.02) < 0.002, name
+            assert abs(w.mean()) < 0.002, name
+        elif name.endswith("ln_1.weight") or name.endswith("ln_f.weight"):
+            assert (w == 1).all(), name
+        elif name.endswith(".bias"):
+            assert (w == 0).all(), name
+
+
+def test_loss_at_init_is_about_log_vocab():
+    mg.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=65, block_size=32, n_layer=2, n_head=2, n_embd=32))
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 65, (8, 32)), rng.integers(0, 65, (8, 32))
+    _, loss = model(mg.tensor(x), mg.tensor(y))
+    assert abs(loss.item() - math.log(65)) < 0.1
+
+
+def test_tiny_model_overfits_tiny_text():
+    from minigrad import optim
+    text = "to be or not to be, that is the question. " * 3
+    chars = sorted(set(text))
+    ids = np.array([chars.index(c) for c in text])
+    mg.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=len(chars), block_size=16, n_layer=2, n_head=2, n_embd=32))
+    opt = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    starts = np.arange(0, len(ids) - 16)
+    x = mg.tensor(np.stack([ids[s:s + 16] for s in starts]))
+    y = mg.tensor(np.stack([ids[s + 1:s + 17] for s in starts]))
+    for _ in range(150):
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.25
+
+
+def test_kv_cache_appends_per_layer():
+    cfg = tiny_config()
+    cache = KVCache(cfg, batch_size=2, device="cpu")
+    k = mg.ones(2, 2, 3, 8)
+    for layer in range(cfg.n_layer):
+        keys, values = cache.append(layer, k, k * 2)
+        assert keys.shape == (2, 2, 3, 8)
+    assert cache.length == 3
+    keys, values = cache.append(0, k[:, :, :1], k[:, :, :1])
+    assert keys.shape == (2, 2, 4, 8)
+
+
+def test_cached_logits_equal_full_forward():
+    model = make_model()
+    model.eval()
+    idx = mg.tensor(np.random.default_rng(2).integers(0, 11, (2, 8)))
+    full = model.lm_head(model.hidden_states(idx)).numpy()
+    cache = KVCache(model.config, 2, "cpu")
+    with mg.no_grad():
+        parts = [model.lm_head(model.hidden_states(idx[:, :3], cache)).numpy()]
+        for t in range(3, 8):
+            parts.append(model.lm_head(model.hidden_states(idx[:, t:t + 1], cache)).numpy())
+    np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("prompt_len,new,top_k", [(1, 7, None), (3, 20, None), (8, 12, 3),
+                                                   (2, 15, 1)])
+def test_generate_with_cache_equals_without(prompt_len, new, top_k):
+    # 1 + 7 fills the block exactly; the others run past block_size (window recomputation)
+    model = make_model(dropout=0.1)   # generate must switch dropout off (eval mode)
+    model.train()
+    prompt = mg.tensor(np.random.default_rng(3).integers(0, 11, (2, prompt_len)))
+    mg.manual_seed(42)
+    a = model.generate(prompt, new, temperature=0.8, top_k=top_k, use_cache=True)
+    mg.manual_seed(42)
+    b = model.generate(prompt, new, temperature=0.8, top_k=top_k, use_cache=False)
+    assert a.shape == (2, prompt_len + new)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.numpy()[:, :prompt_len], prompt.numpy())
+    assert model.training  # the mode is restored
+
+
+def test_generate_top_k_1_is_greedy():
+    model = make_model()
+    prompt = mg.tensor([[1, 2, 3]])
+    out = model.generate(prompt, 1, top_k=1)
+    logits, _ = model(prompt)
+    assert out.numpy()[0, -1] == logits.numpy()[0, -1].argmax()
+
+
+def test_generate_rejects_bad_arguments():
+    model = make_model()
+    with pytest.raises(ValueError, match="temperature"):
+        model.generate([[1]], 3, temperature=0)
+    with pytest.raises(ValueError, match="top_k"):
+        model.generate([[1]], 3, top_k=0)
+
+
+def test_load_state_dict_into_a_different_config_fails():
+    small = make_model()
+    other = make_model(n_embd=32)
+    with pytest.raises(RuntimeError, match="shape mismatches"):
+        other.load_state_dict(small.state_dict())
+    deeper = make_model(n_layer=3)
+    with pytest.raises(RuntimeError, match="missing keys"):
+        deeper.load_state_dict(small.state_dict())
+
+
+# ---- PyTorch reference (nanoGPT's model, written out) ------------------------------------
+def _torch_gpt(cfg):
+    torch = pytest.importorskip("torch")
+    nn, F = torch.nn, torch.nn.functional
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
+            self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.c_attn(x).split(cfg.n_embd, dim=2)
+            q, k, v = (t.view(B, T, cfg.n_head, C // cfg.n_head).transpose(1, 2)
+                       for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
+            self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+
+        def forward(self, x):
+            return self.c_proj(F.gelu(self.c_fc(x)))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+            self.attn = Attn()
+            self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+            self.mlp = MLP()
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class TorchGPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = nn.ModuleDict(dict(
+                wte=nn.Embedding(cfg.vocab_size, cfg.n_embd),
+                wpe=nn.Embedding(cfg.block_size, cfg.n_embd),
+                h=nn.ModuleList([Block() for _ in range(cfg.n_layer)]),
+                ln_f=nn.LayerNorm(cfg.n_embd, bias=cfg.bias)))
+            self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+            self.transformer.wte.weight = self.lm_head.weight
+
+        def forward(self, idx, targets):
+            pos = torch.arange(idx.shape[1])
+            x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+            for b in self.transformer.h:
+                x = b(x)
+            logits = self.lm_head(self.transformer.ln_f(x))
+            return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    return torch, TorchGPT()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_matches_pytorch_reimplementation(bias):
+    cfg = tiny_config(bias=bias)
+    torch, ref = _torch_gpt(cfg)
+    model = make_model(bias=bias)
+    sd = model.state_dict()
+    ref.load_state_dict({k: torch.tensor(v.numpy()) for k, v in sd.items()})
+    rng = np.random.default_rng(4)
+    x, y = rng.integers(0, 11, (3, 8)), rng.integers(0, 11, (3, 8))
+    logits, loss = model(mg.tensor(x), mg.tensor(y))
+    loss.backward()
+    ref_logits, ref_loss = ref(torch.tensor(x), torch.tensor(y))
+    ref_loss.backward()
+    np.testing.assert_allclose(logits.numpy(), ref_logits.detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert abs(loss.item() - ref_loss.item()) < 1e-5
+    ref_params = dict(ref.named_parameters())
+    for name, p in model.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), ref_params[name].grad.numpy(), rtol=1e-3,
+                                   atol=1e-6, err_msg=name)
