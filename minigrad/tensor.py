@@ -23,9 +23,9 @@ class Tensor:
             arr = data
         else:
             arr = backend.to_host(data)
-            if arr.dtype.kind == "f" and not hasattr(data, "dtype"):
+            if arr.dtype.kind == "f" and not hasattr(data, "dtype") and dtype is None:
                 arr = arr.astype(backend.DEFAULT_FLOAT)  # Python floats and lists -> float32
-            elif arr.dtype.kind in "iu" and not hasattr(data, "dtype"):
+            elif arr.dtype.kind in "iu" and not hasattr(data, "dtype") and dtype is None:
                 arr = arr.astype(backend.int64)
             arr = b.from_numpy(arr)
         if dtype is not None and arr.dtype != dtype:
