@@ -18,7 +18,7 @@ from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maxim
 from minigrad.ops.shape import cat, stack, split, chunk, tril, triu  # noqa: F401
 from minigrad.ops.matmul import matmul  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
-from minigrad import functional, viz, nn  # noqa: F401
+from minigrad import functional, viz, nn, optim  # noqa: F401
 
 clamp = clip
 

@@ -2,5 +2,5 @@
 from minigrad.nn.module import Module, Parameter, ModuleList, ModuleDict, Sequential  # noqa
 from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GELU,  # noqa
                                 Tanh, Sigmoid, Identity)
-from minigrad.nn import init  # noqa: F401
+from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401

@@ -1,0 +1,58 @@
+"""Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`.
+
+Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never in place:
+the engine may hand the same gradient array to several parameters (the two inputs of an
+add share it), and scaling it in place would scale it once per parameter."""
+from minigrad.autograd import no_grad
+from minigrad.tensor import Tensor
+
+
+def _with_grads(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p for p in parameters if p.grad is not None]
+
+
+@no_grad()
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """Scale all gradients together so that their global norm (the norm of the vector of all
+    gradient elements) is at most `max_norm`. Returns the norm before clipping, as a 0-d
+    tensor (float(...) gives the number).
+
+        coef = min(1, max_norm / (total_norm + 1e-6));  g ← g · coef
+    """
+    params = _with_grads(parameters)
+    max_norm, norm_type = float(max_norm), float(norm_type)
+    if not params:
+        return Tensor(0.0)
+    norms = []
+    for p in params:
+        xp, g = p.grad.backend.xp, p.grad.data
+        if norm_type == float("inf"):
+            norms.append(float(xp.abs(g).max()) if g.size else 0.0)
+        elif norm_type == 2.0:
+            norms.append(float(xp.sum(g * g)) ** 0.5)
+        else:
+            norms.append(float(xp.sum(xp.abs(g) ** norm_type)) ** (1.0 / norm_type))
+    if norm_type == float("inf"):
+        total = max(norms)
+    else:
+        total = sum(n ** norm_type for n in norms) ** (1.0 / norm_type)
+    if error_if_nonfinite and (total != total or total == float("inf")):
+        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
+                           f"gradients is {total}, so they cannot be clipped; pass "
+                           f"error_if_nonfinite=False to clip anyway")
+    coef = max_norm / (total + 1e-6)
+    if coef < 1.0:  # multiplying by 1 would change nothing
+        for p in params:
+            p.grad = Tensor._make(p.grad.data * p.grad.dtype.type(coef), p.grad.device)
+    return Tensor(total, dtype=params[0].grad.dtype)
+
+
+@no_grad()
+def clip_grad_value_(parameters, clip_value):
+    """Clamp every gradient element into [-clip_value, clip_value]."""
+    clip_value = float(clip_value)
+    for p in _with_grads(parameters):
+        p.grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),
+                              p.grad.device)

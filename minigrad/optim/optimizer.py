@@ -1,0 +1,233 @@
+"""`Optimizer`: what every optimiser shares — parameter groups with per-group options,
+`zero_grad`, and a `state_dict` that resumes training exactly (also through a .safetensors
+checkpoint, via the flat form `flat_state_dict` / `load_flat_state_dict`)."""
+import json
+
+from minigrad.autograd import no_grad
+from minigrad.tensor import Tensor
+
+
+class Optimizer:
+    """Base class. Subclasses set `defaults` (the per-group options) and implement
+    `_update(param, grad, state, group)`: from the parameter (a Tensor; its array module is
+    `param.backend.xp`) and its gradient array, return the new parameter array.
+
+    `params` is an iterable of tensors, or a list of dicts each with a "params" entry and any
+    options that override the defaults for that group (so e.g. biases can skip weight decay):
+
+        Adam([{"params": weights, "weight_decay": 0.1},
+              {"params": biases, "weight_decay": 0.0}], lr=3e-4)
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        self.state = {}          # id(param) -> dict of per-parameter state (arrays, step)
+        self.param_groups = []
+        self._validate_options(self.defaults, "defaults")
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of tensors or "
+                            f"of dicts, got a single Tensor; wrap it in a list")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list; pass "
+                             f"model.parameters() of a model that has parameters")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    # ---- groups -------------------------------------------------------------------------
+    def add_param_group(self, group):
+        """Add a dict {"params": [...], option: value, ...}; missing options take defaults."""
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"{type(self).__name__}: a parameter group must be a dict with a "
+                            f"'params' entry, got {type(group).__name__}")
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        n = len(self.param_groups)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: parameter group {n} is empty")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for i, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__}: group {n} item {i} is a "
+                                f"{type(p).__name__}, expected a Tensor (Parameter)")
+            if not p.is_leaf:
+                raise ValueError(f"{type(self).__name__}: group {n} item {i} is not a leaf "
+                                 f"tensor (it was computed by an op); optimise leaves only")
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}: a parameter (shape {p.shape}) appears "
+                                 f"more than once (group {n} item {i}); each parameter may be "
+                                 f"in only one group, once")
+            seen.add(id(p))
+        unknown = set(group) - set(self.defaults) - {"params"}
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)} in "
+                             f"group {n}; valid: {sorted(self.defaults)}")
+        full = {**self.defaults, **group, "params": params}
+        self._validate_options(full, f"group {n}")
+        self.param_groups.append(full)
+
+    def _validate_options(self, options, where):
+        """Shared checks; subclasses extend with their own options."""
+        name = type(self).__name__
+        lr = options.get("lr")
+        if lr is None or lr < 0:
+            raise ValueError(f"{name}: invalid learning rate {lr} in {where} (must be >= 0)")
+        if options.get("weight_decay", 0) < 0:
+            raise ValueError(f"{name}: invalid weight_decay {options['weight_decay']} in "
+                             f"{where} (must be >= 0)")
+
+    # ---- stepping -----------------------------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Forget the gradients (set to None, or to new zero arrays: grads may be shared
+        between parameters, so they are never zeroed in place)."""
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
+
+    @no_grad()
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient. `closure` (optional) re-computes
+        and returns the loss, as in PyTorch."""
+        loss = None
+        if closure is not None:
+            from minigrad.autograd import enable_grad
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if p.grad.device != p.device or p.grad.shape != p.shape:
+                    raise RuntimeError(f"{type(self).__name__}: gradient {p.grad.shape} on "
+                                       f"{p.grad.device} does not match parameter {p.shape} on "
+                                       f"{p.device}")
+                state = self.state.setdefault(id(p), {})
+                g = p.grad.data
+                if g.dtype != p.dtype:
+                    g = g.astype(p.dtype)
+                # a new array, not an in-place write: p.data may be shared (a state_dict taken
+                # earlier, an autograd graph still alive); the optimiser owns only its state.
+                p.data = self._update(p, g, state, group)
+        return loss
+
+    def _update(self, param, grad, state, group):
+        raise NotImplementedError
+
+    # ---- state --------------------------------------------------------------------------
+    def state_dict(self):
+        """{"state": {index: {name: Tensor or number}}, "param_groups": [options + "params":
+        [indices]]}, as PyTorch: parameters are named by their position across groups. The
+        tensors are copies, so later steps do not change a saved state dict."""
+        index = {}
+        groups = []
+        for g in self.param_groups:
+            ids = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
+        state = {}
+        for g in self.param_groups:
+            for p in g["params"]:
+                s = self.state.get(id(p))
+                if s:
+                    state[index[id(p)]] = {
+                        k: Tensor._make(v.copy(), p.device) if hasattr(v, "shape") else v
+                        for k, v in s.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore options and state saved by `state_dict()` (of an optimiser built over
+        the same parameters in the same order). State arrays are copied and moved to each
+        parameter's device and dtype."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: the saved state has "
+                             f"{len(groups)} parameter groups, this optimiser has "
+                             f"{len(self.param_groups)}")
+        params = []
+        for n, (saved, own) in enumerate(zip(groups, self.param_groups)):
+            if len(saved["params"]) != len(own["params"]):
+                raise ValueError(f"{type(self).__name__}.load_state_dict: group {n} has "
+                                 f"{len(saved['params'])} parameters in the saved state but "
+                                 f"{len(own['params'])} here")
+            params.extend(zip(saved["params"], own["params"]))
+        by_index = dict(params)
+        new_state = {}
+        for i, s in state_dict["state"].items():
+            p = by_index.get(int(i))
+            if p is None:
+                raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter "
+                                 f"{i}, which no group has")
+            new_state[id(p)] = {k: self._array_like(v, p, k) for k, v in s.items()}
+        for saved, own in zip(groups, self.param_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    own[k] = tuple(v) if isinstance(v, list) else v  # JSON turns tuples to lists
+        self.state = new_state
+
+    def _array_like(self, v, p, key):
+        if isinstance(v, Tensor) or hasattr(v, "shape"):
+            host = v.numpy() if isinstance(v, Tensor) else v
+            if tuple(host.shape) != p.shape:
+                raise ValueError(f"{type(self).__name__}.load_state_dict: state '{key}' has "
+                                 f"shape {tuple(host.shape)}, its parameter has {p.shape}")
+            return p.backend.from_numpy(host.astype(p.dtype, copy=True))  # our own array
+        return v
+
+    # ---- flat form: for .safetensors checkpoints (tensors by name + string metadata) ----
+    def flat_state_dict(self, prefix="optimizer."):
+        """(tensors, metadata): the state tensors under names like "optimizer.state.3.exp_avg",
+        and everything else (options, step counts) as JSON in metadata[prefix + "meta"], so
+        both go into one `mg.save(tensors, path, metadata)`."""
+        return flatten_state_dict(self.state_dict(), prefix)
+
+    def load_flat_state_dict(self, tensors, metadata, prefix="optimizer."):
+        """Inverse of `flat_state_dict`; extra tensors (e.g. model weights) are ignored."""
+        self.load_state_dict(unflatten_state_dict(tensors, metadata, prefix))
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            opts = ", ".join(f"{k}={v}" for k, v in g.items() if k != "params")
+            lines.append(f"  group {i}: {len(g['params'])} params, {opts}")
+        return "\n".join(lines) + "\n)"
+
+
+def flatten_state_dict(state_dict, prefix="optimizer."):
+    """An optimiser state dict as (name -> Tensor, {prefix+"meta": JSON string})."""
+    tensors, scalars = {}, {}
+    for i, s in state_dict["state"].items():
+        for k, v in s.items():
+            if isinstance(v, Tensor):
+                tensors[f"{prefix}state.{i}.{k}"] = v
+            else:
+                scalars.setdefault(str(i), {})[k] = v
+    try:
+        meta = json.dumps({"param_groups": state_dict["param_groups"], "scalars": scalars})
+    except TypeError as e:
+        raise TypeError(f"flatten_state_dict: an option is not JSON-serialisable ({e})") from None
+    return tensors, {prefix + "meta": meta}
+
+
+def unflatten_state_dict(tensors, metadata, prefix="optimizer."):
+    """Rebuild the state dict that `flatten_state_dict` flattened."""
+    key = prefix + "meta"
+    if metadata is None or key not in metadata:
+        raise KeyError(f"unflatten_state_dict: metadata has no '{key}' entry; was it saved "
+                       f"with flat_state_dict(prefix={prefix!r})?")
+    meta = json.loads(metadata[key])
+    state = {}
+    for i, s in meta["scalars"].items():
+        state.setdefault(int(i), {}).update(s)
+    head = prefix + "state."
+    for name, t in tensors.items():
+        if name.startswith(head):
+            i, k = name[len(head):].split(".", 1)
+            state.setdefault(int(i), {})[k] = t
+    return {"state": state, "param_groups": meta["param_groups"]}

@@ -1,0 +1,41 @@
+"""SGD with momentum, dampening, Nesterov momentum and L2 weight decay — PyTorch's equations:
+
+    g = grad + weight_decay * p
+    b = g                                   (first step)
+    b = momentum * b + (1 - dampening) * g  (later steps)
+    g = g + momentum * b  if nesterov  else  b
+    p = p - lr * g
+"""
+from minigrad.optim.optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, nesterov=False,
+                 weight_decay=0.0):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, nesterov=nesterov,
+                        weight_decay=weight_decay)
+        super().__init__(params, defaults)
+
+    def _validate_options(self, options, where):
+        super()._validate_options(options, where)
+        if options["momentum"] < 0:
+            raise ValueError(f"SGD: invalid momentum {options['momentum']} in {where} "
+                             f"(must be >= 0)")
+        if options["nesterov"] and (options["momentum"] <= 0 or options["dampening"] != 0):
+            raise ValueError(f"SGD: nesterov momentum needs momentum > 0 and dampening = 0 "
+                             f"(got momentum={options['momentum']}, "
+                             f"dampening={options['dampening']}) in {where}")
+
+    def _update(self, param, g, state, group):
+        p, lr, momentum = param.data, group["lr"], group["momentum"]
+        if group["weight_decay"] != 0:
+            g = g + group["weight_decay"] * p
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.copy()  # the optimiser's own array
+            else:
+                buf *= momentum                              # in place: we own it
+                buf += (1 - group["dampening"]) * g
+            g = g + momentum * buf if group["nesterov"] else buf
+        return p - lr * g
