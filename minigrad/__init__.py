@@ -19,6 +19,7 @@ from minigrad.ops.shape import cat, stack, split, chunk, tril, triu  # noqa: F40
 from minigrad.ops.matmul import matmul  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim  # noqa: F401
+from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 
 clamp = clip
 

@@ -1,0 +1,148 @@
+"""Checkpoints in the `.safetensors` format (the ecosystem's weight format), written
+atomically so that a crash mid-save never destroys the previous checkpoint.
+
+    mg.save(model.state_dict(), "model.safetensors", metadata={"step": "1000"})
+    model.load_state_dict(mg.load("model.safetensors"))
+    tensors, metadata = mg.load("model.safetensors", with_metadata=True)
+
+Tensor names are the state dict's names, so a file saved here loads into PyTorch with
+`safetensors.torch.load_file` (and the other way round). Dtypes are kept as they are
+(float32 by default; float64, int64, bool, float16 stay what they are).
+"""
+import json
+import os
+import secrets
+
+import safetensors
+import safetensors.numpy
+from safetensors import safe_open
+
+from minigrad import backend
+from minigrad.tensor import Tensor
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be read: corrupted, truncated, or not .safetensors."""
+
+
+def save(state_dict, path, metadata=None):
+    """Write `state_dict` (name -> Tensor; a Module's state_dict(), or any flat dict of
+    tensors/arrays) to `path` as .safetensors. `metadata` is a dict of strings; other
+    JSON-able values are stored as their JSON text (read them back with json.loads).
+
+    Atomic: the file is written to a temporary file in the same directory, flushed to
+    disk, then renamed over `path` (os.replace), so `path` is always either the old
+    checkpoint or the complete new one."""
+    if hasattr(state_dict, "state_dict") and callable(state_dict.state_dict):
+        state_dict = state_dict.state_dict()  # a Module was passed
+    arrays = {name: _host_array(name, t) for name, t in state_dict.items()}
+    meta = _string_metadata(metadata)
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    # a fresh name beside the target (same file system, so the rename is atomic); made
+    # with os.open so the file gets the usual permissions (the umask's), not mkstemp's 0600
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        _write_safetensors(arrays, tmp, meta)
+        with open(tmp, "rb+") as f:  # the rename must not overtake the data on disk
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    _fsync_directory(directory)  # make the rename itself durable
+
+
+def load(path, device="cpu", with_metadata=False):
+    """Read a .safetensors file into {name: Tensor} on `device` (dtypes as stored).
+    With `with_metadata=True`, returns (tensors, metadata dict)."""
+    path = os.fspath(path)
+    try:
+        with safe_open(path, framework="np") as f:
+            meta = dict(f.metadata() or {})
+            host = {name: f.get_tensor(name) for name in f.keys()}
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (safetensors.SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"mg.load: {path!r} is corrupted or truncated (not a complete "
+                              f".safetensors file): {e}") from None
+    b = backend.get(device)
+    tensors = {}
+    for name, a in host.items():
+        if not a.flags.writeable:  # a view of the file's bytes: take our own copy
+            a = a.copy()
+        tensors[name] = Tensor._make(b.from_numpy(a), backend.device_name(device))
+    return (tensors, meta) if with_metadata else tensors
+
+
+def load_metadata(path):
+    """Only the metadata dict of a .safetensors file (reads the header, not the tensors)."""
+    path = os.fspath(path)
+    try:
+        with safe_open(path, framework="np") as f:
+            return dict(f.metadata() or {})
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (safetensors.SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"mg.load_metadata: {path!r} is corrupted or truncated (not a "
+                              f"complete .safetensors file): {e}") from None
+
+
+def strip_prefix(tensors, prefix):
+    """The entries whose name starts with `prefix`, with the prefix removed: picks one
+    module's weights (e.g. "model.") out of a checkpoint that also holds other things."""
+    return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+
+
+# ---- helpers --------------------------------------------------------------------------------
+def _write_safetensors(arrays, path, metadata):
+    """The one place that writes bytes (tests replace it to simulate a crash mid-save)."""
+    safetensors.numpy.save_file(arrays, path, metadata=metadata)
+
+
+def _host_array(name, t):
+    if not isinstance(name, str):
+        raise TypeError(f"mg.save: tensor names must be strings, got {name!r}")
+    if isinstance(t, Tensor):
+        a = t.numpy()
+    elif hasattr(t, "shape") and hasattr(t, "dtype"):
+        a = backend.to_host(t)
+    else:
+        raise TypeError(f"mg.save: entry {name!r} is a {type(t).__name__}, not a tensor; put "
+                        f"numbers and strings in `metadata` instead")
+    # safetensors copies from the array's memory as one block: it must be C-contiguous
+    return backend.get("cpu").xp.ascontiguousarray(a)
+
+
+def _string_metadata(metadata):
+    if metadata is None:
+        return None
+    out = {}
+    for k, v in metadata.items():
+        if not isinstance(k, str):
+            raise TypeError(f"mg.save: metadata keys must be strings, got {k!r}")
+        if isinstance(v, str):
+            out[k] = v
+            continue
+        try:
+            out[k] = json.dumps(v)
+        except TypeError:
+            raise TypeError(f"mg.save: metadata[{k!r}] is a {type(v).__name__}, which is "
+                            f"neither a string nor JSON-serialisable") from None
+    return out
+
+
+def _fsync_directory(directory):
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # e.g. Windows cannot open directories; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,142 @@
+"""Checkpoints: .safetensors round trips, interop with safetensors' own readers, atomic
+saves (a crash mid-save keeps the old file), and clear errors for damaged files."""
+import os
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn, checkpoint
+
+
+def _state():
+    rng = np.random.default_rng(0)
+    return {"layer.weight": mg.tensor(rng.standard_normal((3, 4)).astype(np.float32)),
+            "layer.bias": mg.tensor(rng.standard_normal(3).astype(np.float32)),
+            "table": mg.tensor(rng.standard_normal((2, 2))),              # float64 kept
+            "counts": mg.tensor([1, 2, 3]),                                # int64 kept
+            "mask": mg.tensor(np.array([True, False]))}
+
+
+def test_round_trip_names_values_dtypes_and_metadata(tmp_path):
+    path = tmp_path / "ck.safetensors"
+    state = _state()
+    mg.save(state, path, metadata={"step": "7", "lr": 0.001, "tags": ["a", "b"]})
+    loaded, meta = mg.load(path, with_metadata=True)
+    assert list(loaded) == list(state) or set(loaded) == set(state)
+    for k, t in state.items():
+        assert isinstance(loaded[k], mg.Tensor) and loaded[k].dtype == t.dtype
+        np.testing.assert_array_equal(loaded[k].numpy(), t.numpy())
+    assert meta["step"] == "7" and meta["lr"] == "0.001" and meta["tags"] == '["a", "b"]'
+    assert mg.load_metadata(path) == meta
+    assert isinstance(mg.load(str(path)), dict)
+
+
+def test_loaded_tensors_are_writable_and_independent(tmp_path):
+    path = tmp_path / "ck.safetensors"
+    mg.save({"w": mg.ones(3)}, path)
+    t = mg.load(path)["w"]
+    t.data[0] = 5.0                      # our own array, not a read-only view of the file
+    assert mg.load(path)["w"].numpy().tolist() == [1, 1, 1]
+
+
+def test_module_round_trip(tmp_path):
+    mg.manual_seed(0)
+    a = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.LayerNorm(4))
+    b = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.LayerNorm(4))
+    mg.save(a, tmp_path / "m.safetensors")             # a Module is accepted too
+    b.load_state_dict(mg.load(tmp_path / "m.safetensors"))
+    x = mg.randn(2, 3)
+    np.testing.assert_array_equal(a(x).numpy(), b(x).numpy())
+
+
+def test_non_contiguous_tensors_are_saved_correctly(tmp_path):
+    x = mg.tensor(np.arange(12.0).reshape(3, 4))
+    mg.save({"t": x.T, "s": x[:, ::2]}, tmp_path / "v.safetensors")
+    got = mg.load(tmp_path / "v.safetensors")
+    np.testing.assert_array_equal(got["t"].numpy(), x.numpy().T)
+    np.testing.assert_array_equal(got["s"].numpy(), x.numpy()[:, ::2])
+
+
+def test_safetensors_numpy_reader_sees_the_same(tmp_path):
+    from safetensors.numpy import load_file
+    path = tmp_path / "ck.safetensors"
+    state = _state()
+    mg.save(state, path)
+    raw = load_file(str(path))
+    assert set(raw) == set(state)
+    for k, t in state.items():
+        assert raw[k].dtype == t.dtype
+        np.testing.assert_array_equal(raw[k], t.numpy())
+
+
+def test_safetensors_torch_reader_sees_the_same_and_back(tmp_path):
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file, save_file
+    path = tmp_path / "ck.safetensors"
+    state = _state()
+    mg.save(state, path)
+    raw = load_file(str(path))
+    assert set(raw) == set(state)
+    for k, t in state.items():
+        np.testing.assert_array_equal(raw[k].numpy(), t.numpy())
+    # and a torch model's weights load into the same minigrad architecture
+    tl = torch.nn.Linear(3, 2)
+    save_file(tl.state_dict(), str(tmp_path / "torch.safetensors"))
+    ml = nn.Linear(3, 2)
+    ml.load_state_dict(mg.load(tmp_path / "torch.safetensors"))
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(ml(mg.tensor(x)).numpy(), tl(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_crash_mid_save_keeps_the_previous_file(tmp_path, monkeypatch):
+    path = tmp_path / "ck.safetensors"
+    mg.save({"w": mg.ones(4)}, path, metadata={"step": "1"})
+    before = path.read_bytes()
+
+    def crashing_writer(arrays, tmp, metadata):
+        with open(tmp, "wb") as f:
+            f.write(b"half a file")          # the new file is partly written, then ...
+        raise KeyboardInterrupt("simulated crash")
+    monkeypatch.setattr(checkpoint, "_write_safetensors", crashing_writer)
+    with pytest.raises(KeyboardInterrupt):
+        mg.save({"w": mg.zeros(4)}, path, metadata={"step": "2"})
+    assert path.read_bytes() == before
+    assert mg.load(path)["w"].numpy().tolist() == [1, 1, 1, 1]
+    assert os.listdir(tmp_path) == ["ck.safetensors"]   # no temporary file left behind
+
+
+def test_save_replaces_and_leaves_no_temp_files(tmp_path):
+    path = tmp_path / "ck.safetensors"
+    mg.save({"w": mg.ones(2)}, path)
+    mg.save({"w": mg.zeros(2), "v": mg.ones(1)}, path)
+    assert set(mg.load(path)) == {"w", "v"} and os.listdir(tmp_path) == ["ck.safetensors"]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_damaged_file_gives_a_clear_error(tmp_path, damage):
+    path = tmp_path / "ck.safetensors"
+    mg.save(_state(), path)
+    data = path.read_bytes()
+    path.write_bytes({"truncate": data[:-10], "garbage": b"not a checkpoint at all",
+                      "empty": b""}[damage])
+    with pytest.raises(checkpoint.CheckpointError, match=r"ck\.safetensors.*corrupted or trunc"):
+        mg.load(path)
+    with pytest.raises(ValueError, match="corrupted or truncated"):
+        mg.load_metadata(path)
+
+
+def test_missing_file_and_bad_entries():
+    with pytest.raises(FileNotFoundError):
+        mg.load("/nonexistent/dir/ck.safetensors")
+    with pytest.raises(TypeError, match="'step' is a int, not a tensor"):
+        mg.save({"step": 3}, "/tmp/never-written.safetensors")
+    with pytest.raises(TypeError, match="metadata keys"):
+        mg.save({}, "/tmp/never-written.safetensors", metadata={1: "x"})
+    assert not os.path.exists("/tmp/never-written.safetensors")
+
+
+def test_strip_prefix():
+    d = {"model.w": 1, "model.b": 2, "optimizer.state.0.x": 3}
+    assert checkpoint.strip_prefix(d, "model.") == {"w": 1, "b": 2}

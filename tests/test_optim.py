@@ -1,0 +1,341 @@
+"""Optimisers against PyTorch step by step, their state round-trip, errors, clipping and
+learning-rate schedules. Tests marked by `torch` are skipped where PyTorch is absent."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn, optim
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+SHAPES = [(3, 4), (4,), (2, 3)]
+
+
+def _params_and_grads(steps, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    init = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
+    grads = [[rng.standard_normal(s).astype(dtype) for s in SHAPES] for _ in range(steps)]
+    return init, grads
+
+
+def _run_pair(make_mg, make_torch, steps=5, dtype=np.float64, groups=None, lr_change=None):
+    """Run the same grads through a minigrad and a torch optimiser; compare after each step."""
+    torch = _torch()
+    init, grads = _params_and_grads(steps, dtype=dtype)
+    mp = [nn.Parameter(mg.tensor(a.copy())) for a in init]
+    tp = [torch.tensor(a.copy(), requires_grad=True) for a in init]
+    mo = make_mg(groups(mp) if groups else mp)
+    to = make_torch(groups(tp) if groups else tp)
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    for k in range(steps):
+        if lr_change and k == lr_change[0]:
+            for g in mo.param_groups:
+                g["lr"] = lr_change[1]
+            for g in to.param_groups:
+                g["lr"] = lr_change[1]
+        for p, q, g in zip(mp, tp, grads[k]):
+            p.grad = mg.tensor(g)
+            q.grad = torch.tensor(g)
+        mo.step()
+        to.step()
+        for p, q in zip(mp, tp):
+            assert p.dtype == dtype
+            np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=tol, atol=tol)
+    return mo, mp
+
+
+SGD_CASES = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.05, momentum=0.9, dampening=0.3),
+             dict(lr=0.1, momentum=0.9, nesterov=True), dict(lr=0.1, weight_decay=0.01),
+             dict(lr=0.1, momentum=0.8, nesterov=True, weight_decay=0.1)]
+
+
+@pytest.mark.parametrize("kw", SGD_CASES, ids=str)
+def test_sgd_matches_torch(kw):
+    torch = _torch()
+    _run_pair(lambda p: optim.SGD(p, **kw), lambda p: torch.optim.SGD(p, **kw))
+
+
+ADAM_CASES = [dict(), dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6), dict(lr=0.01, weight_decay=0.1),
+              dict(lr=0.01, betas=(0.0, 0.5))]
+
+
+@pytest.mark.parametrize("kw", ADAM_CASES, ids=str)
+def test_adam_matches_torch(kw):
+    torch = _torch()
+    _run_pair(lambda p: optim.Adam(p, **kw), lambda p: torch.optim.Adam(p, **kw))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(lr=0.01, weight_decay=0.1), dict(weight_decay=0)],
+                         ids=str)
+def test_adamw_matches_torch(kw):
+    torch = _torch()
+    _run_pair(lambda p: optim.AdamW(p, **kw), lambda p: torch.optim.AdamW(p, **kw))
+
+
+def test_float32_matches_torch():
+    torch = _torch()
+    _run_pair(lambda p: optim.AdamW(p, lr=0.01), lambda p: torch.optim.AdamW(p, lr=0.01),
+              dtype=np.float32)
+    _run_pair(lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
+              lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), dtype=np.float32)
+
+
+def test_param_groups_and_lr_change_match_torch():
+    torch = _torch()
+
+    def groups(ps):  # decay the matrices, not the vector (as one does for biases/norms)
+        return [{"params": [ps[0], ps[2]], "weight_decay": 0.1},
+                {"params": [ps[1]], "weight_decay": 0.0, "lr": 0.05}]
+    _run_pair(lambda p: optim.AdamW(p, lr=0.01), lambda p: torch.optim.AdamW(p, lr=0.01),
+              groups=groups, lr_change=(3, 0.002))
+    _run_pair(lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
+              lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), groups=groups)
+
+
+def test_param_groups_fill_defaults():
+    a, b = nn.Parameter(mg.zeros(2)), nn.Parameter(mg.zeros(3))
+    opt = optim.Adam([{"params": [a]}, {"params": b, "lr": 0.5}], lr=0.1, weight_decay=0.2)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[1]["lr"] == 0.5
+    assert all(g["weight_decay"] == 0.2 for g in opt.param_groups)
+    assert opt.param_groups[1]["params"] == [b]
+
+
+def test_params_without_grad_are_skipped():
+    a, b = nn.Parameter(mg.ones(2)), nn.Parameter(mg.ones(2))
+    opt = optim.SGD([a, b], lr=1.0)
+    a.grad = mg.ones(2)
+    opt.step()
+    assert a.numpy().tolist() == [0.0, 0.0] and b.numpy().tolist() == [1.0, 1.0]
+
+
+def test_step_leaves_earlier_arrays_and_grads_untouched():
+    p = nn.Parameter(mg.ones(3))
+    before = p.data
+    snapshot = {"p": p.detach()}
+    p.grad = mg.ones(3)
+    g = p.grad.data
+    optim.Adam([p], lr=0.1).step()
+    assert (before == 1).all() and (snapshot["p"].numpy() == 1).all()
+    assert (g == 1).all() and (p.numpy() < 1).all()
+
+
+def test_zero_grad():
+    a, b = nn.Parameter(mg.ones(2)), nn.Parameter(mg.ones(2))
+    ((a + b) * mg.ones(2)).sum().backward()  # add's backward hands both the same array
+    shared = a.grad.data
+    opt = optim.SGD([a, b], lr=0.1)
+    opt.zero_grad(set_to_none=False)
+    assert a.grad.numpy().tolist() == [0, 0] and (shared == 1).all()
+    opt.zero_grad()
+    assert a.grad is None and b.grad is None
+
+
+def test_training_reduces_loss_with_closure():
+    mg.manual_seed(0)
+    model = nn.Linear(3, 1)
+    x, y = mg.randn(16, 3), mg.randn(16, 1)
+    opt = optim.Adam(model.parameters(), lr=0.05)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+    first = float(opt.step(closure))
+    for _ in range(50):
+        last = float(opt.step(closure))
+    assert last < first
+
+
+# ---- state dict ---------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
+                                  lambda p: optim.Adam(p, lr=0.01, weight_decay=0.1),
+                                  lambda p: optim.AdamW(p, lr=0.01)], ids=["sgd", "adam", "adamw"])
+@pytest.mark.parametrize("via", ["dict", "checkpoint"])
+def test_state_dict_round_trip_continues_identically(make, via, tmp_path):
+    init, grads = _params_and_grads(6)
+    pa = [nn.Parameter(mg.tensor(a.copy())) for a in init]
+    opt_a = make([{"params": pa[:2]}, {"params": pa[2:], "lr": 0.003}])
+    for k in range(3):
+        for p, g in zip(pa, grads[k]):
+            p.grad = mg.tensor(g)
+        opt_a.step()
+    pb = [nn.Parameter(mg.tensor(p.numpy().copy())) for p in pa]
+    opt_b = make([{"params": pb[:2]}, {"params": pb[2:]}])
+    if via == "dict":
+        opt_b.load_state_dict(opt_a.state_dict())
+    else:
+        tensors, meta = opt_a.flat_state_dict()
+        mg.save(tensors, tmp_path / "opt.safetensors", metadata=meta)
+        loaded, meta2 = mg.load(tmp_path / "opt.safetensors", with_metadata=True)
+        opt_b.load_flat_state_dict(loaded, meta2)
+    assert opt_b.param_groups[1]["lr"] == 0.003
+    for k in range(3, 6):
+        for opt, ps in ((opt_a, pa), (opt_b, pb)):
+            for p, g in zip(ps, grads[k]):
+                p.grad = mg.tensor(g)
+            opt.step()
+    for p, q in zip(pa, pb):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_state_dict_is_a_snapshot_and_indexes_params():
+    p = nn.Parameter(mg.ones(2))
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = mg.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    assert sd["state"][0]["step"] == 1 and sd["param_groups"][0]["params"] == [0]
+    saved = sd["state"][0]["exp_avg"].numpy().copy()
+    opt.step()
+    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].numpy(), saved)
+
+
+def test_load_state_dict_mismatches_are_errors():
+    a, b = nn.Parameter(mg.ones(2)), nn.Parameter(mg.ones(3))
+    sd = optim.SGD([a, b], lr=0.1).state_dict()
+    with pytest.raises(ValueError, match="parameter groups"):
+        optim.SGD([{"params": [a]}, {"params": [b]}], lr=0.1).load_state_dict(sd)
+    with pytest.raises(ValueError, match="group 0 has 2 parameters"):
+        optim.SGD([a], lr=0.1).load_state_dict(sd)
+
+
+# ---- errors -------------------------------------------------------------------------------
+@pytest.mark.parametrize("make, match", [
+    (lambda p: optim.SGD([], lr=0.1), "empty parameter list"),
+    (lambda p: optim.Adam([p, p]), "more than once"),
+    (lambda p: optim.Adam([{"params": [p]}, {"params": [p]}]), "more than once"),
+    (lambda p: optim.SGD([p], lr=-0.1), "learning rate"),
+    (lambda p: optim.Adam([{"params": [p], "lr": -1}]), "learning rate -1 in group 0"),
+    (lambda p: optim.Adam([p], betas=(0.9, 1.0)), "betas"),
+    (lambda p: optim.Adam([p], betas=(-0.1, 0.9)), "betas"),
+    (lambda p: optim.AdamW([p], weight_decay=-0.01), "weight_decay"),
+    (lambda p: optim.SGD([p], lr=0.1, weight_decay=-1), "weight_decay"),
+    (lambda p: optim.SGD([p], lr=0.1, nesterov=True), "nesterov"),
+    (lambda p: optim.SGD([p], lr=0.1, momentum=-0.5), "momentum"),
+    (lambda p: optim.Adam([p], eps=-1.0), "eps"),
+    (lambda p: optim.Adam([{"params": [p], "beta": 0.9}]), "unknown option"),
+    (lambda p: optim.Adam([{"params": []}]), "empty"),
+])
+def test_bad_arguments_raise_value_error(make, match):
+    with pytest.raises(ValueError, match=match):
+        make(nn.Parameter(mg.zeros(2)))
+
+
+def test_bad_param_types_raise_type_error():
+    with pytest.raises(TypeError, match="single Tensor"):
+        optim.SGD(nn.Parameter(mg.zeros(2)), lr=0.1)
+    with pytest.raises(TypeError, match="expected a Tensor"):
+        optim.SGD([1.0], lr=0.1)
+    x = mg.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="leaf"):
+        optim.SGD([x * 2], lr=0.1)
+
+
+# ---- clipping -----------------------------------------------------------------------------
+@pytest.mark.parametrize("max_norm, norm_type", [(1.0, 2.0), (100.0, 2.0), (0.5, float("inf")),
+                                                 (2.0, 1.0)])
+def test_clip_grad_norm_matches_torch(max_norm, norm_type):
+    torch = _torch()
+    _, grads = _params_and_grads(1)
+    mp = [nn.Parameter(mg.zeros(s, dtype=mg.float64)) for s in SHAPES]
+    tp = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in SHAPES]
+    for p, q, g in zip(mp, tp, grads[0]):
+        p.grad, q.grad = mg.tensor(g), torch.tensor(g)
+    norm = optim.clip_grad_norm_(mp, max_norm, norm_type)
+    tnorm = torch.nn.utils.clip_grad_norm_(tp, max_norm, norm_type)
+    assert isinstance(norm, mg.Tensor)
+    assert float(norm) == pytest.approx(float(tnorm), rel=1e-12)
+    for p, q in zip(mp, tp):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+def test_clip_grad_norm_does_not_scale_shared_grads_twice():
+    a, b = nn.Parameter(mg.ones(4)), nn.Parameter(mg.ones(4))
+    ((a + b) * mg.tensor([1.0, 1.0, 1.0, 1.0])).sum().backward()
+    assert a.grad.data is b.grad.data        # the situation the rule is about
+    norm = nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
+    assert float(norm) == pytest.approx(math.sqrt(8))
+    expected = 1.0 / (math.sqrt(8) + 1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_clip_grad_norm_nonfinite_and_empty():
+    p = nn.Parameter(mg.zeros(2))
+    assert float(optim.clip_grad_norm_([p], 1.0)) == 0.0      # no grads: norm 0
+    p.grad = mg.tensor([float("inf"), 1.0])
+    with pytest.raises(RuntimeError, match="total norm"):
+        optim.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+
+
+def test_clip_grad_value():
+    p = nn.Parameter(mg.zeros(3))
+    p.grad = mg.tensor([-3.0, 0.5, 2.0])
+    optim.clip_grad_value_([p], 1.0)
+    assert p.grad.numpy().tolist() == [-1.0, 0.5, 1.0]
+
+
+# ---- schedules ----------------------------------------------------------------------------
+def test_warmup_cosine_key_steps():
+    kw = dict(max_lr=1.0, min_lr=0.1, warmup_steps=10, decay_steps=110)
+    assert optim.warmup_cosine(0, **kw) == pytest.approx(1 / 11)
+    assert optim.warmup_cosine(9, **kw) == pytest.approx(10 / 11)
+    assert optim.warmup_cosine(10, **kw) == pytest.approx(1.0)      # the peak
+    assert optim.warmup_cosine(60, **kw) == pytest.approx(0.55)     # half way: the mean
+    assert optim.warmup_cosine(110, **kw) == pytest.approx(0.1)
+    assert optim.warmup_cosine(10_000, **kw) == 0.1
+    lrs = [optim.warmup_cosine(s, **kw) for s in range(10, 111)]
+    assert all(x >= y for x, y in zip(lrs, lrs[1:]))                # monotone decay
+    with pytest.raises(ValueError, match="decay_steps"):
+        optim.warmup_cosine(0, 1.0, 0.1, warmup_steps=10, decay_steps=5)
+
+
+def test_noam_key_steps():
+    d, w = 512, 4000
+    peak = optim.noam(w, d, w)
+    assert peak == pytest.approx(512 ** -0.5 * 4000 ** -0.5)
+    assert optim.noam(0, d, w) == optim.noam(1, d, w) > 0
+    assert optim.noam(w // 2, d, w) == pytest.approx(peak / 2)      # linear warmup
+    assert optim.noam(4 * w, d, w) == pytest.approx(peak / 2)       # inverse-sqrt decay
+    assert optim.noam(w, d, w, factor=2.0) == pytest.approx(2 * peak)
+
+
+def test_step_decay_key_steps():
+    assert [optim.step_decay(s, 1.0, 10, 0.5) for s in (0, 9, 10, 25)] == [1, 1, 0.5, 0.25]
+    with pytest.raises(ValueError, match="step_size"):
+        optim.step_decay(0, 1.0, 0)
+
+
+def test_set_lr():
+    opt = optim.SGD([{"params": [nn.Parameter(mg.zeros(1))]},
+                     {"params": [nn.Parameter(mg.zeros(1))], "lr": 5.0}], lr=1.0)
+    optim.set_lr(opt, 0.25)
+    assert [g["lr"] for g in opt.param_groups] == [0.25, 0.25]
+
+
+def test_lambda_lr_matches_torch():
+    torch = _torch()
+    fns = [lambda s: optim.warmup_cosine(s, 1.0, 0.1, 3, 10), lambda s: 0.9 ** s]
+    mopt = optim.SGD([{"params": [nn.Parameter(mg.zeros(1))]},
+                      {"params": [nn.Parameter(mg.zeros(1))], "lr": 0.5}], lr=0.1)
+    topt = torch.optim.SGD([{"params": [torch.zeros(1, requires_grad=True)]},
+                            {"params": [torch.zeros(1, requires_grad=True)], "lr": 0.5}],
+                           lr=0.1)
+    ms, ts = optim.LambdaLR(mopt, fns), torch.optim.lr_scheduler.LambdaLR(topt, fns)
+    for _ in range(12):
+        assert ms.get_last_lr() == pytest.approx(ts.get_last_lr(), rel=1e-12)
+        assert [g["lr"] for g in mopt.param_groups] == pytest.approx(
+            [g["lr"] for g in topt.param_groups])
+        mopt.step(), topt.step(), ms.step(), ts.step()
+    state = ms.state_dict()
+    again = optim.LambdaLR(mopt, fns)
+    again.load_state_dict(state)
+    assert again.last_epoch == ms.last_epoch and again.base_lrs == [0.1, 0.5]
+    with pytest.raises(ValueError, match="lr_lambdas"):
+        optim.LambdaLR(mopt, [fns[0]])
