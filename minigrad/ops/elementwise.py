@@ -97,8 +97,10 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     def forward(self, a):                                # d σ(x) = σ(x)(1 - σ(x)) dx
-        # 0.5·(1 + tanh(x/2)) is σ(x) without exp overflow for large |x|
-        return 0.5 * (self.xp.tanh(0.5 * a) + 1)
+        # e^-|x| never overflows, and each branch keeps full relative precision in the
+        # tails (0.5·(1 + tanh(x/2)) rounds σ(-20) to 0 in float32)
+        e = self.xp.exp(-self.xp.abs(a))
+        return self.xp.where(a >= 0, 1 / (1 + e), e / (1 + e))
     def backward(self, g):
         y = self.output()
         return g * y * (1 - y)
