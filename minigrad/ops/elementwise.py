@@ -109,7 +109,7 @@ class Sigmoid(Function):
 class Relu(Function):
     def forward(self, a):
         self.mask = a > 0                                # d relu(x) = [x > 0] dx
-        return a * self.mask
+        return self.xp.maximum(a, 0)                     # not a·mask: -inf·0 would be NaN
     def backward(self, g): return g * self.const(self.mask.astype(g.dtype))
 
 
