@@ -2,5 +2,6 @@
 from minigrad.nn.module import Module, Parameter, ModuleList, ModuleDict, Sequential  # noqa
 from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GELU,  # noqa
                                 Tanh, Sigmoid, Identity)
+from minigrad.nn.rnn import RNNCell, GRUCell, LSTMCell, RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401
