@@ -56,7 +56,7 @@ class Extremum(Function):
         if dim is None:
             out = a.max() if kind == "max" else a.min()
             hit = a == out
-            self.weight = hit / hit.sum()
+            self.weight = (hit / hit.sum()).astype(a.dtype)  # bool/int is float64: no upcast
             self.kept = (1,) * a.ndim
             return out
         idx = (a.argmax if kind == "max" else a.argmin)(axis=dim, keepdims=True)
