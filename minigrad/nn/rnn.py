@@ -74,6 +74,18 @@ def _check_sizes(name, input_size, hidden_size):
             raise ValueError(f"{name}: {arg} must be a positive integer, got {v!r}")
 
 
+def time_steps(x):
+    """[x[0], x[1], ..., x[T-1]] for x of shape (T, ...), found by halving x recursively.
+    Why not x[t] directly: the gradient of each x[t] is a zero array of x's full shape with
+    one slice filled, so T slices cost O(T²) in backward; halving costs O(T log T)."""
+    pieces = [x]
+    while any(p.shape[0] > 1 for p in pieces):
+        pieces = [half for p in pieces
+                  for half in ((p[:p.shape[0] // 2], p[p.shape[0] // 2:]) if p.shape[0] > 1
+                               else (p,))]
+    return [p[0] for p in pieces]
+
+
 def _uniform_init(module, hidden_size):
     bound = 1.0 / math.sqrt(hidden_size)   # PyTorch: every weight and bias ~ U(-1/√H, 1/√H)
     for p in module.parameters():
@@ -271,9 +283,9 @@ class _RNNBase(Module):
                 gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
                 k = layer * self.num_directions + d
                 state = tuple(s[k] for s in states) if lstm else states[0][k]
-                ys = [None] * T
+                gis, ys = time_steps(gi), [None] * T
                 for t in (reversed(range(T)) if d else range(T)):
-                    state = step(gi[t], state, w_hh, b_hh)
+                    state = step(gis[t], state, w_hh, b_hh)
                     ys[t] = state[0] if lstm else state     # outputs in time order
                 outputs.append(stack(ys, 0))
                 for f, s in zip(finals, state if lstm else (state,)):
