@@ -1,0 +1,17 @@
+"""minitransformer: every component of the Transformer article (transformer-basics.zh,
+sections 2.2.3.1 - 2.2.5.4), built only on minigrad's public API.
+
+    from minitransformer import MultiHeadAttention, EncoderLayer, Transformer, causal_mask
+"""
+from minitransformer.masks import (causal_mask, padding_mask, key_padding,  # noqa: F401
+                                   lengths_mask, combine_masks)
+from minitransformer.attention import (scaled_dot_product_attention,  # noqa: F401
+                                       attention_with_weights, MultiHeadAttention)
+from minitransformer.positional import (sinusoidal_table,  # noqa: F401
+                                        SinusoidalPositionalEncoding,
+                                        LearnedPositionalEmbedding)
+from minitransformer.feedforward import FeedForward  # noqa: F401
+from minitransformer.sublayer import AddNorm  # noqa: F401
+from minitransformer.encoder import EncoderLayer, Encoder  # noqa: F401
+from minitransformer.decoder import DecoderLayer, Decoder  # noqa: F401
+from minitransformer.transformer import TokenEmbedding, Transformer  # noqa: F401

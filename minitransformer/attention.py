@@ -1,0 +1,97 @@
+"""Scaled dot-product attention (article 2.2.3.2 自注意力机制) and multi-head attention
+(2.2.3.3 多头注意力机制), built on minigrad's fused attention op.
+
+    Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V
+
+Masks follow `minitransformer.masks`: boolean, True = may attend.
+"""
+import minigrad.functional as F
+from minigrad import nn
+from minigrad.ops.attention import attention_reference
+
+from minitransformer.masks import check_mask
+
+# The fused op (forward and hand-derived backward in one place), re-exported under its
+# PyTorch name: scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0,
+# is_causal=False, scale=None), q (..., Tq, d_k), k (..., Tk, d_k), v (..., Tk, d_v).
+scaled_dot_product_attention = F.scaled_dot_product_attention
+
+
+def attention_with_weights(q, k, v, attn_mask=None, dropout_p=0.0, training=True):
+    """The same attention, unfused, returning (output, weights): weights = softmax(QKᵀ/√d_k)
+    with each row summing to 1 (a fully masked row is all zeros). Dropout, if any, is
+    applied to the weights used for the output; the returned weights are the undropped
+    ones (what one plots)."""
+    out, weights = attention_reference(q, k, v, attn_mask=attn_mask)
+    if dropout_p > 0 and training:
+        out = F.dropout(weights, dropout_p, training) @ v
+    return out, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention, article 2.2.3.3 多头注意力机制.
+
+    1. project: Q = query·W_Qᵀ, K = key·W_Kᵀ, V = value·W_Vᵀ (`q_proj`, `k_proj`, `v_proj`,
+       each `nn.Linear(d_model, d_model)`),
+    2. split d_model into `n_heads` heads of d_head = d_model / n_heads,
+    3. attend in every head independently: softmax(Q_h K_hᵀ / √d_head) V_h,
+    4. concatenate the heads and project with `out_proj`.
+
+    Self-attention: `mha(x)`; cross-attention (decoder → encoder memory): `mha(x, memory)`.
+    Inputs are batch-first (B, T, d_model). `attn_mask` is boolean, True = may attend, and
+    broadcasts to (B, n_heads, Tq, Tk). With `need_weights=True` it returns
+    (out, weights) with the per-head weights (B, n_heads, Tq, Tk).
+
+    Parameters map to `torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True)` as
+    in_proj_weight = cat([q_proj.weight, k_proj.weight, v_proj.weight]), in_proj_bias the
+    same with the biases, out_proj.weight/bias = out_proj.weight/bias.
+    """
+
+    def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
+        super().__init__()
+        if n_heads <= 0 or d_model % n_heads:
+            raise ValueError(f"MultiHeadAttention: d_model={d_model} must be divisible by "
+                             f"n_heads={n_heads} (each head gets d_model / n_heads dims); "
+                             f"valid n_heads here: "
+                             f"{[h for h in range(1, d_model + 1) if d_model % h == 0]}")
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.dropout = dropout  # on the attention weights, as PyTorch's
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def _split_heads(self, x):
+        """(B, T, d_model) -> (B, n_heads, T, d_head)."""
+        B, T, _ = x.shape
+        return x.reshape(B, T, self.n_heads, self.d_head).transpose(1, 2)
+
+    def _check_inputs(self, query, key, value):
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if t.ndim != 3 or t.shape[-1] != self.d_model:
+                raise ValueError(f"MultiHeadAttention(d_model={self.d_model}): {name} must be "
+                                 f"(batch, length, {self.d_model}), got shape {t.shape}")
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise ValueError(f"MultiHeadAttention: query {query.shape}, key {key.shape} and "
+                             f"value {value.shape} must share the batch size, key and value "
+                             f"the length")
+
+    def forward(self, query, key=None, value=None, attn_mask=None, need_weights=False):
+        key = query if key is None else key
+        value = key if value is None else value
+        self._check_inputs(query, key, value)
+        B, Tq, Tk = query.shape[0], query.shape[1], key.shape[1]
+        check_mask(attn_mask, (B, self.n_heads, Tq, Tk), "MultiHeadAttention")
+        q = self._split_heads(self.q_proj(query))
+        k = self._split_heads(self.k_proj(key))
+        v = self._split_heads(self.v_proj(value))
+        p = self.dropout if self.training else 0.0
+        if need_weights:
+            heads, weights = attention_with_weights(q, k, v, attn_mask, p, self.training)
+        else:
+            heads = scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
+        out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.d_model))
+        return (out, weights) if need_weights else out
+
+    def extra_repr(self):
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, dropout={self.dropout}"

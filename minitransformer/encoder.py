@@ -1,0 +1,62 @@
+"""The Transformer encoder (article 2.2.4.1 编码器结构): a stack of identical layers, each
+multi-head self-attention then a feed-forward network, each wrapped in Add & Norm."""
+from minigrad import nn
+
+from minitransformer.attention import MultiHeadAttention
+from minitransformer.feedforward import FeedForward
+from minitransformer.sublayer import AddNorm
+
+
+class EncoderLayer(nn.Module):
+    """Article 2.2.4.1 编码器结构, one layer: "core processing" (self-attention, FFN) and
+    "post-processing" (residual + layer norm) of the article's three-part split.
+
+        x = AddNorm₁(x, x -> SelfAttention(x, mask=src_mask))
+        x = AddNorm₂(x, FFN)
+
+    Post-norm by default (the paper), pre-norm with norm_first=True. Equivalent to
+    torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout, activation,
+    batch_first=True, norm_first=...), with the mask convention flipped (here True = may
+    attend). Sub-modules: self_attn, ffn (linear1, linear2), norm1, norm2."""
+
+    def __init__(self, d_model, n_heads, d_ff, dropout=0.1, activation="relu",
+                 norm_first=False):
+        super().__init__()
+        self.d_model = d_model
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
+        self.norm1 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
+        self.norm2 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
+
+    def forward(self, x, src_mask=None, need_weights=False):
+        """x: (B, S, d_model); src_mask: boolean, broadcast to (B, heads, S, S), usually
+        padding_mask(src, pad_id). With need_weights, also the self-attention weights."""
+        weights = []
+
+        def self_attention(h):
+            if not need_weights:
+                return self.self_attn(h, attn_mask=src_mask)
+            out, w = self.self_attn(h, attn_mask=src_mask, need_weights=True)
+            weights.append(w)
+            return out
+        x = self.norm1(x, self_attention)
+        x = self.norm2(x, self.ffn)
+        return (x, weights[0]) if need_weights else x
+
+
+class Encoder(nn.Module):
+    """Article 2.2.4.1: `num_layers` EncoderLayers (the paper: 6). With pre-norm the stack
+    ends with a LayerNorm (`norm`), since no layer normalises its own output."""
+
+    def __init__(self, d_model, n_heads, d_ff, num_layers, dropout=0.1, activation="relu",
+                 norm_first=False):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, n_heads, d_ff, dropout, activation, norm_first)
+            for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model) if norm_first else None
+
+    def forward(self, x, src_mask=None):
+        for layer in self.layers:
+            x = layer(x, src_mask)
+        return x if self.norm is None else self.norm(x)
