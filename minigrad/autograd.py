@@ -156,6 +156,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     continue
                 if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
                     gp = sum_to(gp, p.shape)
+                if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
+                    gp = gp.to(dtype=p.dtype)
                 prev = grads.get(id(p))
                 grads[id(p)] = gp if prev is None else prev + gp
             if not retain_graph:
