@@ -32,7 +32,7 @@ class CrossEntropy(Function):
             return nll
         if reduction == "sum":
             return nll.sum()
-        count = valid.sum()
+        count = valid.sum().astype(logits.dtype)  # an int64 count would upcast float32 to 64
         self.weight = self.weight / count if count else self.weight * xp.nan
         return nll.sum() / count if count else xp.asarray(xp.nan, dtype=logits.dtype)
 
