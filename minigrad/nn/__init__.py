@@ -1,7 +1,8 @@
 """minigrad.nn: modules and layers, with PyTorch's names, arguments and parameter names."""
 from minigrad.nn.module import Module, Parameter, ModuleList, ModuleDict, Sequential  # noqa
 from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GELU,  # noqa
-                                Tanh, Sigmoid, Identity)
+                                Tanh, Sigmoid, Identity, Softmax, LogSoftmax,
+                                CrossEntropyLoss, MSELoss)
 from minigrad.nn.rnn import RNNCell, GRUCell, LSTMCell, RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401

@@ -1,5 +1,6 @@
 """Weight initialisers (in place, like torch.nn.init). Values are drawn on the host from the
-CPU generator (or the `generator` given), so one seed gives the same weights on every device."""
+CPU generator (or the `generator` given: a NumPy Generator or an int seed), so one seed
+gives the same weights on every device."""
 import math
 
 from minigrad import backend
@@ -13,7 +14,13 @@ def _fill(tensor, host_array):
 
 
 def _rng(generator):
-    return generator if generator is not None else backend.get("cpu").rng
+    """The CPU generator seeded by mg.manual_seed, or `generator`: a NumPy Generator
+    (np.random.default_rng(seed)) or an int seed for a fresh one."""
+    if generator is None:
+        return backend.get("cpu").rng
+    if isinstance(generator, int):
+        return backend.get("cpu").xp.random.default_rng(generator)
+    return generator
 
 
 def fans(tensor):

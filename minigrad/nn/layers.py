@@ -1,4 +1,5 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout and the activation modules.
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout, the activation modules and the
+loss modules.
 Names, arguments, parameter names/shapes and default initialisation follow PyTorch."""
 import math
 
@@ -93,7 +94,8 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.weight is not None}")
 
 
 class Dropout(Module):
@@ -125,6 +127,9 @@ class GELU(Module):
     def forward(self, x):
         return F.gelu(x, self.approximate)
 
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
 
 class Tanh(Module):
     def forward(self, x):
@@ -139,3 +144,44 @@ class Sigmoid(Module):
 class Identity(Module):
     def forward(self, x):
         return x
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def forward(self, x):
+        return x.softmax(self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    def forward(self, x):
+        return x.log_softmax(self.dim)
+
+
+class CrossEntropyLoss(Module):
+    """F.cross_entropy as a module: (N, C) logits and (N,) class targets."""
+
+    def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__()
+        self.ignore_index, self.reduction = ignore_index, reduction
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
+                               label_smoothing=self.label_smoothing, reduction=self.reduction)
+
+
+class MSELoss(Module):
+    """Mean (or sum) of squared differences."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, self.reduction)

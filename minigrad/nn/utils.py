@@ -56,3 +56,27 @@ def clip_grad_value_(parameters, clip_value):
     for p in _with_grads(parameters):
         p.grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),
                               p.grad.device)
+
+
+def functional_call(module, parameters, args=(), kwargs=None):
+    """module(*args, **kwargs) with some parameters replaced by the tensors in `parameters`
+    (name -> Tensor, names as in named_parameters), as torch.func.functional_call. The
+    module's own parameters are restored afterwards. Useful for gradient checks of a layer
+    and for computing with weights that are themselves outputs of a graph."""
+    owners = dict(module.named_modules())
+    saved = []
+    try:
+        for name, t in parameters.items():
+            mname, _, pname = name.rpartition(".")
+            owner = owners.get(mname)
+            if owner is None or pname not in owner._parameters:
+                raise KeyError(f"functional_call: {type(module).__name__} has no parameter "
+                               f"{name!r}")
+            saved.append((owner, pname, owner._parameters[pname]))
+            owner._parameters[pname] = t
+        if not isinstance(args, tuple):
+            args = (args,)
+        return module(*args, **(kwargs or {}))
+    finally:
+        for owner, pname, p in reversed(saved):
+            owner._parameters[pname] = p

@@ -1,0 +1,163 @@
+"""The basic layers against PyTorch with copied weights (float64 and float32: outputs, input
+and parameter gradients), plus a float64 gradcheck of each that needs no torch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from nn_helpers import compare_with_torch, gradcheck_module
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _x(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+# ---- against torch -----------------------------------------------------------------------
+def _pairs():
+    """(name, minigrad module factory, torch module factory, inputs factory)"""
+    def tn():
+        import torch.nn as tnn
+        return tnn
+    idx = np.array([[0, 3, 1], [2, 0, 4]])
+    return [
+        ("linear", lambda: nn.Linear(4, 3), lambda: tn().Linear(4, 3), lambda: [_x(2, 5, 4)]),
+        ("linear_nobias", lambda: nn.Linear(4, 3, bias=False),
+         lambda: tn().Linear(4, 3, bias=False), lambda: [_x(5, 4)]),
+        ("embedding", lambda: nn.Embedding(5, 3), lambda: tn().Embedding(5, 3), lambda: [idx]),
+        ("embedding_padding", lambda: nn.Embedding(5, 3, padding_idx=0),
+         lambda: tn().Embedding(5, 3, padding_idx=0), lambda: [idx]),
+        ("layernorm", lambda: nn.LayerNorm(4), lambda: tn().LayerNorm(4), lambda: [_x(2, 3, 4)]),
+        ("layernorm_2d", lambda: nn.LayerNorm((3, 4), eps=1e-3),
+         lambda: tn().LayerNorm((3, 4), eps=1e-3), lambda: [_x(2, 3, 4)]),
+        ("layernorm_noaffine", lambda: nn.LayerNorm(4, elementwise_affine=False),
+         lambda: tn().LayerNorm(4, elementwise_affine=False), lambda: [_x(3, 4)]),
+        ("relu", nn.ReLU, lambda: tn().ReLU(), lambda: [_x(3, 4)]),
+        ("gelu", nn.GELU, lambda: tn().GELU(), lambda: [_x(3, 4)]),
+        ("gelu_tanh", lambda: nn.GELU("tanh"), lambda: tn().GELU("tanh"), lambda: [_x(3, 4)]),
+        ("tanh", nn.Tanh, lambda: tn().Tanh(), lambda: [_x(3, 4)]),
+        ("sigmoid", nn.Sigmoid, lambda: tn().Sigmoid(), lambda: [_x(3, 4)]),
+        ("identity", nn.Identity, lambda: tn().Identity(), lambda: [_x(3, 4)]),
+        ("softmax", lambda: nn.Softmax(-1), lambda: tn().Softmax(-1), lambda: [_x(3, 4)]),
+        ("log_softmax", lambda: nn.LogSoftmax(0), lambda: tn().LogSoftmax(0),
+         lambda: [_x(3, 4)]),
+        ("dropout_eval", lambda: nn.Dropout(0.5).eval(), lambda: tn().Dropout(0.5).eval(),
+         lambda: [_x(3, 4)]),
+        ("mlp", lambda: nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8),
+                                      nn.Linear(8, 2)),
+         lambda: tn().Sequential(tn().Linear(4, 8), tn().GELU(), tn().LayerNorm(8),
+                                 tn().Linear(8, 2)), lambda: [_x(6, 4)]),
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", _pairs(), ids=lambda c: c[0])
+def test_layer_matches_torch(case, dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    _, make_mg, make_torch, make_inputs = case
+    compare_with_torch(make_mg(), make_torch(), make_inputs(), dtype)
+
+
+def test_losses_match_torch():
+    torch = _torch()
+    logits, target = _x(5, 4), np.array([0, 3, 1, 1, 2])
+    for kw in (dict(), dict(label_smoothing=0.1), dict(ignore_index=1), dict(reduction="sum")):
+        compare_with_torch(nn.CrossEntropyLoss(**kw), torch.nn.CrossEntropyLoss(**kw),
+                           [logits, target])
+    compare_with_torch(nn.MSELoss(), torch.nn.MSELoss(), [_x(3, 2), _x(3, 2, seed=1)])
+
+
+# ---- self-contained gradient checks (float64, no torch) -------------------------------------
+GRADCHECKS = [
+    ("linear", lambda: nn.Linear(3, 2), lambda: [mg.randn(2, 3)]),
+    ("linear_nobias", lambda: nn.Linear(3, 2, bias=False), lambda: [mg.randn(4, 3)]),
+    # the padding row's gradient is zero by design, not the true derivative: not looked up here
+    ("embedding_padding", lambda: nn.Embedding(4, 2, padding_idx=1),
+     lambda: [mg.tensor([[0, 2], [3, 0]])]),
+    ("layernorm", lambda: nn.LayerNorm(3), lambda: [mg.randn(2, 3)]),
+    ("relu", nn.ReLU, lambda: [mg.tensor([[-1.3, 0.4, 2.0]])]),
+    ("gelu", nn.GELU, lambda: [mg.randn(2, 3)]),
+    ("gelu_tanh", lambda: nn.GELU("tanh"), lambda: [mg.randn(2, 3)]),
+    ("tanh", nn.Tanh, lambda: [mg.randn(2, 3)]),
+    ("sigmoid", nn.Sigmoid, lambda: [mg.randn(2, 3)]),
+    ("softmax", nn.Softmax, lambda: [mg.randn(2, 3)]),
+    ("log_softmax", nn.LogSoftmax, lambda: [mg.randn(2, 3)]),
+    ("dropout_eval", lambda: nn.Dropout(0.3).eval(), lambda: [mg.randn(2, 3)]),
+    ("mlp", lambda: nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1)),
+     lambda: [mg.randn(2, 2)]),
+]
+
+
+@pytest.mark.parametrize("case", GRADCHECKS, ids=lambda c: c[0])
+def test_layer_gradcheck(case):
+    mg.manual_seed(0)
+    _, make, inputs = case
+    gradcheck_module(make(), *inputs())
+
+
+def test_dropout_training_gradcheck_with_fixed_mask():
+    # the mask is random, so re-seed before every evaluation to check a fixed mask
+    layer = nn.Dropout(0.4)
+    x = mg.randn(3, 4, dtype=mg.float64, requires_grad=True)
+
+    def fn(x):
+        mg.manual_seed(5)
+        return layer(x)
+    assert mg.gradcheck(fn, [x])
+
+
+# ---- behaviour that torch cannot check by equality --------------------------------------------
+def test_dropout_statistics_scaling_and_modes():
+    mg.manual_seed(0)
+    layer = nn.Dropout(0.25)
+    x = mg.ones(200, 200, requires_grad=True)
+    y = layer(x)
+    kept = y.numpy() != 0
+    assert abs(kept.mean() - 0.75) < 0.01
+    np.testing.assert_allclose(y.numpy()[kept], 1 / 0.75, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.numpy(), rtol=1e-6)  # grad = mask / (1-p)
+    layer.eval()
+    assert layer(x) is x
+    assert not nn.Dropout(1.0)(mg.ones(5)).numpy().any()
+    assert nn.Dropout(0.0)(x) is x
+    with pytest.raises(ValueError, match="probability"):
+        nn.Dropout(1.5)
+
+
+def test_dropout_is_reproducible_with_the_seed():
+    layer = nn.Dropout(0.5)
+    mg.manual_seed(3)
+    a = layer(mg.ones(50)).numpy()
+    mg.manual_seed(3)
+    assert (layer(mg.ones(50)).numpy() == a).all()
+
+
+def test_embedding_padding_row_is_zero_and_gets_no_gradient():
+    mg.manual_seed(0)
+    emb = nn.Embedding(4, 3, padding_idx=-1)
+    assert emb.padding_idx == 3 and not emb.weight.numpy()[3].any()
+    emb(mg.tensor([3, 3, 1])).sum().backward()
+    assert not emb.weight.grad.numpy()[3].any() and emb.weight.grad.numpy()[1].tolist() == [1] * 3
+    with pytest.raises(ValueError, match="padding_idx"):
+        nn.Embedding(4, 3, padding_idx=4)
+
+
+def test_linear_and_layer_errors():
+    with pytest.raises(ValueError, match="expected last dim 3"):
+        nn.Linear(3, 2)(mg.ones(2, 4))
+    with pytest.raises(ValueError, match="normalized_shape"):
+        nn.LayerNorm(3)(mg.ones(2, 4))
+    with pytest.raises(IndexError, match="out of range"):
+        nn.Embedding(3, 2)(mg.tensor([3]))
+
+
+def test_layers_accept_device_and_dtype():
+    lin = nn.Linear(3, 2, dtype=mg.float64, device="cpu")
+    assert lin.weight.dtype == mg.float64 and lin.weight.device == "cpu"
+    ln = nn.LayerNorm(3, dtype="float64")
+    assert ln.weight.dtype == mg.float64

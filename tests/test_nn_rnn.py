@@ -1,0 +1,246 @@
+"""The RNN family against PyTorch with copied weights (outputs, final states, input and
+parameter gradients, both batch layouts, 2-layer bidirectional), float64 gradchecks of
+tiny instances (no torch needed), dropout between layers, and input errors."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from nn_helpers import compare_with_torch, gradcheck_module
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _x(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+CELLS = [("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"}), ("RNNCell", {"bias": False}),
+         ("GRUCell", {}), ("GRUCell", {"bias": False}), ("LSTMCell", {})]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, kw", CELLS, ids=lambda v: str(v))
+def test_cell_matches_torch(name, kw, dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    make = lambda lib: getattr(lib, name)(3, 4, **kw)  # noqa: E731
+    lstm = name == "LSTMCell"
+    x, h, c = _x(2, 3), _x(2, 4, seed=1), _x(2, 4, seed=2)
+    # with a given state, without one, and unbatched
+    if lstm:
+        compare_with_torch(make(nn), make(torch.nn), [x, h, c], dtype,
+                           call=lambda m, x, h, c: m(x, (h, c)))
+    else:
+        compare_with_torch(make(nn), make(torch.nn), [x, h], dtype)
+    compare_with_torch(make(nn), make(torch.nn), [x], dtype)
+    compare_with_torch(make(nn), make(torch.nn), [x[0]], dtype)
+
+
+LAYERS = [("RNN", dict()), ("RNN", dict(nonlinearity="relu", bias=False)),
+          ("GRU", dict()), ("LSTM", dict()),
+          ("GRU", dict(num_layers=2, bidirectional=True)),
+          ("GRU", dict(num_layers=2, bidirectional=True, batch_first=True)),
+          ("LSTM", dict(num_layers=2, bidirectional=True)),
+          ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True)),
+          ("RNN", dict(num_layers=2, bidirectional=True, batch_first=True)),
+          ("GRU", dict(num_layers=3, bias=False))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name, kw", LAYERS, ids=lambda v: str(v))
+def test_layer_matches_torch(name, kw, dtype):
+    torch = _torch()
+    torch.manual_seed(0)
+    make = lambda lib: getattr(lib, name)(3, 4, **kw)  # noqa: E731
+    D, L = 2 if kw.get("bidirectional") else 1, kw.get("num_layers", 1)
+    x = _x(2, 5, 3) if kw.get("batch_first") else _x(5, 2, 3)
+    h0, c0 = _x(L * D, 2, 4, seed=1), _x(L * D, 2, 4, seed=2)
+    compare_with_torch(make(nn), make(torch.nn), [x], dtype)            # zero initial state
+    if name == "LSTM":
+        compare_with_torch(make(nn), make(torch.nn), [x, h0, c0], dtype,
+                           call=lambda m, x, h, c: m(x, (h, c)))
+    else:
+        compare_with_torch(make(nn), make(torch.nn), [x, h0], dtype)
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+def test_unbatched_input_matches_torch(name):
+    torch = _torch()
+    torch.manual_seed(0)
+    make = lambda lib: getattr(lib, name)(3, 4, num_layers=2, bidirectional=True,  # noqa
+                                          batch_first=True)
+    x, h0, c0 = _x(5, 3), _x(4, 4, seed=1), _x(4, 4, seed=2)
+    compare_with_torch(make(nn), make(torch.nn), [x])
+    if name == "LSTM":
+        compare_with_torch(make(nn), make(torch.nn), [x, h0, c0],
+                           call=lambda m, x, h, c: m(x, (h, c)))
+    else:
+        compare_with_torch(make(nn), make(torch.nn), [x, h0])
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+def test_parameter_names_and_shapes_equal_torch(name):
+    torch = _torch()
+    for kw in (dict(), dict(num_layers=2, bidirectional=True), dict(bias=False)):
+        m, t = getattr(nn, name)(3, 5, **kw), getattr(torch.nn, name)(3, 5, **kw)
+        assert [(n, p.shape) for n, p in m.named_parameters()] == \
+            [(n, tuple(p.shape)) for n, p in t.named_parameters()]
+        assert list(m.state_dict()) == list(t.state_dict())
+        assert repr(m) == repr(t)
+    for cell in ("RNNCell", "GRUCell", "LSTMCell"):
+        m, t = getattr(nn, cell)(3, 5), getattr(torch.nn, cell)(3, 5)
+        assert [(n, p.shape) for n, p in m.named_parameters()] == \
+            [(n, tuple(p.shape)) for n, p in t.named_parameters()]
+        assert repr(m) == repr(t)
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"])
+def test_init_is_uniform_within_one_over_sqrt_hidden(name):
+    mg.manual_seed(0)
+    H = 16
+    m = getattr(nn, name)(8, H)
+    values = np.concatenate([p.numpy().ravel() for p in m.parameters()])
+    bound = 1 / math.sqrt(H)
+    assert np.abs(values).max() <= bound and np.abs(values).max() > 0.95 * bound
+    assert abs(values.mean()) < 0.02 and abs(values.std() - bound / math.sqrt(3)) < 0.02
+
+
+# ---- gradient checks, float64, no torch -------------------------------------------------------
+@pytest.mark.parametrize("name, kw", [("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"}),
+                                      ("GRUCell", {}), ("LSTMCell", {})], ids=str)
+def test_cell_gradcheck(name, kw):
+    mg.manual_seed(0)
+    cell = getattr(nn, name)(2, 3, **kw)
+    x, h = mg.randn(2, 2), mg.randn(2, 3)
+    if name == "LSTMCell":
+        c = mg.randn(2, 3)
+        gradcheck_module(_WithState(cell), x, h, c)
+    else:
+        gradcheck_module(cell, x, h)
+
+
+class _WithState(nn.Module):
+    """cell(x, (h, c)) as a module of three tensor inputs, for gradcheck_module."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.cell = cell
+
+    def forward(self, x, h, c):
+        return self.cell(x, (h, c))
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("RNN", dict(num_layers=2, bidirectional=True)),
+    ("GRU", dict(num_layers=2, bidirectional=True, batch_first=True)),
+    ("LSTM", dict(num_layers=2, bidirectional=True)),
+], ids=str)
+def test_layer_gradcheck(name, kw):
+    mg.manual_seed(0)
+    layer = getattr(nn, name)(2, 2, **kw)
+    x = mg.randn(2, 3, 2) if kw.get("batch_first") else mg.randn(3, 2, 2)   # B=2, T=3
+    h0 = mg.randn(4, 2, 2)
+    if name == "LSTM":
+        gradcheck_module(_LSTMWithState(layer), x, h0, mg.randn(4, 2, 2))
+    else:
+        gradcheck_module(layer, x, h0)
+
+
+class _LSTMWithState(nn.Module):
+    def __init__(self, lstm):
+        super().__init__()
+        self.lstm = lstm
+
+    def forward(self, x, h0, c0):
+        return self.lstm(x, (h0, c0))
+
+
+def test_output_and_state_layout():
+    mg.manual_seed(0)
+    gru = nn.GRU(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    out, h = gru(mg.randn(2, 5, 3))
+    assert out.shape == (2, 5, 8) and h.shape == (4, 2, 4)
+    # the last layer's forward final state is the output's last step (first half);
+    # its backward final state is the output's first step (second half)
+    np.testing.assert_allclose(h.numpy()[2], out.numpy()[:, -1, :4], rtol=1e-6)
+    np.testing.assert_allclose(h.numpy()[3], out.numpy()[:, 0, 4:], rtol=1e-6)
+    lstm = nn.LSTM(3, 4)
+    out, (h, c) = lstm(mg.randn(5, 2, 3))
+    assert out.shape == (5, 2, 4) and h.shape == c.shape == (1, 2, 4)
+
+
+def test_dropout_between_layers_only():
+    mg.manual_seed(0)
+    x1, x2 = mg.randn(4, 2, 3), mg.randn(4, 2, 3)
+    gru = nn.GRU(3, 4, num_layers=2, dropout=1.0)
+    out1, _ = gru(x1)
+    out2, _ = gru(x2)
+    # p=1 zeroes the second layer's input: the output no longer depends on x, but the last
+    # layer's output itself is not dropped
+    np.testing.assert_allclose(out1.numpy(), out2.numpy())
+    assert np.abs(out1.numpy()).min() > 0
+    gru.eval()
+    assert not np.allclose(gru(x1)[0].numpy(), gru(x2)[0].numpy())
+    with pytest.warns(UserWarning, match="num_layers=1"):
+        single = nn.GRU(3, 4, dropout=0.5)
+    a = single(x1)[0].numpy()
+    single.eval()
+    np.testing.assert_allclose(single(x1)[0].numpy(), a)   # nothing dropped after the last
+
+
+def test_long_sequence_backprop():
+    mg.manual_seed(0)
+    rnn = nn.GRU(2, 3)
+    x = mg.randn(1000, 1, 2, requires_grad=True)
+    out, h = rnn(x)
+    h.sum().backward()
+    assert x.grad.shape == x.shape and rnn.weight_hh_l0.grad is not None
+
+
+# ---- errors -----------------------------------------------------------------------------------
+def test_bad_inputs_raise_clear_errors():
+    gru = nn.GRU(3, 4, num_layers=2)
+    with pytest.raises(ValueError, match=r"expected input of 3 dims.*got shape \(2, 3, 4, 3\)"):
+        gru(mg.randn(2, 3, 4, 3))
+    with pytest.raises(ValueError, match="expected input feature size .*3, got 5"):
+        gru(mg.randn(4, 2, 5))
+    with pytest.raises(ValueError, match=r"expected h0 of shape \(2, 2, 4\).*got \(1, 2, 4\)"):
+        gru(mg.randn(4, 2, 3), mg.randn(1, 2, 4))
+    with pytest.raises(ValueError, match=r"expected h0 of shape \(2, 4\)"):
+        gru(mg.randn(4, 3), mg.randn(2, 1, 4))                  # unbatched needs 2-d h0
+    lstm = nn.LSTM(3, 4)
+    with pytest.raises(ValueError, match=r"tuple \(h0, c0\)"):
+        lstm(mg.randn(4, 2, 3), mg.randn(1, 2, 4))
+    with pytest.raises(ValueError, match=r"expected c0 of shape \(1, 2, 4\)"):
+        lstm(mg.randn(4, 2, 3), (mg.randn(1, 2, 4), mg.randn(1, 3, 4)))
+    with pytest.raises(ValueError, match="empty"):
+        gru(mg.randn(0, 2, 3))
+    cell = nn.GRUCell(3, 4)
+    with pytest.raises(ValueError, match="expected input feature size 3, got 2"):
+        cell(mg.randn(2, 2))
+    with pytest.raises(ValueError, match=r"expected input of shape \(batch, 3\)"):
+        cell(mg.randn(1, 2, 3))
+    with pytest.raises(ValueError, match=r"expected hidden state of shape \(2, 4\)"):
+        cell(mg.randn(2, 3), mg.randn(3, 4))
+    with pytest.raises(ValueError, match=r"tuple \(h, c\)"):
+        nn.LSTMCell(3, 4)(mg.randn(2, 3), mg.randn(2, 4))
+
+
+def test_bad_constructor_arguments():
+    with pytest.raises(ValueError, match="nonlinearity"):
+        nn.RNN(3, 4, nonlinearity="sigmoid")
+    with pytest.raises(ValueError, match="nonlinearity"):
+        nn.RNNCell(3, 4, nonlinearity="gelu")
+    with pytest.raises(ValueError, match="num_layers"):
+        nn.LSTM(3, 4, num_layers=0)
+    with pytest.raises(ValueError, match="dropout"):
+        nn.GRU(3, 4, num_layers=2, dropout=1.5)
+    with pytest.raises(ValueError, match="hidden_size"):
+        nn.GRU(3, 0)
+    with pytest.raises(ValueError, match="input_size"):
+        nn.LSTMCell(-1, 4)
