@@ -95,7 +95,7 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.weight is not None}")
+                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class Dropout(Module):

@@ -197,8 +197,7 @@ class Module:
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
         for k, t in own.items():
             if k in state_dict:
-                v = state_dict[k]
-                host = v.numpy() if isinstance(v, Tensor) else backend.to_host(v)
+                host = _host(state_dict[k])
                 t.data = t.backend.from_numpy(host.astype(t.dtype, copy=True))
         return missing, unexpected
 
@@ -216,6 +215,16 @@ class Module:
 
 def _shape(v):
     return v.shape if hasattr(v, "shape") else backend.to_host(v).shape
+
+
+def _host(v):
+    """A state-dict value as a host NumPy array: a Tensor, a NumPy/CuPy array, a list, or
+    another library's tensor (a PyTorch state dict loads directly)."""
+    if isinstance(v, Tensor):
+        return v.numpy()
+    if hasattr(v, "detach") and hasattr(v, "cpu"):  # torch.Tensor, without importing torch
+        return v.detach().cpu().numpy()
+    return backend.to_host(v)
 
 
 class ModuleList(Module):
@@ -248,6 +257,21 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+    def __repr__(self):
+        """Runs of identical modules print once, as PyTorch: "(0-11): 12 x Block(...)"."""
+        runs = []  # [first index, last index, repr]
+        for i, m in enumerate(self):
+            r = repr(m)
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        if not runs:
+            return f"{type(self).__name__}()"
+        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") +
+                 r.replace("\n", "\n  ") for a, b, r in runs]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
@@ -288,6 +312,8 @@ class Sequential(ModuleList):
 
     def __init__(self, *modules):
         super().__init__(modules)
+
+    __repr__ = Module.__repr__  # every stage printed, as PyTorch
 
     def forward(self, x):
         for m in self:

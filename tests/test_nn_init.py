@@ -1,0 +1,113 @@
+"""Initialisers: their statistics, PyTorch's default layer inits, and seeding (the same
+seed gives the same weights; a `generator` argument draws from its own stream)."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from minigrad.nn import init
+
+
+def _w(*shape, dtype=None):
+    return nn.Parameter(mg.zeros(*shape, dtype=dtype))
+
+
+def test_uniform_and_normal_statistics():
+    mg.manual_seed(0)
+    w = init.uniform_(_w(300, 300), -2.0, 1.0).numpy()
+    assert w.min() >= -2.0 and w.max() < 1.0
+    assert abs(w.mean() - (-0.5)) < 0.02 and abs(w.std() - 3 / math.sqrt(12)) < 0.02
+    w = init.normal_(_w(300, 300), 1.0, 0.5).numpy()
+    assert abs(w.mean() - 1.0) < 0.01 and abs(w.std() - 0.5) < 0.01
+
+
+@pytest.mark.parametrize("fn, expected_std", [
+    (lambda w: init.xavier_uniform_(w), math.sqrt(2 / (200 + 400))),
+    (lambda w: init.xavier_normal_(w, gain=2.0), 2 * math.sqrt(2 / (200 + 400))),
+    (lambda w: init.kaiming_uniform_(w, nonlinearity="relu"), math.sqrt(2 / 400)),
+    (lambda w: init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu"), math.sqrt(2 / 200)),
+    (lambda w: init.kaiming_uniform_(w, a=math.sqrt(5)), 1 / math.sqrt(3 * 400)),
+])
+def test_fan_based_inits_have_the_right_std(fn, expected_std):
+    mg.manual_seed(0)
+    w = fn(_w(200, 400)).numpy()          # (fan_out, fan_in) = (200, 400)
+    assert abs(w.std() / expected_std - 1) < 0.02 and abs(w.mean()) < 0.1 * expected_std
+
+
+def test_uniform_fan_inits_stay_in_their_bound():
+    mg.manual_seed(0)
+    w = init.xavier_uniform_(_w(30, 50)).numpy()
+    bound = math.sqrt(6 / 80)
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+
+
+def test_calculate_gain_and_fans():
+    assert init.calculate_gain("relu") == pytest.approx(math.sqrt(2))
+    assert init.calculate_gain("tanh") == pytest.approx(5 / 3)
+    assert init.calculate_gain("leaky_relu", 0.2) == pytest.approx(math.sqrt(2 / 1.04))
+    assert init.calculate_gain("linear") == 1.0
+    assert init.fans(_w(4, 3, 5)) == (15, 20)
+    with pytest.raises(ValueError, match="nonlinearity"):
+        init.calculate_gain("swish")
+    with pytest.raises(ValueError, match="at least 2 dims"):
+        init.xavier_uniform_(_w(3))
+
+
+def test_calculate_gain_matches_torch():
+    torch = pytest.importorskip("torch")
+    for name, param in [("relu", None), ("tanh", None), ("leaky_relu", 0.3), ("sigmoid", None)]:
+        assert init.calculate_gain(name, param) == pytest.approx(
+            torch.nn.init.calculate_gain(name, param))
+
+
+def test_constant_inits_and_dtype_kept():
+    w = _w(2, 3, dtype=mg.float64)
+    assert not init.zeros_(w).numpy().any() and w.dtype == mg.float64
+    assert (init.ones_(w).numpy() == 1).all()
+    assert (init.constant_(w, 0.25).numpy() == 0.25).all()
+    assert init.normal_(w).dtype == mg.float64
+
+
+def test_layer_default_inits_follow_torch():
+    mg.manual_seed(0)
+    lin = nn.Linear(64, 300)
+    bound = 1 / math.sqrt(64)                     # PyTorch: U(±1/√in_features), bias too
+    for p in (lin.weight, lin.bias):
+        v = p.numpy()
+        assert np.abs(v).max() <= bound and np.abs(v).max() > 0.95 * bound
+    emb = nn.Embedding(300, 64).weight.numpy()     # N(0, 1)
+    assert abs(emb.std() - 1) < 0.02
+    ln = nn.LayerNorm(5)
+    assert (ln.weight.numpy() == 1).all() and not ln.bias.numpy().any()
+
+
+def test_same_seed_same_weights():
+    def build():
+        return nn.Sequential(nn.Linear(3, 4), nn.GRU(4, 2), nn.Embedding(5, 2))
+    mg.manual_seed(1)
+    a = build()
+    mg.manual_seed(1)
+    b = build()
+    mg.manual_seed(2)
+    c = build()
+    for (n, p), q, r in zip(a.named_parameters(), b.parameters(), c.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=n)
+        assert not np.array_equal(p.numpy(), r.numpy()), n
+
+
+def test_generator_argument():
+    w1, w2 = _w(4, 4), _w(4, 4)
+    init.normal_(w1, generator=np.random.default_rng(3))
+    init.normal_(w2, generator=np.random.default_rng(3))
+    np.testing.assert_array_equal(w1.numpy(), w2.numpy())
+    init.kaiming_uniform_(w2, generator=3)          # an int seed makes a fresh generator
+    init.kaiming_uniform_(w1, generator=3)
+    np.testing.assert_array_equal(w1.numpy(), w2.numpy())
+    # a generator of one's own leaves the global stream alone
+    mg.manual_seed(0)
+    expected = mg.randn(3).numpy()
+    mg.manual_seed(0)
+    init.uniform_(w1, generator=np.random.default_rng(9))
+    np.testing.assert_array_equal(mg.randn(3).numpy(), expected)

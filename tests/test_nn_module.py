@@ -1,0 +1,185 @@
+"""The Module API: names as PyTorch gives them, state dicts (strict errors listing every
+problem by name), devices/dtypes, modes, zero_grad, apply, repr and the containers."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+
+
+def _net_class(lib):
+    """The same architecture written against minigrad.nn or torch.nn."""
+    class Net(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = lib.Embedding(10, 4, padding_idx=0)
+            self.rnn = lib.GRU(4, 5, num_layers=2, batch_first=True, bidirectional=True)
+            self.blocks = lib.ModuleList([lib.Sequential(lib.Linear(10, 10), lib.ReLU(),
+                                                         lib.LayerNorm(10)) for _ in range(2)])
+            self.heads = lib.ModuleDict({"a": lib.Linear(10, 2),
+                                         "b": lib.Linear(10, 3, bias=False)})
+            self.cell = lib.LSTMCell(10, 6)
+    return Net
+
+
+def test_names_shapes_and_repr_equal_torch():
+    torch = pytest.importorskip("torch")
+    m, t = _net_class(nn)(), _net_class(torch.nn)()
+    assert [(n, p.shape) for n, p in m.named_parameters()] == \
+        [(n, tuple(p.shape)) for n, p in t.named_parameters()]
+    assert list(m.state_dict()) == list(t.state_dict())
+    assert [n for n, _ in m.named_modules()] == [n for n, _ in t.named_modules()]
+    assert [n for n, _ in m.named_children()] == [n for n, _ in t.named_children()]
+    assert repr(m) == repr(t)
+    # and torch's weights load by name, straight from torch tensors
+    m.load_state_dict(t.state_dict())
+    np.testing.assert_array_equal(m.rnn.weight_hh_l1_reverse.numpy(),
+                                  t.rnn.weight_hh_l1_reverse.detach().numpy())
+
+
+def test_tied_weights_are_one_parameter_under_two_names():
+    torch = pytest.importorskip("torch")
+    for lib in (nn, torch.nn):
+        model = lib.Sequential(lib.Embedding(5, 3), lib.Linear(3, 5, bias=False))
+        model[1].weight = model[0].weight
+        names = [n for n, _ in model.named_parameters()]
+        assert names == ["0.weight"]                       # parameters() yields it once
+        assert list(model.state_dict()) == ["0.weight", "1.weight"]   # state has both names
+
+
+def test_load_state_dict_strict_lists_every_problem_by_name():
+    model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4))
+    sd = model.state_dict()
+    bad = {k: v for k, v in sd.items() if k != "1.bias"}
+    bad["0.weight"] = mg.zeros(5, 3)
+    bad["2.weight"] = mg.zeros(1)
+    with pytest.raises(RuntimeError) as e:
+        model.load_state_dict(bad)
+    msg = str(e.value)
+    assert "missing keys: ['1.bias']" in msg and "unexpected keys: ['2.weight']" in msg
+    assert "0.weight: checkpoint (5, 3) vs model (4, 3)" in msg
+    # non-strict: missing/unexpected are returned, shape mismatches still refused
+    del bad["0.weight"]
+    missing, unexpected = model.load_state_dict(bad, strict=False)
+    assert missing == ["0.weight", "1.bias"] and unexpected == ["2.weight"]
+    with pytest.raises(RuntimeError, match="shape mismatches"):
+        model.load_state_dict({"0.weight": mg.zeros(1, 1)}, strict=False)
+
+
+def test_load_state_dict_copies_and_casts():
+    model = nn.Linear(2, 2)
+    src = nn.Linear(2, 2, dtype=mg.float64)
+    model.load_state_dict(src.state_dict())
+    assert model.weight.dtype == mg.float32
+    np.testing.assert_allclose(model.weight.numpy(), src.weight.numpy(), rtol=1e-6)
+    src.weight.data[...] = 7.0                              # the copy is independent
+    assert not (model.weight.numpy() == 7).any()
+
+
+def test_state_dict_shares_memory_until_modified():
+    model = nn.Linear(2, 2)
+    sd = model.state_dict()
+    assert not sd["weight"].requires_grad and sd["weight"].data is model.weight.data
+
+
+def test_to_moves_dtype_parameters_buffers_and_grads():
+    model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
+    model[1].register_buffer("running", mg.zeros(3))
+    model(mg.randn(4, 2)).sum().backward()
+    assert model.to(dtype=mg.float64) is model
+    assert all(p.dtype == mg.float64 and p.grad.dtype == mg.float64
+               for p in model.parameters())
+    assert model[1].running.dtype == mg.float64 and "1.running" in model.state_dict()
+    assert all(p.device == "cpu" for p in model.to("cpu").parameters())
+    assert model.float().to("float32")[0].weight.dtype == mg.float32
+    with pytest.raises(ValueError, match="unknown device"):
+        model.to("tpu")
+
+
+def test_train_eval_reach_every_submodule():
+    model = _net_class(nn)()
+    assert all(m.training for m in model.modules())
+    assert model.eval() is model and not any(m.training for m in model.modules())
+    model.train()
+    assert all(m.training for m in model.modules())
+
+
+def test_zero_grad():
+    model = nn.Linear(3, 2)
+    model(mg.randn(2, 3)).sum().backward()
+    model.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.numpy().any() for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_apply_visits_children_first_like_torch():
+    torch = pytest.importorskip("torch")
+    seen = {}
+    for lib in (nn, torch.nn):
+        order = []
+        _net_class(lib)().apply(lambda m: order.append(type(m).__name__))
+        seen[lib] = order
+    assert seen[nn] == seen[torch.nn]
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+
+    def init_zero(m):
+        if isinstance(m, nn.Linear):
+            nn.init.zeros_(m.weight)
+    model.apply(init_zero)
+    assert not any(m.weight.numpy().any() for m in model)
+
+
+def test_containers():
+    a, b, c = nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)
+    seq = nn.Sequential(a, b, c)
+    assert len(seq) == 3 and seq[0] is a and seq[-1] is c and list(seq) == [a, b, c]
+    assert isinstance(seq[1:], nn.ModuleList) and list(seq[1:]) == [b, c]
+    x = mg.randn(4, 2)
+    np.testing.assert_allclose(seq(x).numpy(), c(b(a(x))).numpy())
+    with pytest.raises(IndexError, match="out of range"):
+        seq[3]
+    ml = nn.ModuleList([a]).append(c).extend([b])
+    assert [n for n, _ in ml.named_children()] == ["0", "1", "2"]
+    assert [n for n, _ in ml.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    md = nn.ModuleDict({"enc": a})
+    md["dec"] = c
+    assert "enc" in md and len(md) == 2 and list(md.keys()) == ["enc", "dec"]
+    assert list(md.values()) == [a, c] and dict(md.items())["dec"] is c and list(md) == ["enc",
+                                                                                            "dec"]
+
+
+def test_attribute_registration():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(mg.ones(2))
+            self.sub = nn.Linear(2, 2)
+            self.plain = mg.ones(2)          # a plain tensor is neither parameter nor buffer
+            self.register_buffer("buf", mg.zeros(2))
+            self.register_parameter("maybe", None)
+    m = M()
+    assert [n for n, _ in m.named_parameters()] == ["w", "sub.weight", "sub.bias"]
+    assert list(m.state_dict()) == ["w", "buf", "sub.weight", "sub.bias"]
+    assert [n for n, _ in m.named_buffers()] == ["buf"] and m.maybe is None
+    m.w = mg.zeros(2)                         # reassigning a plain tensor unregisters it
+    assert "w" not in dict(m.named_parameters())
+    del m.sub
+    assert [n for n, _ in m.named_parameters()] == []
+    with pytest.raises(AttributeError, match="'M' has no attribute 'nope'"):
+        m.nope
+
+    class Forgot(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(mg.ones(1))
+    with pytest.raises(RuntimeError, match="super"):
+        Forgot()
+    with pytest.raises(NotImplementedError, match="forward"):
+        nn.Module()(1)
+
+
+def test_parameter():
+    p = nn.Parameter(mg.ones(2))
+    assert p.requires_grad and p.is_leaf and isinstance(p, mg.Tensor)
+    assert not nn.Parameter(mg.ones(2), requires_grad=False).requires_grad
+    assert repr(p).startswith("Parameter containing:")
