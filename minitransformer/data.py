@@ -6,7 +6,7 @@ variable MINITRANSFORMER_DATA, the cached download, a fresh download.
 """
 import hashlib
 import os
-import tempfile
+import secrets
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -67,7 +67,8 @@ def download(url, dest, sha256, timeout=30.0):
 def write_atomic(path, payload):
     """Write bytes to path so a reader sees the old file or the whole new one, never half."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the umask's permissions
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
@@ -75,8 +76,8 @@ def write_atomic(path, payload):
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp.exists():
+            tmp.unlink()
         raise
 
 

@@ -1,0 +1,150 @@
+"""The `minitransformer` command: train a character GPT, sample from it, plot its loss curve.
+
+    minitransformer train --preset baby                 # nanoGPT's shakespeare_char CPU run
+    minitransformer train --preset baby --resume        # continue the run in out-baby/
+    minitransformer sample --ckpt out-baby --prompt "ROMEO:" --max-new-tokens 300
+    minitransformer plot out-baby                       # out-baby/loss.png
+"""
+import argparse
+import sys
+
+from minitransformer.data import DataError, DATA_ENV
+from minitransformer.plot import PlotUnavailable
+from minitransformer.tokenizer import UnknownCharacterError
+from minitransformer.train import (PRESETS, TrainConfig, CheckpointError, TrainingDiverged,
+                                   DeviceError, train, resume_config, load_checkpoint,
+                                   check_device)
+
+# (flag, TrainConfig field, type, help) of the values a preset sets and a flag overrides
+TRAIN_FLAGS = [
+    ("--n-layer", "n_layer", int, "Transformer blocks"),
+    ("--n-head", "n_head", int, "attention heads (must divide --n-embd)"),
+    ("--n-embd", "n_embd", int, "embedding / residual width"),
+    ("--block-size", "block_size", int, "context length in characters"),
+    ("--dropout", "dropout", float, "dropout probability"),
+    ("--batch-size", "batch_size", int, "sequences per step"),
+    ("--max-iters", "max_iters", int, "optimiser steps"),
+    ("--lr", "lr", float, "peak learning rate"),
+    ("--min-lr", "min_lr", float, "learning rate at the end of the cosine decay"),
+    ("--warmup-iters", "warmup_iters", int, "linear warmup steps"),
+    ("--lr-decay-iters", "lr_decay_iters", int, "step where the cosine reaches --min-lr "
+                                                "(default: --max-iters)"),
+    ("--weight-decay", "weight_decay", float, "AdamW weight decay on ≥2-D weights"),
+    ("--beta1", "beta1", float, "AdamW β1"),
+    ("--beta2", "beta2", float, "AdamW β2"),
+    ("--grad-clip", "grad_clip", float, "clip the global gradient norm (0: off)"),
+    ("--eval-interval", "eval_interval", int, "evaluate and checkpoint every N steps"),
+    ("--eval-iters", "eval_iters", int, "batches per split in each evaluation"),
+]
+
+USER_ERRORS = (DataError, CheckpointError, TrainingDiverged, DeviceError, UnknownCharacterError,
+               PlotUnavailable, FileNotFoundError, ValueError)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="minitransformer",
+        description="Train a character-level GPT on minigrad, sample from it, plot its loss.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    t = sub.add_parser("train", help="train a GPT (Tiny Shakespeare by default)",
+                       description="Train a GPT. A preset sets every value; each flag "
+                                   "overrides one.")
+    t.add_argument("--preset", choices=sorted(PRESETS), default="baby",
+                   help="baby: nanoGPT's shakespeare_char CPU run (minutes); small: its GPU "
+                        "run (default: baby)")
+    t.add_argument("--data", help=f"a UTF-8 text file to train on (default: ${DATA_ENV}, else "
+                                  f"Tiny Shakespeare, downloaded once and cached)")
+    t.add_argument("--out", help="directory for checkpoints, metrics.jsonl and loss.png "
+                                 "(default: out-PRESET)")
+    t.add_argument("--device", default=None, help="cpu or cuda (default: cpu)")
+    t.add_argument("--seed", type=int, default=None, help="random seed (default: 1337)")
+    for flag, name, typ, text in TRAIN_FLAGS:
+        t.add_argument(flag, dest=name, type=typ, default=None, help=text)
+    t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
+                   help="biases in Linear and LayerNorm (default: off, as nanoGPT)")
+    t.add_argument("--resume", action="store_true",
+                   help="continue the run in --out from its latest checkpoint (flags given "
+                        "override its saved values)")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar")
+    t.add_argument("--no-plot", action="store_true", help="do not write loss.png")
+
+    s = sub.add_parser("sample", help="generate text from a checkpoint")
+    s.add_argument("--ckpt", default="out-baby",
+                   help="a training --out directory or a ckpt-* directory (default: out-baby)")
+    s.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
+    s.add_argument("--max-new-tokens", type=int, default=500)
+    s.add_argument("--temperature", type=float, default=0.8)
+    s.add_argument("--top-k", type=int, default=None)
+    s.add_argument("--num-samples", type=int, default=1)
+    s.add_argument("--seed", type=int, default=1337)
+    s.add_argument("--device", default="cpu")
+    s.add_argument("--no-cache", action="store_true",
+                   help="recompute the whole context for every token (no KV cache)")
+
+    p = sub.add_parser("plot", help="draw loss.png from a run's metrics.jsonl")
+    p.add_argument("run", help="a training --out directory or a metrics.jsonl file")
+    p.add_argument("-o", "--output", help="PNG path (default: loss.png beside metrics.jsonl)")
+    return parser
+
+
+def cmd_train(args):
+    overrides = {name: getattr(args, name) for _, name, _, _ in TRAIN_FLAGS}
+    overrides.update(data=args.data, device=args.device, seed=args.seed, bias=args.bias)
+    out = args.out or f"out-{args.preset}"
+    flags = dict(progress=not args.no_progress, plot=not args.no_plot)
+    if args.resume:
+        cfg = resume_config(out, **overrides, **flags)
+    else:
+        cfg = TrainConfig.from_preset(args.preset, out=out, **overrides, **flags)
+    result = train(cfg, resume=args.resume)
+    if result.history:
+        last = result.history[-1]
+        print(f"done: iter {last['iter']}, train loss {last['train_loss']:.4f}, val loss "
+              f"{last['val_loss']:.4f}, {last['elapsed_s']:.0f} s; checkpoint "
+              f"{result.checkpoint}")
+        print(f"sample with: minitransformer sample --ckpt {out}")
+    return 0
+
+
+def cmd_sample(args):
+    import minigrad as mg
+    if args.max_new_tokens < 0 or args.num_samples < 1:
+        raise ValueError("--max-new-tokens must be >= 0 and --num-samples >= 1")
+    if not args.prompt:
+        raise ValueError("--prompt must hold at least one character (the default is a "
+                         "newline)")
+    check_device(args.device)
+    model, tokenizer, _ = load_checkpoint(args.ckpt, device=args.device)
+    ids = tokenizer.encode(args.prompt)
+    mg.manual_seed(args.seed)
+    for k in range(args.num_samples):
+        out = model.generate([ids], args.max_new_tokens, temperature=args.temperature,
+                             top_k=args.top_k, use_cache=not args.no_cache)
+        if k:
+            print("---------------")
+        print(tokenizer.decode(out[0].numpy()))
+    return 0
+
+
+def cmd_plot(args):
+    from minitransformer.plot import plot_metrics
+    print(plot_metrics(args.run, args.output))
+    return 0
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    command = {"train": cmd_train, "sample": cmd_sample, "plot": cmd_plot}[args.command]
+    try:
+        return command(args)
+    except USER_ERRORS as e:
+        print(f"minitransformer {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\nminitransformer {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""The `minitransformer` command end to end on a tiny text, and its messages for bad input."""
+import json
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from minitransformer import data
+from minitransformer.cli import main
+
+TEXT = ("ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet "
+        "is the sun.\n\n") * 10
+TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+        "--batch-size", "4", "--eval-iters", "2", "--no-progress"]
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    p = tmp_path / "romeo.txt"
+    p.write_text(TEXT)
+    return p
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_train_then_sample_then_plot(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    rc, stdout, err = run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 8,
+                          "--eval-interval", 4, *TINY)
+    assert rc == 0, err
+    assert "iter 8: train loss" in stdout and "sample with" in stdout
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in rows] == [0, 4, 8]
+    assert (out / "ckpt-0000008" / "model.safetensors").is_file()
+    config = json.loads((out / "ckpt-0000008" / "config.json").read_text())
+    assert config["model"]["n_embd"] == 16 and config["train"]["lr"] == 1e-3  # preset + flags
+    assert config["iter"] == 8 and "optimizer.safetensors" in config["files"]
+    pytest.importorskip("matplotlib")
+    assert (out / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    rc, cached, err = run(capsys, "sample", "--ckpt", out, "--prompt", "ROMEO:",
+                          "--max-new-tokens", 40, "--seed", 7)
+    assert rc == 0, err
+    assert cached.startswith("ROMEO:") and len(cached.rstrip("\n")) >= 40
+    rc, uncached, _ = run(capsys, "sample", "--ckpt", out / "ckpt-0000008", "--prompt", "ROMEO:",
+                          "--max-new-tokens", 40, "--seed", 7, "--no-cache")
+    assert uncached == cached
+
+    (out / "loss.png").unlink()
+    rc, stdout, _ = run(capsys, "plot", out)
+    assert rc == 0 and (out / "loss.png").is_file()
+
+
+def test_resume_continues_the_run(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    common = ["--data", text_file, "--out", out, "--eval-interval", 3, "--no-plot", *TINY]
+    assert run(capsys, "train", "--max-iters", 3, *common)[0] == 0
+    rc, stdout, err = run(capsys, "train", "--max-iters", 6, "--resume", *common)
+    assert rc == 0, err
+    assert "resuming at iter 3" in stdout and "iter 6:" in stdout
+    rc, _, err = run(capsys, "train", "--max-iters", 6, *common)
+    assert rc == 1 and "--resume" in err
+
+
+def test_prompt_with_unknown_characters_names_them(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",
+               *TINY)[0] == 0
+    rc, _, err = run(capsys, "sample", "--ckpt", out, "--prompt", "ROMEO@{ü")
+    assert rc == 1
+    assert "not in the vocabulary" in err and "'@'" in err and "'{'" in err and "'ü'" in err
+
+
+@pytest.mark.parametrize("case", ["missing", "empty", "latin1", "short"])
+def test_bad_data_files(case, tmp_path, capsys):
+    path = tmp_path / "data.txt"
+    if case == "empty":
+        path.write_bytes(b"")
+    elif case == "latin1":
+        path.write_bytes("Très bien, monsieur\n".encode("latin-1") * 50)
+    elif case == "short":
+        path.write_text("too short for a block of sixteen, and its val split shorter\n")
+    rc, _, err = run(capsys, "train", "--data", path, "--out", tmp_path / "run", *TINY)
+    assert rc == 1
+    expected = {"missing": "does not exist", "empty": "is empty", "latin1": "not UTF-8",
+                "short": "block_size + 1 = 17"}[case]
+    assert expected in err
+    if case != "short":
+        assert str(path) in err
+    assert not (tmp_path / "run" / "latest").exists()
+
+
+def test_n_embd_not_divisible_by_n_head(text_file, tmp_path, capsys):
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
+                     "--n-head", 3)
+    assert rc == 1 and "n_embd (16) must be divisible by n_head (3)" in err
+
+
+def test_cuda_without_cupy_names_the_extra(text_file, tmp_path, capsys):
+    import minigrad as mg
+    if mg.cuda_is_available():
+        pytest.skip("CuPy and a GPU are present here")
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
+                     "--device", "cuda")
+    assert rc == 1 and 'pip install -e ".[cuda12]"' in err
+    rc, _, err = run(capsys, "sample", "--ckpt", tmp_path, "--device", "cuda")
+    assert rc == 1 and 'pip install -e ".[cuda12]"' in err
+
+
+def test_corrupted_checkpoint_via_cli(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",
+               *TINY)[0] == 0
+    (out / "ckpt-0000000" / "model.safetensors").write_bytes(b"\x00" * 64)
+    rc, _, err = run(capsys, "sample", "--ckpt", out)
+    assert rc == 1 and "corrupted" in err and "model.safetensors" in err
+    rc, _, err = run(capsys, "sample", "--ckpt", tmp_path / "nowhere")
+    assert rc == 1 and "does not exist" in err
+
+
+def test_offline_first_run_says_to_pass_data(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(data.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/input.txt"
+    monkeypatch.setattr(data.tiny_shakespeare_path, "__defaults__",
+                        (url, data.TINY_SHAKESPEARE_SHA256))
+    rc, _, err = run(capsys, "train", "--out", tmp_path / "run", *TINY)
+    assert rc == 1
+    assert "could not download" in err and "--data PATH" in err
+    assert str(tmp_path / "cache" / data.TINY_SHAKESPEARE_FILE) in err
+
+
+def test_plot_without_matplotlib_is_a_clear_message(text_file, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",
+               *TINY)[0] == 0
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    rc, _, err = run(capsys, "plot", out)
+    assert rc == 1 and 'pip install -e ".[plot]"' in err
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("minitransformer")
+    if exe is None:
+        pytest.skip("the console script is not installed (pip install -e .)")
+    r = subprocess.run([exe, "train", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--preset" in r.stdout and "--resume" in r.stdout

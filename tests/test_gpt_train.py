@@ -1,0 +1,201 @@
+"""The trainer: exact resume, atomic checkpoints (a save killed midway), NaN stop, bad
+checkpoints. Tiny models on a tiny generated text; each run takes well under a second."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minitransformer import train as train_mod
+from minitransformer.gpt import GPT
+from minitransformer.train import (TrainConfig, train, resume_config, find_checkpoint,
+                                   read_checkpoint, load_checkpoint, CheckpointError,
+                                   TrainingDiverged)
+
+TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n"
+        "First Citizen:\nYou are all resolved rather to die than to famish?\n\n") * 12
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    p = tmp_path / "text.txt"
+    p.write_text(TEXT)
+    return p
+
+
+def tiny(text_file, out, **kw):
+    values = dict(data=str(text_file), out=str(out), n_layer=2, n_head=2, n_embd=16,
+                  block_size=16, batch_size=4, max_iters=6, eval_interval=3, eval_iters=2,
+                  dropout=0.1, warmup_iters=2, lr=3e-3, progress=False, plot=False)
+    values.update(kw)
+    return TrainConfig(**values)
+
+
+def quiet(*args):
+    pass
+
+
+class Crash(Exception):
+    pass
+
+
+def crash_after(monkeypatch, target, name, calls):
+    """Make target.name raise Crash on its (calls+1)-th call."""
+    original = getattr(target, name)
+    count = [0]
+
+    def wrapper(*args, **kwargs):
+        count[0] += 1
+        if count[0] > calls:
+            raise Crash(f"simulated crash in {name}")
+        return original(*args, **kwargs)
+    monkeypatch.setattr(target, name, wrapper)
+
+
+def test_training_lowers_the_loss_and_writes_metrics(text_file, tmp_path):
+    result = train(tiny(text_file, tmp_path / "run", max_iters=30, eval_interval=15,
+                        dropout=0.0), log=quiet)
+    assert [r["iter"] for r in result.history] == [0, 15, 30]
+    assert result.history[-1]["val_loss"] < result.history[0]["val_loss"] - 0.3
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert rows == result.history
+    assert set(rows[0]) == {"iter", "train_loss", "val_loss", "lr", "tokens_per_sec",
+                            "elapsed_s"}
+    assert len(result.losses) == 30 and all(math.isfinite(x) for x in result.losses)
+    assert rows[1]["tokens_per_sec"] > 0 and rows[2]["elapsed_s"] >= rows[1]["elapsed_s"]
+    # only the latest checkpoint remains, complete, and `latest` names it
+    ckpts = sorted(p.name for p in (tmp_path / "run").iterdir() if p.name.startswith("ckpt"))
+    assert ckpts == ["ckpt-0000030"]
+    assert find_checkpoint(tmp_path / "run") == tmp_path / "run" / "ckpt-0000030"
+    meta = read_checkpoint(result.checkpoint).meta
+    assert meta["iter"] == 30 and meta["train"]["max_iters"] == 30
+    assert meta["tokenizer"]["chars"] == "".join(sorted(set(TEXT)))
+
+
+def test_weight_decay_only_on_matrices(text_file, tmp_path):
+    mg.manual_seed(0)
+    model = GPT(tiny(text_file, tmp_path).model_config(20))
+    opt = model.configure_optimizers(0.1, 1e-3)
+    decay, no_decay = opt.param_groups
+    assert decay["weight_decay"] == 0.1 and all(p.ndim >= 2 for p in decay["params"])
+    assert no_decay["weight_decay"] == 0.0 and all(p.ndim < 2 for p in no_decay["params"])
+    assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))
+
+
+def test_lr_schedule_is_nanogpts():
+    cfg = TrainConfig(max_iters=2000, lr=1e-3, min_lr=1e-4, warmup_iters=100)
+    assert cfg.lr_at(0) == pytest.approx(1e-3 / 101)
+    assert cfg.lr_at(100) == pytest.approx(1e-3)
+    assert cfg.lr_at(1050) == pytest.approx(5.5e-4)
+    assert cfg.lr_at(2000) == pytest.approx(1e-4)
+    assert TrainConfig(max_iters=10, warmup_iters=100).lr_at(10) == pytest.approx(1e-4)
+
+
+def test_resume_reproduces_the_uninterrupted_run(text_file, tmp_path, monkeypatch):
+    full = train(tiny(text_file, tmp_path / "a"), log=quiet)
+    # the same run, killed during step 5 (after the checkpoint at iter 3): get_batch is
+    # called 2 x eval_iters times per evaluation and once per step -> 4 + 3 + 4 + 1 calls
+    crash_after(monkeypatch, train_mod, "get_batch", 12)
+    with pytest.raises(Crash):
+        train(tiny(text_file, tmp_path / "b"), log=quiet)
+    monkeypatch.undo()
+    assert find_checkpoint(tmp_path / "b").name == "ckpt-0000003"
+    # ...then resumed, taking its arguments from the checkpoint
+    resumed = train(resume_config(tmp_path / "b", progress=False), resume=True, log=quiet)
+    assert resumed.start_iter == 3
+    assert resumed.losses == full.losses[3:]            # exact, dropout included
+    strip = [{k: r[k] for k in ("iter", "train_loss", "val_loss", "lr")} for r in full.history]
+    rows = [json.loads(line) for line in (tmp_path / "b" / "metrics.jsonl").read_text()
+            .splitlines()]
+    assert [{k: r[k] for k in ("iter", "train_loss", "val_loss", "lr")} for r in rows] == strip
+    a = mg.load(find_checkpoint(tmp_path / "a") / "model.safetensors")
+    b = mg.load(find_checkpoint(tmp_path / "b") / "model.safetensors")
+    for k in a:
+        np.testing.assert_array_equal(a[k].numpy(), b[k].numpy())
+
+
+def test_save_killed_midway_keeps_the_previous_checkpoint(text_file, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    # checkpoints at 0 and 3 complete (2 files each); the one at 6 dies after its first file
+    crash_after(monkeypatch, train_mod.mg, "save", 5)
+    with pytest.raises(Crash):
+        train(tiny(text_file, out), log=quiet)
+    monkeypatch.undo()
+    ckpt = find_checkpoint(out)
+    assert ckpt.name == "ckpt-0000003"
+    assert not [p for p in out.iterdir() if p.name.startswith(".ckpt-tmp")]  # cleaned up
+    model, tokenizer, _ = load_checkpoint(out)
+    assert tokenizer.decode(tokenizer.encode("Speak")) == "Speak"
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in rows] == [0, 3]   # no row for the checkpoint that failed
+    resumed = train(resume_config(out), resume=True, log=quiet)
+    full = train(tiny(text_file, tmp_path / "full"), log=quiet)
+    assert resumed.losses == full.losses[3:]
+    assert resumed.history[-1]["val_loss"] == full.history[-1]["val_loss"]
+
+
+def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(text_file, tmp_path, monkeypatch):
+    original = GPT.forward
+    calls = [0]
+
+    def poisoned(self, idx, targets=None):
+        logits, loss = original(self, idx, targets)
+        if self.training:
+            calls[0] += 1
+            if calls[0] == 5:
+                loss = loss * float("nan")
+        return logits, loss
+    monkeypatch.setattr(GPT, "forward", poisoned)
+    out = tmp_path / "run"
+    with pytest.raises(TrainingDiverged) as e:
+        train(tiny(text_file, out), log=quiet)
+    msg = str(e.value)
+    assert "became nan" in msg and "iteration 4" in msg and "ckpt-0000003" in msg
+    assert find_checkpoint(out).name == "ckpt-0000003"
+    model, _, _ = load_checkpoint(out)
+    assert all(np.isfinite(p.numpy()).all() for p in model.parameters())
+
+
+def test_fresh_run_refuses_to_overwrite_a_run(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+    with pytest.raises(CheckpointError, match="--resume"):
+        train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+
+
+def test_resume_with_another_model_shape_is_refused(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+    with pytest.raises(CheckpointError, match="n_embd=16; cannot resume with n_embd=32"):
+        resume_config(tmp_path / "run", n_embd=32)
+
+
+def test_checkpoint_into_a_different_config(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+    ckpt = read_checkpoint(find_checkpoint(tmp_path / "run"))
+    mg.manual_seed(0)
+    other = GPT(tiny(text_file, tmp_path, n_embd=32).model_config(ckpt.config.vocab_size))
+    with pytest.raises(CheckpointError, match="does not fit this model.*shape mismatches"):
+        ckpt.load_weights(other)
+
+
+def test_corrupted_checkpoints_are_named(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+    ckpt = find_checkpoint(tmp_path / "run")
+    weights = ckpt / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-10] ^= 0xFF                                   # one flipped byte in the weights
+    weights.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="corrupted: model.safetensors does not match"):
+        load_checkpoint(tmp_path / "run")
+    weights.write_bytes(bytes(data[:50]))               # truncated, and no checksum to help
+    meta = json.loads((ckpt / "config.json").read_text())
+    del meta["files"]
+    (ckpt / "config.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_checkpoint(tmp_path / "run")
+    (ckpt / "config.json").write_text('{"format": "minitransformer-gpt-che')
+    with pytest.raises(CheckpointError, match="config.json is not valid JSON"):
+        load_checkpoint(tmp_path / "run")
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(tmp_path)
