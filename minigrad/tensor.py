@@ -188,11 +188,11 @@ class Tensor:
                      create_graph)
 
     def _accumulate_grad(self, g):
-        if not is_grad_enabled():  # plain backward: store a writable array of our own
-            g = g.detach()
-            strides = getattr(g.data, "strides", None)
-            if strides is not None and 0 in strides:
-                g.data = g.backend.xp.ascontiguousarray(g.data)
+        if not is_grad_enabled() and self.grad is None:
+            # plain backward: store a writable array of our own, never a broadcast view nor
+            # an array shared with another tensor's .grad or the caller's gradient (Add hands
+            # the same g to both inputs); accumulating below makes a new array anyway
+            g = Tensor._make(g.data.copy(), g.device)
         if g.dtype != self.dtype:
             g = g.to(dtype=self.dtype)
         self.grad = g if self.grad is None else self.grad + g
