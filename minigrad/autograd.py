@@ -70,6 +70,8 @@ class Function:
         except (ValueError, IndexError) as e:  # the array library's words, plus the op's
             shapes = ", ".join(str(t.shape) for t in inputs)
             raise type(e)(f"{cls.__name__}: {e} (input shapes: {shapes})") from None
+        if not isinstance(data, fn.xp.ndarray):  # NumPy reduces to a scalar: keep 0-d arrays
+            data = fn.xp.asarray(data)
         out = Tensor._make(data, fn.device)  # fn.device: ToDevice changes it
         if _grad_enabled and any(t.requires_grad for t in inputs):
             out.requires_grad = True

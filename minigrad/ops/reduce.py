@@ -132,6 +132,6 @@ def extremum(kind, x, dim=None, keepdim=False):
 def arg(kind, x, dim=None, keepdim=False):
     """argmax/argmin: integer indices, not differentiable."""
     if dim is None:
-        return Tensor._make(getattr(x.data, kind)(), x.device)
+        return Tensor._make(x.backend.xp.asarray(getattr(x.data, kind)()), x.device)
     d = normalize_dims(dim, x.ndim, kind)[0]
     return Tensor._make(getattr(x.data, kind)(axis=d, keepdims=keepdim), x.device)
