@@ -3,6 +3,7 @@ from minigrad.nn.module import Module, Parameter, ModuleList, ModuleDict, Sequen
 from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GELU,  # noqa
                                 Tanh, Sigmoid, Identity, Softmax, LogSoftmax,
                                 CrossEntropyLoss, MSELoss)
-from minigrad.nn.rnn import RNNCell, GRUCell, LSTMCell, RNN, GRU, LSTM  # noqa: F401
+from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
+from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401

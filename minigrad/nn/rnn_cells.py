@@ -1,0 +1,173 @@
+"""Recurrent cells — RNNCell, GRUCell, LSTMCell: one time step — and the step functions that
+RNN, GRU and LSTM (in rnn.py) run over a sequence. Article 2.2.3.1 (before the Transformer:
+RNN encoder-decoders).
+
+PyTorch's equations, gate order (GRU r, z, n; LSTM i, f, g, o), parameter names and shapes
+(`weight_ih` (gates·H, input_size), `weight_hh` (gates·H, H), `bias_ih`, `bias_hh`) and
+initialisation U(-1/√H, 1/√H) of every parameter, so a PyTorch state dict loads by name.
+"""
+import math
+
+from minigrad import creation, functional as F
+from minigrad.nn import init
+from minigrad.nn.module import Module, Parameter
+
+
+# ---- one time step of each kind: gi = W_ih x + b_ih is computed by the caller ----------------
+def rnn_tanh_step(gi, h, w_hh, b_hh):
+    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh)"""
+    return (gi + F.linear(h, w_hh, b_hh)).tanh()
+
+
+def rnn_relu_step(gi, h, w_hh, b_hh):
+    """h' = relu(W_ih x + b_ih + W_hh h + b_hh)"""
+    return (gi + F.linear(h, w_hh, b_hh)).relu()
+
+
+def gru_step(gi, h, w_hh, b_hh):
+    """r = σ(W_ir x + b_ir + W_hr h + b_hr),  z = σ(W_iz x + b_iz + W_hz h + b_hz),
+    n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 - z) ⊙ n + z ⊙ h"""
+    H = h.shape[-1]
+    gh = F.linear(h, w_hh, b_hh)
+    rz = (gi[..., :2 * H] + gh[..., :2 * H]).sigmoid()   # r and z share one sigmoid
+    r, z = rz[..., :H], rz[..., H:]
+    n = (gi[..., 2 * H:] + r * gh[..., 2 * H:]).tanh()   # r gates W_hn h + b_hn, bias included
+    return (1 - z) * n + z * h
+
+
+def lstm_step(gi, state, w_hh, b_hh):
+    """i, f, g, o = σ, σ, tanh, σ of (W_ih x + b_ih + W_hh h + b_hh), split in that order;
+    c' = f ⊙ c + i ⊙ g,  h' = o ⊙ tanh(c')"""
+    h, c = state
+    H = h.shape[-1]
+    gates = gi + F.linear(h, w_hh, b_hh)
+    i, f = gates[..., :H].sigmoid(), gates[..., H:2 * H].sigmoid()
+    g, o = gates[..., 2 * H:3 * H].tanh(), gates[..., 3 * H:].sigmoid()
+    c = f * c + i * g
+    return o * c.tanh(), c
+
+
+_STEPS = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "GRU": gru_step,
+          "LSTM": lstm_step}
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
+
+
+def _mode(kind, nonlinearity):
+    if kind != "RNN":
+        return kind
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; valid: 'tanh', 'relu'")
+    return "RNN_" + nonlinearity.upper()
+
+
+def _check_sizes(name, input_size, hidden_size):
+    for arg, v in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name}: {arg} must be a positive integer, got {v!r}")
+
+
+def _uniform_init(module, hidden_size):
+    bound = 1.0 / math.sqrt(hidden_size)   # PyTorch: every weight and bias ~ U(-1/√H, 1/√H)
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
+
+
+# ---- cells ------------------------------------------------------------------------------------
+class _CellBase(Module):
+    kind = None
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        _check_sizes(name, input_size, hidden_size)
+        self.mode = _mode(self.kind, nonlinearity)
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        G = _GATES[self.mode] * hidden_size
+        kw = dict(device=device, dtype=dtype)
+        self.weight_ih = Parameter(creation.zeros(G, input_size, **kw))
+        self.weight_hh = Parameter(creation.zeros(G, hidden_size, **kw))
+        if bias:
+            self.bias_ih = Parameter(creation.zeros(G, **kw))
+            self.bias_hh = Parameter(creation.zeros(G, **kw))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _uniform_init(self, self.hidden_size)
+
+    def _batched(self, input, hx):
+        """(input, hx, was_batched) with a batch dim added to unbatched (F,) input."""
+        name = type(self).__name__
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{name}: expected input of shape (batch, {self.input_size}) or "
+                             f"({self.input_size},), got shape {input.shape}")
+        if input.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected input feature size {self.input_size}, got "
+                             f"{input.shape[-1]} (input shape {input.shape})")
+        batched = input.ndim == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        B, H = input.shape[0], self.hidden_size
+        states = hx if isinstance(hx, tuple) else (hx,)
+        out = []
+        for s in states:
+            if s is None:
+                s = creation.zeros(B, H, dtype=input.dtype, device=input.device)
+            else:
+                want = (B, H) if batched else (H,)
+                if s.shape != want:
+                    raise ValueError(f"{name}: expected hidden state of shape {want}, got "
+                                     f"{s.shape}")
+                if not batched:
+                    s = s.unsqueeze(0)
+            out.append(s)
+        return input, (tuple(out) if isinstance(hx, tuple) else out[0]), batched
+
+    def forward(self, input, hx=None):
+        x, h, batched = self._batched(input, hx)
+        gi = F.linear(x, self.weight_ih, self.bias_ih)
+        h = _STEPS[self.mode](gi, h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.mode == "RNN_RELU":
+            s += ", nonlinearity='relu'"
+        return s
+
+
+class RNNCell(_CellBase):
+    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (or relu). forward(input, hx=None) -> h'."""
+    kind = "RNN"
+
+
+class GRUCell(_CellBase):
+    """A gated recurrent unit step (gates r, z, n). forward(input, hx=None) -> h'."""
+    kind = "GRU"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+
+class LSTMCell(_CellBase):
+    """A long short-term memory step (gates i, f, g, o).
+    forward(input, hx=None) with hx = (h, c) -> (h', c')."""
+    kind = "LSTM"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        if hx is None:
+            hx = (None, None)
+        elif not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise ValueError("LSTMCell: hx must be a tuple (h, c)")
+        x, (h, c), batched = self._batched(input, tuple(hx))
+        gi = F.linear(x, self.weight_ih, self.bias_ih)
+        h, c = lstm_step(gi, (h, c), self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
