@@ -6,7 +6,11 @@ from minigrad.tensor import Tensor
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor from a Python scalar or list (floats -> float32, ints -> int64), a NumPy
     or CuPy array (keeps its dtype) or another tensor (copied out of its graph)."""
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    source = data.data if isinstance(data, Tensor) else data
+    t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    if t.data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
+        t.data = t.data.copy()
+    return t
 
 
 def _shape(shape):
