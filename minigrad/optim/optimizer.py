@@ -3,7 +3,7 @@
 checkpoint, via the flat form `flat_state_dict` / `load_flat_state_dict`)."""
 import json
 
-from minigrad.autograd import no_grad
+from minigrad.autograd import no_grad, enable_grad
 from minigrad.tensor import Tensor
 
 
@@ -95,7 +95,6 @@ class Optimizer:
         and returns the loss, as in PyTorch."""
         loss = None
         if closure is not None:
-            from minigrad.autograd import enable_grad
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
