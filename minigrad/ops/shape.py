@@ -80,6 +80,7 @@ class ToDevice(Function):
         self.in_device = self.device
         self.device = device  # results of this op live on the new device
         src, dst = backend.get(self.in_device), backend.get(device)
+        self.xp = dst.xp
         return dst.from_numpy(src.to_numpy(a))
     def backward(self, g): return g.to(self.in_device)
 
