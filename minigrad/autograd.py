@@ -86,6 +86,11 @@ class Function:
     def backward(self, grad):
         raise NotImplementedError
 
+    # An op may also define `backward_arrays(self, g) -> tuple of arrays (or None)`: the same
+    # gradients computed on raw arrays, with fewer temporaries. The engine uses it when no
+    # graph of the backward pass is wanted (create_graph=False); `backward` stays the
+    # readable, twice-differentiable reference, and a test checks that the two agree.
+
     def const(self, array):
         """A saved array as a constant (non-differentiable) Tensor on this op's device."""
         from minigrad.tensor import Tensor
@@ -133,6 +138,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     `Tensor.backward`); otherwise they are returned, one per tensor of `inputs` (as `mg.grad`),
     and no `.grad` is touched."""
     from minigrad.ops.reduce import sum_to
+    from minigrad.tensor import Tensor
     wanted = None if inputs is None else {id(t): i for i, t in enumerate(inputs)}
     found = [None] * (0 if inputs is None else len(inputs))
     grads = {}
@@ -150,7 +156,12 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 if wanted is None:
                     t._accumulate_grad(g)
                 continue
-            in_grads = ctx.backward(g)
+            fast = None if create_graph else getattr(ctx, "backward_arrays", None)
+            if fast is not None:
+                in_grads = tuple(None if a is None else Tensor._make(a, g.device)
+                                 for a in fast(g.data))
+            else:
+                in_grads = ctx.backward(g)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
             for p, gp in zip(ctx.inputs, in_grads):

@@ -54,6 +54,19 @@ class ScaledDotProductAttention(Function):
         gs = p * (gp - (gp * p).sum(-1, keepdim=True)) * self.scale   # softmax backward
         return gs @ k, gs.mT @ q, gv                      # dQ = dS·K, dK = dSᵀ·Q
 
+    def backward_arrays(self, g):                         # the same on arrays
+        xp = self.xp
+        q, k, v = (t.data for t in self.inputs)
+        p, keep = self.probs, self.keep
+        pd = p if keep is None else p * keep
+        gv = xp.matmul(xp.swapaxes(pd, -1, -2), g)
+        gp = xp.matmul(g, xp.swapaxes(v, -1, -2))
+        if keep is not None:
+            gp *= keep
+        gs = p * (gp - (gp * p).sum(axis=-1, keepdims=True))
+        gs *= gs.dtype.type(self.scale)
+        return xp.matmul(gs, k), xp.matmul(xp.swapaxes(gs, -1, -2), q), gv
+
 
 def _mask_arrays(q, k, attn_mask, is_causal):
     """(allowed, additive): a boolean array of where attending is allowed, and/or a float

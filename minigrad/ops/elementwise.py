@@ -130,8 +130,10 @@ class Gelu(Function):
     def forward(self, a, approximate):
         self.approximate = approximate
         if approximate == "tanh":                        # ½x(1 + tanh(c(x + 0.044715x³)))
-            return 0.5 * a * (1 + self.xp.tanh(self.C * (a + 0.044715 * a ** 3)))
-        return 0.5 * a * (1 + backend.get(self.device).erf(a * (1 / math.sqrt(2))))  # x·Φ(x)
+            self.t = self.xp.tanh(self.C * (a + 0.044715 * (a * a * a)))
+            return 0.5 * a * (1 + self.t)
+        self.cdf = 0.5 * (1 + backend.get(self.device).erf(a * (1 / math.sqrt(2))))  # Φ(x)
+        return a * self.cdf                               # x·Φ(x)
 
     def backward(self, g):
         x = self.inputs[0]
@@ -141,6 +143,15 @@ class Gelu(Function):
         cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))    # Φ(x) + x·φ(x)
         pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + x * pdf)
+
+    def backward_arrays(self, g):                        # the same, reusing forward's t / Φ
+        x, xp = self.inputs[0].data, self.xp
+        if self.approximate == "tanh":
+            t = self.t
+            d = 0.5 * (1 + t) + (0.5 * self.C) * x * (1 - t * t) * (1 + 0.134145 * (x * x))
+        else:
+            d = self.cdf + x * xp.exp(-0.5 * (x * x)) * (1 / math.sqrt(2 * math.pi))
+        return (g * d,)
 
 
 class Maximum(Function):

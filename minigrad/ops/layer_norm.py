@@ -39,6 +39,18 @@ class LayerNorm(Function):
                 grads.append(g)
         return tuple(grads)
 
+    def backward_arrays(self, g):                        # the same on arrays
+        x, *affine = self.inputs
+        xhat, dims = self.xhat, self.dims
+        gxhat = g * affine[0].data if affine else g
+        gx = self.rstd * (gxhat - gxhat.mean(axis=dims, keepdims=True)
+                          - xhat * (gxhat * xhat).mean(axis=dims, keepdims=True))
+        if not affine:
+            return (gx,)
+        lead = tuple(range(g.ndim - len(dims)))          # sum over the batch dims here
+        gw = (g * xhat).sum(axis=lead)
+        return (gx, gw) if len(affine) == 1 else (gx, gw, g.sum(axis=lead))
+
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):

@@ -43,6 +43,10 @@ class CrossEntropy(Function):
         g = g.reshape(-1, 1) if self.reduction == "none" else g
         return (p - self.const(self.q)) * (w * g)
 
+    def backward_arrays(self, g):
+        w = self.weight[:, None] * (g.reshape(-1, 1) if self.reduction == "none" else g)
+        return ((self.probs - self.q) * w,)
+
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """Mean cross-entropy of (N, C) logits against (N,) integer class targets."""

@@ -22,6 +22,10 @@ class Softmax(Function):
         y = self.output()
         return y * (g - (g * y).sum(self.dim, keepdim=True))
 
+    def backward_arrays(self, g):
+        y = self.output().data
+        return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
+
 
 class LogSoftmax(Function):
     def forward(self, x, dim):                           # yᵢ = xᵢ - log Σⱼ eˣʲ
@@ -32,6 +36,9 @@ class LogSoftmax(Function):
         return z - xp.log(xp.exp(z).sum(axis=dim, keepdims=True))
     def backward(self, g):                               # dx = g - softmax(x) Σ g
         return g - self.output().exp() * g.sum(self.dim, keepdim=True)
+
+    def backward_arrays(self, g):
+        return (g - self.xp.exp(self.output().data) * g.sum(axis=self.dim, keepdims=True),)
 
 
 def softmax(x, dim=-1):
