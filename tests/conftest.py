@@ -1,0 +1,25 @@
+"""Shared fixtures: `device` runs a test on every device this machine has ("cpu" always,
+"cuda" where CuPy and a GPU exist, skipped with a reason elsewhere), and `dtype` on both
+float dtypes. One parametrised suite, never a copied test file per backend."""
+import pytest
+
+import minigrad as mg
+
+_NO_CUDA = ("needs CuPy and an NVIDIA GPU (pip install -e \".[cuda12]\" on a machine with one)")
+
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=[pytest.mark.gpu,
+                                pytest.mark.skipif(not mg.cuda_is_available(), reason=_NO_CUDA)]),
+]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Every device: the op suite runs once per device, from one test file."""
+    return request.param
+
+
+@pytest.fixture(params=["float32", "float64"])
+def dtype(request):
+    return request.param

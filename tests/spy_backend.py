@@ -1,0 +1,188 @@
+"""A fake array library for the seam test: the "spy" device.
+
+Its arrays wrap NumPy arrays but are not ndarrays and, exactly like CuPy's, refuse NumPy's
+protocols: `np.exp(spy)` raises (`__array_ufunc__ = None`), `np.concatenate([spy])` raises
+(`__array_function__`), `np.asarray(spy)` raises (`__array__`), and mixing a host ndarray into
+a spy operation raises. So an op that calls NumPy directly on device data, or slips a host
+array in, fails loudly here instead of silently running on the CPU when the device is a GPU.
+
+Only what the engine is allowed to use exists: the ndarray methods and `xp` functions listed
+below (CuPy has them all). Anything else is an AttributeError naming what was asked for.
+"""
+import numpy as np
+from scipy.special import erf as _host_erf
+
+from minigrad import backend
+
+
+class SpyArray:
+    __slots__ = ("a", "__weakref__")
+    __array_ufunc__ = None                  # NumPy ufuncs on a spy array raise TypeError
+
+    def __init__(self, a):
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"SpyArray wraps an ndarray, got {type(a).__name__}")
+        self.a = a
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("spy array: implicit conversion to a NumPy array refused "
+                        "(an op used NumPy on device data; go through backend.to_numpy)")
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise TypeError(f"spy array: numpy.{func.__name__} called on device data "
+                        f"(use the backend's xp)")
+
+    shape = property(lambda self: self.a.shape)
+    dtype = property(lambda self: self.a.dtype)
+    ndim = property(lambda self: self.a.ndim)
+    size = property(lambda self: self.a.size)
+    T = property(lambda self: SpyArray(self.a.T))
+
+    def __len__(self): return len(self.a)
+    def __repr__(self): return "spy(" + repr(self.a) + ")"
+    def __bool__(self): return bool(self.a)
+    def __int__(self): return int(self.a)
+    def __float__(self): return float(self.a)
+    def __index__(self): return self.a.__index__()
+    def __getitem__(self, index): return wrap(self.a[unwrap(index)])
+    def __setitem__(self, index, value): self.a[unwrap(index)] = unwrap(value)
+    __hash__ = None
+
+
+def unwrap(x, allow_host=False):
+    """Spy arrays to ndarrays, recursively; a host ndarray here is a leak unless allowed."""
+    if isinstance(x, SpyArray):
+        return x.a
+    if isinstance(x, np.ndarray):
+        if allow_host:
+            return x
+        raise TypeError(f"spy device: a host NumPy array of shape {x.shape} was mixed into a "
+                        f"device operation (move it with backend.from_numpy first)")
+    if isinstance(x, (tuple, list)):
+        return type(x)(unwrap(i, allow_host) for i in x)
+    return x                                # Python/NumPy scalars, slices, None, dtypes
+
+
+def wrap(r):
+    """NumPy results as spy arrays; a NumPy scalar becomes a 0-d array (as CuPy gives)."""
+    if isinstance(r, np.ndarray):
+        return SpyArray(r)
+    if isinstance(r, np.generic):
+        return SpyArray(np.asarray(r))
+    if isinstance(r, (tuple, list)) and any(isinstance(i, (np.ndarray, np.generic)) for i in r):
+        return type(r)(wrap(i) for i in r)
+    return r
+
+
+def _operator(name):
+    def op(self, other):
+        if isinstance(other, (SpyArray, np.ndarray, int, float, bool, complex, np.generic)):
+            return wrap(getattr(self.a, name)(unwrap(other)))
+        return NotImplemented               # a Tensor on the other side handles it
+    op.__name__ = name
+    return op
+
+
+def _inplace(name):
+    def op(self, other):
+        getattr(self.a, name)(unwrap(other))
+        return self
+    return op
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        return wrap(getattr(self.a, name)(*unwrap(args),
+                                          **{k: unwrap(v) for k, v in kwargs.items()}))
+    method.__name__ = name
+    return method
+
+
+for _n in ("add sub mul truediv floordiv mod pow matmul and or xor lt le gt ge eq ne").split():
+    setattr(SpyArray, f"__{_n}__", _operator(f"__{_n}__"))
+    if _n not in ("lt", "le", "gt", "ge", "eq", "ne"):
+        setattr(SpyArray, f"__r{_n}__", _operator(f"__r{_n}__"))
+for _n in ("iadd isub imul itruediv".split()):
+    setattr(SpyArray, f"__{_n}__", _inplace(f"__{_n}__"))
+for _n in ("neg pos abs invert".split()):
+    setattr(SpyArray, f"__{_n}__", _method(f"__{_n}__"))
+for _n in ("reshape transpose swapaxes squeeze sum prod mean var std max min argmax argmin "
+           "any all astype copy item tolist fill").split():
+    setattr(SpyArray, _n, _method(_n))
+
+# the array-module functions the engine may call (all exist in CuPy)
+FUNCTIONS = set("""exp log log1p expm1 sqrt square tanh sin cos abs sign maximum minimum clip
+where matmul swapaxes transpose moveaxis reshape broadcast_to broadcast_shapes concatenate
+stack expand_dims squeeze zeros ones full empty zeros_like ones_like full_like empty_like
+arange tri tril triu isfinite isnan isinf take_along_axis put_along_axis ascontiguousarray
+logical_not logical_and logical_or less less_equal greater greater_equal equal not_equal
+add subtract multiply divide power negative sum mean max min argmax argmin""".split())
+
+
+def _function(fn, allow_host=False):
+    def call(*args, **kwargs):
+        return wrap(fn(*unwrap(args, allow_host),
+                       **{k: unwrap(v, allow_host) for k, v in kwargs.items()}))
+    call.__name__ = fn.__name__
+    return call
+
+
+class _Generator:
+    def __init__(self, seed):
+        self.g = np.random.default_rng(seed)
+
+    def __getattr__(self, name):
+        if name not in ("random", "standard_normal", "integers", "normal", "uniform",
+                        "permutation", "choice"):
+            raise AttributeError(f"spy random generator has no {name!r}")
+        return _function(getattr(self.g, name))
+
+
+class _Random:
+    @staticmethod
+    def default_rng(seed=None):
+        return _Generator(seed)
+
+
+class SpyModule:
+    """The spy device's `xp`: NumPy's functions behind the spy arrays' wall."""
+    ndarray = SpyArray
+    nan, inf, pi, e, newaxis = np.nan, np.inf, np.pi, np.e, None
+    float16, float32, float64 = np.float16, np.float32, np.float64
+    int32, int64, bool_ = np.int32, np.int64, np.bool_
+    random = _Random()
+    # host -> device transfers are legitimate (cupy.asarray(host) is how data gets there)
+    asarray = staticmethod(_function(np.asarray, allow_host=True))
+    array = staticmethod(_function(np.array, allow_host=True))
+
+    def __getattr__(self, name):
+        if name in FUNCTIONS:
+            return _function(getattr(np, name))
+        raise AttributeError(f"the spy array module has no {name!r}: the engine used an "
+                             f"array function the Backend does not promise; add it to the "
+                             f"Backend in minigrad/backend.py or use one that exists")
+
+
+def make_backend(name="spy"):
+    def index_add(target, index, values):
+        np.add.at(unwrap(target), unwrap(index), unwrap(values))
+
+    def to_numpy(a):
+        if not isinstance(a, SpyArray):
+            raise TypeError(f"spy to_numpy: expected a spy array, got {type(a).__name__}")
+        return a.a.copy()
+
+    def from_numpy(h):
+        return SpyArray(np.array(h))        # a transfer is a copy
+
+    return backend.Backend(name, SpyModule(), lambda a: wrap(_host_erf(unwrap(a))),
+                           index_add, to_numpy, from_numpy)
+
+
+def register(name="spy"):
+    backend.register_device(name, lambda: make_backend(name))
+
+
+def unregister(name="spy"):
+    backend._FACTORIES.pop(name, None)
+    backend._BACKENDS.pop(name, None)

@@ -1,0 +1,220 @@
+"""The backward pass itself: deep graphs, accumulation, retain_graph, no_grad, detach,
+mg.grad, second derivatives (a Hessian-vector product against the analytic Hessian), and
+memory (saved arrays die after backward unless retain_graph=True)."""
+import gc
+import subprocess
+import sys
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad.autograd import _topological_order
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_10000_op_chain_backprops_without_recursion(device):
+    x = mg.tensor(1.0, dtype=mg.float64, device=device, requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    y.backward()
+    np.testing.assert_allclose(x.grad.item(), 1.0001 ** 10_000, rtol=1e-9)
+    z = x
+    for _ in range(10_000):  # a deep graph that is dropped without backward frees cleanly
+        z = z.tanh()
+    del z
+    gc.collect()
+
+
+def test_gradients_accumulate(device):
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (x * x + x).sum().backward()                                 # used several times: 2x + 1
+    assert x.grad.tolist() == [3.0, 5.0]
+    y = (x * 3).sum()
+    y.backward(retain_graph=True)
+    y.backward()                                                 # across two backward() calls
+    assert x.grad.tolist() == [9.0, 11.0]
+
+
+def test_retain_graph_allows_a_second_backward_and_freed_graph_raises(device):
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first)
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        y.backward()
+
+
+def test_grads_are_fresh_arrays(device):
+    """A .grad never aliases another tensor's .grad or the gradient the caller passed."""
+    a, b = (mg.ones(3, device=device, requires_grad=True) for _ in range(2))
+    g = mg.ones(3, device=device)
+    (a + b).backward(g)
+    a.grad.data[...] = 7.0
+    assert b.grad.tolist() == [1.0, 1.0, 1.0] and g.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_non_leaf_grad_is_not_stored(device):
+    x = mg.ones(2, device=device, requires_grad=True)
+    h = x * 2
+    (h * h).sum().backward()
+    assert h.grad is None and x.grad.tolist() == [8.0, 8.0]
+    assert x.is_leaf and not h.is_leaf
+
+
+def test_no_grad_builds_no_graph(device):
+    x = mg.ones(2, device=device, requires_grad=True)
+    with mg.no_grad():
+        assert not mg.is_grad_enabled()
+        y = (x * 2).exp().sum()
+        with mg.enable_grad():
+            z = x * 2
+    assert mg.is_grad_enabled()
+    assert not y.requires_grad and y._ctx is None
+    assert z.requires_grad
+
+    @mg.no_grad()
+    def evaluate(t):
+        return t * 3
+    assert not evaluate(x).requires_grad and evaluate.__name__ == "evaluate"
+
+
+def test_detach(device):
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf
+    assert np.shares_memory(d.numpy(), x.numpy()) or device != "cpu"
+    (x * d).sum().backward()                                     # d is a constant
+    assert x.grad.tolist() == [1.0, 2.0]
+
+
+def test_mg_grad_returns_and_leaves_dot_grad_untouched(device):
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    w = mg.tensor([3.0, 4.0], device=device, requires_grad=True)
+    gx, gw = mg.grad((x * w).sum(), [x, w])
+    assert gx.tolist() == [3.0, 4.0] and gw.tolist() == [1.0, 2.0]
+    assert x.grad is None and w.grad is None and not gx.requires_grad
+    x.grad = mg.ones(2, device=device)
+    gx, = mg.grad((x * x).sum(), x)
+    assert gx.tolist() == [2.0, 4.0] and x.grad.tolist() == [1.0, 1.0]
+    y = x * 2
+    gy, = mg.grad(y, x, grad_outputs=mg.tensor([1.0, -1.0], device=device))
+    assert gy.tolist() == [2.0, -2.0]
+    unused = mg.ones(1, device=device, requires_grad=True)
+    assert mg.grad((x * 2).sum(), [x, unused], allow_unused=True)[1] is None
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        mg.grad((x * 2).sum(), [x, unused])
+
+
+# ---- second derivatives --------------------------------------------------------------------
+_A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0], [0.0, 2.0, 1.0]])
+
+
+def _f(x, a):
+    """f(x) = ½ xᵀAx + Σ eˣ + (x₀x₁)²"""
+    return 0.5 * (x @ (a @ x)) + x.exp().sum() + (x[0] * x[1]) ** 2
+
+
+def _hessian(x):
+    h = (_A + _A.T) / 2 + np.diag(np.exp(x))
+    h[0, 0] += 2 * x[1] ** 2
+    h[1, 1] += 2 * x[0] ** 2
+    h[0, 1] += 4 * x[0] * x[1]
+    h[1, 0] += 4 * x[0] * x[1]
+    return h
+
+
+def test_hessian_vector_product_with_mg_grad(device):
+    x0, v = np.array([0.3, -0.7, 1.1]), np.array([1.0, 2.0, -0.5])
+    x = mg.tensor(x0, device=device, requires_grad=True)
+    a = mg.tensor(_A, device=device)
+    g, = mg.grad(_f(x, a), x, create_graph=True)
+    assert g.requires_grad
+    hv, = mg.grad((g * mg.tensor(v, device=device)).sum(), x, retain_graph=True)
+    np.testing.assert_allclose(hv.numpy(), _hessian(x0) @ v, rtol=1e-12)
+    rows = [mg.grad(g[i], x, retain_graph=True)[0].numpy() for i in range(3)]
+    np.testing.assert_allclose(np.stack(rows), _hessian(x0), rtol=1e-12)
+
+
+def test_hessian_vector_product_with_backward_create_graph(device):
+    x0, v = np.array([0.3, -0.7, 1.1]), np.array([1.0, 2.0, -0.5])
+    x = mg.tensor(x0, device=device, requires_grad=True)
+    _f(x, mg.tensor(_A, device=device)).backward(create_graph=True)
+    g, x.grad = x.grad, None
+    assert g.requires_grad
+    (g * mg.tensor(v, device=device)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _hessian(x0) @ v, rtol=1e-12)
+
+
+# ---- memory ----------------------------------------------------------------------------------
+def _model(x, w, target):
+    """A small graph through most fused ops, each of which saves arrays for backward."""
+    h = F.layer_norm((x @ w).relu(), (4,))
+    h = F.scaled_dot_product_attention(h, h, h, is_causal=True).gelu()
+    return F.cross_entropy(h.reshape(-1, 4), target) + h.softmax(-1).max() + h.abs().mean()
+
+
+def _weak_intermediates(loss):
+    """Weak references to every intermediate tensor, its array, and every array an op saved."""
+    refs = []
+    for t in _topological_order([loss]):
+        if t._ctx is None:
+            continue
+        saved = [v for v in vars(t._ctx).values() if isinstance(v, type(loss.data))]
+        refs += [weakref.ref(a) for a in saved]
+        if t is not loss:
+            refs += [weakref.ref(t), weakref.ref(t.data)]
+    return refs
+
+
+def _build(device):
+    mg.manual_seed(0)
+    x = mg.randn(2, 3, 5, device=device)
+    w = mg.randn(5, 4, device=device, requires_grad=True)
+    target = mg.randint(0, 4, (6,), device=device)
+    loss = _model(x, w, target)
+    refs = _weak_intermediates(loss)
+    assert len(refs) > 30
+    return loss, w, refs
+
+
+def test_backward_frees_every_intermediate_while_loss_is_alive(device):
+    loss, w, refs = _build(device)
+    loss.backward()
+    gc.collect()
+    alive = [r() for r in refs if r() is not None]
+    assert not alive, f"{len(alive)} intermediate arrays/tensors survived backward()"
+    assert w.grad is not None and loss.item() == loss.item()
+
+
+def test_retain_graph_keeps_them_until_the_loss_goes(device):
+    loss, w, refs = _build(device)
+    loss.backward(retain_graph=True)
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    loss.backward()                                              # still possible
+    del loss
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+def test_mg_grad_frees_too(device):
+    loss, w, refs = _build(device)
+    mg.grad(loss, w)
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+# ---- the lesson demo ------------------------------------------------------------------------
+def test_autograd_demo_runs(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "demos" / "00_autograd.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "digraph" in done.stdout and (tmp_path / "graph.dot").exists()

@@ -1,0 +1,226 @@
+"""THE SEAM: every op reaches its array library only through `minigrad.backend`.
+
+DESIGN.md: only backend.py imports NumPy/CuPy, and a CPU-side test proves every op goes
+through the seam, so the GPU path cannot silently fall back to NumPy. This is that test: a
+fake "spy" device (tests/spy_backend.py) whose arrays refuse NumPy exactly as CuPy's do runs
+every op forward, backward and double backward; every output and gradient must be a spy
+array and equal what the CPU computes. A completeness check makes sure no op is left out,
+and a static check that no other file in minigrad/ imports numpy or cupy.
+"""
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+import spy_backend
+from minigrad.autograd import Function
+from minigrad.ops.attention import attention_reference
+
+PACKAGE = Path(mg.__file__).resolve().parent
+_IDX, _MASK = np.array([0, 2, 0]), np.array([True, False, True])
+_IDS = np.array([[0, 2, 2], [3, 0, 1]])
+_BOOL_ATTN = np.tri(3, 4, 1, dtype=bool)
+
+
+def _t(a, x):
+    return mg.tensor(a, device=x.device)
+
+
+def _seeded(fn):
+    def call(*xs):
+        mg.manual_seed(5)
+        return fn(*xs)
+    return call
+
+
+# name, fn of float64 tensors, input shapes, value domain ("pos": positive)
+OPS = [
+    ("add", lambda a, b: a + b, [(2, 3), (3,)]), ("sub", lambda a, b: a - b, [(2, 1), (3,)]),
+    ("mul", lambda a, b: a * b, [(2, 3), ()]), ("div", lambda a, b: a / b, [(3,), (2, 3)], "pos"),
+    ("pow", lambda a, b: a ** b, [(2, 3), (3,)], "pos"),
+    ("scalars", lambda a: (2 - a) * 3 / a + 2 ** a + a ** 2, [(2, 3)], "pos"),
+    ("neg", lambda a: -a, [(3,)]), ("exp", lambda a: a.exp(), [(3,)]),
+    ("log", lambda a: a.log(), [(3,)], "pos"), ("sqrt", lambda a: a.sqrt(), [(3,)], "pos"),
+    ("abs", lambda a: a.abs(), [(3,)]), ("tanh", lambda a: a.tanh(), [(3,)]),
+    ("sigmoid", lambda a: a.sigmoid(), [(3,)]), ("relu", lambda a: a.relu(), [(2, 3)]),
+    ("erf", lambda a: a.erf(), [(3,)]), ("gelu", lambda a: F.gelu(a), [(3,)]),
+    ("gelu_tanh", lambda a: F.gelu(a, approximate="tanh"), [(3,)]),
+    ("maximum", lambda a, b: a.maximum(b), [(2, 3), (3,)]),
+    ("minimum", lambda a, b: mg.minimum(a, b), [(2, 3), ()]),
+    ("clip", lambda a: a.clip(-0.3, 0.3) + a.clip(min=0.1), [(2, 3)]),
+    ("where", lambda a, b: mg.where(_MASK, a, b), [(2, 3), (3,)]),
+    ("where_tensor", lambda a: mg.where(_t(_MASK, a), a, 0.5), [(2, 3)]),
+    ("masked_fill", lambda a: a.masked_fill(_t(_MASK, a), -1.0), [(2, 3)]),
+    ("dot", lambda a, b: a @ b, [(3,), (3,)]), ("vecmat", lambda a, b: a @ b, [(3,), (2, 3, 4)]),
+    ("matvec", lambda a, b: a @ b, [(2, 3), (3,)]),
+    ("bmm_bcast", lambda a, b: a @ b, [(2, 1, 3, 4), (5, 4, 2)]),
+    ("shared_weight", lambda a, b: mg.matmul(a, b), [(2, 3, 4), (4, 2)]),
+    ("sum", lambda a: a.sum() + a.sum(1, keepdim=True).sum(), [(2, 3)]),
+    ("mean_var_std", lambda a: (a.mean(0), a.var(1), a.std(), a.var(correction=0)), [(2, 3)]),
+    ("max_min", lambda a: (a.max(), a.min(dim=1), a.max(0, keepdim=True)), [(2, 3)]),
+    ("shape_ops", lambda a: (a.reshape(6), a.view(3, 2), a.T, a.mT, a.flatten(),
+                             a.unsqueeze(0).squeeze(), a.transpose(0, 1), a.permute(1, 0),
+                             a.swapaxes(0, 1), a[:1].expand(4, 3), a.clone()), [(2, 3)]),
+    ("getitem", lambda a: (a[1], a[:, 1:], a[..., None], a[_IDX], a[[1, 1]], a[:, _MASK],
+                           a[_t(_IDX, a)], a[0, 2]), [(3, 3)]),
+    ("cat_stack", lambda a, b: (mg.cat([a, b], 1), mg.stack([a, a], -1)), [(2, 3), (2, 1)]),
+    ("split_chunk", lambda a: a.split(2, dim=1) + a.chunk(2) + mg.split(a, [1, 3], 1),
+     [(2, 4)]),
+    ("tril_triu", lambda a: (a.tril(), mg.triu(a, 1)), [(3, 4)]),
+    ("astype", lambda a: a.float() * 2, [(3,)]),
+    ("softmax", lambda a: (a.softmax(-1), F.log_softmax(a, 0)), [(2, 3)]),
+    ("cross_entropy", lambda a: (F.cross_entropy(a, _IDX), F.cross_entropy(
+        a, _t(np.array([1, -100, 2]), a), label_smoothing=0.1, reduction="none")), [(3, 4)]),
+    ("layer_norm", lambda a, w, b: (F.layer_norm(a, (3,), w, b), F.layer_norm(a, 3)),
+     [(2, 3), (3,), (3,)]),
+    ("embedding", lambda w: F.embedding(_t(_IDS, w), w, padding_idx=0), [(4, 3)]),
+    ("dropout", _seeded(lambda a: F.dropout(a, 0.5)), [(3, 4)]),
+    ("sdpa", lambda q, k, v: (F.scaled_dot_product_attention(q, k, v, attn_mask=_BOOL_ATTN),
+                              F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                              F.scaled_dot_product_attention(q, k, v, attn_mask=np.ones(
+                                  (3, 4)))), [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
+    ("sdpa_dropout", _seeded(lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, dropout_p=0.3)), [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
+    ("attention_reference", lambda q, k, v: attention_reference(q, k, v, _BOOL_ATTN),
+     [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
+    ("to_cpu_and_back", lambda a: (a.to("cpu") * 2).to(a.device), [(2, 3)]),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def spy():
+    spy_backend.register()
+    yield "spy"
+    spy_backend.unregister()
+
+
+def _arrays(shapes, domain):
+    rng = np.random.default_rng(0)
+    return [rng.uniform(0.5, 2, s) if domain == "pos" else rng.uniform(-2, 2, s)
+            for s in shapes]
+
+
+def _flat(out):
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flat(o)]
+    return [out]
+
+
+def _run(fn, arrays, device):
+    """Outputs, first gradients (create_graph) and second gradients, as tensors."""
+    xs = [mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True) for a in arrays]
+    outs = _flat(fn(*xs))
+    rng = np.random.default_rng(1)
+    loss = sum((o * mg.tensor(rng.standard_normal(o.shape), device=device)).sum()
+               for o in outs if o.requires_grad)
+    grads = [g for g in mg.grad(loss, xs, create_graph=True, allow_unused=True) if g is not None]
+    s = sum((g * mg.tensor(rng.standard_normal(g.shape), device=device)).sum() for g in grads)
+    second = [g for g in mg.grad(s, xs, allow_unused=True) if g is not None] \
+        if getattr(s, "requires_grad", False) else []
+    fresh = [mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True) for a in arrays]
+    sum(o.sum() for o in _flat(fn(*fresh)) if o.requires_grad).backward()
+    return outs, grads, second, [x.grad for x in fresh]
+
+
+def _case_ids(ops):
+    return [op[0] for op in ops]
+
+
+@pytest.mark.parametrize("op", OPS, ids=_case_ids(OPS))
+def test_every_op_stays_on_the_device(op):
+    name, fn, shapes = op[:3]
+    arrays = _arrays(shapes, op[3] if len(op) > 3 else "real")
+    on_spy, on_cpu = _run(fn, arrays, "spy"), _run(fn, arrays, "cpu")
+    for what, spy_ts, cpu_ts in zip(("output", "grad", "grad of grad", ".grad"), on_spy, on_cpu):
+        assert len(spy_ts) == len(cpu_ts)
+        for i, (s, c) in enumerate(zip(spy_ts, cpu_ts)):
+            assert s is not None, f"{name}: {what} {i} missing"
+            assert s.device == "spy", f"{name}: {what} {i} on {s.device}"
+            assert isinstance(s.data, spy_backend.SpyArray), \
+                f"{name}: {what} {i} is a {type(s.data).__name__}, not a spy array"
+            np.testing.assert_allclose(s.numpy(), c.numpy(), rtol=1e-12, atol=1e-12,
+                                       err_msg=f"{name} {what} {i}: spy != cpu")
+
+
+def test_no_op_is_left_out(monkeypatch):
+    """Every Function defined in minigrad.ops is exercised by the table above."""
+    used = set()
+    apply = Function.apply.__func__
+
+    def recording_apply(cls, *inputs, **params):
+        used.add(cls)
+        return apply(cls, *inputs, **params)
+    monkeypatch.setattr(Function, "apply", classmethod(recording_apply))
+    for op in OPS:
+        _run(op[1], _arrays(op[2], op[3] if len(op) > 3 else "real"), "spy")
+
+    def subclasses(c):
+        return set(c.__subclasses__()).union(*(subclasses(s) for s in c.__subclasses__()))
+    defined = {c for c in subclasses(Function) if c.__module__.startswith("minigrad.ops")}
+    missing = sorted(c.__name__ for c in defined - used)
+    assert not missing, f"ops never run on the spy device: {missing}; add them to OPS"
+
+
+def test_factories_comparisons_and_indices_stay_on_the_device():
+    made = [mg.zeros(2, device="spy"), mg.ones(2, 3, device="spy"),
+            mg.full((2,), 3.0, device="spy"), mg.arange(4, device="spy"),
+            mg.randn(2, device="spy"), mg.rand(2, device="spy"),
+            mg.randint(0, 3, (4,), device="spy"), mg.tensor([1.0, 2.0], device="spy")]
+    x = mg.randn(2, 3, device="spy", requires_grad=True)
+    made += [mg.zeros_like(x), mg.ones_like(x), mg.randn_like(x), x < 0, x >= x, x == 1.0,
+             ~(x > 0), (x > 0) & (x < 1), (x > 0) | (x < 1), x.argmax(), x.argmin(dim=1),
+             x.max(dim=1)[1], x.detach()]
+    for t in made:
+        assert t.device == "spy" and isinstance(t.data, spy_backend.SpyArray), repr(t)
+    with mg.no_grad():
+        x[0, 1] = 5.0
+        x[_t(_MASK[:2], x)] = 0.0
+    assert x.numpy()[0].tolist() == [0.0] * 3
+    assert x.sum().item() == x.numpy().sum() and float(x[0, 0]) == x.numpy()[0, 0]
+    assert "device='spy'" in repr(x)
+
+
+def test_to_device_round_trip_sends_gradients_home():
+    x = mg.randn(2, 3, device="spy", requires_grad=True)
+    h = x.to("cpu")
+    assert isinstance(h.data, np.ndarray) and h.device == "cpu"
+    (h * 2).sum().backward()
+    assert isinstance(x.grad.data, spy_backend.SpyArray) and x.grad.device == "spy"
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0)
+    with pytest.raises(RuntimeError, match="different devices"):
+        x + mg.ones(2, 3)
+
+
+def test_gradcheck_runs_on_the_device():
+    x = mg.randn(2, 3, dtype=mg.float64, device="spy", requires_grad=True)
+    w = mg.randn(3, dtype=mg.float64, device="spy", requires_grad=True)
+    assert mg.gradcheck(lambda a, b: F.layer_norm(a, (3,), b).tanh(), [x, w])
+    assert mg.gradgradcheck(lambda a, b: (a * b).softmax(-1), [x, w])
+
+
+def test_the_spy_really_refuses_numpy():
+    """The wall is real: NumPy on spy data, or a host array in a spy op, fails loudly."""
+    a = spy_backend.make_backend().from_numpy(np.ones(3))
+    for leak in (lambda: np.exp(a), lambda: np.concatenate([a, a]), lambda: np.asarray(a),
+                 lambda: a + np.ones(3), lambda: np.ones(3) * a, lambda: a[np.array([0])]):
+        with pytest.raises(TypeError):
+            leak()
+
+
+def test_only_backend_imports_numpy_or_cupy():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "backend.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for n in names:
+                if n.split(".")[0] in ("numpy", "cupy", "cupyx", "scipy"):
+                    offenders.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} "
+                                     f"imports {n}")
+    assert not offenders, "only minigrad/backend.py may import an array library:\n" + \
+        "\n".join(offenders)

@@ -1,0 +1,78 @@
+"""GPU-only checks (the op suite itself runs on "cuda" through the `device` fixture): moving
+tensors, where gradients land, device mixing, and the CuPy-specific paths of the backend.
+Skipped with a reason where CuPy or a GPU is missing."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not mg.cuda_is_available(),
+                                 reason="needs CuPy and an NVIDIA GPU "
+                                        "(pip install -e \".[cuda12]\" on a machine with one)")]
+
+
+@pytest.fixture
+def cupy():
+    return pytest.importorskip("cupy")
+
+
+@pytest.mark.parametrize("dtype", [mg.float32, mg.float64, mg.int64, mg.bool])
+def test_round_trip(dtype, cupy):
+    host = (np.arange(6).reshape(2, 3) % 2).astype(dtype)
+    x = mg.tensor(host)
+    g = x.to("cuda")
+    assert g.device == "cuda" and isinstance(g.data, cupy.ndarray) and g.dtype == dtype
+    back = g.to("cpu")
+    assert back.device == "cpu" and isinstance(back.data, np.ndarray)
+    np.testing.assert_array_equal(back.numpy(), host)
+    np.testing.assert_array_equal(g.numpy(), host)           # .numpy() copies to the host
+    assert x.cuda().device == "cuda" and mg.zeros(2, device="cuda:0").device == "cuda"
+
+
+def test_grads_come_back_on_cuda(cupy):
+    x = mg.randn(4, 3, device="cuda", requires_grad=True)
+    w = mg.randn(3, 2, device="cuda", requires_grad=True)
+    loss = F.cross_entropy(x @ w, mg.tensor([0, 1, 1, 0], device="cuda"))
+    loss.backward()
+    for t in (x, w):
+        assert t.grad.device == "cuda" and isinstance(t.grad.data, cupy.ndarray)
+        assert t.grad.dtype == mg.float32
+
+
+def test_grads_follow_a_move_back_to_the_host(cupy):
+    x = mg.randn(2, 3, requires_grad=True)                   # a CPU leaf
+    y = (x.to("cuda") * 3).sum()
+    assert y.device == "cuda"
+    y.backward()
+    assert x.grad.device == "cpu" and isinstance(x.grad.data, np.ndarray)
+    np.testing.assert_array_equal(x.grad.numpy(), 3.0)
+
+
+def test_mixed_devices_raise():
+    a, b = mg.ones(2), mg.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match="different devices"):
+        a + b
+    with pytest.raises(RuntimeError, match="cuda"):
+        a[mg.tensor([0], device="cuda")]
+
+
+def test_cuda_matches_cpu_and_is_seeded():
+    mg.manual_seed(3)
+    a = mg.randn(100, device="cuda").numpy()
+    mg.manual_seed(3)
+    np.testing.assert_array_equal(mg.randn(100, device="cuda").numpy(), a)
+    x = np.linspace(-6, 6, 101)
+    np.testing.assert_allclose(F.gelu(mg.tensor(x, device="cuda")).numpy(),
+                               F.gelu(mg.tensor(x)).numpy(), rtol=1e-13, atol=1e-15)
+
+
+def test_repeated_index_gradients_on_cuda():
+    """The gradient of indexing uses the backend's index_add (cupy.add.at or scatter_add)."""
+    w = mg.zeros(4, 2, device="cuda", requires_grad=True)
+    F.embedding(mg.tensor([[0, 0], [3, 0]], device="cuda"), w).sum().backward()
+    assert w.grad.tolist() == [[3.0, 3.0], [0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]
+    x = mg.zeros(3, device="cuda", requires_grad=True)
+    x[[2, 2, 1]].sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 2.0]

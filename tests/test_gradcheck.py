@@ -1,0 +1,84 @@
+"""mg.gradcheck / mg.gradgradcheck: pass on correct gradients, raise GradcheckError naming the
+worst element on a wrong one, refuse NaN/inf inputs, and never change the inputs."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad.autograd import Function
+
+
+class WrongSquare(Function):
+    """x² with a backward off by 50%."""
+    def forward(self, a): return a * a
+    def backward(self, g): return g * self.inputs[0] * 3
+
+
+class FirstOrderOnlySquare(Function):
+    """x² whose backward is right but built from a constant: its second derivative is lost."""
+    def forward(self, a): return a * a
+    def backward(self, g): return g * self.const(2 * self.inputs[0].data)
+
+
+def _x(shape=(2, 3), seed=0, dtype=mg.float64):
+    return mg.tensor(np.random.default_rng(seed).uniform(0.5, 2, shape), dtype=dtype,
+                     requires_grad=True)
+
+
+@pytest.mark.parametrize("fn,n", [
+    (lambda x: (x * x).exp().sum(1), 1),
+    (lambda x, y: x @ y.T, 2),
+    (lambda x, y: (x / y).log_softmax(-1), 2),
+    (lambda x, y: (x.max(dim=1), y.tanh()), 2),                # tuples, and integer outputs
+    (lambda x, y: F.layer_norm(x, (3,), y[0], y[1]), 2),
+])
+def test_passes_on_correct_ops(fn, n):
+    xs = [_x(seed=i) for i in range(n)]
+    assert mg.gradcheck(fn, xs) is True
+    assert mg.gradgradcheck(fn, xs) is True
+
+
+def test_non_tensor_and_constant_inputs_are_passed_through():
+    x, c = _x(), mg.tensor(np.ones((2, 3)), dtype=mg.float64)
+    assert mg.gradcheck(lambda a, b, k: (a * b) ** k, [x, c, 3])
+    assert mg.gradcheck(lambda a: a.sum(), x)                  # a single tensor, not a list
+    assert mg.gradgradcheck(lambda a: a * 2.0, [x])             # linear: a zero 2nd derivative
+
+
+def test_raises_with_the_worst_element_on_a_wrong_backward():
+    x = _x()
+    with pytest.raises(mg.GradcheckError, match=r"input 0 \(shape \(2, 3\)\) differs at "
+                                                r"\(\d, \d\): analytic .*, numeric .*"):
+        mg.gradcheck(lambda a: WrongSquare.apply(a), [x])
+    assert mg.gradcheck(lambda a: WrongSquare.apply(a), [x], raise_exception=False) is False
+    assert issubclass(mg.GradcheckError, AssertionError)
+
+
+def test_gradgradcheck_catches_a_lost_second_derivative():
+    x = _x()
+    assert mg.gradcheck(lambda a: FirstOrderOnlySquare.apply(a), [x])
+    with pytest.raises(mg.GradcheckError):
+        mg.gradgradcheck(lambda a: FirstOrderOnlySquare.apply(a), [x])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_rejects_non_finite_inputs(bad):
+    x = mg.tensor([1.0, bad], dtype=mg.float64, requires_grad=True)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        mg.gradcheck(lambda a: a * 2, [x])
+
+
+def test_needs_an_input_that_requires_grad():
+    with pytest.raises(ValueError, match="no input requires grad"):
+        mg.gradcheck(lambda a: a * 2, [mg.ones(2)])
+
+
+def test_inputs_are_left_unchanged_and_float32_is_checked_in_float64(device):
+    x = _x(dtype=mg.float32).to(device)
+    x = x.detach().requires_grad_()
+    before = x.numpy().copy()
+    seen = []
+    assert mg.gradcheck(lambda a: (seen.append(a.dtype), a.tanh())[1], [x])
+    np.testing.assert_array_equal(x.numpy(), before)
+    assert x.dtype == mg.float32 and x.grad is None
+    assert set(seen) == {mg.float64}

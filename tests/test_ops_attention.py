@@ -1,0 +1,137 @@
+"""Fused scaled dot-product attention (article 2.2.3.2): against PyTorch, by gradcheck and
+second order, and against the unfused `attention_reference` (also with dropout under a fixed
+seed); masks boolean and float, is_causal, and fully-masked rows (zeros, never NaN)."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad.ops.attention import attention_reference
+from op_helpers import (OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch,
+                        check_fused_vs_unfused)
+
+_BOOL_MASK = np.random.default_rng(3).random((3, 5)) > 0.3
+_BOOL_MASK[:, 0] = True                                       # every query sees some key
+_BATCH_MASK = np.random.default_rng(4).random((2, 1, 3, 5)) > 0.4
+_BATCH_MASK[..., 1] = True
+_FLOAT_MASK = np.random.default_rng(5).standard_normal((3, 5))
+
+_QKV = ((2, 3, 4), (2, 5, 4), (2, 5, 3))
+_QKV4 = ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 2))
+_SELF = ((2, 4, 3),) * 3
+
+
+def _sdpa_case(name, shapes, mask=None, **kw):
+    def fn(q, k, v):
+        m = None if mask is None else mg.tensor(mask, device=q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, **kw)
+
+    def torch_fn(q, k, v):
+        import torch
+        m = None if mask is None else torch.from_numpy(mask).to(
+            q.dtype if mask.dtype.kind == "f" else torch.bool)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m, **kw)
+    return OpCase(name, fn, shapes, torch_fn=torch_fn)
+
+
+CASES = [
+    _sdpa_case("sdpa", _QKV),
+    _sdpa_case("sdpa_4d", _QKV4),
+    _sdpa_case("sdpa_bool_mask", _QKV, _BOOL_MASK),
+    _sdpa_case("sdpa_batch_bool_mask", _QKV4, _BATCH_MASK),
+    _sdpa_case("sdpa_float_mask", _QKV, _FLOAT_MASK),
+    _sdpa_case("sdpa_causal", _SELF, is_causal=True),
+    _sdpa_case("sdpa_causal_rect", _QKV, is_causal=True),
+    _sdpa_case("sdpa_scale", _QKV, scale=0.3),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+def _arrays(shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+@pytest.mark.parametrize("shapes,mask,causal", [
+    (_QKV, None, False), (_QKV, _BOOL_MASK, False), (_QKV4, _BATCH_MASK, True),
+    (_QKV, _FLOAT_MASK, False), (_SELF, None, True)])
+def test_sdpa_vs_unfused_reference(shapes, mask, causal, device):
+    def m(q):
+        return None if mask is None else mg.tensor(mask, device=q.device)
+    check_fused_vs_unfused(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, m(q), is_causal=causal),
+        lambda q, k, v: attention_reference(q, k, v, m(q), is_causal=causal)[0],
+        _arrays(shapes), device, "sdpa")
+
+
+def test_reference_is_the_article_formula(device):
+    """attention_reference itself against softmax(QKᵀ/√d_k)·V written out by hand."""
+    q, k, v = (mg.tensor(a, dtype=mg.float64, device=device) for a in _arrays(_QKV))
+    s = (q @ k.transpose(-2, -1)) / np.sqrt(4)
+    e = (s - s.max(-1, keepdim=True)[0]).exp()
+    out, weights = attention_reference(q, k, v)
+    np.testing.assert_allclose(weights.numpy(), (e / e.sum(-1, keepdim=True)).numpy(), 1e-12)
+    np.testing.assert_allclose(out.numpy(), ((e / e.sum(-1, keepdim=True)) @ v).numpy(), 1e-12)
+
+
+@pytest.mark.parametrize("shapes,mask", [(_QKV, None), (_QKV4, _BATCH_MASK)])
+def test_sdpa_dropout_matches_reference_under_a_seed(shapes, mask, device):
+    """Same seed, same draw: fused dropout on the weights equals F.dropout on the reference's
+    weights; forward, gradients and second order."""
+    def m(q):
+        return None if mask is None else mg.tensor(mask, device=q.device)
+
+    def fused(q, k, v):
+        mg.manual_seed(7)
+        return F.scaled_dot_product_attention(q, k, v, m(q), dropout_p=0.4)
+
+    def unfused(q, k, v):
+        mg.manual_seed(7)
+        return F.dropout(attention_reference(q, k, v, m(q))[1], p=0.4) @ v
+    check_fused_vs_unfused(fused, unfused, _arrays(shapes), device, "sdpa dropout")
+    q, k, v = (mg.tensor(a, device=device) for a in _arrays(shapes))
+    out = fused(q, k, v)
+    np.testing.assert_array_equal(out.numpy(), fused(q, k, v).numpy())       # reproducible
+    assert not np.allclose(out.numpy(), F.scaled_dot_product_attention(q, k, v, m(q)).numpy())
+
+
+def test_fully_masked_rows_give_zeros_not_nan(device):
+    mask = _BOOL_MASK.copy()
+    mask[1] = False                                    # query 1 may attend to nothing
+    q, k, v = (mg.tensor(a, device=device, requires_grad=True) for a in _arrays(_QKV))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mg.tensor(mask, device=device))
+    np.testing.assert_array_equal(out.numpy()[:, 1], 0.0)
+    out.sum().backward()
+    for t in (q, k, v):
+        assert np.isfinite(t.grad.numpy()).all()
+    np.testing.assert_array_equal(q.grad.numpy()[:, 1], 0.0)
+    _, weights = attention_reference(q, k, v, mg.tensor(mask, device=device))
+    np.testing.assert_array_equal(weights.numpy()[:, 1], 0.0)
+    arrays = [t.numpy().astype(np.float64) for t in (q, k, v)]
+    xs = [mg.tensor(a, device=device, requires_grad=True) for a in arrays]
+    assert mg.gradcheck(lambda *t: F.scaled_dot_product_attention(*t, attn_mask=mask), xs)
+    assert mg.gradgradcheck(lambda *t: F.scaled_dot_product_attention(*t, attn_mask=mask), xs)
+
+
+def test_bool_mask_and_causal_combine(device):
+    q, k, v = (mg.tensor(a, dtype=mg.float64, device=device) for a in _arrays(_SELF))
+    mask = np.ones((4, 4), dtype=bool)
+    mask[:, 0] = False
+    mask[0, 0] = True
+    both = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
+    explicit = F.scaled_dot_product_attention(q, k, v, attn_mask=mask & np.tri(4, dtype=bool))
+    np.testing.assert_allclose(both.numpy(), explicit.numpy(), rtol=1e-12)

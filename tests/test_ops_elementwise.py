@@ -1,0 +1,175 @@
+"""Elementwise ops: arithmetic (with Python scalars on either side), unary functions,
+maximum/minimum/clip (ties split as PyTorch), where/masked_fill — all with broadcasting."""
+import numpy as np
+import pytest
+from scipy.special import erf
+
+import minigrad as mg
+import minigrad.functional as F
+from op_helpers import (OpCase, binary, unary, check_vs_torch, check_gradcheck,
+                        check_double_backward_vs_torch)
+
+
+def _torch_gelu(approximate):
+    def fn(x):
+        import torch
+        return torch.nn.functional.gelu(x, approximate=approximate)
+    return fn
+
+
+def _np_gelu_tanh(a):
+    return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))
+
+
+CASES = (
+    binary("add", lambda a, b: a + b, np_fn=lambda a, b: a + b)
+    + binary("sub", lambda a, b: a - b, np_fn=lambda a, b: a - b)
+    + binary("mul", lambda a, b: a * b, np_fn=lambda a, b: a * b)
+    + binary("div", lambda a, b: a / b, np_fn=lambda a, b: a / b, domain=("real", "nonzero"))
+    + binary("pow", lambda a, b: a ** b, np_fn=lambda a, b: a ** b,
+             domain=("positive", "real"))
+    + binary("maximum", lambda a, b: a.maximum(b), np_fn=np.maximum)
+    + binary("minimum", lambda a, b: a.minimum(b), np_fn=np.minimum)
+    # a Python scalar on either side becomes a constant of the tensor's dtype
+    + [OpCase(name, fn, (s,), np_fn=fn, domain=dom) for s in [(), (2, 3)]
+       for name, fn, dom in [
+           ("x+2", lambda x: x + 2, "real"), ("2+x", lambda x: 2 + x, "real"),
+           ("x-2.5", lambda x: x - 2.5, "real"), ("2.5-x", lambda x: 2.5 - x, "real"),
+           ("x*3", lambda x: x * 3, "real"), ("3*x", lambda x: 3 * x, "real"),
+           ("x/3", lambda x: x / 3, "real"), ("3/x", lambda x: 3 / x, "nonzero"),
+           ("x**2", lambda x: x ** 2, "real"), ("x**3", lambda x: x ** 3, "real"),
+           ("x**0.5", lambda x: x ** 0.5, "positive"),
+           ("x**-1.5", lambda x: x ** -1.5, "positive"),
+           ("2**x", lambda x: 2 ** x, "real"), ("neg", lambda x: -x, "real")]]
+    + unary("exp", lambda x: x.exp(), np_fn=np.exp)
+    + unary("log", lambda x: x.log(), np_fn=np.log, domain="positive")
+    + unary("sqrt", lambda x: x.sqrt(), np_fn=np.sqrt, domain="positive")
+    + unary("abs", lambda x: x.abs(), np_fn=np.abs, domain="nonzero")
+    + unary("tanh", lambda x: x.tanh(), np_fn=np.tanh)
+    + unary("sigmoid", lambda x: x.sigmoid(), np_fn=lambda a: 1 / (1 + np.exp(-a)))
+    + unary("relu", lambda x: x.relu(), np_fn=lambda a: np.maximum(a, 0), domain="nonzero")
+    + unary("erf", lambda x: x.erf(), np_fn=erf)
+    + unary("gelu", lambda x: F.gelu(x), torch_fn=_torch_gelu("none"),
+            np_fn=lambda a: 0.5 * a * (1 + erf(a / np.sqrt(2))))
+    + unary("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), torch_fn=_torch_gelu("tanh"),
+            np_fn=_np_gelu_tanh)
+    + unary("clip", lambda x: x.clip(-0.5, 0.7), torch_fn=lambda x: x.clip(-0.5, 0.7),
+            np_fn=lambda a: np.clip(a, -0.5, 0.7))
+    + unary("clip_min", lambda x: x.clip(min=-0.5), np_fn=lambda a: np.maximum(a, -0.5))
+    + unary("clamp_max", lambda x: x.clamp(max=0.3), np_fn=lambda a: np.minimum(a, 0.3))
+)
+
+_COND = np.array([[True, False, True], [False, False, True]])
+_MASK = np.array([True, False, True])
+
+
+def _torch_where(cond, b_scalar=None):
+    def fn(a, b=None):
+        import torch
+        return torch.where(torch.from_numpy(cond), a, b_scalar if b is None else b)
+    return fn
+
+
+WHERE_CASES = [
+    OpCase("where", lambda a, b: mg.where(_COND, a, b), ((2, 3), (3,)),
+           torch_fn=_torch_where(_COND), np_fn=lambda a, b: np.where(_COND, a, b)),
+    OpCase("where_bcast", lambda a, b: mg.where(_MASK, a, b), ((2, 1, 3), (4, 1)),
+           torch_fn=_torch_where(_MASK), np_fn=lambda a, b: np.where(_MASK, a, b)),
+    OpCase("where_tensor_cond_scalar", lambda a: mg.where(mg.tensor(_COND, device=a.device),
+                                                          a, 0.5),
+           ((2, 3),), torch_fn=_torch_where(_COND, 0.5)),
+    OpCase("masked_fill", lambda x: x.masked_fill(_MASK, -1.5), ((2, 3),),
+           torch_fn=lambda x: x.masked_fill(__import__("torch").from_numpy(_MASK), -1.5)),
+    OpCase("masked_fill_tensor_mask",
+           lambda x: mg.masked_fill(x, mg.tensor(_MASK[:, None], device=x.device), 2.0),
+           ((2, 3, 2),),
+           torch_fn=lambda x: x.masked_fill(__import__("torch").from_numpy(_MASK[:, None]), 2.0)),
+]
+ALL = CASES + WHERE_CASES
+
+
+@pytest.mark.parametrize("case", ALL, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", ALL, ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", [c for c in ALL if c.gradgrad], ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_scalar_keeps_dtype(dtype_name, device):
+    x = mg.ones(2, dtype=dtype_name, device=device)
+    for y in (x + 1, 1.5 * x, x / 3, 2 ** x, x ** 2, -x, x.maximum(0.5), mg.where(x > 0, x, 0.0)):
+        assert y.dtype == x.dtype
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_minimum_ties_split_evenly(op, device):
+    torch = pytest.importorskip("torch")
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 3.0])
+    x, y = (mg.tensor(v, device=device, requires_grad=True) for v in (a, b))
+    tx, ty = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    getattr(x, op)(y).sum().backward()
+    getattr(tx, op)(ty).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    np.testing.assert_array_equal(y.grad.numpy(), ty.grad.numpy())
+    assert x.grad.numpy()[0] == 0.5 and y.grad.numpy()[2] == 0.5
+
+
+def test_clip_gradient_at_the_bounds_as_torch(device):
+    torch = pytest.importorskip("torch")
+    a = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    x, t = mg.tensor(a, device=device, requires_grad=True), torch.tensor(a, requires_grad=True)
+    x.clip(-0.5, 0.5).sum().backward()
+    t.clamp(-0.5, 0.5).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_activations_accurate_in_the_tails(dtype_name, device):
+    """Relative accuracy far from 0, where naive formulas lose every digit (or give NaN)."""
+    torch = pytest.importorskip("torch")
+    a = np.array([-80.0, -40.0, -20.0, -8.0, -1e-3, 0.0, 1e-3, 8.0, 20.0, 40.0, 80.0])
+    x = mg.tensor(a, dtype=dtype_name, device=device)
+    t = torch.tensor(a, dtype=getattr(torch, dtype_name))
+    tf = torch.nn.functional
+    rtol = 1e-6 if dtype_name == "float32" else 1e-14
+    for mine, ref in [(x.sigmoid(), t.sigmoid()), (x.tanh(), t.tanh()),
+                      (F.gelu(x), tf.gelu(t)), (x.relu(), t.relu()),
+                      (F.gelu(x, approximate="tanh"), tf.gelu(t, approximate="tanh"))]:
+        np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=rtol, atol=0)
+    y = mg.tensor([-np.inf, -1.0, np.inf], dtype=dtype_name, device=device)
+    np.testing.assert_array_equal(y.relu().numpy(), [0.0, 0.0, np.inf])
+    np.testing.assert_allclose(y.sigmoid().numpy(), [0.0, 1 / (1 + np.e), 1.0], rtol=rtol)
+
+
+def test_module_functions_match_methods(device):
+    x = mg.randn(2, 3, device=device)
+    y = mg.randn(2, 3, device=device)
+    pairs = [(mg.exp(x), x.exp()), (mg.tanh(x), x.tanh()), (mg.sigmoid(x), x.sigmoid()),
+             (mg.relu(x), x.relu()), (F.relu(x), x.relu()), (F.tanh(x), x.tanh()),
+             (F.sigmoid(x), x.sigmoid()), (mg.maximum(x, y), x.maximum(y)),
+             (mg.minimum(x, y), x.minimum(y)), (mg.clip(x, -0.1, 0.1), x.clamp(-0.1, 0.1)),
+             (mg.clamp(x, max=0.0), x.clip(max=0.0)), (mg.sqrt(x.abs()), x.abs().sqrt()),
+             (mg.log(x.abs()), x.abs().log())]
+    for a, b in pairs:
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_comparisons_are_boolean_and_outside_the_graph(device):
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])
+    x = mg.tensor(a, device=device, requires_grad=True)
+    y = mg.tensor(b, device=device)
+    for mine, ref in [(x < y, a < b), (x <= y, a <= b), (x > y, a > b), (x >= y, a >= b),
+                      (x == y, a == b), (x != y, a != b), (x > 1.5, a > 1.5),
+                      (~(x > 1.5), ~(a > 1.5)), ((x > 1) & (y > 1), (a > 1) & (b > 1)),
+                      ((x > 2) | (y > 2), (a > 2) | (b > 2))]:
+        assert mine.dtype == mg.bool and not mine.requires_grad
+        np.testing.assert_array_equal(mine.numpy(), ref)

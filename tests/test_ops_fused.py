@@ -1,0 +1,186 @@
+"""Fused ops with hand-derived backward: softmax, log_softmax, cross_entropy (ignore_index,
+label_smoothing, reduction), layer_norm (affine or not, multi-dim normalized_shape) and GELU.
+Each is checked against PyTorch, by gradcheck, and against its unfused composition from
+primitive minigrad ops (forward, gradient and second order)."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from op_helpers import (OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch,
+                        check_fused_vs_unfused)
+
+
+def _tf():
+    import torch.nn.functional
+    return torch.nn.functional
+
+
+def _torch_long(a):
+    import torch
+    return torch.from_numpy(a)
+
+
+_TARGET = np.array([1, 0, 4, 2])
+_TARGET_IGNORED = np.array([1, -100, 4, -100])
+_TARGET_IGNORE2 = np.array([2, 0, 2, 3])
+
+
+def _ce(name, target, as_tensor=False, **kw):
+    def fn(x):
+        t = mg.tensor(target, device=x.device) if as_tensor else target
+        return F.cross_entropy(x, t, **kw)
+    return OpCase(name, fn, ((4, 5),),
+                  torch_fn=lambda x: _tf().cross_entropy(x, _torch_long(target), **kw))
+
+
+def _ln(name, shapes, normalized_shape, affine="", eps=1e-5):
+    def fn(x, *p):
+        w = p[0] if "w" in affine else None
+        b = p[-1] if "b" in affine else None
+        return F.layer_norm(x, normalized_shape, w, b, eps=eps)
+
+    def torch_fn(x, *p):
+        import torch
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        # a unit weight beside a lone bias: torch's double backward fails on weight=None there
+        w = p[0] if "w" in affine else torch.ones(shape, dtype=x.dtype)
+        b = p[-1] if "b" in affine else None
+        return _tf().layer_norm(x, shape, w, b, eps=eps)
+    return OpCase(name, fn, shapes, torch_fn=torch_fn)
+
+
+CASES = [
+    OpCase("softmax", lambda x: x.softmax(-1), ((2, 3),)),
+    OpCase("softmax_dim1", lambda x: x.softmax(1), ((2, 3, 4),)),
+    OpCase("F.softmax_dim0", lambda x: F.softmax(x, 0), ((3, 2),),
+           torch_fn=lambda x: _tf().softmax(x, 0)),
+    OpCase("log_softmax", lambda x: x.log_softmax(-1), ((2, 3),)),
+    OpCase("log_softmax_dim0", lambda x: x.log_softmax(0), ((2, 3, 4),)),
+    OpCase("F.log_softmax", lambda x: F.log_softmax(x, dim=1), ((3, 4),),
+           torch_fn=lambda x: _tf().log_softmax(x, dim=1)),
+    _ce("ce", _TARGET),
+    _ce("ce_tensor_target", _TARGET, as_tensor=True),
+    _ce("ce_sum", _TARGET, reduction="sum"),
+    _ce("ce_none", _TARGET, reduction="none"),
+    _ce("ce_ignore", _TARGET_IGNORED),
+    _ce("ce_ignore_none", _TARGET_IGNORED, reduction="none"),
+    _ce("ce_ignore_index2", _TARGET_IGNORE2, ignore_index=2),
+    _ce("ce_smooth", _TARGET, label_smoothing=0.1),
+    _ce("ce_smooth_ignore_sum", _TARGET_IGNORED, label_smoothing=0.2, reduction="sum"),
+    _ce("ce_smooth_ignore", _TARGET_IGNORED, as_tensor=True, label_smoothing=0.3),
+    _ln("layer_norm", ((2, 3, 4),), (4,)),
+    _ln("layer_norm_int_shape", ((3, 4),), 4),
+    _ln("layer_norm_affine", ((2, 3, 4), (4,), (4,)), (4,), "wb"),
+    _ln("layer_norm_weight", ((3, 4), (4,)), (4,), "w"),
+    _ln("layer_norm_bias", ((3, 4), (4,)), (4,), "b"),
+    _ln("layer_norm_2d_shape", ((2, 3, 4), (3, 4), (3, 4)), (3, 4), "wb", eps=1e-3),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+# ---- the unfused compositions, from primitive ops ------------------------------------------
+def softmax_unfused(x, dim):
+    e = (x - x.max(dim, keepdim=True)[0].detach()).exp()
+    return e / e.sum(dim, keepdim=True)
+
+
+def log_softmax_unfused(x, dim):
+    z = x - x.max(dim, keepdim=True)[0].detach()
+    return z - z.exp().sum(dim, keepdim=True).log()
+
+
+def cross_entropy_unfused(x, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    valid = target != ignore_index
+    logp = log_softmax_unfused(x, 1)
+    nll = -logp[np.arange(len(target)), np.where(valid, target, 0)]
+    loss = (1 - label_smoothing) * nll - label_smoothing * logp.mean(1)
+    loss = loss * mg.tensor(valid, dtype=x.dtype, device=x.device)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / int(valid.sum())
+
+
+def layer_norm_unfused(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    dims = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    xc = x - x.mean(dims, keepdim=True)
+    y = xc / ((xc * xc).mean(dims, keepdim=True) + eps).sqrt()
+    y = y if weight is None else y * weight
+    return y if bias is None else y + bias
+
+
+def gelu_unfused(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)).tanh())
+    return 0.5 * x * (1 + (x / math.sqrt(2)).erf())
+
+
+_RNG = np.random.default_rng(5)
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_softmax_vs_unfused(dim, device):
+    a = [_RNG.standard_normal((2, 3, 4)) * 3]
+    check_fused_vs_unfused(lambda x: x.softmax(dim), lambda x: softmax_unfused(x, dim), a,
+                           device, "softmax")
+    check_fused_vs_unfused(lambda x: x.log_softmax(dim), lambda x: log_softmax_unfused(x, dim),
+                           a, device, "log_softmax")
+
+
+@pytest.mark.parametrize("target,kw", [
+    (_TARGET, {}), (_TARGET, {"reduction": "sum"}), (_TARGET, {"reduction": "none"}),
+    (_TARGET_IGNORED, {}), (_TARGET_IGNORE2, {"ignore_index": 2}),
+    (_TARGET, {"label_smoothing": 0.1}),
+    (_TARGET_IGNORED, {"label_smoothing": 0.25, "reduction": "none"})])
+def test_cross_entropy_vs_unfused(target, kw, device):
+    check_fused_vs_unfused(lambda x: F.cross_entropy(x, target, **kw),
+                           lambda x: cross_entropy_unfused(x, target, **kw),
+                           [_RNG.standard_normal((4, 5)) * 2], device, f"cross_entropy {kw}")
+
+
+@pytest.mark.parametrize("shapes,normalized_shape", [
+    (((2, 3, 4),), (4,)), (((2, 3, 4), (4,), (4,)), (4,)), (((2, 3, 4), (3, 4), (3, 4)), (3, 4))])
+def test_layer_norm_vs_unfused(shapes, normalized_shape, device):
+    arrays = [_RNG.standard_normal(s) for s in shapes]
+    check_fused_vs_unfused(lambda *a: F.layer_norm(a[0], normalized_shape, *a[1:]),
+                           lambda *a: layer_norm_unfused(a[0], normalized_shape, *a[1:]),
+                           arrays, device, "layer_norm")
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_vs_unfused(approximate, device):
+    check_fused_vs_unfused(lambda x: F.gelu(x, approximate=approximate),
+                           lambda x: gelu_unfused(x, approximate),
+                           [_RNG.uniform(-4, 4, (3, 4))], device, f"gelu {approximate}")
+
+
+def test_softmax_stable_for_large_and_masked_inputs(device):
+    x = mg.tensor([[1000.0, 1000.0, -np.inf], [-np.inf, -np.inf, -np.inf]], device=device)
+    np.testing.assert_array_equal(x.softmax(-1).numpy(), [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(x[:1].log_softmax(-1).numpy()[0, :2], [-math.log(2)] * 2)
+
+
+def test_cross_entropy_all_ignored_is_nan_as_torch(device):
+    x = mg.randn(2, 3, device=device, requires_grad=True)
+    loss = F.cross_entropy(x, np.array([-100, -100]))
+    assert math.isnan(loss.item())
+    sum_loss = F.cross_entropy(x, np.array([-100, -100]), reduction="sum")
+    assert sum_loss.item() == 0.0
+    sum_loss.backward()
+    assert x.grad.abs().sum().item() == 0.0

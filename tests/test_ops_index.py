@@ -1,0 +1,110 @@
+"""Indexing (`__getitem__`): ints, slices, None/Ellipsis, integer arrays and lists with
+REPEATED indices (their gradients must add up), boolean masks, and Tensor indices; plus
+embedding (the same gather, with padding_idx)."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from op_helpers import OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch
+
+_REPEATED = np.array([0, 2, 0, 0])
+_ROWS, _COLS = np.array([0, 1, 1, 3]), np.array([2, 2, 0, 2])
+_MASK = np.array([[True, False, True], [False, False, False], [True, True, True],
+                  [False, True, False]])
+_ROW_MASK = np.array([True, False, True, True])
+
+
+def _t(a):
+    import torch
+    return torch.from_numpy(a)
+
+
+def _index_case(name, index, torch_index=None):
+    """x[index] on a (4, 3) input. A Tensor index is built from x (to land on its device) by
+    a function; `torch_index` is then torch's spelling of it."""
+    mg_fn = (lambda x: x[index(x)]) if callable(index) else (lambda x: x[index])
+    t_fn = (lambda x: x[index]) if torch_index is None else (lambda x: x[torch_index()])
+    return OpCase(name, mg_fn, ((4, 3),), torch_fn=t_fn)
+
+
+CASES = [
+    _index_case("int", 1),
+    _index_case("neg_int", -1),
+    _index_case("int_int", (1, 2)),
+    _index_case("slice", slice(1, 3)),
+    _index_case("step_slice", slice(None, None, 2)),
+    _index_case("col", (slice(None), 1)),
+    _index_case("slices2d", (slice(1, None), slice(None, 2))),
+    _index_case("none_ellipsis", (None, Ellipsis, 0)),
+    _index_case("int_array_repeated", _REPEATED),
+    _index_case("list_repeated", [3, 3, 1]),
+    _index_case("cols_repeated", (slice(None), np.array([2, 2, 0]))),
+    _index_case("paired_arrays", (_ROWS, _COLS)),
+    _index_case("2d_index_array", np.array([[0, 0], [1, 3]])),
+    _index_case("bool_mask", _MASK),
+    _index_case("bool_row_mask", _ROW_MASK),
+    _index_case("tensor_index", lambda x: mg.tensor(_REPEATED, device=x.device),
+                torch_index=lambda: _t(_REPEATED)),
+    _index_case("tensor_mask", lambda x: mg.tensor(_MASK, device=x.device),
+                torch_index=lambda: _t(_MASK)),
+    _index_case("tensor_and_int", lambda x: (mg.tensor(_ROWS, device=x.device), 1),
+                torch_index=lambda: (_t(_ROWS), 1)),
+]
+
+_IDS = np.array([[0, 2, 2], [4, 0, 1]])
+
+
+def _torch_embedding(weight, padding_idx=None):
+    import torch
+    return torch.nn.functional.embedding(_t(_IDS), weight, padding_idx=padding_idx)
+
+
+CASES += [
+    OpCase("embedding", lambda w: F.embedding(mg.tensor(_IDS, device=w.device), w), ((5, 3),),
+           torch_fn=_torch_embedding, np_fn=lambda w: w[_IDS]),
+    OpCase("embedding_numpy_ids", lambda w: F.embedding(_IDS, w), ((5, 3),),
+           torch_fn=_torch_embedding),
+    OpCase("embedding_padding", lambda w: F.embedding(_IDS, w, padding_idx=0), ((5, 3),),
+           torch_fn=lambda w: _torch_embedding(w, padding_idx=0)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+# padding_idx holds a row's gradient at zero on purpose: not the numerical derivative
+@pytest.mark.parametrize("case", [c for c in CASES if c.name != "embedding_padding"], ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+def test_repeated_indices_accumulate(device):
+    x = mg.zeros(4, device=device, requires_grad=True)
+    x[[0, 0, 0, 2]].sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0, 1.0, 0.0]
+
+
+def test_embedding_padding_row_gets_zero_grad(device):
+    w = mg.randn(5, 3, device=device, requires_grad=True)
+    F.embedding(mg.tensor(_IDS, device=device), w, padding_idx=0).sum().backward()
+    grad = w.grad.numpy()
+    np.testing.assert_array_equal(grad[0], 0.0)
+    np.testing.assert_array_equal(grad[:, 0], [0, 1, 2, 0, 1])  # row 2 used twice
+
+
+def test_setitem_under_no_grad(device):
+    x = mg.zeros(2, 3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place"):
+        x[0, 1] = 5.0
+    with mg.no_grad():
+        x[0, 1] = 5.0
+        x[mg.tensor([1], device=device)] = mg.ones(3, device=device)
+    assert x.tolist() == [[0.0, 5.0, 0.0], [1.0, 1.0, 1.0]]

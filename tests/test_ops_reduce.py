@@ -1,0 +1,111 @@
+"""Reductions: sum mean var std max min (dim / keepdim, and the axis / keepdims aliases;
+max/min with a dim return (values, indices)), argmax/argmin, and ties as PyTorch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from op_helpers import OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch
+
+_DIMS = [dict(), dict(dim=0), dict(dim=1), dict(dim=-1), dict(dim=(0, 2)),
+         dict(dim=1, keepdim=True), dict(dim=(0, -1), keepdim=True)]
+
+
+def _reductions(name, np_name=None):
+    def case(kw, shape):
+        np_kw = {"axis": kw.get("dim"), "keepdims": kw.get("keepdim", False)}
+        np_fn = (lambda a: getattr(np, np_name)(a, **np_kw)) if np_name else None
+        label = name + "(" + ",".join(f"{k}={v}" for k, v in kw.items()) + ")"
+        return OpCase(label, lambda x: getattr(x, name)(**kw), (shape,), np_fn=np_fn)
+    return [case(kw, (2, 3, 4)) for kw in _DIMS] + [case({}, (3,)), case({}, ())] + \
+        [case(dict(dim=0), (3,))]
+
+
+def _extremum(name):
+    """Without dim a tensor; with dim the (values, indices) pair, as PyTorch."""
+    out = [OpCase(f"{name}()", lambda x: getattr(x, name)(), (s,)) for s in [(), (5,), (2, 3)]]
+    for kw in [dict(dim=0), dict(dim=1), dict(dim=-1, keepdim=True)]:
+        out.append(OpCase(f"{name}({kw})", lambda x, kw=kw: getattr(x, name)(**kw), ((2, 3, 4),)))
+    return out
+
+
+CASES = (
+    _reductions("sum", "sum") + _reductions("mean", "mean")
+    + [OpCase("mg.sum", lambda x: mg.sum(x, 1), ((2, 3),), torch_fn=lambda x: x.sum(1)),
+       OpCase("mg.mean", lambda x: mg.mean(x, -1, True), ((2, 3),),
+              torch_fn=lambda x: x.mean(-1, True))]
+    + [OpCase(f"var({kw})", lambda x, kw=kw: x.var(**kw), ((2, 3, 4),),
+              np_fn=lambda a, kw=kw: np.var(a, axis=kw.get("dim"), ddof=kw.get("correction", 1),
+                                            keepdims=kw.get("keepdim", False)))
+       for kw in [dict(), dict(dim=1), dict(dim=-1, keepdim=True), dict(dim=(0, 2)),
+                  dict(dim=1, correction=0)]]
+    + [OpCase("std(dim=1)", lambda x: x.std(dim=1), ((2, 3, 4),),
+              np_fn=lambda a: np.std(a, axis=1, ddof=1))]
+    + _extremum("max") + _extremum("min")
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "max", "min"])
+def test_axis_keepdims_aliases(name, device):
+    x = mg.randn(2, 3, 4, device=device)
+    a = getattr(x, name)(axis=1, keepdims=True)
+    b = getattr(x, name)(dim=1, keepdim=True)
+    a, b = (v[0] if isinstance(v, tuple) else v for v in (a, b))
+    assert a.shape == (2, 1, 4)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_max_min_with_dim_return_values_and_indices(device):
+    a = np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]])
+    x = mg.tensor(a, device=device)
+    values, indices = x.max(dim=1)
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
+    assert indices.dtype == mg.int64
+    values, indices = x.min(dim=0, keepdim=True)
+    assert values.shape == (1, 3) and indices.tolist() == [[0, 1, 0]]
+    assert x.max().item() == 7.0 and x.min().item() == 0.0
+    assert x.argmax().item() == 3 and x.argmin(dim=1).tolist() == [0, 1]
+    assert x.argmax(dim=1, keepdim=True).shape == (2, 1)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_ties_as_torch(name, device):
+    """Whole-tensor max/min share the gradient among ties; with a dim it goes to the
+    returned (first) index."""
+    torch = pytest.importorskip("torch")
+    a = np.array([[3.0, 1.0, 3.0], [1.0, 1.0, 0.5]])
+    a = a if name == "max" else -a
+    for kw in [{}, {"dim": 1}, {"dim": 0}]:
+        x = mg.tensor(a, device=device, requires_grad=True)
+        t = torch.tensor(a, requires_grad=True)
+        out, ref = getattr(x, name)(**kw), getattr(t, name)(**kw)
+        if kw:
+            assert out[1].tolist() == ref[1].tolist()
+            out, ref = out[0], ref[0]
+        (out * mg.tensor(np.arange(1.0, out.numel() + 1).reshape(out.shape), device=device)
+         ).sum().backward()
+        (ref * torch.arange(1.0, ref.numel() + 1, dtype=torch.float64).reshape(ref.shape)
+         ).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy(), err_msg=str(kw))
+
+
+def test_reductions_keep_float32(device):
+    x = mg.randn(3, 4, device=device, requires_grad=True)
+    for y in (x.sum(), x.mean(1), x.var(0), x.max(), x.min(1)[0], x.std()):
+        assert y.dtype == mg.float32
+        g, = mg.grad(y.sum(), x)
+        assert g.dtype == mg.float32

@@ -1,0 +1,120 @@
+"""Ops that move elements: reshape view transpose permute swapaxes squeeze unsqueeze expand
+flatten .T, cat stack split chunk, tril triu, clone and dtype changes."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from op_helpers import OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch
+
+
+def _torch():
+    import torch
+    return torch
+
+
+CASES = [
+    OpCase("reshape", lambda x: x.reshape(6), ((2, 3),)),
+    OpCase("reshape-1", lambda x: x.reshape(-1, 2), ((2, 3),)),
+    OpCase("reshape_tuple", lambda x: x.reshape((3, 1, 2)), ((2, 3),)),
+    OpCase("reshape_scalar", lambda x: x.reshape(1, 1), ((),)),
+    OpCase("view", lambda x: x.view(3, 2), ((2, 3),)),
+    OpCase("transpose", lambda x: x.transpose(0, 1), ((2, 3),)),
+    OpCase("transpose_neg", lambda x: x.transpose(-1, -3), ((2, 3, 4),)),
+    OpCase("transpose_reshape", lambda x: x.transpose(0, 1).reshape(-1), ((2, 3),)),
+    OpCase("permute", lambda x: x.permute(2, 0, 1), ((2, 3, 4),)),
+    OpCase("permute_tuple", lambda x: x.permute((1, 2, 0)), ((2, 3, 4),)),
+    OpCase("swapaxes", lambda x: x.swapaxes(0, 2), ((2, 3, 4),)),
+    OpCase("squeeze", lambda x: x.squeeze(), ((2, 1, 3, 1),)),
+    OpCase("squeeze_dim", lambda x: x.squeeze(1), ((2, 1, 3, 1),)),
+    OpCase("squeeze_not_1", lambda x: x.squeeze(0), ((2, 1, 3, 1),)),
+    OpCase("unsqueeze0", lambda x: x.unsqueeze(0), ((2, 3),)),
+    OpCase("unsqueeze-1", lambda x: x.unsqueeze(-1), ((2, 3),)),
+    OpCase("unsqueeze_scalar", lambda x: x.unsqueeze(0), ((),)),
+    OpCase("expand", lambda x: x.expand(2, 3), ((1, 3),)),
+    OpCase("expand_new_dims", lambda x: x.expand(4, 2, 3), ((2, 1),)),
+    OpCase("expand-1", lambda x: x.expand(2, -1, 3), ((2, 1),)),
+    OpCase("expand_tuple", lambda x: x.expand((3, 2)), ((),)),
+    OpCase("flatten", lambda x: x.flatten(), ((2, 3, 4),)),
+    OpCase("flatten1", lambda x: x.flatten(1), ((2, 3, 4),)),
+    OpCase("flatten01", lambda x: x.flatten(0, 1), ((2, 3, 4),)),
+    OpCase("T", lambda x: x.T, ((2, 3),)),
+    OpCase("T3d", lambda x: x.T, ((2, 3, 4),), torch_fn=lambda x: x.permute(2, 1, 0)),
+    OpCase("mT", lambda x: x.mT, ((2, 3, 4),)),
+    OpCase("clone", lambda x: x.clone() * 1.0, ((2, 3),)),
+    OpCase("double", lambda x: x.double() * 2, ((2, 3),)),
+    OpCase("tril", lambda x: x.tril(), ((3, 4),), np_fn=np.tril),
+    OpCase("triu1", lambda x: x.triu(1), ((3, 4),), np_fn=lambda a: np.triu(a, 1)),
+    OpCase("mg.tril-1", lambda x: mg.tril(x, -1), ((2, 3, 3),),
+           torch_fn=lambda x: x.tril(-1), np_fn=lambda a: np.tril(a, -1)),
+    OpCase("mg.triu", lambda x: mg.triu(x), ((2, 3, 3),), torch_fn=lambda x: x.triu()),
+    # cat / stack / split / chunk
+    OpCase("cat0", lambda a, b: mg.cat([a, b]), ((2, 3), (1, 3)),
+           torch_fn=lambda a, b: _torch().cat([a, b]),
+           np_fn=lambda a, b: np.concatenate([a, b])),
+    OpCase("cat1", lambda a, b: mg.cat([a, b], dim=1), ((2, 3), (2, 2)),
+           torch_fn=lambda a, b: _torch().cat([a, b], dim=1)),
+    OpCase("cat-1x3", lambda a, b, c: mg.cat((a, b, c), dim=-1), ((2, 1, 2), (2, 1, 1), (2, 1, 3)),
+           torch_fn=lambda a, b, c: _torch().cat((a, b, c), dim=-1)),
+    OpCase("cat_same_twice", lambda a: mg.cat([a, a * 2], 0), ((2, 3),),
+           torch_fn=lambda a: _torch().cat([a, a * 2], 0)),
+    OpCase("stack0", lambda a, b: mg.stack([a, b]), ((2, 3), (2, 3)),
+           torch_fn=lambda a, b: _torch().stack([a, b]), np_fn=lambda a, b: np.stack([a, b])),
+    OpCase("stack1", lambda a, b: mg.stack([a, b], dim=1), ((2, 3), (2, 3)),
+           torch_fn=lambda a, b: _torch().stack([a, b], dim=1)),
+    OpCase("stack-1", lambda a, b, c: mg.stack([a, b, c], -1), ((2, 3),) * 3,
+           torch_fn=lambda a, b, c: _torch().stack([a, b, c], -1)),
+    OpCase("split", lambda x: x.split(2, dim=1), ((2, 5),)),
+    OpCase("split_sizes", lambda x: x.split([1, 3], dim=1), ((2, 4),)),
+    OpCase("mg.split", lambda x: mg.split(x, 1), ((2, 3),), torch_fn=lambda x: x.split(1)),
+    OpCase("chunk", lambda x: x.chunk(3, dim=1), ((2, 5),)),
+    OpCase("mg.chunk", lambda x: mg.chunk(x, 2, -1), ((2, 3, 4),),
+           torch_fn=lambda x: x.chunk(2, -1)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+def test_view_ops_share_data_and_keep_shape_semantics(device):
+    x = mg.arange(24, dtype=mg.float32, device=device).reshape(2, 3, 4)
+    assert x.reshape(4, 6).shape == (4, 6) and x.view(-1).shape == (24,)
+    assert x.transpose(0, 2).shape == (4, 3, 2) and x.permute(1, 2, 0).shape == (3, 4, 2)
+    assert x.T.shape == (4, 3, 2) and x.mT.shape == (2, 4, 3)
+    assert x.flatten(1).shape == (2, 12) and x.unsqueeze(1).shape == (2, 1, 3, 4)
+    assert x[:, :1].squeeze().shape == (2, 4) and x.expand(5, 2, 3, 4).shape == (5, 2, 3, 4)
+    assert [p.shape for p in x.split(2, dim=2)] == [(2, 3, 2), (2, 3, 2)]
+    assert [p.shape for p in x.chunk(2, dim=1)] == [(2, 2, 4), (2, 1, 4)]
+    assert mg.stack([x, x], dim=-1).shape == (2, 3, 4, 2)
+    assert x.size() == (2, 3, 4) and x.size(1) == 3 and x.dim() == 3 and x.numel() == 24
+    np.testing.assert_array_equal(x.T.numpy(), np.arange(24.0).reshape(2, 3, 4).T)
+
+
+def test_tril_triu_on_boolean(device):
+    ones = mg.ones(3, 3, dtype=mg.bool, device=device)
+    np.testing.assert_array_equal(ones.tril().numpy(), np.tril(np.ones((3, 3), bool)))
+    np.testing.assert_array_equal(mg.triu(ones, 1).numpy(), np.triu(np.ones((3, 3), bool), 1))
+
+
+def test_dtype_change_is_differentiable(device):
+    """The gradient of a dtype change comes back in the input's dtype, at every node."""
+    x = mg.randn(2, 3, dtype=mg.float64, device=device, requires_grad=True)
+    h = x.float()
+    y = h * 3
+    assert y.dtype == mg.float32
+    gh, gx = mg.grad((y * mg.ones(2, 3, dtype=mg.float64, device=device)).sum(), [h, x])
+    assert gh.dtype == mg.float32 and gx.dtype == mg.float64
+    np.testing.assert_array_equal(gx.numpy(), np.full((2, 3), 3.0))
+    assert x.to("float32").dtype == mg.float32 and x.to(mg.float32).dtype == mg.float32
+    assert x.long().dtype == mg.int64 and not x.long().requires_grad

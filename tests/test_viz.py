@@ -1,0 +1,57 @@
+"""mg.viz.to_dot: the recorded graph as Graphviz DOT text, each tensor and each op once."""
+import re
+
+import pytest
+
+import minigrad as mg
+
+
+def _graph(device):
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    w = mg.tensor([0.5, -1.0], device=device, requires_grad=True)
+    h = (x * w).tanh()
+    y = (h * h + x).sum()               # h and x are used twice: still one node each
+    return x, w, h, y
+
+
+def _parse(dot):
+    nodes = dict(re.findall(r"^\s*([tf]\d+) \[(.*)\];$", dot, re.M))
+    edges = re.findall(r"^\s*([tf]\d+) -> ([tf]\d+);$", dot, re.M)
+    return nodes, edges
+
+
+def test_to_dot_lists_each_tensor_and_op_once(device):
+    x, w, h, y = _graph(device)
+    dot = mg.viz.to_dot(y, names={x: "x", w: "w", h: "h"})
+    assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+    assert dot.count("{") == dot.count("}")
+    nodes, edges = _parse(dot)
+    ops = sorted(re.search(r'label="(\w+)"', v).group(1) for k, v in nodes.items()
+                 if k.startswith("f"))
+    assert ops == ["Add", "Mul", "Mul", "Sum", "Tanh"]     # one node per op call
+    tensors = [k for k in nodes if k.startswith("t")]
+    assert len(tensors) == 7                                # x, w, x*w, h, h*h, +x, sum
+    assert len(set(nodes)) == len(nodes)
+    for a, b in edges:                                      # every edge joins listed nodes
+        assert a in nodes and b in nodes and a[0] != b[0]
+    assert len(edges) == 5 + 8        # op -> output; input -> op (h*h draws h's two arrows)
+    assert 'label="{x | 2 | ' not in dot and "{x | 2}" in dot and "{h | 2}" in dot
+
+
+def test_to_dot_shows_grads_with_retain_graph(device):
+    x, w, h, y = _graph(device)
+    s = (x * w).sum()
+    s.backward(retain_graph=True)
+    dot = mg.viz.to_dot(s)
+    assert "data" in dot and re.search(r"scalar \| data [-\d.]+", dot)
+    y.backward()
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        mg.viz.to_dot(y)                                     # the graph was freed
+
+
+def test_to_dot_of_scalar_expression_has_values_and_grads():
+    a = mg.tensor(2.0, requires_grad=True)
+    b = (a * 3.0).exp()
+    b.backward(retain_graph=True)
+    dot = mg.viz.to_dot(b, names={a: "a"})
+    assert "{a | scalar | data 2 | grad " in dot and "Exp" in dot and "Mul" in dot
