@@ -21,8 +21,9 @@ def _prepare(inputs):
                              f"need finite inputs")
         if x.requires_grad:
             # a float64 leaf copy: central differences in float32 are too coarse to trust
-            out.append(Tensor(x.data, dtype=backend.float64, device=x.device,
-                              requires_grad=True))
+            copy = Tensor(x.data, dtype=backend.float64, device=x.device, requires_grad=True)
+            copy.data = copy.data.copy()  # its own contiguous array: perturbed in place below
+            out.append(copy)
         else:
             out.append(x)
     return out

@@ -82,3 +82,11 @@ def test_inputs_are_left_unchanged_and_float32_is_checked_in_float64(device):
     np.testing.assert_array_equal(x.numpy(), before)
     assert x.dtype == mg.float32 and x.grad is None
     assert set(seen) == {mg.float64}
+
+
+def test_non_contiguous_and_broadcast_inputs():
+    """The perturbation must reach the function even when the input is a strided view."""
+    x = mg.randn(3, 2, dtype=mg.float64).T.detach().requires_grad_()
+    assert mg.gradcheck(lambda a: a * a, [x])
+    e = mg.ones(3, dtype=mg.float64).expand(2, 3).detach().requires_grad_()
+    assert mg.gradcheck(lambda a: (a * a).sum(0), [e])
