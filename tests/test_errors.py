@@ -126,6 +126,8 @@ def test_cuda_without_cupy_names_the_extra():
     (lambda: mg.stack([mg.ones(2), mg.ones(3)]), ValueError, ["stack", "(2,)", "(3,)"]),
     (lambda: mg.ones(3).masked_fill(np.ones(4, bool), 0.0), ValueError,
      ["masked_fill", "(4,)", "(3,)"]),
+    (lambda: mg.ones(3).masked_fill(np.ones((2, 3), bool), 0.0), ValueError,
+     ["masked_fill", "(2, 3)", "(3,)"]),
     (lambda: mg.where(np.ones(3), mg.ones(3), 0.0), TypeError, ["where", "boolean", "float64"]),
     (lambda: F.cross_entropy(mg.ones(2, 3, 4), np.zeros(2, int)), ValueError,
      ["cross_entropy", "(2, 3, 4)", "(B*T, C)"]),

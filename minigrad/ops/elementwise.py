@@ -240,11 +240,13 @@ def where(cond, a, b):
 def masked_fill(x, mask, value):
     """x with `value` wherever `mask` is True (mask broadcasts to x)."""
     m = _cond_array(mask, x, "masked_fill")
-    try:
-        x.backend.xp.broadcast_shapes(m.shape, x.shape)
+    try:  # the mask broadcasts to x, never x to a bigger mask (as PyTorch)
+        fits = tuple(x.backend.xp.broadcast_shapes(m.shape, x.shape)) == x.shape
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
-                         f"the tensor's shape {x.shape}") from None
+                         f"the tensor's shape {x.shape}")
     return Where.apply(lift(value, x), x, cond=m)
 
 
