@@ -135,3 +135,14 @@ def test_bool_mask_and_causal_combine(device):
     both = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=True)
     explicit = F.scaled_dot_product_attention(q, k, v, attn_mask=mask & np.tri(4, dtype=bool))
     np.testing.assert_allclose(both.numpy(), explicit.numpy(), rtol=1e-12)
+
+
+def test_mask_with_a_bigger_batch_than_q(device):
+    """A (2, L, S) mask on (1, L, E) queries: the output takes the mask's batch (as torch)."""
+    mask = _BATCH_MASK[:, 0]                                  # (2, 3, 5)
+
+    def m(q):
+        return mg.tensor(mask, device=q.device)
+    check_fused_vs_unfused(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, m(q)),
+                           lambda q, k, v: attention_reference(q, k, v, m(q))[0],
+                           _arrays(((1, 3, 4), (1, 5, 4), (1, 5, 2))), device, "sdpa mask batch")

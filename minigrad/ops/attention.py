@@ -8,6 +8,7 @@ import math
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
+from minigrad.ops.elementwise import where
 from minigrad.ops.shape import raw_index
 
 
@@ -41,7 +42,7 @@ class ScaledDotProductAttention(Function):
             if self.additive is not None:
                 s = s + self.const(self.additive)
             if self.allowed is not None:
-                s = s.masked_fill(self.const(~self.allowed), -math.inf)
+                s = where(self.const(self.allowed), s, -math.inf)  # the mask may add batch dims
             p = s.softmax(-1)
         else:
             p = self.const(self.probs)
@@ -126,6 +127,6 @@ def attention_reference(q, k, v, attn_mask=None, is_causal=False, scale=None):
     if additive is not None:
         s = s + Tensor._make(additive, q.device)
     if allowed is not None:
-        s = s.masked_fill(Tensor._make(~allowed, q.device), -math.inf)
+        s = where(Tensor._make(allowed, q.device), s, -math.inf)  # may add batch dims
     p = s.softmax(-1)
     return p @ v, p
