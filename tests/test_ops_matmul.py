@@ -1,10 +1,17 @@
 """Matrix product with NumPy's rules: 1-D·1-D, 1-D·N-D, N-D·1-D, 2-D, batched,
-broadcast-batched (the backward must sum over broadcast batch dims) and a shared weight."""
+broadcast-batched (the backward must sum over broadcast batch dims) and a shared weight;
+and F.linear / F.mse_loss, built on it."""
 import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.functional as F
 from op_helpers import OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch
+
+def _tf():
+    import torch.nn.functional
+    return torch.nn.functional
+
 
 MATMUL_SHAPES = [
     ((3,), (3,)),                 # dot product -> scalar
@@ -25,6 +32,12 @@ CASES = [OpCase("matmul", lambda a, b: a @ b, shapes, np_fn=np.matmul)
     OpCase("mg.matmul", lambda a, b: mg.matmul(a, b), ((2, 3), (3, 2)),
            torch_fn=lambda a, b: a.matmul(b)),
     OpCase("x@x.T", lambda a: (a @ a.T), ((3, 2),)),
+    OpCase("F.linear", lambda x, w, b: F.linear(x, w, b), ((2, 3, 4), (5, 4), (5,)),
+           torch_fn=lambda x, w, b: _tf().linear(x, w, b)),
+    OpCase("F.linear_no_bias", lambda x, w: F.linear(x, w), ((3, 4), (2, 4)),
+           torch_fn=lambda x, w: _tf().linear(x, w)),
+    OpCase("F.mse_loss", lambda a, b: F.mse_loss(a, b), ((2, 3), (2, 3)),
+           torch_fn=lambda a, b: _tf().mse_loss(a, b)),
 ]
 
 
