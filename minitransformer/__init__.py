@@ -15,6 +15,8 @@ from minitransformer.sublayer import AddNorm  # noqa: F401
 from minitransformer.encoder import EncoderLayer, Encoder  # noqa: F401
 from minitransformer.decoder import DecoderLayer, Decoder  # noqa: F401
 from minitransformer.transformer import TokenEmbedding, Transformer  # noqa: F401
+from minitransformer.bahdanau import AdditiveAttention  # noqa: F401
+from minitransformer.seq2seq import Seq2SeqEncoder, Seq2SeqDecoder, Seq2Seq  # noqa: F401
 # GPT (decoder-only language model), its character tokenizer, data and trainer
 from minitransformer.gpt import GPT, GPTConfig, KVCache  # noqa: F401,E402
 from minitransformer.tokenizer import CharTokenizer, UnknownCharacterError  # noqa: F401,E402
