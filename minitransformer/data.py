@@ -85,7 +85,7 @@ def _offline_message(url, dest, error):
     lines = [f"could not download Tiny Shakespeare from {url} "
              f"({type(error).__name__}: {getattr(error, 'reason', error)}).",
              f"Pass --data PATH to any UTF-8 text (or set {DATA_ENV}=PATH), or put a copy of "
-             f"the file at {dest} (it is checked against sha256 {TINY_SHAKESPEARE_SHA256[:16]}…)."]
+             f"the file at {dest} (checked against sha256 {TINY_SHAKESPEARE_SHA256[:16]}…)."]
     for copy in _KNOWN_COPIES:
         if copy.is_file():
             lines.append(f"A copy exists at {copy}: --data {copy}")
@@ -106,7 +106,11 @@ def resolve_data_path(path=None):
     if path:
         return Path(path)
     if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
+        path = Path(os.environ[DATA_ENV])
+        if not path.exists():
+            raise DataError(f"{DATA_ENV}={path} names a file that does not exist; fix or unset "
+                            f"it, or pass --data PATH")
+        return path
     return tiny_shakespeare_path()
 
 

@@ -231,9 +231,10 @@ class GPT(nn.Module):
         Each step samples from softmax(logits / temperature), restricted to the top_k most
         likely tokens if given, with one uniform draw per sequence from minigrad's CPU
         generator (seeded by mg.manual_seed): with or without the cache, the same seed gives
-        the same tokens. The context is cropped to the last block_size tokens; once the cache
-        is full, the window slides, every position shifts, and the window is recomputed (the
-        model's positions are absolute, so the cached keys no longer apply)."""
+        the same tokens. The context is cropped to the last block_size tokens. Past that
+        length the window slides by one every step, so every token changes position and the
+        cached keys and values (which include their positions) no longer apply: each step
+        then recomputes the window, exactly as without the cache."""
         if temperature <= 0:
             raise ValueError(f"generate: temperature must be > 0, got {temperature} "
                              f"(use top_k=1 for greedy decoding)")
@@ -249,12 +250,11 @@ class GPT(nn.Module):
             with mg.no_grad():
                 cache = KVCache(self.config, idx.shape[0], self.device) if use_cache else None
                 for step in range(max_new_tokens):
-                    if cache is None:
+                    if cache is None or idx.shape[1] > block:  # no cache, or a sliding window
                         h = self.hidden_states(idx[:, -block:])
-                    elif step == 0 or cache.length == block:  # first step, or window slides
-                        cache.reset()
-                        h = self.hidden_states(idx[:, -block:], cache)
-                    else:
+                    elif step == 0:                            # the prompt fills the cache
+                        h = self.hidden_states(idx, cache)
+                    else:                                      # one new position
                         h = self.hidden_states(idx[:, -1:], cache)
                     logits = self.lm_head(h[:, -1, :])
                     next_id = sample_next(logits, temperature, top_k)

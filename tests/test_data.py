@@ -134,3 +134,9 @@ def test_text_shorter_than_one_example_is_an_error():
     with pytest.raises(DataError, match="block_size \\+ 1 = 9"):
         data.check_split("val", np.arange(8), 8)
     data.check_split("val", np.arange(9), 8)
+
+
+def test_env_var_pointing_nowhere_is_named(tmp_path, cache, monkeypatch):
+    monkeypatch.setenv(data.DATA_ENV, str(tmp_path / "gone.txt"))
+    with pytest.raises(DataError, match="MINITRANSFORMER_DATA=.*does not exist"):
+        data.load_text()

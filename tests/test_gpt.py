@@ -144,9 +144,10 @@ def test_cached_logits_equal_full_forward():
 
 
 @pytest.mark.parametrize("prompt_len,new,top_k", [(1, 7, None), (3, 20, None), (8, 12, 3),
-                                                   (2, 15, 1)])
+                                                   (11, 4, None), (2, 15, 1)])
 def test_generate_with_cache_equals_without(prompt_len, new, top_k):
-    # 1 + 7 fills the block exactly; the others run past block_size (window recomputation)
+    # 1 + 7 fills the block exactly; the others run past block_size (the window slides), the
+    # prompt of 11 is longer than the block from the start
     model = make_model(dropout=0.1)   # generate must switch dropout off (eval mode)
     model.train()
     prompt = mg.tensor(np.random.default_rng(3).integers(0, 11, (2, prompt_len)))
