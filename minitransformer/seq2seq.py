@@ -45,7 +45,7 @@ class Seq2SeqEncoder(nn.Module):
         return mg.stack(outs, 1), h
 
     def forward(self, src):
-        src = as_token_tensor(src)
+        src = as_token_tensor(src, self.embedding.weight.device)
         B, S = src.shape
         keep = key_padding(src, self.pad_id)
         xs = time_steps(self.dropout(self.embedding(src)).transpose(0, 1))   # S of (B, E)

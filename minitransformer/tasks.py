@@ -73,6 +73,11 @@ class Seq2SeqTask:
         tgt_out = self.tgt_vocab.pad([t + [self.tgt_vocab.eos_id] for t in tgt])
         return tuple(mg.tensor(x, dtype=mg.int64, device=device) for x in (src, tgt_in, tgt_out))
 
+    def sources(self, texts, device="cpu"):
+        """Source strings as one right-padded (B, S) int64 tensor (for decoding)."""
+        ids = self.src_vocab.pad([self.src_vocab.encode(s) for s in texts])
+        return mg.tensor(ids, dtype=mg.int64, device=device)
+
     def batches(self, batch_size, rng, device="cpu"):
         """Endless shuffled training batches."""
         while True:

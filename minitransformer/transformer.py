@@ -34,7 +34,7 @@ class TokenEmbedding(nn.Module):
         self.scale = math.sqrt(d_model)
 
     def forward(self, tokens):
-        tokens = as_token_tensor(tokens)
+        tokens = as_token_tensor(tokens, self.embedding.weight.device)
         if tokens.numel():
             lo, hi = int(tokens.min().item()), int(tokens.max().item())
             if lo < 0 or hi >= self.vocab_size:
@@ -72,6 +72,10 @@ class Transformer(nn.Module):
             for emb in (self.src_embed.embedding, self.tgt_embed.embedding):
                 emb.weight[pad_id] = 0.0
 
+    @property
+    def device(self):
+        return self.generator.weight.device
+
     # ---- the three pieces, usable on their own --------------------------------------------
     def src_mask(self, src):
         """(B, 1, 1, S): every query may attend to the real (non-pad) source tokens."""
@@ -84,7 +88,7 @@ class Transformer(nn.Module):
 
     def encode(self, src, src_mask=None):
         """src (B, S) ids -> memory (B, S, d_model)."""
-        src = as_token_tensor(src)
+        src = as_token_tensor(src, self.device)
         src_mask = self.src_mask(src) if src_mask is None else src_mask
         return self.encoder(self.positional(self.src_embed(src)), src_mask)
 
@@ -102,7 +106,7 @@ class Transformer(nn.Module):
 
     def forward(self, src, tgt_in, need_weights=False):
         """Teacher forcing: logits (B, T, vocab) predicting tgt_in shifted left by one."""
-        src = as_token_tensor(src)
+        src = as_token_tensor(src, self.device)
         src_mask = self.src_mask(src)
         memory = self.encode(src, src_mask)
         return self.decode(tgt_in, memory, src_mask, need_weights=need_weights)
@@ -112,7 +116,7 @@ class Transformer(nn.Module):
         """The most likely next token, one step at a time, for a batch of sources. Returns a
         list of token-id lists (no BOS, cut before EOS). Runs without gradients; call
         .eval() first so dropout is off."""
-        src = as_token_tensor(src)
+        src = as_token_tensor(src, self.device)
         max_len = max_len or self.max_len - 1
         with mg.no_grad():
             src_mask = self.src_mask(src)
@@ -134,14 +138,15 @@ class Transformer(nn.Module):
         extend each by every token, keep the best again. Finished hypotheses are ranked by
         log p / ((5 + len) / 6) ** length_penalty (GNMT's normalisation; 0 = raw sum).
         Returns the best token-id list per source (no BOS/EOS)."""
-        src = as_token_tensor(src)
+        src = as_token_tensor(src, self.device)
         max_len = max_len or self.max_len - 1
         B, K = src.shape[0], beam_size
         with mg.no_grad():
             src_mask = self.src_mask(src)
             memory = self.encode(src, src_mask)
             # each source's K beams sit in consecutive rows: row b*K + k
-            rows = mg.tensor([b for b in range(B) for _ in range(K)], dtype=mg.int64)
+            rows = mg.tensor([b for b in range(B) for _ in range(K)], dtype=mg.int64,
+                             device=memory.device)
             memory, src_mask = memory[rows], src_mask[rows]
             beams = [[([bos_id], 0.0 if k == 0 else -math.inf) for k in range(K)]
                      for _ in range(B)]

@@ -1,0 +1,133 @@
+"""Demo 06 — article 2.2.4 Transformer架构组成 (the encoder-decoder Transformer): the whole
+model — embeddings·√d_model + sinusoidal positions (2.2.5.2), encoder layers (2.2.4.1:
+self-attention + FFN), decoder layers (2.2.4.2: masked self-attention + cross-attention +
+FFN), each sublayer inside residual + layer norm (2.2.5.3, 2.2.5.4) — trained on the same
+date translation as demo 05, with no recurrence at all.
+
+It prints exact-match accuracy (greedy, and beam search on part of the held-out set) on
+held-out dates and on the longer inputs, compares with demo 05 when its results are in
+--out, and saves the cross-attention map of the last decoder layer, head by head.
+
+    python demos/06_transformer_translate.py                  # ~1.5-2 minutes on 2 CPU cores
+    python demos/06_transformer_translate.py --quick --no-plot    # seconds: smoke test
+"""
+import os
+import sys
+
+# Small matrices: BLAS worker threads cost more than they save (and fight other processes on
+# a shared machine). Set before NumPy loads; an explicit setting of yours wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, ".."), HERE]
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import minigrad as mg  # noqa: E402
+from minitransformer import Transformer  # noqa: E402
+from minitransformer.tasks import exact_match  # noqa: E402
+import seq2seq_common as common  # noqa: E402
+
+
+def plot_cross_attention(model, task, path):
+    plt = common.pyplot()
+    if plt is None:
+        return None
+    v = task.tgt_vocab
+    src = task.held_out[0][0]
+    out = model.greedy_decode(task.sources([src]), v.bos_id, v.eos_id,
+                              max_len=task.max_target_len() + 1)[0]
+    text = v.decode(out)
+    with mg.no_grad():
+        _, weights = model(task.sources([src]), [[v.bos_id] + out], need_weights=True)
+    last = weights[-1][0]                       # last decoder layer: (heads, T, S)
+    H = last.shape[0]
+    fig, axes = plt.subplots(1, H, figsize=(4 * H, 3.8))
+    for h, ax in enumerate(axes if H > 1 else [axes]):
+        # row t: predicting output character t (its query is the token before it)
+        common.heatmap(ax, last[h, :len(text)].tolist(), src, text, f"head {h}")
+    fig.suptitle(f"2.2.4.2 cross-attention (last decoder layer): {src!r} -> {text!r}")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"saved the cross-attention heatmap to {path}")
+    return path
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=2, help="encoder layers = decoder layers")
+    p.add_argument("--d-ff", type=int, default=128)
+    p.add_argument("--dropout", type=float, default=0.0)
+    p.add_argument("--norm-first", action="store_true", help="pre-norm instead of the paper's "
+                                                             "post-norm")
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=100)
+    p.add_argument("--beam", type=int, default=4, help="beam size for the beam-search check")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="tiny data and 10 steps (smoke test)")
+    p.add_argument("--out", default="out", help="folder for the PNG and results JSON")
+    p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.steps, args.warmup = 10, 2
+    print("Demo 06 — article 2.2.4 Transformer架构组成 (encoder-decoder Transformer) on date "
+          "translation")
+    task = common.make_date_task(args.quick)
+    mg.manual_seed(args.seed)
+    model = Transformer(len(task.src_vocab), len(task.tgt_vocab), d_model=args.d_model,
+                        n_heads=args.heads, num_encoder_layers=args.layers,
+                        num_decoder_layers=args.layers, d_ff=args.d_ff, dropout=args.dropout,
+                        norm_first=args.norm_first, max_len=64)
+    n_params = sum(q.numel() for q in model.parameters())
+    print(f"Transformer: d_model {args.d_model}, {args.heads} heads, {args.layers}+"
+          f"{args.layers} layers, d_ff {args.d_ff}, {'pre' if args.norm_first else 'post'}-norm,"
+          f" {n_params} parameters (the paper's base model: 512, 8, 6+6, 2048)")
+    print(f"{args.steps} steps of batch {args.batch_size}, Adam, warmup {args.warmup} then "
+          f"cosine decay from lr {args.lr}")
+    start = time.time()
+    seconds = common.train(model, task, args.steps, args.batch_size, args.lr,
+                           warmup=args.warmup, seed=args.seed, label="Transformer")
+    result = common.evaluate(model, task, "Transformer")
+    v = task.tgt_vocab
+    subset = task.held_out[:200]
+    beam = exact_match(lambda texts: model.beam_search(task.sources(texts), v.bos_id,
+                                                       v.eos_id, beam_size=args.beam,
+                                                       max_len=task.max_target_len() + 1),
+                       subset, v, batch_size=50)
+    print(f"  [Transformer] beam search (beam {args.beam}) on {len(subset)} held-out: "
+          f"{beam:.2%}")
+    result.update(train_seconds=round(seconds, 1), beam_held_out_subset=beam,
+                  steps=args.steps)
+    print(f"total {time.time() - start:.0f} s")
+    common.save_results(os.path.join(args.out, "06_results.json"), result)
+
+    rows = [("Transformer", result)]
+    earlier = common.load_results(os.path.join(args.out, "05_results.json"))
+    if earlier:
+        rows = [(k, earlier[k]) for k in ("no attention", "Bahdanau")] + rows
+    print("\nexact match        held-out   longer inputs")
+    for label, r in rows:
+        print(f"  {label:14s}  {r['held_out']:8.2%}   {r['longer']:8.2%}")
+    if earlier is None:
+        print("  (run demo 05 with the same --out to see the RNN models beside it)")
+    if result["longer"] < result["held_out"] - 0.2:
+        print("\nWhy the longer inputs fail: the Transformer knows where a character is only "
+              "through\nthe sinusoidal table (2.2.5.2), and positions past the longest "
+              f"training input\n({task.info['max_train_len']} characters) never occurred in "
+              "training. The article hopes sinusoids extrapolate\nto unseen lengths; on "
+              "this task they do not, while the GRU with Bahdanau attention\n(demo 05), "
+              "which counts positions by recurrence, handles the longer dates.")
+    if not args.no_plot:
+        plot_cross_attention(model, task, os.path.join(args.out, "06_cross_attention.png"))
+    return result
+
+
+if __name__ == "__main__":
+    main()
