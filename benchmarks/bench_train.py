@@ -18,10 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-PRESETS = {  # the model and batch of `minitransformer train --preset NAME`
-    "baby": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12),
-    "small": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64),
-}
+from minitransformer.train import PRESETS  # noqa: E402  (model and batch of each preset)
 VOCAB = 65  # Tiny Shakespeare's characters
 
 
@@ -107,7 +104,7 @@ def make_config(args):
     from minitransformer.gpt import GPTConfig
     p = PRESETS[args.preset]
     return GPTConfig(vocab_size=VOCAB, block_size=p["block_size"], n_layer=p["n_layer"],
-                     n_head=p["n_head"], n_embd=p["n_embd"], dropout=0.0, bias=True)
+                     n_head=p["n_head"], n_embd=p["n_embd"], dropout=p["dropout"], bias=False)
 
 
 def batches(args, n):
@@ -116,6 +113,19 @@ def batches(args, n):
     p = PRESETS[args.preset]
     shape = (p["batch_size"], p["block_size"])
     return [(rng.integers(0, VOCAB, shape), rng.integers(0, VOCAB, shape)) for _ in range(n)]
+
+
+def peak_rss_mib():
+    """This process's peak resident memory. Linux's VmHWM belongs to the address space, so
+    unlike ru_maxrss it does not inherit the parent's peak across fork + exec."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def peak_memory_child(args):
@@ -127,7 +137,7 @@ def peak_memory_child(args):
         run = TorchRun(cfg, args, run.weights())
     for x, y in data:
         run.step(x, y)
-    out = {"rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    out = {"rss_mib": peak_rss_mib()}
     if args.device == "cuda":
         if args.child == "torch":
             out["gpu_mib"] = run.torch.cuda.max_memory_allocated() / 2 ** 20

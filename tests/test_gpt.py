@@ -213,7 +213,7 @@ def _torch_gpt(cfg):
             self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
 
         def forward(self, x):
-            return self.c_proj(F.gelu(self.c_fc(x)))
+            return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
 
     class Block(nn.Module):
         def __init__(self):
