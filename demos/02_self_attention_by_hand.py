@@ -38,7 +38,7 @@ def show(name, t, note=""):
         print("   [" + "  ".join(f"{v:8.4f}" for v in r) + " ]")
 
 
-# ---- the same formula in plain Python lists: the independent check --------------------------------
+# ---- the same formula in plain Python lists: the independent check ---------------------------
 def matmul(a, b):
     return [[sum(a[i][k] * b[k][j] for k in range(len(b))) for j in range(len(b[0]))]
             for i in range(len(a))]

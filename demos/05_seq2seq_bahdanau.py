@@ -6,7 +6,8 @@ Both models share everything — a bidirectional GRU encoder, a GRU decoder, the
 steps and seed — except how the decoder sees the source:
 
   * without attention, ONE fixed vector (the encoder's final states) for every output step;
-  * with attention, a fresh context c_t = Σ_j α_tj h_j every step, α_t = softmax(vᵀ tanh(W s + U h)).
+  * with attention, a fresh context c_t = Σ_j α_tj h_j every step,
+    α_t = softmax(vᵀ tanh(W s + U h)).
 
 It prints exact-match accuracy on held-out dates and on a set of inputs LONGER than any
 seen in training, and saves the alignment (α) heatmap of the attention model.
@@ -69,6 +70,8 @@ def main(argv=None):
     p.add_argument("--emb", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--task", choices=["dates", "reversal"], default="dates",
+                   help="date translation (default) or sequence reversal")
     p.add_argument("--quick", action="store_true", help="tiny data and 10 steps (smoke test)")
     p.add_argument("--out", default="out", help="folder for the PNG and results JSON")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
@@ -77,14 +80,14 @@ def main(argv=None):
         args.steps = 10
     print("Demo 05 — article 2.2.3.1 前Transformer时代的注意力机制: Seq2Seq (GRU) without "
           "attention vs with Bahdanau attention, score = vᵀ tanh(W s + U h)")
-    task = common.make_date_task(args.quick)
-    print(f"date task: {len(task.train)} training pairs, {len(task.held_out)} held-out "
-          f"(dates never seen in training), {len(task.longer)} longer inputs "
+    task = common.make_task(args.task, args.quick)
+    print(f"{task.name} task: {len(task.train)} training pairs, {len(task.held_out)} held-out "
+          f"(never seen in training), {len(task.longer)} longer inputs "
           f"(> {task.info['max_train_len']} characters, longer than any training input)")
     for s, t in task.train[:3] + task.longer[:2]:
         print(f"   {s!r:40} -> {t}")
     start = time.time()
-    results = {"steps": args.steps, "hidden": args.hidden}
+    results = {"task": task.name, "steps": args.steps, "hidden": args.hidden}
     for attention, label in ((False, "no attention"), (True, "Bahdanau")):
         model = build(task, attention, args)
         n_params = sum(q.numel() for q in model.parameters())

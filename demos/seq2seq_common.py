@@ -9,11 +9,15 @@ import time
 
 import minigrad.functional as F
 from minigrad import optim
-from minitransformer.tasks import date_task, exact_match
+from minitransformer.tasks import date_task, exact_match, reversal_task
 
 
-def make_date_task(quick):
-    """The date task of demos 05 and 06 (small when --quick, for smoke tests)."""
+def make_task(name, quick):
+    """The task of demos 05 and 06: "dates" (default) or "reversal"; small with --quick."""
+    if name == "reversal":
+        if quick:
+            return reversal_task(n_train=400, n_held_out=40, n_longer=40)
+        return reversal_task(n_train=10000, n_held_out=1000, n_longer=1000)
     if quick:
         return date_task(n_train=400, n_held_out=40, n_longer=40)
     return date_task(n_train=20000, n_held_out=1000, n_longer=1000)

@@ -76,7 +76,7 @@ def test_add_norm_wirings(norm_first):
     gradcheck_module(an, mg.randn(2, 4, dtype=mg.float64, requires_grad=True), sublayer=lin)
 
 
-# ---- encoder / decoder layers against PyTorch ------------------------------------------------------
+# ---- encoder / decoder layers against PyTorch ------------------------------------------------
 def _probe(out, torch=None):
     """A fixed, non-uniform linear functional of the output, so backward checks everything."""
     w = np.sin(np.arange(int(np.prod(out.shape)))).reshape(out.shape)
@@ -168,7 +168,7 @@ def test_stacks_match_torch(norm_first):
     np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), atol=1e-11)
 
 
-# ---- self-contained checks: gradcheck and properties ------------------------------------------------
+# ---- self-contained checks: gradcheck and properties -----------------------------------------
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_layer_gradcheck(norm_first):
     mg.manual_seed(8)

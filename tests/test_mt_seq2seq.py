@@ -75,7 +75,7 @@ def test_encoder_ignores_padding(bidirectional):
     assert out.shape == (2, 5, 10 if bidirectional else 5)
 
 
-# ---- decoder and the whole model -------------------------------------------------------------------
+# ---- decoder and the whole model -------------------------------------------------------------
 @pytest.mark.parametrize("attention", [False, True])
 def test_seq2seq_gradcheck(attention):
     mg.manual_seed(4)
