@@ -112,7 +112,7 @@ for _n in ("reshape transpose swapaxes squeeze sum prod mean var std max min arg
 
 # the array-module functions the engine may call (all exist in CuPy)
 FUNCTIONS = set("""exp log log1p expm1 sqrt square tanh sin cos abs sign maximum minimum clip
-where matmul swapaxes transpose moveaxis reshape broadcast_to broadcast_shapes concatenate
+copyto where matmul swapaxes transpose moveaxis reshape broadcast_to broadcast_shapes concatenate
 stack expand_dims squeeze zeros ones full empty zeros_like ones_like full_like empty_like
 arange tri tril triu isfinite isnan isinf take_along_axis put_along_axis ascontiguousarray
 logical_not logical_and logical_or less less_equal greater greater_equal equal not_equal

@@ -13,12 +13,19 @@ from minigrad.ops.shape import raw_index
 
 
 def _scores(xp, q, k, scale, allowed, additive):
-    """The masked, scaled scores on raw arrays (shared by forward and the reference)."""
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2)) * scale
+    """The masked, scaled scores on raw arrays, in place on the fresh product Q·Kᵀ."""
+    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
+    s *= scale
     if additive is not None:
-        s = s + additive
+        if xp.broadcast_shapes(s.shape, additive.shape) == s.shape:
+            s += additive
+        else:                                             # a mask with more batch dims
+            s = s + additive
     if allowed is not None:
-        s = xp.where(allowed, s, -xp.inf)
+        if xp.broadcast_shapes(s.shape, allowed.shape) == s.shape:
+            xp.copyto(s, -xp.inf, where=xp.logical_not(allowed))
+        else:
+            s = xp.where(allowed, s, -xp.inf)
     return s
 
 
@@ -26,7 +33,8 @@ class ScaledDotProductAttention(Function):
     def forward(self, q, k, v, scale, allowed, additive, dropout_p, rng):
         xp = self.xp
         self.scale, self.allowed, self.additive = scale, allowed, additive
-        self.probs = stable_softmax(xp, _scores(xp, q, k, scale, allowed, additive), -1)
+        s = _scores(xp, q, k, scale, allowed, additive)
+        self.probs = stable_softmax(xp, s, -1, out=s)
         p = self.probs
         self.keep = None
         if dropout_p > 0:
@@ -61,11 +69,13 @@ class ScaledDotProductAttention(Function):
         p, keep = self.probs, self.keep
         pd = p if keep is None else p * keep
         gv = xp.matmul(xp.swapaxes(pd, -1, -2), g)
-        gp = xp.matmul(g, xp.swapaxes(v, -1, -2))
+        gs = xp.matmul(g, xp.swapaxes(v, -1, -2))        # dP, then dS in place
         if keep is not None:
-            gp *= keep
-        gs = p * (gp - (gp * p).sum(axis=-1, keepdims=True))
-        gs *= gs.dtype.type(self.scale)
+            gs *= keep
+        gs *= p
+        dot = gs.sum(axis=-1, keepdims=True)             # Σ dP⊙P per row
+        gs -= p * dot
+        gs *= self.scale
         return xp.matmul(gs, k), xp.matmul(xp.swapaxes(gs, -1, -2), q), gv
 
 

@@ -128,12 +128,23 @@ class Gelu(Function):
     C = math.sqrt(2 / math.pi)
 
     def forward(self, a, approximate):
+        # in-place arithmetic on fresh temporaries: GELU runs on the largest activations
         self.approximate = approximate
         if approximate == "tanh":                        # ½x(1 + tanh(c(x + 0.044715x³)))
-            self.t = self.xp.tanh(self.C * (a + 0.044715 * (a * a * a)))
-            return 0.5 * a * (1 + self.t)
-        self.cdf = 0.5 * (1 + backend.get(self.device).erf(a * (1 / math.sqrt(2))))  # Φ(x)
-        return a * self.cdf                               # x·Φ(x)
+            u = self.xp.multiply(a, a, out=self.xp.empty_like(a))  # (0-d stays an array)
+            u *= 0.044715 * self.C
+            u += self.C
+            u *= a                                       # u = c(x + 0.044715x³)
+            self.t = self.xp.tanh(u, out=u)
+            y = self.xp.add(self.t, 1, out=self.xp.empty_like(a))
+            y *= a
+            y *= 0.5
+            return y
+        cdf = backend.get(self.device).erf(a * (1 / math.sqrt(2)))
+        cdf += 1
+        cdf *= 0.5
+        self.cdf = cdf                                   # Φ(x)
+        return a * cdf                                   # x·Φ(x)
 
     def backward(self, g):
         x = self.inputs[0]
@@ -148,10 +159,26 @@ class Gelu(Function):
         x, xp = self.inputs[0].data, self.xp
         if self.approximate == "tanh":
             t = self.t
-            d = 0.5 * (1 + t) + (0.5 * self.C) * x * (1 - t * t) * (1 + 0.134145 * (x * x))
+            d = xp.multiply(t, t, out=xp.empty_like(t))
+            xp.subtract(1, d, out=d)                     # 1 - t²
+            q = xp.multiply(x, x, out=xp.empty_like(x))
+            q *= 0.134145
+            q += 1                                       # 1 + 3·0.044715x²
+            d *= q
+            d *= x
+            d *= 0.5 * self.C
+            xp.add(t, 1, out=q)
+            q *= 0.5                                     # ½(1 + t)
+            d += q
         else:
-            d = self.cdf + x * xp.exp(-0.5 * (x * x)) * (1 / math.sqrt(2 * math.pi))
-        return (g * d,)
+            d = xp.multiply(x, x, out=xp.empty_like(x))
+            d *= -0.5
+            xp.exp(d, out=d)
+            d *= x
+            d *= 1 / math.sqrt(2 * math.pi)              # x·φ(x)
+            d += self.cdf
+        d *= g
+        return (d,)
 
 
 class Maximum(Function):

@@ -8,16 +8,16 @@ class LayerNorm(Function):
     def forward(self, x, *affine, dims, eps):            # y = (x - μ)/√(σ² + ε) · w + b
         xp = self.xp
         self.dims, self.eps = dims, eps
-        mu = x.mean(axis=dims, keepdims=True)
-        xc = x - mu
-        var = (xc * xc).mean(axis=dims, keepdims=True)
+        xc = xp.subtract(x, x.mean(axis=dims, keepdims=True), out=xp.empty_like(x))
+        var = xp.square(xc).mean(axis=dims, keepdims=True)
         self.rstd = 1 / xp.sqrt(var + eps)
-        self.xhat = xc * self.rstd
-        y = self.xhat
-        if affine:
-            y = y * affine[0]
-            if len(affine) == 2:
-                y = y + affine[1]
+        xc *= self.rstd                                  # x̂, in place
+        self.xhat = xc
+        if not affine:
+            return xc.copy()                             # x̂ is kept for backward
+        y = xc * affine[0]
+        if len(affine) == 2:
+            y += affine[1]
         return y
 
     def backward(self, g):
@@ -39,16 +39,19 @@ class LayerNorm(Function):
                 grads.append(g)
         return tuple(grads)
 
-    def backward_arrays(self, g):                        # the same on arrays
+    def backward_arrays(self, g):                        # the same on arrays, in place
         x, *affine = self.inputs
-        xhat, dims = self.xhat, self.dims
-        gxhat = g * affine[0].data if affine else g
-        gx = self.rstd * (gxhat - gxhat.mean(axis=dims, keepdims=True)
-                          - xhat * (gxhat * xhat).mean(axis=dims, keepdims=True))
+        xp, xhat, dims = self.xp, self.xhat, self.dims
+        gx = g * affine[0].data if affine else g.copy()  # ĝ, then dx in place
+        gxhat_xhat = xp.multiply(gx, xhat, out=xp.empty_like(gx))
+        b = gxhat_xhat.mean(axis=dims, keepdims=True)
+        gx -= gx.mean(axis=dims, keepdims=True)
+        gx -= xp.multiply(xhat, b, out=gxhat_xhat)
+        gx *= self.rstd
         if not affine:
             return (gx,)
         lead = tuple(range(g.ndim - len(dims)))          # sum over the batch dims here
-        gw = (g * xhat).sum(axis=lead)
+        gw = xp.multiply(g, xhat, out=gxhat_xhat).sum(axis=lead)
         return (gx, gw) if len(affine) == 1 else (gx, gw, g.sum(axis=lead))
 
 

@@ -4,14 +4,17 @@ from minigrad.autograd import Function
 from minigrad.ops.reduce import normalize_dims
 
 
-def stable_softmax(xp, x, axis):
+def stable_softmax(xp, x, axis, out=None):
     """softmax along `axis`, shifted by the max for stability. A row that is all -inf (every
-    position masked) gives zeros, not NaN."""
+    position masked) gives zeros, not NaN. With out=x it works in x's memory (for callers
+    that own x); otherwise one new array and no other full-size temporaries."""
     m = x.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
-    e = xp.exp(x - m)
+    e = xp.subtract(x, m, out=xp.empty_like(x) if out is None else out)
+    xp.exp(e, out=e)
     den = e.sum(axis=axis, keepdims=True)
-    return e / xp.where(den == 0, 1, den)
+    e /= xp.where(den == 0, 1, den)
+    return e
 
 
 class Softmax(Function):
@@ -24,7 +27,10 @@ class Softmax(Function):
 
     def backward_arrays(self, g):
         y = self.output().data
-        return (y * (g - (g * y).sum(axis=self.dim, keepdims=True)),)
+        d = g * y
+        dot = d.sum(axis=self.dim, keepdims=True)
+        d -= y * dot                                     # y⊙g - y⊙Σ(g⊙y)
+        return (d,)
 
 
 class LogSoftmax(Function):
