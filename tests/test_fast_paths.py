@@ -49,6 +49,17 @@ def test_fast_backward_matches_reference(name, dtype):
         np.testing.assert_allclose(f.numpy(), r.numpy(), rtol=tol, atol=tol)
 
 
+def test_dropout_fast_matches_reference():
+    x = mg.tensor(np.random.default_rng(2).standard_normal((4, 5)), dtype="float64",
+                  requires_grad=True)
+
+    def run(create_graph):
+        mg.manual_seed(3)  # the same mask both times
+        y = F.dropout(x, 0.4)
+        return mg.grad((y * x).sum(), [x], create_graph=create_graph)[0]
+    np.testing.assert_allclose(run(False).numpy(), run(True).numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_sdpa_dropout_fast_matches_reference():
     rng = np.random.default_rng(1)
     q, k, v = (mg.tensor(rng.standard_normal((2, 4, 3)), dtype="float64", requires_grad=True)
@@ -71,6 +82,6 @@ def test_every_fast_path_is_covered():
             yield s
             yield from subclasses(s)
     fast = {c.__name__ for c in subclasses(Function) if "backward_arrays" in vars(c)}
-    covered = {"Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
+    covered = {"Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"

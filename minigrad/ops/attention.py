@@ -36,11 +36,11 @@ class ScaledDotProductAttention(Function):
         s = _scores(xp, q, k, scale, allowed, additive)
         self.probs = stable_softmax(xp, s, -1, out=s)
         p = self.probs
-        self.keep = None
-        if dropout_p > 0:
-            self.keep = (rng.random(p.shape, dtype=p.dtype) >= dropout_p) * \
-                p.dtype.type(1 / (1 - dropout_p))
+        self.keep, self.dropout_scale = None, 1 / (1 - dropout_p)
+        if dropout_p > 0:                                 # a boolean mask: a quarter the memory
+            self.keep = rng.random(p.shape, dtype=p.dtype) >= dropout_p
             p = p * self.keep
+            p *= self.dropout_scale
         return xp.matmul(p, v)
 
     def backward(self, g):
@@ -54,7 +54,8 @@ class ScaledDotProductAttention(Function):
             p = s.softmax(-1)
         else:
             p = self.const(self.probs)
-        keep = None if self.keep is None else self.const(self.keep)
+        keep = None if self.keep is None else \
+            self.const(self.keep.astype(p.dtype) * self.dropout_scale)
         pd = p if keep is None else p * keep
         gv = pd.mT @ g                                    # dV = Pᵀ·G
         gp = g @ v.mT                                     # dP = G·Vᵀ
@@ -67,11 +68,16 @@ class ScaledDotProductAttention(Function):
         xp = self.xp
         q, k, v = (t.data for t in self.inputs)
         p, keep = self.probs, self.keep
-        pd = p if keep is None else p * keep
+        if keep is None:
+            pd = p
+        else:
+            pd = p * keep
+            pd *= self.dropout_scale
         gv = xp.matmul(xp.swapaxes(pd, -1, -2), g)
         gs = xp.matmul(g, xp.swapaxes(v, -1, -2))        # dP, then dS in place
         if keep is not None:
             gs *= keep
+            gs *= self.dropout_scale
         gs *= p
         dot = gs.sum(axis=-1, keepdims=True)             # Σ dP⊙P per row
         gs -= p * dot

@@ -5,10 +5,17 @@ from minigrad.autograd import Function
 
 class Dropout(Function):
     def forward(self, x, p):                             # y = x ⊙ m / (1-p), m ~ Bernoulli(1-p)
-        keep = backend.get(self.device).rng.random(x.shape, dtype=x.dtype) >= p
-        self.scale = keep * x.dtype.type(1 / (1 - p))
-        return x * self.scale
-    def backward(self, g): return g * self.const(self.scale)
+        # the mask is kept as booleans (a quarter of a float32 mask's memory)
+        self.keep = backend.get(self.device).rng.random(x.shape, dtype=x.dtype) >= p
+        self.scale = 1 / (1 - p)
+        y = x * self.keep
+        y *= self.scale
+        return y
+    def backward(self, g): return g * self.const(self.keep.astype(g.dtype) * self.scale)
+    def backward_arrays(self, g):
+        d = g * self.keep
+        d *= self.scale
+        return (d,)
 
 
 def dropout(x, p=0.5, training=True):

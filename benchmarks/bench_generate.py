@@ -1,0 +1,56 @@
+"""KV-cache generation against re-running the whole context, on the same model and seed.
+
+    python benchmarks/bench_generate.py                      # baby shape, block 512
+    python benchmarks/bench_generate.py --ckpt out-baby      # a trained checkpoint
+
+Each new token with the cache costs one position; without it, the whole context so far. The
+speed-up grows with the number of tokens generated while the context fits the model's
+block_size. Past block_size the window slides by one each step, every cached key changes
+position (learned absolute positions), and both paths must recompute the window: then the
+cache cannot help, and this script shows that too (use --block-size 64, as the baby preset).
+"""
+import argparse
+import time
+
+import minigrad as mg
+from minitransformer.gpt import GPT, GPTConfig
+
+
+def timed_generate(model, prompt, n, use_cache, seed):
+    mg.manual_seed(seed)
+    t = time.perf_counter()
+    out = model.generate(prompt, n, temperature=1.0, top_k=None, use_cache=use_cache)
+    return out, time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ckpt", help="a checkpoint directory from `minitransformer train`")
+    ap.add_argument("--tokens", type=int, default=500)
+    ap.add_argument("--block-size", type=int, default=512)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    if args.ckpt:
+        from minitransformer.train import load_checkpoint
+        model = load_checkpoint(args.ckpt, args.device)[0]
+    else:  # the baby preset's shape, with a context long enough for the whole sample
+        mg.manual_seed(args.seed)
+        model = GPT(GPTConfig(vocab_size=65, block_size=args.block_size, n_layer=4, n_head=4,
+                              n_embd=128, dropout=0.0, bias=False)).to(args.device)
+    prompt = mg.tensor([[0]], device=args.device)
+    fast, t_fast = timed_generate(model, prompt, args.tokens, True, args.seed)
+    slow, t_slow = timed_generate(model, prompt, args.tokens, False, args.seed)
+    same = fast.tolist() == slow.tolist()
+    cfg = model.config
+    print(f"{args.tokens} tokens, block_size {cfg.block_size}, {cfg.n_layer} layers, "
+          f"n_embd {cfg.n_embd}, device {args.device}")
+    print(f"  KV cache : {t_fast:6.2f} s  ({args.tokens / t_fast:7.0f} tokens/s)")
+    print(f"  no cache : {t_slow:6.2f} s  ({args.tokens / t_slow:7.0f} tokens/s)")
+    print(f"  speed-up {t_slow / t_fast:.1f}x; same tokens: {same}")
+    if not same:
+        raise SystemExit("KV-cache and no-cache generation disagree")
+
+
+if __name__ == "__main__":
+    main()
