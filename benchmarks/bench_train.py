@@ -4,9 +4,10 @@ installed), on the same weights and batches, interleaved in one run.
     python benchmarks/bench_train.py --preset baby --steps 20
     python benchmarks/bench_train.py --preset small --steps 3 --device cuda
 
-Prints ms/step, tokens/s, peak memory (each framework measured alone in a child process),
-the minigrad/PyTorch ratios, and model-FLOPs utilisation against a float32 GEMM peak that
-it measures on this machine first.
+Each framework runs in its own worker process and the two take turns step by step (with a
+short pause between turns), so neither one's idle-spinning BLAS/OpenMP threads slow the
+other. Prints ms/step, tokens/s, each worker's peak memory, the minigrad/PyTorch ratios, and
+model-FLOPs utilisation against a float32 GEMM peak measured on this machine.
 """
 import argparse
 import json
@@ -47,20 +48,14 @@ def _sync(device):
 class MinigradRun:
     def __init__(self, cfg, args):
         import minigrad as mg
-        from minigrad import optim
         from minitransformer.gpt import GPT
         self.mg, self.device = mg, args.device
         mg.manual_seed(args.seed)
         self.model = GPT(cfg).to(args.device)
         self.model.train()
+        # the trainer's optimiser: AdamW, weight decay on >= 2-D weights only
         self.opt = self.model.configure_optimizers(weight_decay=0.1, learning_rate=1e-3,
-                                                   betas=(0.9, 0.99)) \
-            if hasattr(self.model, "configure_optimizers") else \
-            optim.AdamW(self.model.parameters(), lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1)
-        self.n_params = sum(p.numel() for p in self.model.parameters())
-
-    def weights(self):
-        return {k: v.numpy() for k, v in self.model.state_dict().items()}
+                                                   betas=(0.9, 0.99))
 
     def step(self, x, y):
         mg = self.mg
@@ -128,23 +123,53 @@ def peak_rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def peak_memory_child(args):
-    """Run warm-up + steps of one framework alone; print its peak memory as JSON."""
+def worker(args):
+    """One framework in its own process: build the model (PyTorch copies minigrad's initial
+    weights from --weights), then answer "step I" with the step's time and loss, and "done"
+    with the peak memory. Each framework's threads (OpenBLAS, OpenMP) spin for a while after
+    work; in separate processes that take turns, neither slows the other down."""
     cfg = make_config(args)
     data = batches(args, args.warmup + args.steps)
-    run = MinigradRun(cfg, args)
-    if args.child == "torch":
-        run = TorchRun(cfg, args, run.weights())
-    for x, y in data:
-        run.step(x, y)
-    out = {"rss_mib": peak_rss_mib()}
-    if args.device == "cuda":
-        if args.child == "torch":
-            out["gpu_mib"] = run.torch.cuda.max_memory_allocated() / 2 ** 20
+    if args.child == "minigrad":
+        run = MinigradRun(cfg, args)
+        import minigrad as mg
+        mg.save(run.model.state_dict(), args.weights)
+    else:
+        import minigrad as mg
+        run = TorchRun(cfg, args, {k: v.numpy() for k, v in mg.load(args.weights).items()})
+    print("ready", flush=True)
+    for line in sys.stdin:
+        cmd = line.split()
+        if cmd[0] == "step":
+            x, y = data[int(cmd[1])]
+            t = time.perf_counter()
+            loss = run.step(x, y)
+            print(json.dumps({"s": time.perf_counter() - t, "loss": loss}), flush=True)
         else:
-            import cupy
-            out["gpu_mib"] = cupy.get_default_memory_pool().total_bytes() / 2 ** 20
-    print(json.dumps(out))
+            out = {"rss_mib": peak_rss_mib()}
+            if args.device == "cuda" and args.child == "torch":
+                out["gpu_mib"] = run.torch.cuda.max_memory_allocated() / 2 ** 20
+            elif args.device == "cuda":
+                import cupy
+                out["gpu_mib"] = cupy.get_default_memory_pool().total_bytes() / 2 ** 20
+            print(json.dumps(out), flush=True)
+            return
+
+
+def start_worker(name, args, weights):
+    cmd = [sys.executable, __file__, "--child", name, "--weights", weights,
+           "--preset", args.preset, "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--device", args.device, "--seed", str(args.seed)]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if p.stdout.readline().strip() != "ready":
+        raise SystemExit(f"the {name} worker failed to start")
+    return p
+
+
+def ask(p, line):
+    p.stdin.write(line + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
 
 
 def main():
@@ -154,69 +179,65 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory children")
+    ap.add_argument("--pause", type=float, default=0.3,
+                    help="seconds between turns, so the other side's threads go idle")
     ap.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
+    ap.add_argument("--weights", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        return peak_memory_child(args)
+        return worker(args)
 
+    import tempfile
+    try:
+        import torch  # noqa: F401  (only to know whether the comparison can run)
+        have_torch = True
+    except ImportError:
+        have_torch = False
     cfg = make_config(args)
     p = PRESETS[args.preset]
     tokens = p["batch_size"] * p["block_size"]
-    mgr = MinigradRun(cfg, args)
-    try:
-        tr = TorchRun(cfg, args, mgr.weights())
-        import torch
-        threads = torch.get_num_threads()
-    except ImportError:
-        tr, threads = None, None
-    data = batches(args, args.warmup + args.steps)
-    times = {"minigrad": [], "torch": []}
-    losses = {"minigrad": [], "torch": []}
-    for i, (x, y) in enumerate(data):  # interleaved: both see the same machine state
-        for name, run in (("minigrad", mgr), ("torch", tr)):
-            if run is None:
-                continue
-            t = time.perf_counter()
-            losses[name].append(run.step(x, y))
-            if i >= args.warmup:
-                times[name].append(time.perf_counter() - t)
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = os.path.join(tmp, "init.safetensors")
+        workers = {"minigrad": start_worker("minigrad", args, weights)}
+        if have_torch:
+            workers["torch"] = start_worker("torch", args, weights)
+        times = {name: [] for name in workers}
+        losses = {name: [] for name in workers}
+        for i in range(args.warmup + args.steps):  # interleaved: the two take turns
+            for name, w in workers.items():
+                time.sleep(args.pause)
+                r = ask(w, f"step {i}")
+                losses[name].append(r["loss"])
+                if i >= args.warmup:
+                    times[name].append(r["s"])
+        mem = {name: ask(w, "done") for name, w in workers.items()}
 
     from torch_gpt import flops_per_token
-    n_params = mgr.n_params - cfg.block_size * cfg.n_embd  # nanoGPT excludes wpe
+    import minigrad as mg
+    from minitransformer.gpt import GPT
+    mg.manual_seed(args.seed)
+    n_params = sum(q.numel() for q in GPT(cfg).parameters())
     peak = gemm_peak(args.device)
-    print(f"preset {args.preset}: {mgr.n_params / 1e6:.2f}M params, {tokens} tokens/step, "
-          f"device {args.device}, {os.cpu_count()} cores, torch threads {threads}")
+    print(f"preset {args.preset}: {n_params / 1e6:.2f}M params, {tokens} tokens/step, "
+          f"device {args.device}, {os.cpu_count()} cores")
     print(f"float32 GEMM peak (2048^3, {'CuPy' if args.device == 'cuda' else 'NumPy'}): "
           f"{peak:.0f} GFLOP/s")
-    print(f"first losses  minigrad {losses['minigrad'][0]:.4f}  torch "
-          f"{losses['torch'][0] if tr else float('nan'):.4f}  (same weights, same batch)")
-    mem = {}
-    if not args.no_memory:
-        for name in ("minigrad", "torch") if tr else ("minigrad",):
-            cmd = [sys.executable, __file__, "--child", name, "--preset", args.preset,
-                   "--steps", str(args.steps), "--warmup", str(args.warmup),
-                   "--device", args.device, "--seed", str(args.seed)]
-            mem[name] = json.loads(subprocess.check_output(cmd).decode().strip().splitlines()[-1])
+    print("losses, step by step (same weights, same batches): " + "; ".join(
+        f"{name} " + " ".join(f"{v:.4f}" for v in losses[name][:4]) for name in losses))
     rows = {}
     for name, ts in times.items():
-        if not ts:
-            continue
         ts = sorted(ts)
         ms = ts[len(ts) // 2] * 1e3
         tps = tokens / (ms / 1e3)
-        mfu = flops_per_token(cfg, n_params) * tps / (peak * 1e9)
-        rows[name] = (ms, tps, mfu)
-        m = mem.get(name, {})
-        extra = f", peak RSS {m['rss_mib']:.0f} MiB" if "rss_mib" in m else ""
-        extra += f", peak GPU {m['gpu_mib']:.0f} MiB" if "gpu_mib" in m else ""
+        mfu = flops_per_token(cfg, n_params - cfg.block_size * cfg.n_embd) * tps / (peak * 1e9)
+        rows[name] = (ms, tps)
+        m = mem[name]
+        extra = f", peak GPU {m['gpu_mib']:.0f} MiB" if "gpu_mib" in m else ""
         print(f"{name:>9}: {ms:8.1f} ms/step (median of {len(ts)}), {tps:9.0f} tokens/s, "
-              f"MFU {mfu * 100:5.1f}%{extra}")
+              f"MFU {mfu * 100:5.1f}%, peak RSS {m['rss_mib']:.0f} MiB{extra}")
     if "torch" in rows:
-        print(f"ratio minigrad/torch: tokens/s {rows['minigrad'][1] / rows['torch'][1]:.2f}x", end="")
-        if "rss_mib" in mem.get("torch", {}):
-            print(f", peak RSS {mem['minigrad']['rss_mib'] / mem['torch']['rss_mib']:.2f}x", end="")
-        print()
+        print(f"ratio minigrad/torch: tokens/s {rows['minigrad'][1] / rows['torch'][1]:.2f}x, "
+              f"peak RSS {mem['minigrad']['rss_mib'] / mem['torch']['rss_mib']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -7,14 +7,15 @@ def normalize_dims(dim, ndim, op):
     """`dim` (None, int or tuple, negatives allowed) as a sorted tuple of non-negative dims."""
     if dim is None:
         return tuple(range(ndim))
+    n = max(ndim, 1)  # a 0-d tensor accepts dim 0 and -1, as PyTorch
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    out = []
     for d in dims:
-        if not -max(ndim, 1) <= d < max(ndim, 1):
+        if not -n <= d < n:
             raise IndexError(f"{op}: dim {d} out of range for a tensor with {ndim} dims "
-                             f"(valid: {-max(ndim, 1)}..{max(ndim, 1) - 1})")
-        out.append(d % max(ndim, 1))
-    return tuple(sorted(set(out)))
+                             f"(valid: {-n}..{n - 1})")
+    if len(dims) == 1:  # the common case, without the sort
+        return (dims[0] % n,)
+    return tuple(sorted({d % n for d in dims}))
 
 
 def _kept_shape(shape, dims):

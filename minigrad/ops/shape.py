@@ -119,18 +119,23 @@ def reshape(x, shape):
 
 
 def permute(x, dims):
-    if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
-        raise ValueError(f"permute: dims {tuple(dims)} are not a permutation of the "
-                         f"{x.ndim} dims of a tensor of shape {x.shape}")
-    dims = tuple(d % x.ndim for d in dims)
-    return x if dims == tuple(range(x.ndim)) else Permute.apply(x, dims=dims)
+    n, given = x.ndim, tuple(dims)
+    order = tuple(range(n))
+    dims = tuple(d % n for d in given) if all(-n <= d < n for d in given) else None
+    if dims is None or len(dims) != n or set(dims) != set(order):
+        raise ValueError(f"permute: dims {given} are not a permutation of the {n} dims of a "
+                         f"tensor of shape {x.shape}")
+    return x if dims == order else Permute.apply(x, dims=dims)
 
 
 def transpose(x, d0, d1):
-    d0, d1 = (normalize_dims(d, x.ndim, "transpose")[0] for d in (d0, d1))
+    (d0,), (d1,) = normalize_dims(d0, x.ndim, "transpose"), normalize_dims(d1, x.ndim,
+                                                                             "transpose")
+    if d0 == d1 or x.ndim < 2:
+        return x
     dims = list(range(x.ndim))
-    dims[d0], dims[d1] = dims[d1], dims[d0]
-    return permute(x, dims)
+    dims[d0], dims[d1] = d1, d0
+    return Permute.apply(x, dims=tuple(dims))
 
 
 def squeeze(x, dim=None):
