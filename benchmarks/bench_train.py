@@ -4,9 +4,9 @@ installed), on the same weights and batches, interleaved in one run.
     python benchmarks/bench_train.py --preset baby --steps 20
     python benchmarks/bench_train.py --preset small --steps 3 --device cuda
 
-Each framework runs in its own worker process and the two take turns step by step (with a
-short pause between turns), so neither one's idle-spinning BLAS/OpenMP threads slow the
-other. Prints ms/step, tokens/s, each worker's peak memory, the minigrad/PyTorch ratios, and
+Each framework runs in its own worker process and the two take turns, a few steps each
+(with a short pause between turns), so neither one's idle-spinning BLAS/OpenMP threads slow
+the other; the median step time is reported. Prints ms/step, tokens/s, each worker's peak memory, the minigrad/PyTorch ratios, and
 model-FLOPs utilisation against a float32 GEMM peak measured on this machine.
 """
 import argparse
@@ -179,6 +179,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--block", type=int, default=5, help="steps per turn")
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between turns, so the other side's threads go idle")
     ap.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
@@ -203,13 +204,15 @@ def main():
             workers["torch"] = start_worker("torch", args, weights)
         times = {name: [] for name in workers}
         losses = {name: [] for name in workers}
-        for i in range(args.warmup + args.steps):  # interleaved: the two take turns
+        total = args.warmup + args.steps
+        for start in range(0, total, args.block):  # interleaved: turns of `block` steps
             for name, w in workers.items():
                 time.sleep(args.pause)
-                r = ask(w, f"step {i}")
-                losses[name].append(r["loss"])
-                if i >= args.warmup:
-                    times[name].append(r["s"])
+                for i in range(start, min(start + args.block, total)):
+                    r = ask(w, f"step {i}")
+                    losses[name].append(r["loss"])
+                    if i >= args.warmup:
+                        times[name].append(r["s"])
         mem = {name: ask(w, "done") for name, w in workers.items()}
 
     from torch_gpt import flops_per_token
