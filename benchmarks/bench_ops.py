@@ -55,6 +55,25 @@ def cases(np, mg, F, torch):
     }
 
 
+def tiny_overhead(mg, torch):
+    """The per-op cost of the machinery itself: c = a + b; c.backward() on 1-element
+    tensors (the issue's target: at most 2x PyTorch's)."""
+    a, b = mg.tensor([1.0], requires_grad=True), mg.tensor([2.0], requires_grad=True)
+
+    def mg_add():
+        (a + b).backward()
+    t_mg = timeit(mg_add, min_time=1.0)
+    line = f"tiny add forward+backward (1 element): minigrad {t_mg * 1e6:.1f} us"
+    if torch is not None:
+        ta, tb = (torch.tensor([v], requires_grad=True) for v in (1.0, 2.0))
+
+        def t_add():
+            (ta + tb).backward()
+        t_t = timeit(t_add, min_time=1.0)
+        line += f", PyTorch {t_t * 1e6:.1f} us, ratio {t_mg / t_t:.2f}x"
+    print(line + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ops", nargs="*", default=None)
@@ -69,6 +88,7 @@ def main():
         torch.set_num_threads(args.threads or os.cpu_count())
     except ImportError:
         torch = None
+    tiny_overhead(mg, torch)
     table = cases(np, mg, F, torch)
     print(f"{'op':<11}{'size':>9} | {'numpy fwd':>10} {'mg fwd':>10} {'torch fwd':>10} | "
           f"{'mg f+b':>10} {'torch f+b':>10} {'mg/torch':>8}")
@@ -79,6 +99,7 @@ def main():
             arrays = [np.random.default_rng(0).standard_normal(s).astype(np.float32)
                       for s in shapes]
             mx = [mg.tensor(a, requires_grad=True) for a in arrays]
+            time.sleep(0.3)  # let PyTorch's idle OpenMP threads stop spinning first
             t_np = timeit(lambda: np_fn(*arrays))
             with mg.no_grad():
                 t_mg = timeit(lambda: mg_fn(*mx))
