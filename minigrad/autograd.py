@@ -141,20 +141,33 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     from minigrad.tensor import Tensor
     wanted = None if inputs is None else {id(t): i for i, t in enumerate(inputs)}
     found = [None] * (0 if inputs is None else len(inputs))
+    # id(tensor) -> [gradient so far, owned]. "Owned" means the engine made that array itself
+    # and nothing else refers to it yet, so more gradient may be added to it in place (only
+    # when no graph of the backward pass is being recorded).
     grads = {}
     for r, g in zip(roots, root_grads):
-        grads[id(r)] = g if id(r) not in grads else grads[id(r)] + g
+        _accumulate(grads, r, g, False)
     with _GradMode(create_graph):
         for t in reversed(_topological_order(roots)):
-            g = grads.pop(id(t), None)
-            if g is None:
+            entry = grads.pop(id(t), None)
+            if entry is None:
                 continue
+            g = entry[0]
             if wanted is not None and id(t) in wanted:
                 found[wanted[id(t)]] = g
             ctx = t._ctx
             if ctx is None:
                 if wanted is None:
                     t._accumulate_grad(g)
+                continue
+            scatter = None if create_graph else getattr(ctx, "scatter_backward", None)
+            if scatter is not None:  # indexing: add g straight into its input's gradient
+                p = ctx.inputs[0]
+                if p.requires_grad:
+                    buf = _owned_buffer(grads, p)
+                    scatter(buf, g.data.astype(p.dtype, copy=False))
+                if not retain_graph:
+                    ctx.release()
                 continue
             fast = None if create_graph else getattr(ctx, "backward_arrays", None)
             if fast is not None:
@@ -171,11 +184,33 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     gp = sum_to(gp, p.shape)
                 if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
                     gp = gp.to(dtype=p.dtype)
-                prev = grads.get(id(p))
-                grads[id(p)] = gp if prev is None else prev + gp
+                _accumulate(grads, p, gp, create_graph)
             if not retain_graph:
                 ctx.release()
     return found
+
+
+def _accumulate(grads, p, gp, create_graph):
+    """Add gradient gp (shaped like p) to what p has gathered so far."""
+    entry = grads.get(id(p))
+    if entry is None:
+        grads[id(p)] = [gp, False]   # it may be an array another gradient shares: not owned
+    elif entry[1] and not create_graph:
+        entry[0].data += gp.data     # our own array: add in place
+    else:
+        grads[id(p)] = [entry[0] + gp, not create_graph]  # a new array, ours
+
+
+def _owned_buffer(grads, p):
+    """p's gradient so far as an array the engine owns (zeros if none yet), for in-place adds."""
+    from minigrad.tensor import Tensor
+    entry = grads.get(id(p))
+    if entry is not None and entry[1]:
+        return entry[0].data
+    xp = p.backend.xp
+    buf = xp.zeros(p.shape, dtype=p.dtype) if entry is None else entry[0].data.copy()
+    grads[id(p)] = [Tensor._make(buf, p.device), True]
+    return buf
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

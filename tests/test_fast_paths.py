@@ -1,5 +1,6 @@
-"""Each op's fast array backward (`backward_arrays`, used when create_graph=False) matches
-its readable Tensor-op reference (`backward`, used when create_graph=True)."""
+"""Each op's fast array backward (`backward_arrays`, or `scatter_backward` for indexing, used
+when create_graph=False) matches its readable Tensor-op reference (`backward`, used when
+create_graph=True); the engine's in-place accumulation is exercised by tensors used often."""
 import numpy as np
 import pytest
 
@@ -27,6 +28,10 @@ CASES = {
                                                 label_smoothing=0.1) * x, [(3, 5)]),
     "cross_entropy_none": (lambda x: F.cross_entropy(x, mg.tensor([1, 2, 4]),
                                                      reduction="none") * x.sum(-1), [(3, 5)]),
+    "getitem_slices": (lambda x: x[0] * x[1] + x[:, 1:].sum() * x[-1], [(3, 4)]),
+    "getitem_repeated": (lambda x: x[mg.tensor([0, 2, 0, 0])] * x[1:, :2].sum(), [(3, 2)]),
+    "getitem_mask_and_add": (lambda x: (x + x[0]) * x[x.detach() > 0].sum(), [(3, 4)]),
+    "embedding_tied": (lambda w: F.embedding(mg.tensor([[1, 1], [2, 0]]), w) @ w.T, [(3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
     "sdpa_mask": (lambda q, k, v: F.scaled_dot_product_attention(
@@ -81,7 +86,8 @@ def test_every_fast_path_is_covered():
         for s in c.__subclasses__():
             yield s
             yield from subclasses(s)
-    fast = {c.__name__ for c in subclasses(Function) if "backward_arrays" in vars(c)}
-    covered = {"Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
+    fast = {c.__name__ for c in subclasses(Function)
+            if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
+    covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
