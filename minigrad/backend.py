@@ -35,6 +35,12 @@ def is_floating(d):
     return np.dtype(d).kind == "f"
 
 
+def broadcast_shapes(*shapes):
+    """The shape that broadcasting gives (a ValueError if none): shape arithmetic on the
+    host, the same for every device (CuPy has no broadcast_shapes of its own)."""
+    return tuple(np.broadcast_shapes(*shapes))
+
+
 class Backend:
     """What the engine needs from one array library: the module itself plus the few
     functions whose spelling differs between NumPy and CuPy."""

@@ -5,6 +5,7 @@ Masks follow PyTorch's SDPA: a boolean `attn_mask` is True where a query may att
 that may attend to nothing gets zero weights and a zero output, never NaN."""
 import math
 
+from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
@@ -17,12 +18,12 @@ def _scores(xp, q, k, scale, allowed, additive):
     s = xp.matmul(q, xp.swapaxes(k, -1, -2))
     s *= scale
     if additive is not None:
-        if xp.broadcast_shapes(s.shape, additive.shape) == s.shape:
+        if backend.broadcast_shapes(s.shape, additive.shape) == s.shape:
             s += additive
         else:                                             # a mask with more batch dims
             s = s + additive
     if allowed is not None:
-        if xp.broadcast_shapes(s.shape, allowed.shape) == s.shape:
+        if backend.broadcast_shapes(s.shape, allowed.shape) == s.shape:
             xp.copyto(s, -xp.inf, where=xp.logical_not(allowed))
         else:
             s = xp.where(allowed, s, -xp.inf)
@@ -90,14 +91,14 @@ def _mask_arrays(q, k, attn_mask, is_causal):
     array added to the scores, each broadcastable to the scores' shape."""
     xp = q.backend.xp
     L, S = q.shape[-2], k.shape[-2]
-    score_shape = xp.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (L, S)
+    score_shape = backend.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (L, S)
     allowed = additive = None
     if attn_mask is not None:
         m = raw_index(attn_mask, q)
         if not hasattr(m, "dtype"):
             m = xp.asarray(m)
         try:
-            xp.broadcast_shapes(m.shape, score_shape)
+            backend.broadcast_shapes(m.shape, score_shape)
             if m.ndim > len(score_shape):
                 raise ValueError
         except ValueError:

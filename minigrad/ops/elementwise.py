@@ -268,7 +268,7 @@ def masked_fill(x, mask, value):
     """x with `value` wherever `mask` is True (mask broadcasts to x)."""
     m = _cond_array(mask, x, "masked_fill")
     try:  # the mask broadcasts to x, never x to a bigger mask (as PyTorch)
-        fits = tuple(x.backend.xp.broadcast_shapes(m.shape, x.shape)) == x.shape
+        fits = tuple(backend.broadcast_shapes(m.shape, x.shape)) == x.shape
     except ValueError:
         fits = False
     if not fits:
