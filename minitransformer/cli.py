@@ -35,6 +35,9 @@ TRAIN_FLAGS = [
     ("--grad-clip", "grad_clip", float, "clip the global gradient norm (0: off)"),
     ("--eval-interval", "eval_interval", int, "evaluate and checkpoint every N steps"),
     ("--eval-iters", "eval_iters", int, "batches per split in each evaluation"),
+    ("--log-interval", "log_interval", int, "read the training loss (progress bar, NaN check) "
+                                            "every N steps; each read waits for the device "
+                                            "(default: 10)"),
 ]
 
 USER_ERRORS = (DataError, CheckpointError, TrainingDiverged, DeviceError, UnknownCharacterError,
@@ -64,8 +67,12 @@ def build_parser():
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help="biases in Linear and LayerNorm (default: off, as nanoGPT)")
     t.add_argument("--resume", action="store_true",
-                   help="continue the run in --out from its latest checkpoint (flags given "
-                        "override its saved values)")
+                   help="continue the run in --out from its latest checkpoint, with its "
+                        "saved values (flags given override them). Exact (the losses of a "
+                        "run never stopped) for an interrupted run resumed with the same "
+                        "flags. The LR schedule is kept (--lr-decay-iters stays the saved "
+                        "one unless given), so a larger --max-iters trains on at --min-lr; "
+                        "other flags take effect from the checkpoint on")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.add_argument("--no-plot", action="store_true", help="do not write loss.png")
 

@@ -4,6 +4,7 @@ UTF-8 text given by path; the 90% / 10% train / val split and random (x, y) batc
 Where the text comes from, first match wins: an explicit path (`--data`), the environment
 variable MINITRANSFORMER_DATA, the cached download, a fresh download.
 """
+import errno
 import hashlib
 import os
 import secrets
@@ -65,7 +66,9 @@ def download(url, dest, sha256, timeout=30.0):
 
 
 def write_atomic(path, payload):
-    """Write bytes to path so a reader sees the old file or the whole new one, never half."""
+    """Write bytes to path so a reader sees the old file or the whole new one, never half,
+    even after a power loss: the data is on disk before the rename (fsync of the file), and
+    the rename is on disk before this returns (fsync of the directory)."""
     path = Path(path)
     tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # the umask's permissions
@@ -79,6 +82,23 @@ def write_atomic(path, payload):
         if tmp.exists():
             tmp.unlink()
         raise
+    fsync_directory(path.parent)
+
+
+def fsync_directory(path):
+    """Make the renames and deletions of entries in directory `path` durable (POSIX; where a
+    directory cannot be opened, e.g. on Windows, the rename is already durable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as e:  # a file system that cannot sync a directory says so; others are errors
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
 
 
 def _offline_message(url, dest, error):

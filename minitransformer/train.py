@@ -1,37 +1,39 @@
 """Training a GPT on a text, nanoGPT's train.py loop: AdamW with weight decay on matrices only,
-warmup + cosine learning rate, gradient clipping, periodic train/val evaluation, checkpoints.
+warmup + cosine learning rate, gradient clipping, periodic train/val evaluation, checkpoints
+(every eval_interval steps and at the end; see `minitransformer.checkpointing`).
 
-A checkpoint is a directory `OUT/ckpt-NNNNNNN/` (N = optimiser steps taken) holding
-`model.safetensors`, `optimizer.safetensors` and `config.json` (model config, tokenizer, train
-arguments, RNG state, iteration, and the sha256 of the two weight files). It is written into a
-temporary directory, renamed into place, and only then does the one-line file `OUT/latest` get
-atomically replaced to name it: a run killed at any moment leaves `latest` naming a complete
-checkpoint. `--resume` continues from it and reproduces the uninterrupted run's losses exactly:
-the data-sampling generator's state is saved, and the dropout generator is re-seeded from
-(seed, iteration) at every evaluation, so it restarts identically on any device.
+Resuming (`--resume`, `train(cfg, resume=True)`) continues from the latest checkpoint in OUT,
+with the arguments saved there (flags given override them). Exact, i.e. the same losses as if
+the run had never stopped, when an interrupted run continues with the same arguments: the
+data-sampling generator's state is saved, and the dropout generator is re-seeded from
+(seed, iteration) at every evaluation and at the start of a run, so it restarts identically
+(on any device: no generator state to save; another device only rounds differently).
+The learning-rate schedule is kept too: the resolved --lr-decay-iters (by default the first
+run's --max-iters) is saved, and a resume keeps it unless --lr-decay-iters is given again. So
+continuing a finished run with a larger --max-iters trains on at --min-lr, exactly as one
+uninterrupted run with that --max-iters and --lr-decay-iters = the old --max-iters would, if
+the old --max-iters is a multiple of --eval-interval (else dropout restarts at the resume
+point where that run's would not). Other changed flags (--lr, --batch-size, --dropout,
+--eval-interval, ...) continue the run from the checkpoint under the new values.
 """
-import hashlib
 import json
 import math
-import os
-import shutil
-import secrets
 import time
-from dataclasses import dataclass, asdict, field, fields
+from dataclasses import dataclass, asdict, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
 from minigrad import optim
-from minigrad.checkpoint import CheckpointError as _FileCheckpointError
+from minitransformer.checkpointing import (  # noqa: F401 (re-exported: the trainer's API)
+    CheckpointError, Checkpoint, save_checkpoint, read_checkpoint, find_checkpoint,
+    load_checkpoint, pointed_checkpoint)
 from minitransformer.data import (load_text, train_val_split, check_split, get_batch,
                                   write_atomic, sha256_of)
 from minitransformer.gpt import GPT, GPTConfig
 from minitransformer.tokenizer import CharTokenizer
 
-CHECKPOINT_FORMAT = "minitransformer-gpt-checkpoint"
-CHECKPOINT_VERSION = 1
 MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")
 
 # nanoGPT's config/train_shakespeare_char.py; "baby" is its README's CPU run
@@ -43,10 +45,6 @@ PRESETS = {
                   max_iters=5000, lr=1e-3, min_lr=1e-4, warmup_iters=100, dropout=0.2,
                   eval_interval=250, eval_iters=200),
 }
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that is missing, corrupted, or does not fit what was asked of it."""
 
 
 class TrainingDiverged(RuntimeError):
@@ -85,6 +83,7 @@ class TrainConfig:
     # evaluation and output
     eval_interval: int = 250
     eval_iters: int = 20
+    log_interval: int = 10        # read the loss (a wait for the device) every N steps
     progress: bool = True
     plot: bool = True
 
@@ -97,7 +96,8 @@ class TrainConfig:
         return cls(**values)
 
     def __post_init__(self):
-        for name in ("batch_size", "max_iters", "eval_interval", "eval_iters"):
+        for name in ("batch_size", "max_iters", "eval_interval", "eval_iters",
+                     "log_interval"):
             if getattr(self, name) < (0 if name == "max_iters" else 1):
                 raise ValueError(f"TrainConfig: {name} must be positive, got "
                                  f"{getattr(self, name)}")
@@ -107,6 +107,11 @@ class TrainConfig:
     @property
     def decay_iters(self):
         return self.max_iters if self.lr_decay_iters is None else self.lr_decay_iters
+
+    def to_dict(self):
+        """The arguments as saved in a checkpoint, with the schedule's decay_iters resolved
+        (a resume with a larger max_iters keeps the schedule; see the module doc)."""
+        return {**asdict(self), "lr_decay_iters": self.decay_iters}
 
     def model_config(self, vocab_size):
         return GPTConfig(vocab_size=vocab_size, block_size=self.block_size,
@@ -149,14 +154,17 @@ def dropout_seed(seed, it):
 # ---- the loop ----------------------------------------------------------------------------
 def train(cfg, resume=False, log=print):
     """Train per `cfg` (a TrainConfig); with resume=True continue from the latest checkpoint
-    in cfg.out (see `resume_config` for taking the arguments from it). Returns a TrainResult."""
+    in cfg.out (the module doc says which continuations are exact; `resume_config` takes the
+    arguments from the checkpoint). Returns a TrainResult."""
     out = Path(cfg.out)
     check_device(cfg.device)
     ckpt = None
     if resume:
         ckpt = read_checkpoint(find_checkpoint(out))
         _check_same_shape(cfg, ckpt)
-    elif _pointed(out) is not None:
+        if cfg.lr_decay_iters is None:   # not given again: keep the run's schedule
+            cfg = replace(cfg, lr_decay_iters=_saved_decay_iters(ckpt))
+    elif pointed_checkpoint(out) is not None:
         raise CheckpointError(f"{out} already holds a training run (see {out / 'latest'}); pass "
                               f"--resume to continue it, or choose another --out")
     text, data_path = load_text(cfg.data)
@@ -190,24 +198,25 @@ def train(cfg, resume=False, log=print):
         f"device {cfg.device}" + (f"; resuming at iter {it} from {ckpt.path}" if ckpt else ""))
 
     result = TrainResult(out=out, start_iter=it, checkpoint=ckpt.path if ckpt else None)
-    tokens_per_step = cfg.batch_size * cfg.block_size
     run_start = time.perf_counter()
     bar = _progress(cfg, it)
-    start_it, window_tokens, window_time, tok_per_s = it, 0, 0.0, 0.0
+    steps = _StepLosses(result, bar, tokens_per_step=cfg.batch_size * cfg.block_size)
+    start_it = it
     try:
         while True:
             if (it % cfg.eval_interval == 0 or it == cfg.max_iters) and not \
                     (ckpt is not None and it == start_it):
+                steps.report(it)    # a NaN step stops before any checkpoint
+                tokens_per_sec = steps.tokens_per_sec()
                 losses = estimate_loss(model, train_ids, val_ids, cfg, it)
                 _check_finite(losses, it, result.checkpoint, "evaluation")
                 elapsed = elapsed_before + time.perf_counter() - run_start
                 row = dict(iter=it, train_loss=losses["train"], val_loss=losses["val"],
-                           lr=cfg.lr_at(it), tokens_per_sec=round(
-                               window_tokens / window_time if window_time else 0.0, 1),
+                           lr=cfg.lr_at(it), tokens_per_sec=round(tokens_per_sec, 1),
                            elapsed_s=round(elapsed, 3))
                 result.checkpoint = save_checkpoint(
-                    out, model, optimizer, cfg=cfg, tokenizer=tokenizer, iter=it,
-                    elapsed_s=elapsed, rng={"data": data_rng.bit_generator.state},
+                    out, model, optimizer, train_args=cfg.to_dict(), tokenizer=tokenizer,
+                    iter=it, elapsed_s=elapsed, rng={"data": data_rng.bit_generator.state},
                     val_loss=losses["val"], data_sha256=data_sha256)
                 with open(metrics_path, "a") as f:  # after the checkpoint: a row, a checkpoint
                     f.write(json.dumps(row) + "\n")
@@ -215,36 +224,26 @@ def train(cfg, resume=False, log=print):
                 _say(bar, log, f"iter {it}: train loss {losses['train']:.4f}, val loss "
                                f"{losses['val']:.4f}, lr {row['lr']:.2e}, "
                                f"{row['tokens_per_sec']:,.0f} tok/s, {elapsed:.0f} s")
-                window_tokens, window_time = 0, 0.0
+                steps.restart_window()
             if it % cfg.eval_interval == 0 or it == start_it:
                 # dropout's generator restarts at every checkpoint, so a resumed run draws
                 # the same masks as an uninterrupted one (on any device: no state to save)
                 mg.manual_seed(dropout_seed(cfg.seed, it))
             if it >= cfg.max_iters:
                 break
-            t0 = time.perf_counter()
             lr = cfg.lr_at(it)
             optim.set_lr(optimizer, lr)
             x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
             _, loss = model(x, y)
-            loss_value = loss.item()
-            _check_finite({"train": loss_value}, it, result.checkpoint, "training")
             optimizer.zero_grad()
             loss.backward()
             if cfg.grad_clip > 0:
                 optim.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             optimizer.step()
-            dt = time.perf_counter() - t0
+            steps.add(loss, lr)
             it += 1
-            window_tokens += tokens_per_step
-            window_time += dt
-            result.losses.append(loss_value)
-            tok_per_s = tokens_per_step / dt if not tok_per_s else \
-                0.9 * tok_per_s + 0.1 * tokens_per_step / dt
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix_str(f"loss {loss_value:.4f}, lr {lr:.2e}, {tok_per_s:,.0f} tok/s",
-                                    refresh=False)
+            if it % cfg.log_interval == 0:
+                steps.report(it)
     finally:
         if bar is not None:
             bar.close()
@@ -266,13 +265,53 @@ def estimate_loss(model, train_ids, val_ids, cfg, it):
     with mg.no_grad():
         for k, (name, ids) in enumerate((("train", train_ids), ("val", val_ids))):
             rng = np.random.default_rng([cfg.seed, it, k])
-            total = 0.0
+            batch_losses = []
             for _ in range(cfg.eval_iters):
                 x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng, cfg.device)
-                total += model(x, y)[1].item()
-            out[name] = total / cfg.eval_iters
+                batch_losses.append(model(x, y)[1])
+            # averaged on the device: one wait for it per split, not one per batch
+            out[name] = mg.stack(batch_losses).mean().item()
     model.train()
     return out
+
+
+class _StepLosses:
+    """The training losses of the steps since the last report, left on the device. Reading a
+    loss makes the host wait until the device has computed it, so `report` reads them every
+    log_interval steps (and before each evaluation), all in one transfer, instead of
+    stalling the loop at every step. Also the training throughput since the last evaluation."""
+
+    def __init__(self, result, bar, tokens_per_step):
+        self.result, self.bar, self.tokens_per_step = result, bar, tokens_per_step
+        self.pending, self.lr = [], None
+        self.restart_window()
+
+    def restart_window(self):
+        self.window_start, self.window_steps = time.perf_counter(), 0
+
+    def add(self, loss, lr):
+        self.pending.append(loss.detach())
+        self.lr = lr
+        self.window_steps += 1
+
+    def tokens_per_sec(self):
+        seconds = time.perf_counter() - self.window_start
+        return self.window_steps * self.tokens_per_step / seconds if self.window_steps else 0.0
+
+    def report(self, it):
+        """Read the pending losses (of steps it - len(pending) .. it - 1) into result.losses,
+        stop at a non-finite one, and move the progress bar on."""
+        if not self.pending:
+            return
+        values = mg.stack(self.pending).numpy().tolist()
+        self.pending.clear()
+        for step, value in enumerate(values, start=it - len(values)):
+            _check_finite({"train": value}, step, self.result.checkpoint, "training")
+        self.result.losses.extend(values)
+        if self.bar is not None:
+            self.bar.update(len(values))
+            self.bar.set_postfix_str(f"loss {values[-1]:.4f}, lr {self.lr:.2e}, "
+                                     f"{self.tokens_per_sec():,.0f} tok/s", refresh=False)
 
 
 def _check_finite(losses, it, checkpoint, where):
@@ -338,6 +377,13 @@ def resume_config(out, **overrides):
     return cfg
 
 
+def _saved_decay_iters(ckpt):
+    """The checkpointed run's decay_iters (older checkpoints saved None: their max_iters)."""
+    saved = ckpt.meta["train"]
+    return saved["max_iters"] if saved.get("lr_decay_iters") is None else \
+        saved["lr_decay_iters"]
+
+
 def _check_same_shape(cfg, ckpt):
     saved = ckpt.config.to_dict()
     for name in MODEL_FIELDS:
@@ -346,145 +392,3 @@ def _check_same_shape(cfg, ckpt):
                                   f"{saved[name]}; cannot resume with {name}="
                                   f"{getattr(cfg, name)} (the weights would not fit). Drop "
                                   f"the flag, or train afresh with another --out")
-
-
-# ---- checkpoints -------------------------------------------------------------------------
-def save_checkpoint(out, model, optimizer, *, cfg, tokenizer, iter, elapsed_s, rng,
-                    val_loss=None, data_sha256=None):
-    """Write a complete checkpoint directory and point OUT/latest at it (see module doc)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    current = _pointed(out)
-    final = out / f"ckpt-{iter:07d}"
-    if final.exists() and final == current:      # re-saving the checkpoint `latest` names
-        final = out / f"ckpt-{iter:07d}-{os.getpid()}-{time.monotonic_ns()}"
-    tmp = out / f".ckpt-tmp-{secrets.token_hex(6)}"
-    tmp.mkdir()
-    try:
-        mg.save(model.state_dict(), tmp / "model.safetensors")
-        tensors, opt_meta = optimizer.flat_state_dict()
-        mg.save(tensors, tmp / "optimizer.safetensors", metadata=opt_meta)
-        meta = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
-                "model": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
-                "train": asdict(cfg), "iter": iter, "elapsed_s": elapsed_s,
-                "val_loss": val_loss, "rng": rng, "data_sha256": data_sha256,
-                "files": {name: _file_sha256(tmp / name)
-                          for name in ("model.safetensors", "optimizer.safetensors")}}
-        write_atomic(tmp / "config.json", json.dumps(meta, indent=1).encode())
-        if final.exists():
-            shutil.rmtree(final)   # a complete but unreferenced leftover of a killed run
-        os.rename(tmp, final)
-        write_atomic(out / "latest", (final.name + "\n").encode())   # the commit point
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    for old in out.iterdir():    # only now may older checkpoints go
-        if old != final and old.is_dir() and (old.name.startswith("ckpt-") or
-                                              old.name.startswith(".ckpt-tmp-")):
-            shutil.rmtree(old, ignore_errors=True)
-    return final
-
-
-def _file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _pointed(out):
-    pointer = Path(out) / "latest"
-    if not pointer.is_file():
-        return None
-    return Path(out) / pointer.read_text().strip()
-
-
-def find_checkpoint(path):
-    """A checkpoint directory: `path` itself if it is one, else the one `path/latest` names."""
-    path = Path(path)
-    if (path / "config.json").is_file():
-        return path
-    target = _pointed(path)
-    if target is None:
-        if not path.exists():
-            raise CheckpointError(f"{path} does not exist; pass the --out directory of a "
-                                  f"training run (or one of its ckpt-* directories)")
-        raise CheckpointError(f"no checkpoint in {path} (no 'latest' file or config.json); "
-                              f"train first, or check the directory")
-    if not (target / "config.json").is_file():
-        raise CheckpointError(f"{path}/latest names {target.name}, which is missing or "
-                              f"incomplete")
-    return target
-
-
-class Checkpoint:
-    """A checkpoint read from disk: its metadata, model config and tokenizer; `model(device)`
-    builds the model, `restore(model, optimizer)` loads weights and optimiser state."""
-
-    def __init__(self, path, meta):
-        self.path, self.meta = Path(path), meta
-        self.config = GPTConfig.from_dict(meta["model"])
-        self.tokenizer = CharTokenizer.from_dict(meta["tokenizer"])
-
-    def _tensors(self, name, device="cpu"):
-        file = self.path / name
-        if not file.is_file():
-            raise CheckpointError(f"checkpoint {self.path} is incomplete: {name} is missing")
-        want = self.meta.get("files", {}).get(name)
-        if want is not None and _file_sha256(file) != want:
-            raise CheckpointError(f"checkpoint {self.path} is corrupted: {name} does not match "
-                                  f"the sha256 recorded in config.json")
-        try:
-            return mg.load(file, device=device, with_metadata=True)
-        except _FileCheckpointError as e:
-            raise CheckpointError(f"checkpoint {self.path} is corrupted: {e}") from None
-
-    def load_weights(self, model):
-        tensors, _ = self._tensors("model.safetensors")
-        try:
-            model.load_state_dict(tensors)
-        except RuntimeError as e:
-            raise CheckpointError(f"checkpoint {self.path} does not fit this model (config "
-                                  f"{self.config}): {e}") from None
-
-    def model(self, device="cpu"):
-        model = GPT(self.config)
-        self.load_weights(model)
-        return model.to(device)
-
-    def restore(self, model, optimizer):
-        self.load_weights(model)
-        tensors, metadata = self._tensors("optimizer.safetensors")
-        try:
-            optimizer.load_flat_state_dict(tensors, metadata)
-        except (KeyError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {self.path}: optimizer state does not fit: "
-                                  f"{e}") from None
-
-
-def read_checkpoint(path):
-    """Read and check a checkpoint directory's config.json; returns a Checkpoint."""
-    path = Path(path)
-    try:
-        meta = json.loads((path / "config.json").read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"{path} is not a checkpoint: config.json is missing") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"checkpoint {path} is corrupted: config.json is not valid JSON "
-                              f"({e})") from None
-    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path}/config.json is not a minitransformer checkpoint")
-    try:
-        return Checkpoint(path, meta)
-    except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"checkpoint {path} is corrupted: bad config.json ({e})") from None
-
-
-def load_checkpoint(path, device="cpu"):
-    """(model in eval mode on `device`, tokenizer, Checkpoint) from an --out directory or a
-    checkpoint directory."""
-    ckpt = read_checkpoint(find_checkpoint(path))
-    model = ckpt.model(device)
-    model.eval()
-    return model, ckpt.tokenizer, ckpt

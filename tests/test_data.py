@@ -1,6 +1,7 @@
 """data.py: the downloader (against a local HTTP server), text checks, split and batches."""
 import hashlib
 import http.server
+import os
 import socket
 import threading
 
@@ -140,3 +141,26 @@ def test_env_var_pointing_nowhere_is_named(tmp_path, cache, monkeypatch):
     monkeypatch.setenv(data.DATA_ENV, str(tmp_path / "gone.txt"))
     with pytest.raises(DataError, match="MINITRANSFORMER_DATA=.*does not exist"):
         data.load_text()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names fsync'd files via /proc")
+def test_write_atomic_makes_the_rename_durable(tmp_path, monkeypatch):
+    """The file is fsync'd before the rename and its directory after it (else a power loss
+    could undo the rename)."""
+    events, real_fsync, real_replace = [], os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(a, b):
+        events.append(("replace", str(b)))
+        real_replace(a, b)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    target = tmp_path.resolve() / "f.txt"
+    data.write_atomic(target, b"new")
+    monkeypatch.undo()
+    assert target.read_bytes() == b"new"
+    assert [e[0] for e in events] == ["fsync", "replace", "fsync"]
+    assert events[1:] == [("replace", str(target)), ("fsync", str(tmp_path.resolve()))]

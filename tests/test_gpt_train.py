@@ -2,6 +2,8 @@
 checkpoints. Tiny models on a tiny generated text; each run takes well under a second."""
 import json
 import math
+import os
+import shutil
 
 import numpy as np
 import pytest
@@ -136,7 +138,79 @@ def test_save_killed_midway_keeps_the_previous_checkpoint(text_file, tmp_path, m
     assert resumed.history[-1]["val_loss"] == full.history[-1]["val_loss"]
 
 
-def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(text_file, tmp_path, monkeypatch):
+def test_resuming_a_finished_run_for_longer_keeps_its_schedule(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "a"), log=quiet)         # 6 steps, the cosine ends at 6
+    assert read_checkpoint(find_checkpoint(tmp_path / "a")).meta["train"]["lr_decay_iters"] == 6
+    shutil.copytree(tmp_path / "a", tmp_path / "a2")
+    # the schedule stays the one the run started with: the same as one run with
+    # lr_decay_iters=6 (6 is a multiple of eval_interval, so dropout restarts there in both)
+    full = train(tiny(text_file, tmp_path / "full", max_iters=9, lr_decay_iters=6), log=quiet)
+    longer = train(resume_config(tmp_path / "a", max_iters=9), resume=True, log=quiet)
+    assert longer.losses == full.losses[6:]
+    longer = train(tiny(text_file, tmp_path / "a2", max_iters=9), resume=True, log=quiet)
+    assert longer.losses == full.losses[6:]
+    # given again, lr_decay_iters is the new one
+    assert resume_config(tmp_path / "a", max_iters=12, lr_decay_iters=12).decay_iters == 12
+
+
+def test_losses_are_read_from_the_device_once_per_log_interval(text_file, tmp_path,
+                                                               monkeypatch):
+    reads, saving = [], [False]          # reads of tensors outside writing a checkpoint
+    for name in ("item", "numpy", "tolist"):
+        def counted(self, *args, _original=getattr(mg.Tensor, name), **kwargs):
+            if not saving[0]:
+                reads.append(self.shape)
+            return _original(self, *args, **kwargs)
+        monkeypatch.setattr(mg.Tensor, name, counted)
+
+    def save_checkpoint(*args, _original=train_mod.save_checkpoint, **kwargs):
+        saving[0] = True
+        try:
+            return _original(*args, **kwargs)
+        finally:
+            saving[0] = False
+    monkeypatch.setattr(train_mod, "save_checkpoint", save_checkpoint)
+    result = train(tiny(text_file, tmp_path / "run", max_iters=20, eval_interval=10,
+                        log_interval=5), log=quiet)
+    monkeypatch.undo()
+    assert len(result.losses) == 20 and all(math.isfinite(x) for x in result.losses)
+    # 4 reads of 5 steps' losses, and one per split at each of the 3 evaluations
+    assert sorted(reads) == [()] * 6 + [(5,)] * 4
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names fsync'd files via /proc")
+def test_checkpoint_renames_are_durable_before_old_checkpoints_go(text_file, tmp_path,
+                                                                  monkeypatch):
+    """OUT is fsync'd after the new checkpoint is renamed into place (before `latest` names
+    it) and after `latest` is replaced (before older checkpoints are deleted): after a power
+    loss `latest` names a checkpoint that exists."""
+    out = (tmp_path / "run").resolve()
+    events = []
+
+    def spy(name, fn, describe):
+        def wrapper(*args, **kwargs):
+            events.append((name, describe(*args)))
+            return fn(*args, **kwargs)
+        monkeypatch.setattr(os if name != "rmtree" else shutil, name, wrapper)
+    spy("fsync", os.fsync, lambda fd: os.readlink(f"/proc/self/fd/{fd}"))
+    spy("rename", os.rename, lambda a, b: str(b))
+    spy("replace", os.replace, lambda a, b: str(b))
+    spy("rmtree", shutil.rmtree, lambda path, *a: str(path))
+    train(tiny(text_file, out, max_iters=3), log=quiet)        # checkpoints at 0 and 3
+    monkeypatch.undo()
+
+    def index(event, after=-1):
+        return next(i for i, e in enumerate(events) if i > after and e == event)
+    renamed = index(("rename", str(out / "ckpt-0000003")))
+    pointed = index(("replace", str(out / "latest")), renamed)
+    assert renamed < index(("fsync", str(out)), renamed) < pointed
+    assert pointed < index(("fsync", str(out)), pointed) < index(
+        ("rmtree", str(out / "ckpt-0000000")))
+
+
+@pytest.mark.parametrize("log_interval", [1, 10])
+def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(text_file, tmp_path, monkeypatch,
+                                                           log_interval):
     original = GPT.forward
     calls = [0]
 
@@ -150,7 +224,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(text_file, tmp_path, 
     monkeypatch.setattr(GPT, "forward", poisoned)
     out = tmp_path / "run"
     with pytest.raises(TrainingDiverged) as e:
-        train(tiny(text_file, out), log=quiet)
+        train(tiny(text_file, out, log_interval=log_interval), log=quiet)
     msg = str(e.value)
     assert "became nan" in msg and "iteration 4" in msg and "ckpt-0000003" in msg
     assert find_checkpoint(out).name == "ckpt-0000003"

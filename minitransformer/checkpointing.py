@@ -1,0 +1,175 @@
+"""GPT training checkpoints on disk: writing one so that a crash or power loss at any moment
+leaves a complete one, and reading one back (checked against the sha256 it recorded).
+
+A checkpoint is a directory `OUT/ckpt-NNNNNNN/` (N = optimiser steps taken) holding
+`model.safetensors`, `optimizer.safetensors` and `config.json` (model config, tokenizer, train
+arguments, RNG state, iteration, and the sha256 of the two weight files). It is written into a
+temporary directory, renamed into place, and only then does the one-line file `OUT/latest` get
+atomically replaced to name it; older checkpoints are deleted last. Each rename is made durable
+(an fsync of OUT) before the next step, so even after a power loss `latest` names a complete
+checkpoint that still exists.
+"""
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+import minigrad as mg
+from minigrad.checkpoint import CheckpointError as _FileCheckpointError
+from minitransformer.data import write_atomic, fsync_directory
+from minitransformer.gpt import GPT, GPTConfig
+from minitransformer.tokenizer import CharTokenizer
+
+CHECKPOINT_FORMAT = "minitransformer-gpt-checkpoint"
+CHECKPOINT_VERSION = 1
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that is missing, corrupted, or does not fit what was asked of it."""
+
+
+def save_checkpoint(out, model, optimizer, *, train_args, tokenizer, iter, elapsed_s, rng,
+                    val_loss=None, data_sha256=None):
+    """Write a complete checkpoint directory and point OUT/latest at it (see module doc).
+    `train_args` is the run's TrainConfig as a dict."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    current = pointed_checkpoint(out)
+    final = out / f"ckpt-{iter:07d}"
+    if final.exists() and final == current:      # re-saving the checkpoint `latest` names
+        final = out / f"ckpt-{iter:07d}-{os.getpid()}-{time.monotonic_ns()}"
+    tmp = out / f".ckpt-tmp-{secrets.token_hex(6)}"
+    tmp.mkdir()
+    try:
+        mg.save(model.state_dict(), tmp / "model.safetensors")
+        tensors, opt_meta = optimizer.flat_state_dict()
+        mg.save(tensors, tmp / "optimizer.safetensors", metadata=opt_meta)
+        meta = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION,
+                "model": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
+                "train": train_args, "iter": iter, "elapsed_s": elapsed_s,
+                "val_loss": val_loss, "rng": rng, "data_sha256": data_sha256,
+                "files": {name: _file_sha256(tmp / name)
+                          for name in ("model.safetensors", "optimizer.safetensors")}}
+        write_atomic(tmp / "config.json", json.dumps(meta, indent=1).encode())
+        if final.exists():
+            shutil.rmtree(final)   # a complete but unreferenced leftover of a killed run
+        os.rename(tmp, final)
+        fsync_directory(out)       # the new directory must be on disk before `latest` names it
+        write_atomic(out / "latest", (final.name + "\n").encode())   # the commit point
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for old in out.iterdir():    # only now (`latest` durably replaced) may older ones go
+        if old != final and old.is_dir() and (old.name.startswith("ckpt-") or
+                                              old.name.startswith(".ckpt-tmp-")):
+            shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def _file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def pointed_checkpoint(out):
+    """The checkpoint directory OUT/latest names, or None if there is no OUT/latest."""
+    pointer = Path(out) / "latest"
+    if not pointer.is_file():
+        return None
+    return Path(out) / pointer.read_text().strip()
+
+
+def find_checkpoint(path):
+    """A checkpoint directory: `path` itself if it is one, else the one `path/latest` names."""
+    path = Path(path)
+    if (path / "config.json").is_file():
+        return path
+    target = pointed_checkpoint(path)
+    if target is None:
+        if not path.exists():
+            raise CheckpointError(f"{path} does not exist; pass the --out directory of a "
+                                  f"training run (or one of its ckpt-* directories)")
+        raise CheckpointError(f"no checkpoint in {path} (no 'latest' file or config.json); "
+                              f"train first, or check the directory")
+    if not (target / "config.json").is_file():
+        raise CheckpointError(f"{path}/latest names {target.name}, which is missing or "
+                              f"incomplete")
+    return target
+
+
+class Checkpoint:
+    """A checkpoint read from disk: its metadata, model config and tokenizer; `model(device)`
+    builds the model, `restore(model, optimizer)` loads weights and optimiser state."""
+
+    def __init__(self, path, meta):
+        self.path, self.meta = Path(path), meta
+        self.config = GPTConfig.from_dict(meta["model"])
+        self.tokenizer = CharTokenizer.from_dict(meta["tokenizer"])
+
+    def _tensors(self, name, device="cpu"):
+        file = self.path / name
+        if not file.is_file():
+            raise CheckpointError(f"checkpoint {self.path} is incomplete: {name} is missing")
+        want = self.meta.get("files", {}).get(name)
+        if want is not None and _file_sha256(file) != want:
+            raise CheckpointError(f"checkpoint {self.path} is corrupted: {name} does not match "
+                                  f"the sha256 recorded in config.json")
+        try:
+            return mg.load(file, device=device, with_metadata=True)
+        except _FileCheckpointError as e:
+            raise CheckpointError(f"checkpoint {self.path} is corrupted: {e}") from None
+
+    def load_weights(self, model):
+        tensors, _ = self._tensors("model.safetensors")
+        try:
+            model.load_state_dict(tensors)
+        except RuntimeError as e:
+            raise CheckpointError(f"checkpoint {self.path} does not fit this model (config "
+                                  f"{self.config}): {e}") from None
+
+    def model(self, device="cpu"):
+        model = GPT(self.config)
+        self.load_weights(model)
+        return model.to(device)
+
+    def restore(self, model, optimizer):
+        self.load_weights(model)
+        tensors, metadata = self._tensors("optimizer.safetensors")
+        try:
+            optimizer.load_flat_state_dict(tensors, metadata)
+        except (KeyError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {self.path}: optimizer state does not fit: "
+                                  f"{e}") from None
+
+
+def read_checkpoint(path):
+    """Read and check a checkpoint directory's config.json; returns a Checkpoint."""
+    path = Path(path)
+    try:
+        meta = json.loads((path / "config.json").read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"{path} is not a checkpoint: config.json is missing") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"checkpoint {path} is corrupted: config.json is not valid JSON "
+                              f"({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path}/config.json is not a minitransformer checkpoint")
+    try:
+        return Checkpoint(path, meta)
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {path} is corrupted: bad config.json ({e})") from None
+
+
+def load_checkpoint(path, device="cpu"):
+    """(model in eval mode on `device`, tokenizer, Checkpoint) from an --out directory or a
+    checkpoint directory."""
+    ckpt = read_checkpoint(find_checkpoint(path))
+    model = ckpt.model(device)
+    model.eval()
+    return model, ckpt.tokenizer, ckpt
