@@ -39,8 +39,9 @@ class MultiHeadAttention(nn.Module):
 
     Self-attention: `mha(x)`; cross-attention (decoder → encoder memory): `mha(x, memory)`.
     Inputs are batch-first (B, T, d_model). `attn_mask` is boolean, True = may attend, and
-    broadcasts to (B, n_heads, Tq, Tk). With `need_weights=True` it returns
-    (out, weights) with the per-head weights (B, n_heads, Tq, Tk).
+    broadcasts to (B, n_heads, Tq, Tk): a Tensor on the query's device, or a NumPy array
+    (moved there). With `need_weights=True` it returns (out, weights) with the per-head
+    weights (B, n_heads, Tq, Tk).
 
     Parameters map to `torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True)` as
     in_proj_weight = cat([q_proj.weight, k_proj.weight, v_proj.weight]), in_proj_bias the
@@ -81,7 +82,8 @@ class MultiHeadAttention(nn.Module):
         value = key if value is None else value
         self._check_inputs(query, key, value)
         B, Tq, Tk = query.shape[0], query.shape[1], key.shape[1]
-        check_mask(attn_mask, (B, self.n_heads, Tq, Tk), "MultiHeadAttention")
+        attn_mask = check_mask(attn_mask, (B, self.n_heads, Tq, Tk), query.device,
+                               "MultiHeadAttention")
         q = self._split_heads(self.q_proj(query))
         k = self._split_heads(self.k_proj(key))
         v = self._split_heads(self.v_proj(value))

@@ -10,6 +10,8 @@ import math
 
 from minigrad import nn
 
+from minitransformer.masks import as_mask
+
 
 class AdditiveAttention(nn.Module):
     """Article 2.2.3.1: additive attention score(s, h) = vᵀ tanh(W s + U h).
@@ -51,6 +53,7 @@ class AdditiveAttention(nn.Module):
     def forward(self, query, keys, values=None, mask=None, projected_keys=None):
         values = keys if values is None else values
         e = self.scores(query, keys, projected_keys)
+        mask = as_mask(mask, e.device, "AdditiveAttention")
         if mask is not None:
             B, S = e.shape
             if mask.ndim == 4:                                # a (B, 1, 1, S) padding mask

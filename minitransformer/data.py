@@ -178,6 +178,8 @@ def check_split(name, ids, block_size):
 def get_batch(ids, batch_size, block_size, rng, device="cpu"):
     """x, y int64 tensors (batch_size, block_size): x random windows of `ids` chosen by the
     NumPy Generator `rng`, y the same windows shifted one token on."""
+    # Host NumPy on purpose: the corpus lives on the host, and only the batch goes to the
+    # device; a NumPy generator's state saves in a checkpoint and is the same on any device.
     check_split("chosen", ids, block_size)
     starts = rng.integers(0, len(ids) - block_size, size=batch_size)
     rows = starts[:, None] + np.arange(block_size)

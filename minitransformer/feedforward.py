@@ -23,8 +23,14 @@ def get_activation(activation):
 
 class FeedForward(nn.Module):
     """Article 2.2.5.1 前馈神经网络: expand d_model -> d_ff (the paper: 512 -> 2048), apply
-    the non-linearity, drop out, project back d_ff -> d_model. Names match
-    torch.nn.TransformerEncoderLayer's `linear1`, `linear2`."""
+    the non-linearity, drop out, project back d_ff -> d_model.
+
+    Inside an EncoderLayer/DecoderLayer this module is `ffn`, so its weights are
+    `ffn.linear1.*` and `ffn.linear2.*` where torch.nn.TransformerEncoderLayer has `linear1.*`
+    and `linear2.*` (drop the `ffn.` prefix to map a state dict); `dropout` here is torch's
+    `dropout` (the one between the two Linears). torch's `dropout1`/`dropout2` (on each
+    sublayer's output, before the residual add) are the `dropout` of our `norm1`/`norm2`
+    (AddNorm); they hold no weights."""
 
     def __init__(self, d_model, d_ff, dropout=0.1, activation="relu"):
         super().__init__()

@@ -17,6 +17,8 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn
 
+from minitransformer.tokens import as_token_tensor
+
 
 @dataclass
 class GPTConfig:
@@ -53,20 +55,29 @@ def _divisors(n):
 
 
 class KVCache:
-    """Keys and values of the positions seen so far, per layer, preallocated to block_size.
-    `length` positions are filled; a forward with a cache appends its positions to it."""
+    """What generation keeps between steps: the keys and values of every position seen so
+    far, per layer. A new token's query needs the keys and values of all earlier positions,
+    and those do not change, so with the cache each step runs the model on the one new
+    position instead of the whole context. Preallocated to block_size positions per layer;
+    `length` positions are filled, and a forward with a cache appends its positions.
+    dtype and device default to those of the first keys stored: the model's."""
 
-    def __init__(self, config, batch_size, device, dtype=mg.float32):
+    def __init__(self, config, batch_size, device=None, dtype=None):
         head_size = config.n_embd // config.n_head
-        shape = (batch_size, config.n_head, config.block_size, head_size)
-        self.keys = [mg.zeros(shape, device=device, dtype=dtype) for _ in range(config.n_layer)]
-        self.values = [mg.zeros(shape, device=device, dtype=dtype)
-                       for _ in range(config.n_layer)]
+        self.shape = (batch_size, config.n_head, config.block_size, head_size)
+        self.device, self.dtype = device, dtype
+        self.keys = [None] * config.n_layer        # allocated by the first append
+        self.values = [None] * config.n_layer
         self.capacity, self.length = config.block_size, 0
 
     def append(self, layer, k, v):
         """Store k, v (B, nh, T, hs) after the cached positions; return all keys and values
         so far. `length` moves on once the last layer has stored its part."""
+        if self.keys[layer] is None:
+            device = k.device if self.device is None else self.device
+            dtype = k.dtype if self.dtype is None else self.dtype
+            self.keys[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
+            self.values[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
         start, end = self.length, self.length + k.shape[2]
         self.keys[layer][:, :, start:end] = k
         self.values[layer][:, :, start:end] = v
@@ -113,7 +124,8 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    """Position-wise feed-forward: Linear(C, 4C) -> GELU -> Linear(4C, C) -> Dropout.
+    """The position-wise feed-forward network (article 2.2.5.1 前馈神经网络), GPT's form:
+    Linear(C, 4C) -> GELU -> Linear(4C, C) -> Dropout.
 
     The GELU is GPT-2's tanh approximation (nanoGPT uses the exact erf form; the two differ
     by < 1e-3). NumPy has no vectorised erf and SciPy's runs ~30x slower than tanh, so on the
@@ -130,7 +142,10 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """A pre-norm Transformer block: x + attn(ln_1(x)), then x + mlp(ln_2(x))."""
+    """A Transformer decoder block, pre-norm: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
+    Each sublayer sits in a residual connection (article 2.2.5.3 残差连接) with layer
+    normalisation (2.2.5.4 层归一化) applied to its input, not after the add as in the
+    paper (see minitransformer.sublayer for the two wirings)."""
 
     def __init__(self, config, layer_index=0):
         super().__init__()
@@ -204,14 +219,14 @@ class GPT(nn.Module):
     def forward(self, idx, targets=None):
         """idx (B, T) token ids -> (logits (B, T, vocab), loss or None). With targets (B, T)
         the loss is the mean cross-entropy of predicting each next token."""
-        idx = _as_ids(idx, self.device)
+        idx = as_token_tensor(idx, self.device, "GPT")
         if idx.ndim != 2:
             raise ValueError(f"GPT.forward: idx must be (batch, time) token ids, got shape "
                              f"{idx.shape}")
         logits = self.lm_head(self.hidden_states(idx))
         loss = None
         if targets is not None:
-            targets = _as_ids(targets, self.device)
+            targets = as_token_tensor(targets, self.device, "GPT")
             if targets.shape != idx.shape:
                 raise ValueError(f"GPT.forward: targets {targets.shape} must match idx "
                                  f"{idx.shape}")
@@ -244,7 +259,7 @@ class GPT(nn.Module):
                              f"(use top_k=1 for greedy decoding)")
         if top_k is not None and top_k < 1:
             raise ValueError(f"generate: top_k must be >= 1 or None, got {top_k}")
-        idx = _as_ids(idx, self.device)
+        idx = as_token_tensor(idx, self.device, "GPT.generate")
         if idx.ndim != 2 or idx.shape[1] < 1:
             raise ValueError(f"generate: idx must be (batch, time) with at least one token, "
                              f"got shape {idx.shape}")
@@ -252,7 +267,7 @@ class GPT(nn.Module):
         self.eval()
         try:
             with mg.no_grad():
-                cache = KVCache(self.config, idx.shape[0], self.device) if use_cache else None
+                cache = KVCache(self.config, idx.shape[0]) if use_cache else None
                 for step in range(max_new_tokens):
                     if cache is None or idx.shape[1] > block:  # no cache, or a sliding window
                         h = self.hidden_states(idx[:, -block:])
@@ -271,7 +286,9 @@ class GPT(nn.Module):
 def sample_next(logits, temperature=1.0, top_k=None):
     """Sample one token id per row of logits (B, vocab) -> int64 array (B, 1). Done on the
     host in float64 by inverting the cumulative distribution at one uniform draw per row."""
-    u = mg.rand(logits.shape[0], dtype=mg.float64).numpy()  # CPU generator: device-independent
+    # Host NumPy on purpose: B x vocab numbers per step, drawn from minigrad's CPU generator,
+    # so a seed gives the same tokens on every device (the logits come over once per step).
+    u = mg.rand(logits.shape[0], dtype=mg.float64).numpy()
     z = logits.numpy().astype(np.float64) / temperature
     if top_k is not None and top_k < z.shape[-1]:
         kth = np.sort(z, axis=-1)[:, -top_k][:, None]
@@ -280,12 +297,3 @@ def sample_next(logits, temperature=1.0, top_k=None):
     cdf = np.cumsum(p, axis=-1)
     ids = (cdf < u[:, None] * cdf[:, -1:]).sum(axis=-1)
     return np.minimum(ids, z.shape[-1] - 1).astype(np.int64)[:, None]
-
-
-def _as_ids(idx, device):
-    """Token ids as an int64 tensor on `device` (lists and NumPy arrays accepted)."""
-    if not isinstance(idx, mg.Tensor):
-        idx = mg.tensor(np.asarray(idx, dtype=np.int64))
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"GPT: token ids must be integers, got dtype {idx.dtype}")
-    return idx.to(device) if idx.device != device else idx

@@ -13,11 +13,17 @@ whose shape is (batch, heads, queries, keys):
 (Careful when comparing with `torch.nn.Transformer*` layers: their boolean masks mean the
 opposite, True = NOT allowed; pass `~mask` to them.)
 
+A mask may also be a boolean NumPy array: it is moved to the device of the scores it masks.
+
 The article describes a mask as a vector of 1s (valid) and 0s (ignored); here 1 is True.
 A hidden key gets exactly zero weight: its score is set to -inf before the softmax.
 """
+import numpy as np
+
 import minigrad as mg
 from minigrad import Tensor
+
+from minitransformer.tokens import as_token_tensor
 
 
 def causal_mask(size, key_size=None, device="cpu"):
@@ -32,16 +38,10 @@ def causal_mask(size, key_size=None, device="cpu"):
     return keys <= queries
 
 
-def _as_tokens(tokens, device=None):
-    if isinstance(tokens, Tensor):
-        return tokens
-    return mg.tensor(tokens, dtype=mg.int64, device=device or "cpu")
-
-
 def key_padding(tokens, pad_id):
     """(B, S) boolean, True where a token is real (not `pad_id`): the padding mask before it
     is shaped for multi-head scores. Additive (Bahdanau) attention uses it as is."""
-    tokens = _as_tokens(tokens)
+    tokens = as_token_tensor(tokens, where="key_padding")
     if tokens.ndim != 2:
         raise ValueError(f"key_padding: tokens must be (batch, length), got shape "
                          f"{tokens.shape}")
@@ -59,7 +59,7 @@ def padding_mask(tokens, pad_id):
 def lengths_mask(lengths, max_len=None, device="cpu"):
     """(B, 1, 1, max_len) boolean: True at positions < lengths[b] (real tokens, padding on
     the right). `max_len` defaults to the longest length."""
-    lengths = _as_tokens(lengths, device)
+    lengths = as_token_tensor(lengths, device, "lengths_mask")
     if lengths.ndim != 1:
         raise ValueError(f"lengths_mask: lengths must be 1-D (batch,), got shape "
                          f"{lengths.shape}")
@@ -73,11 +73,13 @@ def lengths_mask(lengths, max_len=None, device="cpu"):
 def combine_masks(*masks):
     """The logical AND of boolean masks that broadcast together (e.g. a decoder's causal
     mask with its target padding mask, (T, T) & (B, 1, 1, T) -> (B, 1, T, T)). None entries
-    are skipped; all None gives None."""
+    are skipped; all None gives None. NumPy masks join the tensors' device."""
+    device = next((m.device for m in masks if isinstance(m, Tensor)), "cpu")
     out = None
     for m in masks:
         if m is None:
             continue
+        m = as_mask(m, device, "combine_masks")
         if m.dtype != mg.bool:
             raise TypeError(f"combine_masks: masks must be boolean (True = may attend), got "
                             f"dtype {m.dtype}")
@@ -85,14 +87,28 @@ def combine_masks(*masks):
     return out
 
 
-def check_mask(mask, scores_shape, where):
-    """Raise a clear error unless `mask` is boolean and broadcasts to `scores_shape`
-    (batch, heads, queries, keys). `where` names the caller in the message."""
+def as_mask(mask, device, where):
+    """`mask` as a Tensor on `device` (the scores'): a NumPy array is moved there; a Tensor
+    on another device is an error naming `where` and both devices. None stays None."""
     if mask is None:
-        return
+        return None
+    if isinstance(mask, np.ndarray):
+        return mg.tensor(mask, device=device)
     if not isinstance(mask, Tensor):
-        raise TypeError(f"{where}: attn_mask must be a boolean minigrad Tensor, got "
-                        f"{type(mask).__name__}")
+        raise TypeError(f"{where}: a mask must be a boolean minigrad Tensor or NumPy array, "
+                        f"got {type(mask).__name__}")
+    if mask.device != device:
+        raise RuntimeError(f"{where}: the mask is on {mask.device} but the attention runs on "
+                           f"{device}; move it with mask.to({device!r})")
+    return mask
+
+
+def check_mask(mask, scores_shape, device, where):
+    """`mask` as a boolean Tensor on `device` that broadcasts to `scores_shape` (batch,
+    heads, queries, keys), or a clear error; `where` names the caller. None stays None."""
+    mask = as_mask(mask, device, where)
+    if mask is None:
+        return None
     if mask.dtype != mg.bool:
         raise TypeError(f"{where}: attn_mask must be boolean (True = may attend), got dtype "
                         f"{mask.dtype}")
@@ -103,3 +119,4 @@ def check_mask(mask, scores_shape, where):
         raise ValueError(f"{where}: attn_mask of shape {shape} cannot broadcast to the "
                          f"attention scores' shape {tuple(scores_shape)} (batch, heads, "
                          f"queries, keys); use e.g. (queries, keys) or (batch, 1, 1, keys)")
+    return mask

@@ -14,7 +14,7 @@ from minigrad.nn.rnn import time_steps
 
 from minitransformer.bahdanau import AdditiveAttention
 from minitransformer.masks import key_padding
-from minitransformer.transformer import as_token_tensor
+from minitransformer.tokens import as_token_tensor
 
 
 class Seq2SeqEncoder(nn.Module):
@@ -45,7 +45,7 @@ class Seq2SeqEncoder(nn.Module):
         return mg.stack(outs, 1), h
 
     def forward(self, src):
-        src = as_token_tensor(src, self.embedding.weight.device)
+        src = as_token_tensor(src, self.embedding.weight.device, "Seq2SeqEncoder")
         B, S = src.shape
         keep = key_padding(src, self.pad_id)
         xs = time_steps(self.dropout(self.embedding(src)).transpose(0, 1))   # S of (B, E)
@@ -103,7 +103,7 @@ class Seq2SeqDecoder(nn.Module):
     def forward(self, tgt_in, enc_outputs, enc_final, keep):
         """Teacher forcing: tgt_in (B, T) starts with BOS. -> (logits (B, T, vocab),
         attention weights (B, T, S) or None)."""
-        tgt_in = as_token_tensor(tgt_in, enc_outputs.device)
+        tgt_in = as_token_tensor(tgt_in, enc_outputs.device, "Seq2SeqDecoder")
         s, keys = self.start(enc_outputs, enc_final)
         embs = time_steps(self.dropout(self.embedding(tgt_in)).transpose(0, 1))
         logits, weights = [], []

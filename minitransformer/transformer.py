@@ -13,19 +13,14 @@ from minitransformer.decoder import Decoder
 from minitransformer.encoder import Encoder
 from minitransformer.masks import causal_mask, combine_masks, padding_mask
 from minitransformer.positional import SinusoidalPositionalEncoding
-
-
-def as_token_tensor(tokens, device="cpu"):
-    """A (B, T) int64 tensor from a tensor or a list of equal-length lists of ids."""
-    if isinstance(tokens, mg.Tensor):
-        return tokens
-    return mg.tensor(tokens, dtype=mg.int64, device=device)
+from minitransformer.tokens import as_token_tensor
 
 
 class TokenEmbedding(nn.Module):
     """Article 2.2.4.1, "pre-processing": token ids -> vectors, multiplied by √d_model as
     the paper does (so the embeddings are not drowned by the positional encoding). A token
-    id outside the vocabulary is an error that names this embedding."""
+    id outside the vocabulary is the embedding op's IndexError (naming the id and the valid
+    range), prefixed with this embedding's name."""
 
     def __init__(self, vocab_size, d_model, padding_idx=None, name="token"):
         super().__init__()
@@ -34,15 +29,11 @@ class TokenEmbedding(nn.Module):
         self.scale = math.sqrt(d_model)
 
     def forward(self, tokens):
-        tokens = as_token_tensor(tokens, self.embedding.weight.device)
-        if tokens.numel():
-            lo, hi = int(tokens.min().item()), int(tokens.max().item())
-            if lo < 0 or hi >= self.vocab_size:
-                bad = lo if lo < 0 else hi
-                raise IndexError(f"{self.name} embedding: token id {bad} is outside the "
-                                 f"vocabulary of {self.vocab_size} (valid ids: 0.."
-                                 f"{self.vocab_size - 1})")
-        return self.embedding(tokens) * self.scale
+        tokens = as_token_tensor(tokens, self.embedding.weight.device, f"{self.name} embedding")
+        try:
+            return self.embedding(tokens) * self.scale
+        except IndexError as e:   # the op checks the range (and says which id is out of it)
+            raise IndexError(f"{self.name} token {e}") from None
 
 
 class Transformer(nn.Module):
@@ -88,7 +79,7 @@ class Transformer(nn.Module):
 
     def encode(self, src, src_mask=None):
         """src (B, S) ids -> memory (B, S, d_model)."""
-        src = as_token_tensor(src, self.device)
+        src = as_token_tensor(src, self.device, "Transformer")
         src_mask = self.src_mask(src) if src_mask is None else src_mask
         return self.encoder(self.positional(self.src_embed(src)), src_mask)
 
@@ -96,7 +87,7 @@ class Transformer(nn.Module):
         """tgt (B, T) ids (starting with BOS) -> logits (B, T, vocab) for the next token at
         every position; with need_weights also every decoder layer's cross-attention
         weights [(B, heads, T, S), ...]."""
-        tgt = as_token_tensor(tgt, memory.device)
+        tgt = as_token_tensor(tgt, memory.device, "Transformer")
         tgt_mask = self.tgt_mask(tgt) if tgt_mask is None else tgt_mask
         x = self.positional(self.tgt_embed(tgt))
         out = self.decoder(x, memory, tgt_mask, memory_mask, need_weights=need_weights)
@@ -106,7 +97,7 @@ class Transformer(nn.Module):
 
     def forward(self, src, tgt_in, need_weights=False):
         """Teacher forcing: logits (B, T, vocab) predicting tgt_in shifted left by one."""
-        src = as_token_tensor(src, self.device)
+        src = as_token_tensor(src, self.device, "Transformer")
         src_mask = self.src_mask(src)
         memory = self.encode(src, src_mask)
         return self.decode(tgt_in, memory, src_mask, need_weights=need_weights)
@@ -116,7 +107,7 @@ class Transformer(nn.Module):
         """The most likely next token, one step at a time, for a batch of sources. Returns a
         list of token-id lists (no BOS, cut before EOS). Runs without gradients; call
         .eval() first so dropout is off."""
-        src = as_token_tensor(src, self.device)
+        src = as_token_tensor(src, self.device, "Transformer")
         max_len = max_len or self.max_len - 1
         with mg.no_grad():
             src_mask = self.src_mask(src)
@@ -138,7 +129,7 @@ class Transformer(nn.Module):
         extend each by every token, keep the best again. Finished hypotheses are ranked by
         log p / ((5 + len) / 6) ** length_penalty (GNMT's normalisation; 0 = raw sum).
         Returns the best token-id list per source (no BOS/EOS)."""
-        src = as_token_tensor(src, self.device)
+        src = as_token_tensor(src, self.device, "Transformer")
         max_len = max_len or self.max_len - 1
         B, K = src.shape[0], beam_size
         with mg.no_grad():

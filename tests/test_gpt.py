@@ -143,6 +143,25 @@ def test_cached_logits_equal_full_forward():
     np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-5, atol=1e-5)
 
 
+def test_kv_cache_takes_the_models_dtype():
+    model = make_model().to(dtype=mg.float64)
+    model.eval()
+    idx = mg.tensor(np.random.default_rng(2).integers(0, 11, (2, 8)))
+    full = model.lm_head(model.hidden_states(idx)).numpy()
+    cache = KVCache(model.config, 2)
+    with mg.no_grad():
+        parts = [model.lm_head(model.hidden_states(idx[:, :3], cache)).numpy()]
+        for t in range(3, 8):
+            parts.append(model.lm_head(model.hidden_states(idx[:, t:t + 1], cache)).numpy())
+    assert cache.keys[0].dtype == mg.float64 and cache.values[-1].dtype == mg.float64
+    np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-12, atol=1e-12)
+    mg.manual_seed(5)
+    a = model.generate(idx[:, :2], 6, use_cache=True)
+    mg.manual_seed(5)
+    np.testing.assert_array_equal(a.numpy(), model.generate(idx[:, :2], 6,
+                                                            use_cache=False).numpy())
+
+
 @pytest.mark.parametrize("prompt_len,new,top_k", [(1, 7, None), (3, 20, None), (8, 12, 3),
                                                    (11, 4, None), (2, 15, 1)])
 def test_generate_with_cache_equals_without(prompt_len, new, top_k):

@@ -107,6 +107,30 @@ def test_mha_fused_path_equals_weights_path_and_per_head_formula():
     np.testing.assert_allclose(w.numpy().sum(-1), 1.0, atol=1e-12)
 
 
+def test_numpy_masks_are_accepted_and_moved_to_the_querys_device():
+    import spy_backend
+    mg.manual_seed(4)
+    mha = MultiHeadAttention(8, 2).eval()
+    x = np.random.default_rng(4).standard_normal((2, 5, 8)).astype(np.float32)
+    tokens = np.array([[3, 1, 4, 0, 0], [2, 7, 1, 8, 2]])
+    mask = np.tril(np.ones((5, 5), bool)) & (tokens != 0)[:, None, None, :]
+    want = mha(mg.tensor(x), attn_mask=mg.tensor(mask)).numpy()
+    np.testing.assert_array_equal(mha(mg.tensor(x), attn_mask=mask).numpy(), want)
+    out, w = mha(mg.tensor(x), attn_mask=mask, need_weights=True)
+    np.testing.assert_array_equal(out.numpy(), want)
+    # the helpers take NumPy masks too, and join them to the tensors' device
+    both = combine_masks(np.tril(np.ones((5, 5), bool)), padding_mask(tokens, 0))
+    np.testing.assert_array_equal(both.numpy(), mask)
+    spy_backend.register()
+    try:
+        on_spy = mha.to("spy")(mg.tensor(x, device="spy"), attn_mask=mask)
+        assert on_spy.device == "spy"
+        np.testing.assert_allclose(on_spy.numpy(), want, rtol=1e-6)
+    finally:
+        mha.to("cpu")
+        spy_backend.unregister()
+
+
 # ---- properties --------------------------------------------------------------------------------
 def test_causal_output_at_t_ignores_later_tokens():
     mg.manual_seed(4)

@@ -25,6 +25,26 @@ def test_mask_that_cannot_broadcast_to_the_scores():
         mha(x, attn_mask=mg.ones(5, 5))
 
 
+def test_mask_on_another_device_names_both_devices():
+    import spy_backend
+    spy_backend.register()
+    try:
+        mask = causal_mask(5, device="spy")
+        with pytest.raises(RuntimeError, match=r"MultiHeadAttention: the mask is on spy but the "
+                                               r"attention runs on cpu"):
+            MultiHeadAttention(8, 2)(mg.randn(2, 5, 8), attn_mask=mask)
+    finally:
+        spy_backend.unregister()
+
+
+def test_token_ids_must_be_integers():
+    m = Transformer(6, 5, d_model=8, n_heads=2, num_encoder_layers=1, num_decoder_layers=1,
+                    d_ff=8)
+    with pytest.raises(TypeError, match="Transformer: token ids must be integers, got "
+                                        "dtype float32"):
+        m(mg.tensor([[3.0, 4.0]]), [[1, 3]])
+
+
 def test_sequence_longer_than_the_positional_table():
     with pytest.raises(ValueError, match=r"length 6 is longer than the positional table "
                                          r"\(max_len=5\)"):
@@ -40,10 +60,10 @@ def test_sequence_longer_than_the_positional_table():
 def test_token_id_outside_the_vocabulary():
     m = Transformer(6, 5, d_model=8, n_heads=2, num_encoder_layers=1, num_decoder_layers=1,
                     d_ff=8)
-    with pytest.raises(IndexError, match=r"source embedding: token id 6 is outside the "
-                                         r"vocabulary of 6"):
+    with pytest.raises(IndexError, match=r"source token embedding: index 6 is out of range "
+                                         r"for a table of 6 rows \(valid: 0..5\)"):
         m([[3, 6]], [[1, 3]])
-    with pytest.raises(IndexError, match=r"target embedding: token id -1"):
+    with pytest.raises(IndexError, match=r"target token embedding: index -1"):
         m([[3, 4]], [[1, -1]])
 
 
