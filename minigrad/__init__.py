@@ -15,7 +15,7 @@ from minigrad.creation import (tensor, zeros, ones, full, arange, randn, rand,  
                                randint, zeros_like, ones_like, randn_like)
 from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maximum,  # noqa
                                       minimum, clip, where, masked_fill)
-from minigrad.ops.shape import cat, stack, split, chunk, tril, triu  # noqa: F401
+from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu  # noqa: F401
 from minigrad.ops.matmul import matmul  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim  # noqa: F401

@@ -35,6 +35,16 @@ def is_floating(d):
     return np.dtype(d).kind == "f"
 
 
+def is_scalar(x):
+    """A Python or NumPy scalar (bool, int, float, np.generic): a weak, dtype-less constant."""
+    return isinstance(x, (bool, int, float, np.generic))
+
+
+def python_scalar(x):
+    """A NumPy scalar as the Python scalar it holds (np.int64(1) -> 1); others unchanged."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
 def broadcast_shapes(*shapes):
     """The shape that broadcasting gives (a ValueError if none): shape arithmetic on the
     host, the same for every device (CuPy has no broadcast_shapes of its own)."""
@@ -70,14 +80,8 @@ def _cupy_backend():
             f"device 'cuda' needs CuPy and an NVIDIA GPU ({type(e).__name__}: {e}). "
             "Install the extra matching your CUDA: pip install -e \".[cuda12]\" or \".[cuda13]\"; "
             "or use device='cpu'") from None
-
-    def index_add(target, index, values):
-        at = getattr(cupy.add, "at", None)  # newer CuPy; older ones only have scatter_add
-        if at is not None:
-            at(target, index, values)
-        else:
-            cupyx.scatter_add(target, index, values)
-    return Backend("cuda", cupy, cupyx.scipy.special.erf, index_add, cupy.asnumpy, cupy.asarray)
+    return Backend("cuda", cupy, cupyx.scipy.special.erf, cupy.add.at, cupy.asnumpy,
+                   cupy.asarray)
 
 
 _FACTORIES = {"cpu": _numpy_backend, "cuda": _cupy_backend}
@@ -126,6 +130,9 @@ def device_of_array(a):
     """Which device a raw array belongs to."""
     if isinstance(a, np.ndarray):
         return "cpu"
+    if type(a).__module__.startswith("cupy"):  # a CuPy array made before minigrad asked for
+        get("cuda")                              # "cuda": build that backend now
+        return "cuda"
     for name, b in _BACKENDS.items():
         if name != "cpu" and isinstance(a, b.xp.ndarray):
             return name

@@ -63,10 +63,15 @@ def rand(*shape, dtype=None, device=None, requires_grad=False):
     return _new(fill, shape, dtype, device, requires_grad)
 
 
-def randint(low, high, shape, dtype=None, device=None):
-    """Integers uniform in [low, high)."""
+def randint(low, high=None, size=None, dtype=None, device=None):
+    """Integers uniform in [low, high): randint(low, high, size) or randint(high, size), as
+    PyTorch."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint: give randint(high, size) or randint(low, high, size)")
+        low, high, size = 0, low, high
     dtype = backend.dtype(dtype) or backend.int64
-    return _new(lambda b, s, d: b.rng.integers(low, high, size=s).astype(d), (shape,), dtype,
+    return _new(lambda b, s, d: b.rng.integers(low, high, size=s).astype(d), (size,), dtype,
                 device, False)
 
 

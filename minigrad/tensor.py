@@ -129,13 +129,7 @@ class Tensor:
     def to(self, device=None, dtype=None):
         """A copy on another device and/or of another dtype (self when nothing changes).
         Differentiable: gradients flow back to the original device and dtype."""
-        if isinstance(device, str) and device in backend._DTYPE_NAMES:
-            device, dtype = None, device  # t.to("float64")
-        elif device is not None and not isinstance(device, str):
-            try:
-                device, dtype = None, backend.dtype(device)  # t.to(mg.float64)
-            except TypeError:
-                device = str(device)
+        device, dtype = split_device_dtype(device, dtype)
         out = self
         if dtype is not None and backend.dtype(dtype) != self.dtype:
             out = ops.shape.astype(out, backend.dtype(dtype))
@@ -188,11 +182,14 @@ class Tensor:
                      create_graph)
 
     def _accumulate_grad(self, g):
-        if not is_grad_enabled() and self.grad is None:
-            # plain backward: store a writable array of our own, never a broadcast view nor
-            # an array shared with another tensor's .grad or the caller's gradient (Add hands
-            # the same g to both inputs); accumulating below makes a new array anyway
-            g = Tensor._make(g.data.copy(), g.device)
+        if self.grad is None:
+            # store a writable array of our own, never a (read-only) broadcast view nor an
+            # array shared with another tensor's .grad or the caller's gradient (Add hands the
+            # same g to both inputs); with create_graph=True (grad mode on) a differentiable
+            # copy, so the stored gradient can itself be differentiated. Accumulating below
+            # makes a new array anyway
+            g = ops.shape.clone(g) if is_grad_enabled() else Tensor._make(g.data.copy(),
+                                                                          g.device)
         if g.dtype != self.dtype:
             g = g.to(dtype=self.dtype)
         self.grad = g if self.grad is None else self.grad + g
@@ -205,8 +202,8 @@ class Tensor:
         if self.requires_grad and is_grad_enabled():
             raise RuntimeError("in-place assignment to a tensor that requires grad; do it "
                                "under mg.no_grad() or build a new tensor (mg.where, cat)")
-        self.data[ops.shape.raw_index(index, self)] = value.data if isinstance(value, Tensor) \
-            else value
+        index = ops.shape.raw_index(index, self, "setitem")
+        self.data[index] = value.data if isinstance(value, Tensor) else value
 
     # ---- arithmetic (a Python scalar or array on either side becomes a constant) -------
     def __add__(self, o): return ops.elementwise.add(self, o)
@@ -265,8 +262,10 @@ class Tensor:
             correction = 1 if unbiased else 0
         return ops.reduce.var(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
-    def std(self, dim=None, keepdim=False, *, correction=1, axis=None, keepdims=None):
-        return self.var(dim, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
+    def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+            keepdims=None):
+        return self.var(dim, keepdim, correction=correction, unbiased=unbiased, axis=axis,
+                        keepdims=keepdims).sqrt()
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Without dim: the largest element. With dim: (values, indices) like PyTorch."""
@@ -296,7 +295,21 @@ class Tensor:
     def triu(self, diagonal=0): return ops.shape.triu(self, diagonal)
     def split(self, split_size, dim=0): return ops.shape.split(self, split_size, dim)
     def chunk(self, chunks, dim=0): return ops.shape.chunk(self, chunks, dim)
+    def unbind(self, dim=0): return ops.shape.unbind(self, dim)
     def __getitem__(self, index): return ops.shape.getitem(self, index)
+
+
+def split_device_dtype(device, dtype):
+    """(device, dtype) from .to()'s arguments, where a dtype may come first: t.to("float64"),
+    t.to(mg.float64)."""
+    if isinstance(device, str) and device in backend._DTYPE_NAMES:
+        return None, device
+    if device is not None and not isinstance(device, str):
+        try:
+            return None, backend.dtype(device)
+        except TypeError:
+            return str(device), dtype
+    return device, dtype
 
 
 def _is_device_array(a):

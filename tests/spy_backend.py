@@ -9,10 +9,29 @@ array in, fails loudly here instead of silently running on the CPU when the devi
 Only what the engine is allowed to use exists: the ndarray methods and `xp` functions listed
 below (CuPy has them all). Anything else is an AttributeError naming what was asked for.
 """
+import contextlib
+
 import numpy as np
 from scipy.special import erf as _host_erf
 
 from minigrad import backend
+
+
+# What tests may count: "sync" is every device-to-host read (bool/int/float/item/tolist of an
+# array, to_numpy); "gather" every indexing with an array (advanced indexing, a copy).
+COUNTS = {"sync": 0, "gather": 0}
+
+
+def _count(what):
+    COUNTS[what] += 1
+
+
+@contextlib.contextmanager
+def counted():
+    """with counted() as n: ...  — afterwards n["sync"], n["gather"] hold what the block did."""
+    start, done = dict(COUNTS), {}
+    yield done
+    done.update({k: COUNTS[k] - start[k] for k in COUNTS})
 
 
 class SpyArray:
@@ -40,11 +59,24 @@ class SpyArray:
 
     def __len__(self): return len(self.a)
     def __repr__(self): return "spy(" + repr(self.a) + ")"
-    def __bool__(self): return bool(self.a)
-    def __int__(self): return int(self.a)
-    def __float__(self): return float(self.a)
-    def __index__(self): return self.a.__index__()
-    def __getitem__(self, index): return wrap(self.a[unwrap(index)])
+
+    def _read(self, convert):               # a value crosses to the host: a sync on a GPU
+        _count("sync")
+        return convert(self.a)
+
+    def __bool__(self): return self._read(bool)
+    def __int__(self): return self._read(int)
+    def __float__(self): return self._read(float)
+    def __index__(self): return self._read(lambda a: a.__index__())
+    def item(self): return self._read(lambda a: a.item())
+    def tolist(self): return self._read(lambda a: a.tolist())
+
+    def __getitem__(self, index):
+        items = index if isinstance(index, tuple) else (index,)
+        if any(isinstance(i, SpyArray) for i in items):
+            _count("gather")
+        return wrap(self.a[unwrap(index)])
+
     def __setitem__(self, index, value): self.a[unwrap(index)] = unwrap(value)
     __hash__ = None
 
@@ -107,7 +139,7 @@ for _n in ("iadd isub imul itruediv".split()):
 for _n in ("neg pos abs invert".split()):
     setattr(SpyArray, f"__{_n}__", _method(f"__{_n}__"))
 for _n in ("reshape transpose swapaxes squeeze sum prod mean var std max min argmax argmin "
-           "any all astype copy item tolist fill").split():
+           "any all astype copy fill").split():
     setattr(SpyArray, _n, _method(_n))
 
 # the array-module functions the engine may call (all exist in CuPy)
@@ -170,6 +202,7 @@ def make_backend(name="spy"):
     def to_numpy(a):
         if not isinstance(a, SpyArray):
             raise TypeError(f"spy to_numpy: expected a spy array, got {type(a).__name__}")
+        _count("sync")
         return a.a.copy()
 
     def from_numpy(h):

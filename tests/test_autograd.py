@@ -61,6 +61,20 @@ def test_grads_are_fresh_arrays(device):
     assert b.grad.tolist() == [1.0, 1.0, 1.0] and g.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_grads_stored_with_create_graph_are_writable_and_own_arrays(device):
+    """With create_graph=True too: a .grad is neither a read-only broadcast view (the gradient
+    of sum is one) nor shared with another tensor's .grad, and stays differentiable."""
+    a, b = (mg.ones(3, device=device, requires_grad=True) for _ in range(2))
+    (a + b).sum().backward(create_graph=True)
+    a.grad.zero_()
+    assert a.grad.tolist() == [0.0] * 3 and b.grad.tolist() == [1.0] * 3
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (x * x).sum().backward(create_graph=True)
+    gx, x.grad = x.grad, None
+    gx.sum().backward()                                   # d/dx Σ 2x = 2
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
 def test_non_leaf_grad_is_not_stored(device):
     x = mg.ones(2, device=device, requires_grad=True)
     h = x * 2

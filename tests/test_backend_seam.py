@@ -8,6 +8,7 @@ array and equal what the CPU computes. A completeness check makes sure no op is 
 and a static check that no other file in minigrad/ imports numpy or cupy.
 """
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +17,8 @@ import pytest
 import minigrad as mg
 import minigrad.functional as F
 import spy_backend
+from minigrad import backend, nn
 from minigrad.autograd import Function
-from minigrad.ops.attention import attention_reference
 
 PACKAGE = Path(mg.__file__).resolve().parent
 _IDX, _MASK = np.array([0, 2, 0]), np.array([True, False, True])
@@ -84,7 +85,7 @@ OPS = [
                                   (3, 4)))), [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
     ("sdpa_dropout", _seeded(lambda q, k, v: F.scaled_dot_product_attention(
         q, k, v, dropout_p=0.3)), [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
-    ("attention_reference", lambda q, k, v: attention_reference(q, k, v, _BOOL_ATTN),
+    ("attention_with_weights", lambda q, k, v: F.attention_with_weights(q, k, v, _BOOL_ATTN),
      [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
     ("to_cpu_and_back", lambda a: (a.to("cpu") * 2).to(a.device), [(2, 3)]),
 ]
@@ -224,3 +225,76 @@ def test_only_backend_imports_numpy_or_cupy():
                                      f"imports {n}")
     assert not offenders, "only minigrad/backend.py may import an array library:\n" + \
         "\n".join(offenders)
+
+
+def test_no_removed_cupy_function_is_called():
+    """STYLE.md: CuPy removed `cupyx.scatter_add`; cupy.add.at (CuPy >= 13, which pyproject
+    requires) is the one scatter-add."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        assert not re.search(r"cupyx\s*\.\s*scatter_add", path.read_text()), path
+
+
+def test_a_cupy_array_is_recognised_before_cuda_was_asked_for(monkeypatch):
+    """A CuPy array made by the user first (mg.tensor(cupy.ones(3))) builds the "cuda"
+    backend on the spot instead of being an unknown array type. Here the spy stands in for
+    CuPy: an array class from a module named cupy, and a "cuda" factory that makes a spy."""
+    class CupyLikeArray(spy_backend.SpyArray):
+        __slots__ = ()
+    CupyLikeArray.__module__ = "cupy._core.core"
+    monkeypatch.setattr(backend, "_BACKENDS", {k: v for k, v in backend._BACKENDS.items()
+                                               if k != "cuda"})
+    monkeypatch.setitem(backend._FACTORIES, "cuda", lambda: spy_backend.make_backend("cuda"))
+    a = CupyLikeArray(np.arange(3.0))
+    assert backend.device_of_array(a) == "cuda" and "cuda" in backend._BACKENDS
+    t = mg.tensor(a)
+    assert t.device == "cuda" and t.numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+# ---- host syncs: a GPU stalls whenever a device value is read on the host ------------------
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_reads_nothing_back(norm_type):
+    """The total norm and the clipping coefficient stay on the device (a sync per parameter
+    would stall a GPU every step); only error_if_nonfinite=True reads the norm, once."""
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s) * 3 for s in ((3, 2), (4,), (2, 2, 2), (0,))]
+    spy_params = [nn.Parameter(mg.zeros(g.shape, device="spy")) for g in grads]
+    cpu_params = [nn.Parameter(mg.zeros(g.shape)) for g in grads]
+    for s, c, g in zip(spy_params, cpu_params, grads):
+        s.grad, c.grad = mg.tensor(g, device="spy"), mg.tensor(g)
+    with spy_backend.counted() as n:
+        total = nn.utils.clip_grad_norm_(spy_params, 1.0, norm_type)
+    assert n["sync"] == 0 and total.device == "spy" and total.shape == ()
+    np.testing.assert_allclose(float(total),
+                               float(nn.utils.clip_grad_norm_(cpu_params, 1.0, norm_type)))
+    for s, c in zip(spy_params, cpu_params):
+        np.testing.assert_allclose(s.grad.numpy(), c.grad.numpy())
+    with spy_backend.counted() as n:
+        nn.utils.clip_grad_norm_(spy_params, 1.0, norm_type, error_if_nonfinite=True)
+    assert n["sync"] == 1
+
+
+def test_embedding_and_cross_entropy_check_their_indices_with_one_read():
+    w = mg.randn(5, 3, device="spy", requires_grad=True)
+    ids = mg.tensor(_IDS, device="spy")
+    with spy_backend.counted() as n:
+        F.embedding(ids, w)
+    assert n["sync"] == 1                               # one .any() over the whole range check
+    logits = mg.randn(3, 4, device="spy", requires_grad=True)
+    for target in (np.array([1, -100, 3]), np.array([-100] * 3)):
+        with spy_backend.counted() as n:
+            loss = F.cross_entropy(logits, mg.tensor(target, device="spy"))
+            loss.backward()
+        assert n["sync"] == 1                           # the target check; the mean needs none
+    assert np.isnan(float(loss))                        # no target counts: nan, as PyTorch
+
+
+def test_getitem_gathers_once_and_checks_each_array_index_with_one_read():
+    x = mg.randn(4, 3, device="spy", requires_grad=True)
+    rows, cols = mg.tensor([0, 3, 3], device="spy"), mg.tensor([2, 0, 1], device="spy")
+    mask = mg.tensor(_MASK, device="spy")
+    for index, gathers, reads in [((rows,), 1, 1), ((rows, cols), 1, 2),
+                                  ((slice(None), cols), 1, 1), ((slice(None), mask), 1, 0),
+                                  ((1, slice(1, None)), 0, 0)]:
+        with spy_backend.counted() as n:
+            x[index]
+        assert (n["gather"], n["sync"]) == (gathers, reads), index

@@ -148,3 +148,33 @@ def test_more_errors_name_what_was_wrong(call, exc, words):
     msg = _message(exc, call)
     for w in words:
         assert w in msg, f"{w!r} not in: {msg}"
+
+
+def test_an_index_mask_or_target_on_another_device_names_the_op(fake_device):
+    def on_fake(a):
+        return mg.tensor(a, device=fake_device)
+    x, w, logits = mg.ones(3, 2), mg.ones(5, 2), mg.ones(2, 3)
+    q = mg.ones(1, 2, 2)
+    mask = np.ones((2, 2), bool)
+
+    def setitem():
+        with mg.no_grad():
+            x[on_fake([0])] = 0.0
+    for call, words in [
+        (lambda: x[on_fake([0])], "getitem: index on fake, tensor on cpu"),
+        (setitem, "setitem: index on fake, tensor on cpu"),
+        (lambda: F.embedding(on_fake([0]), w), "embedding: indices on fake, tensor on cpu"),
+        (lambda: F.cross_entropy(logits, on_fake([0, 1])),
+         "cross_entropy: target on fake, tensor on cpu"),
+        (lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=on_fake(mask)),
+         "scaled_dot_product_attention: attn_mask on fake, tensor on cpu"),
+        (lambda: F.attention_with_weights(q, q, q, attn_mask=on_fake(mask)),
+         "attention_with_weights: attn_mask on fake, tensor on cpu"),
+    ]:
+        msg = _message(RuntimeError, call)
+        assert words in msg and ".to('cpu')" in msg, msg
+
+
+def test_embedding_negative_index_names_it():
+    msg = _message(IndexError, lambda: F.embedding(mg.tensor([2, -1, 9]), mg.ones(5, 2)))
+    assert "index -1" in msg and "5 rows" in msg and "0..4" in msg

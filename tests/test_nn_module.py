@@ -96,6 +96,19 @@ def test_to_moves_dtype_parameters_buffers_and_grads():
         model.to("tpu")
 
 
+def test_to_dtype_casts_only_floating_point_parameters_and_buffers():
+    """As PyTorch: .to(dtype)/.double() leave integer and boolean buffers as they are."""
+    model = nn.Linear(2, 3)
+    model.register_buffer("steps", mg.tensor([3, 4]))
+    model.register_buffer("mask", mg.tensor([True, False]))
+    for cast in (lambda m: m.to(mg.float64), lambda m: m.to(dtype="float16"),
+                 lambda m: m.double(), lambda m: m.to("cpu", mg.float32)):
+        cast(model)
+        assert model.steps.dtype == mg.int64 and model.steps.tolist() == [3, 4]
+        assert model.mask.dtype == mg.bool
+    assert model.weight.dtype == mg.float32 and model.double().bias.dtype == mg.float64
+
+
 def test_train_eval_reach_every_submodule():
     model = _net_class(nn)()
     assert all(m.training for m in model.modules())
@@ -135,6 +148,8 @@ def test_containers():
     seq = nn.Sequential(a, b, c)
     assert len(seq) == 3 and seq[0] is a and seq[-1] is c and list(seq) == [a, b, c]
     assert isinstance(seq[1:], nn.ModuleList) and list(seq[1:]) == [b, c]
+    assert type(seq[:2]) is nn.Sequential and type(nn.ModuleList([a, b])[:1]) is nn.ModuleList
+    np.testing.assert_allclose(seq[:2](mg.ones(1, 2)).numpy(), b(a(mg.ones(1, 2))).numpy())
     x = mg.randn(4, 2)
     np.testing.assert_allclose(seq(x).numpy(), c(b(a(x))).numpy())
     with pytest.raises(IndexError, match="out of range"):

@@ -231,6 +231,21 @@ def test_bad_inputs_raise_clear_errors():
         nn.LSTMCell(3, 4)(mg.randn(2, 3), mg.randn(2, 4))
 
 
+def test_rnn_takes_torchs_positional_order():
+    """nn.RNN(input_size, hidden_size, num_layers, nonlinearity, bias, batch_first, dropout,
+    bidirectional), as torch.nn.RNN; GRU/LSTM have no nonlinearity."""
+    rnn = nn.RNN(4, 5, 2, "relu", False, True, 0.0, True)
+    assert (rnn.mode, rnn.num_layers, rnn.bias, rnn.batch_first, rnn.bidirectional) == \
+        ("RNN_RELU", 2, False, True, True)
+    assert "bias_ih_l0" not in dict(rnn.named_parameters())
+    lstm = nn.LSTM(4, 5, 1, False, True)
+    assert (lstm.bias, lstm.batch_first) == (False, True)
+    torch = pytest.importorskip("torch")
+    names = [n for n, _ in torch.nn.RNN(4, 5, 2, "relu", False, True, 0.0, True)
+             .named_parameters()]
+    assert [n for n, _ in rnn.named_parameters()] == names
+
+
 def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
@@ -244,3 +259,7 @@ def test_bad_constructor_arguments():
         nn.GRU(3, 0)
     with pytest.raises(ValueError, match="input_size"):
         nn.LSTMCell(-1, 4)
+    with pytest.raises(TypeError, match="bias must be True or False, got 'relu'"):
+        nn.GRU(4, 5, 1, "relu")                           # nonlinearity is RNN's alone
+    with pytest.raises(TypeError, match="bias must be True or False, got 1"):
+        nn.RNNCell(3, 4, 1)

@@ -1,12 +1,11 @@
 """Fused scaled dot-product attention (article 2.2.3.2): against PyTorch, by gradcheck and
-second order, and against the unfused `attention_reference` (also with dropout under a fixed
-seed); masks boolean and float, is_causal, and fully-masked rows (zeros, never NaN)."""
+second order, and against the unfused `F.attention_with_weights` (also with dropout under a
+fixed seed); masks boolean and float, is_causal, and fully-masked rows (zeros, never NaN)."""
 import numpy as np
 import pytest
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad.ops.attention import attention_reference
 from op_helpers import (OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch,
                         check_fused_vs_unfused)
 
@@ -74,16 +73,16 @@ def test_sdpa_vs_unfused_reference(shapes, mask, causal, device):
         return None if mask is None else mg.tensor(mask, device=q.device)
     check_fused_vs_unfused(
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, m(q), is_causal=causal),
-        lambda q, k, v: attention_reference(q, k, v, m(q), is_causal=causal)[0],
+        lambda q, k, v: F.attention_with_weights(q, k, v, m(q), is_causal=causal)[0],
         _arrays(shapes), device, "sdpa")
 
 
 def test_reference_is_the_article_formula(device):
-    """attention_reference itself against softmax(QKᵀ/√d_k)·V written out by hand."""
+    """F.attention_with_weights itself against softmax(QKᵀ/√d_k)·V written out by hand."""
     q, k, v = (mg.tensor(a, dtype=mg.float64, device=device) for a in _arrays(_QKV))
     s = (q @ k.transpose(-2, -1)) / np.sqrt(4)
     e = (s - s.max(-1, keepdim=True)[0]).exp()
-    out, weights = attention_reference(q, k, v)
+    out, weights = F.attention_with_weights(q, k, v)
     np.testing.assert_allclose(weights.numpy(), (e / e.sum(-1, keepdim=True)).numpy(), 1e-12)
     np.testing.assert_allclose(out.numpy(), ((e / e.sum(-1, keepdim=True)) @ v).numpy(), 1e-12)
 
@@ -101,7 +100,7 @@ def test_sdpa_dropout_matches_reference_under_a_seed(shapes, mask, device):
 
     def unfused(q, k, v):
         mg.manual_seed(7)
-        return F.dropout(attention_reference(q, k, v, m(q))[1], p=0.4) @ v
+        return F.dropout(F.attention_with_weights(q, k, v, m(q))[1], p=0.4) @ v
     check_fused_vs_unfused(fused, unfused, _arrays(shapes), device, "sdpa dropout")
     q, k, v = (mg.tensor(a, device=device) for a in _arrays(shapes))
     out = fused(q, k, v)
@@ -119,7 +118,7 @@ def test_fully_masked_rows_give_zeros_not_nan(device):
     for t in (q, k, v):
         assert np.isfinite(t.grad.numpy()).all()
     np.testing.assert_array_equal(q.grad.numpy()[:, 1], 0.0)
-    _, weights = attention_reference(q, k, v, mg.tensor(mask, device=device))
+    _, weights = F.attention_with_weights(q, k, v, mg.tensor(mask, device=device))
     np.testing.assert_array_equal(weights.numpy()[:, 1], 0.0)
     arrays = [t.numpy().astype(np.float64) for t in (q, k, v)]
     xs = [mg.tensor(a, device=device, requires_grad=True) for a in arrays]
@@ -144,5 +143,14 @@ def test_mask_with_a_bigger_batch_than_q(device):
     def m(q):
         return mg.tensor(mask, device=q.device)
     check_fused_vs_unfused(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, m(q)),
-                           lambda q, k, v: attention_reference(q, k, v, m(q))[0],
+                           lambda q, k, v: F.attention_with_weights(q, k, v, m(q))[0],
                            _arrays(((1, 3, 4), (1, 5, 4), (1, 5, 2))), device, "sdpa mask batch")
+
+
+def test_public_names_for_attention_weights_and_unbind():
+    """F.attention_with_weights and mg.unbind are the public names; the old internal ones
+    (minigrad.ops.attention.attention_reference, minigrad.nn.rnn.time_steps) still import."""
+    from minigrad.ops.attention import attention_reference
+    from minigrad.nn.rnn import time_steps
+    assert attention_reference is F.attention_with_weights and time_steps is mg.unbind
+    assert mg.Tensor.unbind(mg.ones(2, 3), 1)[2].shape == (2,)

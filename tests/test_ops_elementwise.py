@@ -173,3 +173,32 @@ def test_comparisons_are_boolean_and_outside_the_graph(device):
                       ((x > 2) | (y > 2), (a > 2) | (b > 2))]:
         assert mine.dtype == mg.bool and not mine.requires_grad
         np.testing.assert_array_equal(mine.numpy(), ref)
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_numpy_scalars_are_weak_like_python_scalars(dtype_name, device):
+    """np.float64(2) beside a float32 tensor keeps float32, as PyTorch (NumPy would upcast)."""
+    x = mg.ones(2, dtype=dtype_name, device=device)
+    for s in (np.float64(2.0), np.float32(2.0), np.int64(2), np.bool_(True)):
+        for y in (x + s, s * x, x / s, s - x, x ** s, x.maximum(s), x < s):
+            assert y.dtype == (mg.bool if y.dtype == mg.bool else x.dtype), (s, y.dtype)
+    np.testing.assert_array_equal((x * np.float64(3.0)).numpy(), [3.0, 3.0])
+
+
+def test_a_float_beside_an_integer_tensor_gives_float32_as_torch(device):
+    i = mg.arange(4, device=device)
+    for y in (i + 0.5, 0.5 * i, i * np.float64(0.5), i / 2, i / i.maximum(1), 2.0 ** i,
+              i + mg.ones(4, device=device), (i > 1) * 1.5, mg.where(i > 1, i, 0.5)):
+        assert y.dtype == mg.float32, y.dtype
+    np.testing.assert_array_equal((i / 2).numpy(), [0.0, 0.5, 1.0, 1.5])
+    assert (i + 1).dtype == mg.int64 and ((i > 1) + 1).dtype == mg.int64
+    assert i.masked_fill(i > 1, 7).dtype == mg.int64      # masked_fill keeps x's dtype
+
+
+def test_where_of_two_scalars_as_torch(device):
+    c = mg.arange(3, device=device) > 0
+    y = mg.where(c, 1.0, 0.0)
+    assert y.dtype == mg.float32 and y.device == device
+    np.testing.assert_array_equal(y.numpy(), [0.0, 1.0, 1.0])
+    z = mg.where(np.array([True, False]), 1, 0)
+    assert z.dtype == mg.int64 and z.numpy().tolist() == [1, 0]

@@ -108,3 +108,30 @@ def test_setitem_under_no_grad(device):
         x[0, 1] = 5.0
         x[mg.tensor([1], device=device)] = mg.ones(3, device=device)
     assert x.tolist() == [[0.0, 5.0, 0.0], [1.0, 1.0, 1.0]]
+
+
+def test_numpy_integer_scalars_index_like_python_ints(device):
+    a = np.arange(12.0).reshape(4, 3)
+    x = mg.tensor(a, device=device)
+    np.testing.assert_array_equal(x[np.int64(1)].numpy(), a[1])
+    np.testing.assert_array_equal(x[np.int32(-1), np.int64(2)].numpy(), a[-1, 2])
+    with mg.no_grad():
+        x[np.int64(0)] = 0.0
+    assert x.numpy()[0].tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("index, value, dim", [
+    (np.array([0, 4]), 4, 0), (np.array([[1], [-5]]), -5, 0), ((slice(None), [0, 3]), 3, 1),
+    ((Ellipsis, np.array([2, 7])), 7, 1), ((None, 1, np.array([-4])), -4, 1),
+    ((np.array([True, False, True, False]), np.array([3, 0])), 3, 1),
+])
+def test_out_of_range_integer_array_index_names_value_dim_and_shape(index, value, dim, device):
+    """Checked explicitly (CuPy would wrap such an index around silently)."""
+    x = mg.zeros(4, 3, device=device)
+    idx = tuple(mg.tensor(i, device=device) if isinstance(i, np.ndarray) else i
+                for i in (index if isinstance(index, tuple) else (index,)))
+    for given in (index, idx):
+        with pytest.raises(IndexError, match=rf"getitem: index {value} is out of range for "
+                                             rf"dim {dim} of size {x.shape[dim]} \(tensor of "
+                                             rf"shape \(4, 3\); valid: "):
+            x[given]

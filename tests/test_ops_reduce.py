@@ -1,5 +1,7 @@
 """Reductions: sum mean var std max min (dim / keepdim, and the axis / keepdims aliases;
 max/min with a dim return (values, indices)), argmax/argmin, and ties as PyTorch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,38 @@ def test_reductions_keep_float32(device):
         assert y.dtype == mg.float32
         g, = mg.grad(y.sum(), x)
         assert g.dtype == mg.float32
+
+
+def test_a_0d_tensor_reduces_over_dim_0_or_minus_1_as_torch(device):
+    """dim 0 / -1 of a 0-d tensor reduces nothing (PyTorch), instead of an axis error."""
+    x = mg.tensor(3.0, device=device, requires_grad=True)
+    for y in (x.sum(0), x.mean(-1), x.var(0, correction=0) + x, x.max(0)[0], x.min(-1)[0],
+              x.sum(0, keepdim=True)):
+        assert y.shape == () and float(y) == 3.0
+    values, indices = x.max(0)
+    assert int(indices) == 0 and indices.dtype == mg.int64 and int(x.argmin(-1)) == 0
+    values.backward()
+    assert float(x.grad) == 1.0
+
+
+def test_mean_of_an_empty_tensor_is_nan(device):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # and no ZeroDivisionError either
+        assert np.isnan(float(mg.zeros(0, device=device).mean()))
+        assert np.isnan(mg.zeros(2, 0, device=device).mean(1).numpy()).all()
+
+
+@pytest.mark.parametrize("op", ["mean", "var", "std"])
+def test_mean_var_std_of_integers_raise_as_torch(op, device):
+    for x, name in ((mg.arange(4, device=device), "int64"), (mg.ones(2, device=device) > 0,
+                                                              "bool")):
+        with pytest.raises(RuntimeError, match=rf"(mean|var)\(\): input dtype must be "
+                                               rf"floating point, got {name}; use \.float\(\)"):
+            getattr(x, op)()
+
+
+def test_std_accepts_unbiased_as_torch(device):
+    a = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+    x = mg.tensor(a, device=device)
+    np.testing.assert_allclose(x.std(unbiased=False).numpy(), a.std(), rtol=1e-6)
+    np.testing.assert_allclose(x.std(1, unbiased=True).numpy(), a.std(1, ddof=1), rtol=1e-6)

@@ -69,6 +69,10 @@ CASES = [
     OpCase("chunk", lambda x: x.chunk(3, dim=1), ((2, 5),)),
     OpCase("mg.chunk", lambda x: mg.chunk(x, 2, -1), ((2, 3, 4),),
            torch_fn=lambda x: x.chunk(2, -1)),
+    OpCase("unbind", lambda x: mg.unbind(x), ((5, 2),), torch_fn=lambda x: x.unbind()),
+    OpCase("unbind1", lambda x: x.unbind(1), ((2, 3, 4),)),
+    OpCase("unbind-1", lambda x: mg.unbind(x, -1), ((2, 3),),
+           torch_fn=lambda x: _torch().unbind(x, -1)),
 ]
 
 
@@ -118,3 +122,27 @@ def test_dtype_change_is_differentiable(device):
     np.testing.assert_array_equal(gx.numpy(), np.full((2, 3), 3.0))
     assert x.to("float32").dtype == mg.float32 and x.to(mg.float32).dtype == mg.float32
     assert x.long().dtype == mg.int64 and not x.long().requires_grad
+
+
+def test_unbind_slices_and_halves(device):
+    a = np.arange(42.0).reshape(7, 3, 2)
+    x = mg.tensor(a, device=device, requires_grad=True)
+    for dim in (0, 1, -1):
+        pieces = mg.unbind(x, dim)
+        assert isinstance(pieces, tuple) and len(pieces) == a.shape[dim]
+        for p, ref in zip(pieces, np.moveaxis(a, dim, 0)):
+            np.testing.assert_array_equal(p.numpy(), ref)
+    assert mg.unbind(mg.zeros(0, 3, device=device)) == ()
+    with pytest.raises(IndexError, match="unbind"):
+        mg.unbind(mg.tensor(1.0, device=device))
+    # halving: x itself is sliced only twice (x[:3], x[3:]), not once per step
+    from minigrad.ops.shape import GetItem
+    seen, stack, slices_of_x = set(), list(mg.unbind(x)), 0
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or t._ctx is None:
+            continue
+        seen.add(id(t))
+        slices_of_x += isinstance(t._ctx, GetItem) and t._ctx.inputs[0] is x
+        stack += t._ctx.inputs
+    assert slices_of_x == 2

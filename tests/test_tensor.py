@@ -47,6 +47,9 @@ def test_factories(device):
     assert u.min() >= 0 and u.max() < 1
     i = mg.randint(0, 5, (100,), device=device).numpy()
     assert i.dtype == np.int64 and i.min() >= 0 and i.max() < 5
+    j = mg.randint(3, (200,), device=device).numpy()          # randint(high, size), as torch
+    assert j.dtype == np.int64 and j.min() == 0 and j.max() == 2 and j.shape == (200,)
+    assert mg.randint(2, 4, size=(2, 3), device=device).shape == (2, 3)
     x = mg.randn(2, 3, dtype=mg.float64, device=device)
     for like in (mg.zeros_like(x), mg.ones_like(x), mg.randn_like(x)):
         assert like.shape == (2, 3) and like.dtype == mg.float64 and like.device == device

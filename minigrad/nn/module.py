@@ -3,7 +3,7 @@ save their state. Attribute assignment registers parameters and sub-modules, as 
 from collections import OrderedDict
 
 from minigrad import backend
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, split_device_dtype
 
 
 class Parameter(Tensor):
@@ -141,17 +141,20 @@ class Module:
                 p.grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
 
     def to(self, device=None, dtype=None):
-        """Move (and/or cast) every parameter and buffer in place; returns self."""
+        """Move every parameter and buffer in place, and/or cast the floating-point ones
+        (integer and boolean buffers keep their dtype, as PyTorch); returns self."""
+        device, dtype = split_device_dtype(device, dtype)
         for m in self.modules():
             for store in (m._parameters, m._buffers):
                 for n, t in store.items():
                     if t is None:
                         continue
-                    moved = t.detach().to(device=device, dtype=dtype)
+                    cast = dtype if backend.is_floating(t.dtype) else None
+                    moved = t.detach().to(device=device, dtype=cast)
                     if moved.data is not t.data:
                         t.data, t.device = moved.data, moved.device
                         if t.grad is not None:
-                            t.grad = t.grad.to(device=device, dtype=dtype)
+                            t.grad = t.grad.to(device=device, dtype=cast)
         return self
 
     def float(self):
@@ -249,7 +252,7 @@ class ModuleList(Module):
             return ModuleList(list(self._modules.values())[i])
         n = len(self._modules)
         if not -n <= i < n:
-            raise IndexError(f"ModuleList index {i} out of range for {n} modules")
+            raise IndexError(f"{type(self).__name__} index {i} out of range for {n} modules")
         return self._modules[str(i % n)]
 
     def __len__(self):
@@ -314,6 +317,11 @@ class Sequential(ModuleList):
         super().__init__(modules)
 
     __repr__ = Module.__repr__  # every stage printed, as PyTorch
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):  # a slice of a Sequential is a Sequential, as PyTorch
+            return Sequential(*list(self)[i])
+        return super().__getitem__(i)
 
     def forward(self, x):
         for m in self:

@@ -14,23 +14,13 @@ one matrix multiply; only the hidden-to-hidden product runs step by step.
 import warnings
 
 from minigrad import creation, functional as F
-from minigrad.ops.shape import stack, cat
+from minigrad.ops.shape import stack, cat, unbind
 from minigrad.nn.module import Module, Parameter
 from minigrad.nn.rnn_cells import (RNNCell, GRUCell, LSTMCell, rnn_tanh_step,  # noqa: F401
                                    rnn_relu_step, gru_step, lstm_step, _STEPS, _GATES, _mode,
-                                   _check_sizes, _uniform_init)
+                                   _check_sizes, _check_bias, _uniform_init)
 
-
-def time_steps(x):
-    """[x[0], x[1], ..., x[T-1]] for x of shape (T, ...), found by halving x recursively.
-    Why not x[t] directly: the gradient of each x[t] is a zero array of x's full shape with
-    one slice filled, so T slices cost O(T²) in backward; halving costs O(T log T)."""
-    pieces = [x]
-    while any(p.shape[0] > 1 for p in pieces):
-        pieces = [half for p in pieces
-                  for half in ((p[:p.shape[0] // 2], p[p.shape[0] // 2:]) if p.shape[0] > 1
-                               else (p,))]
-    return [p[0] for p in pieces]
+time_steps = unbind  # the old name (minigrad.nn.rnn.time_steps), kept for one release
 
 
 # ---- whole sequences ----------------------------------------------------------------------------
@@ -43,6 +33,7 @@ class _RNNBase(Module):
         super().__init__()
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
+        _check_bias(name, bias)
         if not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be an integer >= 1, got {num_layers!r}")
         if not 0.0 <= dropout <= 1.0:
@@ -123,7 +114,7 @@ class _RNNBase(Module):
                 gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
                 k = layer * self.num_directions + d
                 state = tuple(s[k] for s in states) if lstm else states[0][k]
-                gis, ys = time_steps(gi), [None] * T
+                gis, ys = unbind(gi), [None] * T
                 for t in (reversed(range(T)) if d else range(T)):
                     state = step(gis[t], state, w_hh, b_hh)
                     ys[t] = state[0] if lstm else state     # outputs in time order
@@ -166,6 +157,12 @@ class RNN(_RNNBase):
     """Elman RNN, h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh) (or relu), stacked
     `num_layers` deep. forward(input, h0=None) -> (output, h_n)."""
     kind = "RNN"
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None,
+                 dtype=None):  # PyTorch's positional order: nonlinearity before bias
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, nonlinearity, device=device, dtype=dtype)
 
 
 class GRU(_RNNBase):

@@ -66,6 +66,13 @@ def _check_sizes(name, input_size, hidden_size):
             raise ValueError(f"{name}: {arg} must be a positive integer, got {v!r}")
 
 
+def _check_bias(name, bias):
+    """bias is a flag; anything else is most likely an argument in the wrong position."""
+    if not isinstance(bias, bool):
+        raise TypeError(f"{name}: bias must be True or False, got {bias!r} (an argument in "
+                        f"the wrong position? the order is PyTorch's; pass it by name)")
+
+
 def _uniform_init(module, hidden_size):
     bound = 1.0 / math.sqrt(hidden_size)   # PyTorch: every weight and bias ~ U(-1/√H, 1/√H)
     for p in module.parameters():
@@ -81,6 +88,7 @@ class _CellBase(Module):
         super().__init__()
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
+        _check_bias(name, bias)
         self.mode = _mode(self.kind, nonlinearity)
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         G = _GATES[self.mode] * hidden_size

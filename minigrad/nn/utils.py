@@ -1,8 +1,9 @@
 """Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`.
 
 Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never in place:
-the engine may hand the same gradient array to several parameters (the two inputs of an
-add share it), and scaling it in place would scale it once per parameter."""
+plain backward() stores a fresh array in each .grad, but a gradient stored with
+create_graph=True, or assigned by hand, may be an array that another tensor holds too, and
+scaling it in place would scale it once per holder."""
 from minigrad.autograd import no_grad
 from minigrad.tensor import Tensor
 
@@ -25,28 +26,27 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     max_norm, norm_type = float(max_norm), float(norm_type)
     if not params:
         return Tensor(0.0)
-    norms = []
-    for p in params:
-        xp, g = p.grad.backend.xp, p.grad.data
-        if norm_type == float("inf"):
-            norms.append(float(xp.abs(g).max()) if g.size else 0.0)
-        elif norm_type == 2.0:
-            norms.append(float(xp.sum(g * g)) ** 0.5)
-        else:
-            norms.append(float(xp.sum(xp.abs(g) ** norm_type)) ** (1.0 / norm_type))
+    # everything stays on the device (no sync per parameter); the sums are 0-d arrays
+    first = params[0].grad
+    xp, dtype = first.backend.xp, first.dtype
+    grads = [p.grad.data for p in params]
     if norm_type == float("inf"):
-        total = max(norms)
+        total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
+                                 for g in grads]))
+    elif norm_type == 2.0:
+        total = xp.sqrt(sum(xp.sum(g * g) for g in grads))
     else:
-        total = sum(n ** norm_type for n in norms) ** (1.0 / norm_type)
-    if error_if_nonfinite and (total != total or total == float("inf")):
+        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in grads) ** (1.0 / norm_type)
+    total = xp.asarray(total).astype(dtype)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):   # the one sync, when asked
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
-                           f"gradients is {total}, so they cannot be clipped; pass "
+                           f"gradients is {float(total)}, so they cannot be clipped; pass "
                            f"error_if_nonfinite=False to clip anyway")
-    coef = max_norm / (total + 1e-6)
-    if coef < 1.0:  # multiplying by 1 would change nothing
-        for p in params:
-            p.grad = Tensor._make(p.grad.data * p.grad.dtype.type(coef), p.grad.device)
-    return Tensor(total, dtype=params[0].grad.dtype)
+    # always multiply (by 1 when within the norm): deciding whether to would need a sync
+    coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    for p in params:
+        p.grad = Tensor._make(p.grad.data * coef.astype(p.grad.dtype), p.grad.device)
+    return Tensor._make(total, first.device)
 
 
 @no_grad()

@@ -86,7 +86,7 @@ class ScaledDotProductAttention(Function):
         return xp.matmul(gs, k), xp.matmul(xp.swapaxes(gs, -1, -2), q), gv
 
 
-def _mask_arrays(q, k, attn_mask, is_causal):
+def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):
     """(allowed, additive): a boolean array of where attending is allowed, and/or a float
     array added to the scores, each broadcastable to the scores' shape."""
     xp = q.backend.xp
@@ -94,7 +94,7 @@ def _mask_arrays(q, k, attn_mask, is_causal):
     score_shape = backend.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (L, S)
     allowed = additive = None
     if attn_mask is not None:
-        m = raw_index(attn_mask, q)
+        m = raw_index(attn_mask, q, op, "attn_mask")
         if not hasattr(m, "dtype"):
             m = xp.asarray(m)
         try:
@@ -102,7 +102,7 @@ def _mask_arrays(q, k, attn_mask, is_causal):
             if m.ndim > len(score_shape):
                 raise ValueError
         except ValueError:
-            raise ValueError(f"scaled_dot_product_attention: attn_mask of shape "
+            raise ValueError(f"{op}: attn_mask of shape "
                              f"{tuple(m.shape)} cannot broadcast to the attention scores' "
                              f"shape {score_shape} (..., queries, keys)") from None
         if m.dtype == bool:
@@ -135,10 +135,11 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
                                            rng=q.backend.rng)
 
 
-def attention_reference(q, k, v, attn_mask=None, is_causal=False, scale=None):
-    """The same attention composed from primitive ops (the readable reference the fused op
-    is tested against); returns (output, weights), the weights differentiable too."""
-    allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
+def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None):
+    """The same attention composed from primitive ops, returning (output, weights): for when
+    the attention weights themselves are wanted (to plot them, or as need_weights), and the
+    readable reference the fused op is tested against. The weights are differentiable too."""
+    allowed, additive = _mask_arrays(q, k, attn_mask, is_causal, "attention_with_weights")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = (q @ k.mT) * scale
     if additive is not None:
@@ -147,3 +148,6 @@ def attention_reference(q, k, v, attn_mask=None, is_causal=False, scale=None):
         s = where(Tensor._make(allowed, q.device), s, -math.inf)  # may add batch dims
     p = s.softmax(-1)
     return p @ v, p
+
+
+attention_reference = attention_with_weights  # the old name, kept for one release

@@ -8,23 +8,34 @@ from minigrad.tensor import Tensor
 
 
 def lift(x, like):
-    """A Python scalar, list or array as a constant Tensor beside `like`. A scalar takes
-    `like`'s dtype (float32 stays float32), except a float next to an integer tensor."""
+    """A Python or NumPy scalar, list or array as a constant Tensor beside `like`. A scalar is
+    weak, as in PyTorch: it takes `like`'s dtype (float32 stays float32, np.float64(2) too),
+    except a float next to an integer/bool tensor (float32) and an int next to a bool (int64)."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (bool, int, float)):
+    if backend.is_scalar(x):
+        x = backend.python_scalar(x)
         dt = like.dtype
         if isinstance(x, float) and not backend.is_floating(dt):
             dt = backend.DEFAULT_FLOAT
+        elif not isinstance(x, bool) and dt == backend.bool_:
+            dt = backend.int64
         return Tensor._make(like.backend.xp.asarray(x, dtype=dt), like.device)
     return Tensor(x, device=like.device)
 
 
 def _pair(a, b):
+    """Both operands as Tensors. A float beside an integer/bool operand casts that operand to
+    the float's dtype (as PyTorch), where NumPy would compute int64 + float32 in float64."""
     if not isinstance(a, Tensor):
         a = lift(a, b)
     elif not isinstance(b, Tensor):
         b = lift(b, a)
+    if backend.is_floating(a.dtype) != backend.is_floating(b.dtype):
+        if backend.is_floating(a.dtype):
+            b = b.to(dtype=a.dtype)
+        else:
+            a = a.to(dtype=b.dtype)
     return a, b
 
 
@@ -221,7 +232,11 @@ class Where(Function):
 def add(a, b): return Add.apply(*_pair(a, b))
 def sub(a, b): return Sub.apply(*_pair(a, b))
 def mul(a, b): return Mul.apply(*_pair(a, b))
-def div(a, b): return Div.apply(*_pair(a, b))
+def div(a, b):
+    a, b = _pair(a, b)
+    if not backend.is_floating(a.dtype):  # true division of integers gives float32 (as PyTorch)
+        a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
+    return Div.apply(a, b)
 def pow(a, b): return Pow.apply(*_pair(a, b))
 def neg(a): return Neg.apply(a)
 def exp(a): return Exp.apply(a)
@@ -258,7 +273,12 @@ def _cond_array(cond, like, op):
 
 
 def where(cond, a, b):
-    """Elementwise `a if cond else b`; cond is a boolean tensor or array."""
+    """Elementwise `a if cond else b`; cond is a boolean tensor or array. Two scalars become
+    tensors on the condition's device (floats float32, ints int64, as PyTorch)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        device = cond.device if isinstance(cond, Tensor) else "cpu" if backend.is_scalar(
+            cond) or not hasattr(cond, "shape") else backend.device_of_array(cond)
+        a = Tensor(backend.python_scalar(a), device=device)
     like = a if isinstance(a, Tensor) else b
     a, b = _pair(a, b)
     return Where.apply(a, b, cond=_cond_array(cond, like, "where"))
@@ -274,7 +294,7 @@ def masked_fill(x, mask, value):
     if not fits:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
                          f"the tensor's shape {x.shape}")
-    return Where.apply(lift(value, x), x, cond=m)
+    return Where.apply(lift(value, x).to(dtype=x.dtype), x, cond=m)  # x's dtype, as PyTorch
 
 
 def compare(name, a, b):

@@ -32,9 +32,12 @@ class CrossEntropy(Function):
             return nll
         if reduction == "sum":
             return nll.sum()
+        # mean over the rows that count, computed on the device (no sync to ask if any do);
+        # none do: nan, as PyTorch (1/max(count, 1) keeps the division itself warning-free)
         count = valid.sum().astype(logits.dtype)  # an int64 count would upcast float32 to 64
-        self.weight = self.weight / count if count else self.weight * xp.nan
-        return nll.sum() / count if count else xp.asarray(xp.nan, dtype=logits.dtype)
+        inv = xp.where(count > 0, 1 / xp.maximum(count, 1), xp.nan).astype(logits.dtype)
+        self.weight *= inv
+        return nll.sum() * inv
 
     def backward(self, g):
         logits = self.inputs[0]
@@ -50,7 +53,7 @@ class CrossEntropy(Function):
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
     """Mean cross-entropy of (N, C) logits against (N,) integer class targets."""
-    t = raw_index(target, logits)
+    t = raw_index(target, logits, "cross_entropy", "target")
     if not hasattr(t, "dtype"):
         t = logits.backend.from_numpy(backend.to_host(t))
     if logits.ndim != 2 or t.ndim != 1 or t.shape[0] != logits.shape[0]:

@@ -19,6 +19,19 @@ def normalize_dims(dim, ndim, op):
     return tuple(sorted({d % n for d in dims}))
 
 
+def reduce_dims(dim, ndim, op):
+    """The dims a reduction sums over: as normalize_dims, but a 0-d tensor reduces nothing
+    (dim 0 or -1 is accepted there and leaves the value as it is, as PyTorch)."""
+    dims = normalize_dims(dim, ndim, op)
+    return dims if ndim else ()
+
+
+def _need_floating(x, op):
+    if not backend.is_floating(x.dtype):
+        raise RuntimeError(f"{op}(): input dtype must be floating point, got {x.dtype}; "
+                           f"use .float()")
+
+
 def _kept_shape(shape, dims):
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
@@ -73,7 +86,7 @@ class Extremum(Function):
 
 
 def sum(x, dim=None, keepdim=False):
-    return Sum.apply(x, dims=normalize_dims(dim, x.ndim, "sum"), keepdim=keepdim)
+    return Sum.apply(x, dims=reduce_dims(dim, x.ndim, "sum"), keepdim=keepdim)
 
 
 def sum_to(x, shape):
@@ -97,17 +110,19 @@ def expand(x, shape):
 
 
 def mean(x, dim=None, keepdim=False):
-    dims = normalize_dims(dim, x.ndim, "mean")
+    _need_floating(x, "mean")
+    dims = reduce_dims(dim, x.ndim, "mean")
     n = 1
     for d in dims:
         n *= x.shape[d]
-    return sum(x, dims, keepdim) * (1.0 / n)
+    return sum(x, dims, keepdim) * (1.0 / n if n else float("nan"))  # empty: nan, as PyTorch
 
 
 def var(x, dim=None, keepdim=False, correction=1):
     """Σ(x - mean)² / (n - correction); correction=1 is the unbiased estimate (PyTorch's
     default), correction=0 the biased one that layer norm uses."""
-    dims = normalize_dims(dim, x.ndim, "var")
+    _need_floating(x, "var")
+    dims = reduce_dims(dim, x.ndim, "var")
     n = 1
     for d in dims:
         n *= x.shape[d]
@@ -124,6 +139,9 @@ def extremum(kind, x, dim=None, keepdim=False):
     if not isinstance(dim, int):
         raise TypeError(f"{kind}: dim must be an int, got {dim!r}")
     d = normalize_dims(dim, x.ndim, kind)[0]
+    if x.ndim == 0:  # dim 0 of a 0-d tensor: the value itself, at index 0 (as PyTorch)
+        index = x.backend.xp.zeros((), dtype=backend.int64)
+        return sum(x, (), False), Tensor._make(index, x.device)
     values = Extremum.apply(x, kind=kind, dim=d, keepdim=keepdim)
     ctx = values._ctx
     indices = ctx.indices if ctx is not None else (
@@ -136,4 +154,6 @@ def arg(kind, x, dim=None, keepdim=False):
     if dim is None:
         return Tensor._make(x.backend.xp.asarray(getattr(x.data, kind)()), x.device)
     d = normalize_dims(dim, x.ndim, kind)[0]
+    if x.ndim == 0:
+        return Tensor._make(x.backend.xp.zeros((), dtype=backend.int64), x.device)
     return Tensor._make(getattr(x.data, kind)(axis=d, keepdims=keepdim), x.device)

@@ -177,28 +177,69 @@ def _has_array_index(index):
     return any(hasattr(i, "dtype") and i.dtype != bool for i in items)
 
 
-def raw_index(index, x):
-    """An index with any Tensors in it replaced by their arrays (on x's device)."""
+def raw_index(index, x, op="getitem", what="index"):
+    """An index with any Tensors in it replaced by their arrays (on x's device), host arrays
+    and lists moved there, and NumPy scalars as Python ones (np.int64(1) indexes like 1).
+    `op` and `what` name the op and the argument in the error for one on another device."""
     def conv(i):
+        if backend.is_scalar(i):
+            return backend.python_scalar(i)
         if isinstance(i, Tensor):
-            if i.device != x.device:
-                raise RuntimeError(f"indexing a tensor on {x.device} with an index on {i.device}")
-            return i.data
-        if isinstance(i, list) or (hasattr(i, "dtype") and backend.device_of_array(i) == "cpu"
-                                   and x.device != "cpu"):
+            device, i = i.device, i.data
+        elif isinstance(i, list):
             return x.backend.from_numpy(backend.to_host(i))
+        elif hasattr(i, "dtype"):
+            device = backend.device_of_array(i)
+            if device == "cpu" and x.device != "cpu":
+                return x.backend.from_numpy(i)    # a host array moves to the tensor's device
+        else:
+            return i                              # slices, None, Ellipsis
+        if device != x.device:
+            raise RuntimeError(f"{op}: {what} on {device}, tensor on {x.device}; move the "
+                               f"{what} with .to({x.device!r}) first")
         return i
     return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
 
 
 def getitem(x, index):
-    index = raw_index(index, x)
+    index = raw_index(index, x, "getitem")
+    items = index if isinstance(index, tuple) else (index,)
+    # validate cheaply: every array index replaced by whole slices is basic indexing (a view)
+    trial, arrays = [], []  # arrays: (position in trial, integer array)
+    for i in items:
+        if hasattr(i, "dtype") and i.dtype == backend.bool_:
+            trial += [slice(None)] * i.ndim       # a mask covers as many dims as it has
+        elif hasattr(i, "dtype") and i.dtype.kind in "iu":
+            arrays.append((len(trial), i))
+            trial.append(slice(None))
+        else:
+            trial.append(i)
     try:
-        x.data[index]  # validate first, so a bad index names the tensor's shape
-    except IndexError as e:
-        raise IndexError(f"index {_show(index)} is invalid for a tensor of shape {x.shape}: "
-                         f"{e}") from None
+        x.data[tuple(trial)]
+    except (IndexError, TypeError) as e:
+        raise IndexError(f"getitem: index {_show(index)} is invalid for a tensor of shape "
+                         f"{x.shape}: {e}") from None
+    if arrays:
+        consumes = [t is not None and t is not Ellipsis and not isinstance(t, bool)
+                    for t in trial]
+        spread = x.ndim - sum(consumes)           # the dims an Ellipsis stands for
+        for pos, a in arrays:
+            dim = sum(consumes[:pos]) + (spread if Ellipsis in trial[:pos] else 0)
+            _check_in_bounds(a, dim, x.shape)
     return GetItem.apply(x, index=index)
+
+
+def _check_in_bounds(a, dim, shape):
+    """One vectorised check (one device sync) that integer indices fit dim `dim`; CuPy would
+    wrap an out-of-range index silently instead of raising."""
+    n = shape[dim]
+    bad = a >= n
+    if a.dtype.kind == "i":
+        bad = bad | (a < -n)
+    if a.size and bool(bad.any()):
+        value = int(a[bad][0])
+        raise IndexError(f"getitem: index {value} is out of range for dim {dim} of size {n} "
+                         f"(tensor of shape {tuple(shape)}; valid: {-n}..{n - 1})")
 
 
 def _show(index):
@@ -257,6 +298,32 @@ def chunk(x, chunks, dim=0):
     return split(x, max(1, -(-n // chunks)), dim)
 
 
+def unbind(x, dim=0):
+    """The slices of x along `dim`, as a tuple: (x[0], x[1], ..., x[T-1]) for dim 0 (PyTorch's
+    unbind). An RNN takes its time steps this way.
+
+    Why halve x recursively instead of taking each x[t]: when backward records a graph
+    (create_graph=True), the gradient of a slice is a zero array of its source's full shape
+    with that slice filled in, so T direct slices cost O(T²) time and memory; halving slices
+    each piece only twice, and the pieces at each level of the recursion add up to one x, so
+    the cost is O(T log T). (A plain backward adds slice gradients into one buffer; there
+    halving measures no slower than direct slices.)"""
+    if x.ndim == 0:
+        raise IndexError("unbind: a 0-d tensor has no dim to unbind; give it a shape first")
+    d = normalize_dims(dim, x.ndim, "unbind")[0]
+    lead = (slice(None),) * d
+
+    def halves(p):
+        n = p.shape[d]
+        if n == 1:
+            return (p,)
+        return p[lead + (slice(None, n // 2),)], p[lead + (slice(n // 2, None),)]
+    pieces = [x] if x.shape[d] else []
+    while any(p.shape[d] > 1 for p in pieces):
+        pieces = [h for p in pieces for h in halves(p)]
+    return tuple(p[lead + (0,)] for p in pieces)
+
+
 def tril(x, diagonal=0):
     _need_2d(x, "tril")
     return Triangle.apply(x, upper=False, diagonal=diagonal)
@@ -288,13 +355,14 @@ def clone(x):
 
 def embedding(indices, weight, padding_idx=None):
     """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i]."""
-    idx = raw_index(indices, weight)
+    idx = raw_index(indices, weight, "embedding", "indices")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
     n = weight.shape[0]
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        bad = int(idx.min()) if int(idx.min()) < 0 else int(idx.max())
+    out_of_range = (idx < 0) | (idx >= n)
+    if idx.size and bool(out_of_range.any()):          # one check, one device sync
+        bad = int(idx[out_of_range][0])
         raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows "
                          f"(valid: 0..{n - 1})")
     return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)
