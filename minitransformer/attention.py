@@ -7,7 +7,6 @@ Masks follow `minitransformer.masks`: boolean, True = may attend.
 """
 import minigrad.functional as F
 from minigrad import nn
-from minigrad.ops.attention import attention_reference
 
 from minitransformer.masks import check_mask
 
@@ -22,7 +21,7 @@ def attention_with_weights(q, k, v, attn_mask=None, dropout_p=0.0, training=True
     with each row summing to 1 (a fully masked row is all zeros). Dropout, if any, is
     applied to the weights used for the output; the returned weights are the undropped
     ones (what one plots)."""
-    out, weights = attention_reference(q, k, v, attn_mask=attn_mask)
+    out, weights = F.attention_with_weights(q, k, v, attn_mask=attn_mask)
     if dropout_p > 0 and training:
         out = F.dropout(weights, dropout_p, training) @ v
     return out, weights

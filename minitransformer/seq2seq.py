@@ -10,7 +10,6 @@ vector c_t for every output step).
 """
 import minigrad as mg
 from minigrad import nn
-from minigrad.nn.rnn import time_steps
 
 from minitransformer.bahdanau import AdditiveAttention
 from minitransformer.masks import key_padding
@@ -48,8 +47,8 @@ class Seq2SeqEncoder(nn.Module):
         src = as_token_tensor(src, self.embedding.weight.device, "Seq2SeqEncoder")
         B, S = src.shape
         keep = key_padding(src, self.pad_id)
-        xs = time_steps(self.dropout(self.embedding(src)).transpose(0, 1))   # S of (B, E)
-        keeps = [k.reshape(B, 1) for k in time_steps(keep.transpose(0, 1))]
+        xs = mg.unbind(self.dropout(self.embedding(src)), 1)   # S of (B, E)
+        keeps = [k.reshape(B, 1) for k in mg.unbind(keep, 1)]
         out, final = self._run(self.forward_cell, xs, keeps, range(S))
         if self.bidirectional:
             out_b, final_b = self._run(self.backward_cell, xs, keeps, reversed(range(S)))
@@ -105,7 +104,7 @@ class Seq2SeqDecoder(nn.Module):
         attention weights (B, T, S) or None)."""
         tgt_in = as_token_tensor(tgt_in, enc_outputs.device, "Seq2SeqDecoder")
         s, keys = self.start(enc_outputs, enc_final)
-        embs = time_steps(self.dropout(self.embedding(tgt_in)).transpose(0, 1))
+        embs = mg.unbind(self.dropout(self.embedding(tgt_in)), 1)
         logits, weights = [], []
         for y_emb in embs:
             out, s, w = self.step(y_emb, s, enc_outputs, enc_final, keep, keys)
