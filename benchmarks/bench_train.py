@@ -128,14 +128,14 @@ def worker(args):
     weights from --weights), then answer "step I" with the step's time and loss, and "done"
     with the peak memory. Each framework's threads (OpenBLAS, OpenMP) spin for a while after
     work; in separate processes that take turns, neither slows the other down."""
+    import minigrad as mg
+    mg.keep_freed_host_memory()  # as the `minitransformer` CLI does; the same for PyTorch
     cfg = make_config(args)
     data = batches(args, args.warmup + args.steps)
     if args.child == "minigrad":
         run = MinigradRun(cfg, args)
-        import minigrad as mg
         mg.save(run.model.state_dict(), args.weights)
     else:
-        import minigrad as mg
         run = TorchRun(cfg, args, {k: v.numpy() for k, v in mg.load(args.weights).items()})
     print("ready", flush=True)
     for line in sys.stdin:

@@ -107,3 +107,12 @@ def test_zero_and_setitem_under_no_grad(device):
     s = x.sum()
     with mg.no_grad():
         s.detach().zero_()                                # a 0-d result is an array too
+
+
+def test_keep_freed_host_memory_reports_whether_it_applied():
+    import sys
+    applied = mg.keep_freed_host_memory()
+    assert isinstance(applied, bool)
+    if sys.platform.startswith("linux"):
+        import platform
+        assert applied == (platform.libc_ver()[0] == "glibc")
