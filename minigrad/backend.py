@@ -62,11 +62,16 @@ class Backend:
         self.to_numpy = to_numpy        # device array -> host NumPy array
         self.from_numpy = from_numpy    # host NumPy array -> device array
         self.rng = xp.random.default_rng(0)
+        # elements per piece when a fused op runs a chain of elementwise passes piece by
+        # piece so each piece stays in the CPU's cache (None: whole arrays, as on a GPU)
+        self.cache_block = None
 
 
 def _numpy_backend():
     from scipy.special import erf     # full float64 precision; NumPy has no erf
-    return Backend("cpu", np, erf, np.add.at, lambda a: a, np.asarray)
+    b = Backend("cpu", np, erf, np.add.at, lambda a: a, np.asarray)
+    b.cache_block = 1 << 16           # 256 KiB of float32: a few pieces fit in L2
+    return b
 
 
 def _cupy_backend():

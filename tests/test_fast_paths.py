@@ -91,3 +91,30 @@ def test_every_fast_path_is_covered():
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_cache_blocking_gives_the_same_numbers(block, monkeypatch):
+    """The CPU runs GELU and attention's softmax piece by piece (ops/blocks.py); any piece
+    size must give exactly what the whole arrays give."""
+    from minigrad import backend
+    cpu = backend.get("cpu")
+    rng = np.random.default_rng(5)
+
+    def run():
+        x = mg.tensor(rng.standard_normal((3, 5, 8)), requires_grad=True)
+        q, k, v = (mg.tensor(rng.standard_normal((2, 3, 6, 4)), requires_grad=True)
+                   for _ in range(3))
+        mg.manual_seed(11)
+        y = F.gelu(x, approximate="tanh")
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.2)
+        (y.sum() + (a * a).sum()).backward()
+        return [t.numpy() for t in (y, a, x.grad, q.grad, k.grad, v.grad)]
+    monkeypatch.setattr(cpu, "cache_block", None)
+    rng = np.random.default_rng(5)
+    whole = run()
+    monkeypatch.setattr(cpu, "cache_block", block)
+    rng = np.random.default_rng(5)
+    pieces = run()
+    for w, p in zip(whole, pieces):
+        np.testing.assert_array_equal(w, p)

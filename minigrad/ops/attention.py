@@ -9,6 +9,7 @@ from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
+from minigrad.ops.blocks import in_row_pieces
 from minigrad.ops.elementwise import where
 from minigrad.ops.shape import raw_index
 
@@ -35,7 +36,8 @@ class ScaledDotProductAttention(Function):
         xp = self.xp
         self.scale, self.allowed, self.additive = scale, allowed, additive
         s = _scores(xp, q, k, scale, allowed, additive)
-        self.probs = stable_softmax(xp, s, -1, out=s)
+        in_row_pieces(backend.get(self.device), lambda r: stable_softmax(xp, r, -1, out=r), s)
+        self.probs = s
         p = self.probs
         self.keep, self.dropout_scale = None, 1 / (1 - dropout_p)
         if dropout_p > 0:                                 # a boolean mask: a quarter the memory
@@ -76,13 +78,16 @@ class ScaledDotProductAttention(Function):
             pd *= self.dropout_scale
         gv = xp.matmul(xp.swapaxes(pd, -1, -2), g)
         gs = xp.matmul(g, xp.swapaxes(v, -1, -2))        # dP, then dS in place
-        if keep is not None:
-            gs *= keep
-            gs *= self.dropout_scale
-        gs *= p
-        dot = gs.sum(axis=-1, keepdims=True)             # Σ dP⊙P per row
-        gs -= p * dot
-        gs *= self.scale
+
+        def softmax_grad(gs, p, *keep):                  # on cache-sized blocks of rows
+            if keep:
+                gs *= keep[0]
+                gs *= self.dropout_scale
+            gs *= p
+            gs -= p * gs.sum(axis=-1, keepdims=True)     # dS = P⊙(dP - Σ dP⊙P)
+            gs *= self.scale
+        in_row_pieces(backend.get(self.device), softmax_grad, gs, p,
+                      *(() if keep is None else (keep,)))
         return xp.matmul(gs, k), xp.matmul(xp.swapaxes(gs, -1, -2), q), gv
 
 

@@ -3,6 +3,7 @@ input's shape (autograd.run_backward), so no backward here deals with broadcasti
 import math
 
 from minigrad import backend
+from minigrad.ops.blocks import in_pieces, contiguous
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 
@@ -134,22 +135,47 @@ class Erf(Function):
         return backend.get(self.device).erf(a)
 
 
+def _tanh_gelu(xp, x, t, y):
+    """t = tanh(c(x + 0.044715x³)) and y = ½x(1 + t), written into t and y in place."""
+    c = Gelu.C
+    xp.multiply(x, x, out=t)
+    t *= 0.044715 * c
+    t += c
+    t *= x
+    xp.tanh(t, out=t)
+    xp.add(t, 1, out=y)
+    y *= x
+    y *= 0.5
+
+
+def _tanh_gelu_grad(xp, x, t, g, d):
+    """d = g·(½(1+t) + ½c·x(1-t²)(1 + 3·0.044715x²)), written into d in place."""
+    q = xp.multiply(x, x, out=xp.empty_like(x))
+    q *= 0.134145
+    q += 1                                               # 1 + 3·0.044715x²
+    xp.multiply(t, t, out=d)
+    xp.subtract(1, d, out=d)                             # 1 - t²
+    d *= q
+    d *= x
+    d *= 0.5 * Gelu.C
+    xp.add(t, 1, out=q)
+    q *= 0.5                                             # ½(1 + t)
+    d += q
+    d *= g
+
+
 class Gelu(Function):
-    """GELU: exact x·Φ(x) (erf form), or GPT-2's tanh approximation."""
+    """GELU: exact x·Φ(x) (erf form), or GPT-2's tanh approximation. The tanh form, which
+    GPT uses, runs in place and piece by piece (ops/blocks.py): it is all memory traffic."""
     C = math.sqrt(2 / math.pi)
 
     def forward(self, a, approximate):
-        # in-place arithmetic on fresh temporaries: GELU runs on the largest activations
         self.approximate = approximate
+        xp = self.xp
         if approximate == "tanh":                        # ½x(1 + tanh(c(x + 0.044715x³)))
-            u = self.xp.multiply(a, a, out=self.xp.empty_like(a))  # (0-d stays an array)
-            u *= 0.044715 * self.C
-            u += self.C
-            u *= a                                       # u = c(x + 0.044715x³)
-            self.t = self.xp.tanh(u, out=u)
-            y = self.xp.add(self.t, 1, out=self.xp.empty_like(a))
-            y *= a
-            y *= 0.5
+            x = contiguous(xp, a)
+            self.t, y = xp.empty(x.shape, x.dtype), xp.empty(x.shape, x.dtype)
+            in_pieces(backend.get(self.device), lambda *p: _tanh_gelu(xp, *p), x, self.t, y)
             return y
         cdf = backend.get(self.device).erf(a * (1 / math.sqrt(2)))
         cdf += 1
@@ -167,27 +193,20 @@ class Gelu(Function):
         return g * (cdf + x * pdf)
 
     def backward_arrays(self, g):                        # the same, reusing forward's t / Φ
-        x, xp = self.inputs[0].data, self.xp
+        xp = self.xp
         if self.approximate == "tanh":
-            t = self.t
-            d = xp.multiply(t, t, out=xp.empty_like(t))
-            xp.subtract(1, d, out=d)                     # 1 - t²
-            q = xp.multiply(x, x, out=xp.empty_like(x))
-            q *= 0.134145
-            q += 1                                       # 1 + 3·0.044715x²
-            d *= q
-            d *= x
-            d *= 0.5 * self.C
-            xp.add(t, 1, out=q)
-            q *= 0.5                                     # ½(1 + t)
-            d += q
-        else:
-            d = xp.multiply(x, x, out=xp.empty_like(x))
-            d *= -0.5
-            xp.exp(d, out=d)
-            d *= x
-            d *= 1 / math.sqrt(2 * math.pi)              # x·φ(x)
-            d += self.cdf
+            x, g = contiguous(xp, self.inputs[0].data), contiguous(xp, g)
+            d = xp.empty(x.shape, x.dtype)
+            in_pieces(backend.get(self.device), lambda *p: _tanh_gelu_grad(xp, *p),
+                      x, self.t, g, d)
+            return (d,)
+        x = self.inputs[0].data
+        d = xp.multiply(x, x, out=xp.empty_like(x))
+        d *= -0.5
+        xp.exp(d, out=d)
+        d *= x
+        d *= 1 / math.sqrt(2 * math.pi)                  # x·φ(x)
+        d += self.cdf
         d *= g
         return (d,)
 

@@ -1,0 +1,38 @@
+"""Cache blocking for the fused ops' memory-bound arithmetic.
+
+NumPy runs one pass over a whole array per operation, so a chain of eight elementwise passes
+over a 100 MB activation streams it through memory eight times. Running the same chain on
+cache-sized pieces, one piece at a time, touches memory once per piece instead. Only the CPU
+backend sets a block size; elsewhere (a GPU) the chain runs once on the whole arrays.
+"""
+
+
+def in_pieces(backend, fn, *arrays):
+    """fn(*pieces) on matching pieces of the flattened arrays, which must be C-contiguous
+    and of one size (outputs are written through the pieces, which are views)."""
+    block, n = backend.cache_block, arrays[0].size
+    if not block or n <= block or any(a.shape != arrays[0].shape for a in arrays):
+        return fn(*arrays)
+    flats = [a.reshape(-1) for a in arrays]
+    for start in range(0, n, block):
+        fn(*[f[start:start + block] for f in flats])
+
+
+def in_row_pieces(backend, fn, *arrays):
+    """fn(*pieces) on matching blocks of whole rows (the last axis) of C-contiguous arrays
+    of one shape, for chains that also reduce along the rows (softmax)."""
+    block, n = backend.cache_block, arrays[0].size
+    if not block or n <= block or arrays[0].ndim == 0 or \
+            any(a.shape != arrays[0].shape for a in arrays):
+        return fn(*arrays)
+    row = arrays[0].shape[-1] or 1
+    rows = [a.reshape(-1, row) for a in arrays]
+    step = max(1, block // row)
+    for start in range(0, rows[0].shape[0], step):
+        fn(*[r[start:start + step] for r in rows])
+
+
+def contiguous(xp, a):
+    """a as a C-contiguous array (a copy only if needed; a 0-d array stays 0-d, which
+    NumPy's ascontiguousarray would make 1-d)."""
+    return a if a.ndim == 0 else xp.ascontiguousarray(a)
