@@ -154,3 +154,11 @@ def test_console_script_is_installed():
         pytest.skip("the console script is not installed (pip install -e .)")
     r = subprocess.run([exe, "train", "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--preset" in r.stdout and "--resume" in r.stdout
+
+
+def test_python_dash_m_runs_the_cli():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "minitransformer", "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "train" in r.stdout
