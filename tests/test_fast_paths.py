@@ -118,3 +118,27 @@ def test_cache_blocking_gives_the_same_numbers(block, monkeypatch):
     pieces = run()
     for w, p in zip(whole, pieces):
         np.testing.assert_array_equal(w, p)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+@pytest.mark.parametrize("affine", [0, 1, 2])
+def test_layer_norm_in_pieces_matches_whole(block, affine, monkeypatch):
+    """Layer norm runs on blocks of rows on the CPU; its weight and bias gradients are then
+    summed piece by piece, so they agree with the whole-array run to rounding."""
+    from minigrad import backend
+    cpu = backend.get("cpu")
+
+    def run():
+        rng = np.random.default_rng(6)
+        x = mg.tensor(rng.standard_normal((3, 4, 2, 5)), dtype="float64", requires_grad=True)
+        w = mg.tensor(rng.standard_normal((2, 5)), dtype="float64", requires_grad=True)
+        b = mg.tensor(rng.standard_normal((2, 5)), dtype="float64", requires_grad=True)
+        params = [w, b][:affine]
+        y = F.layer_norm(x, (2, 5), *params)
+        (y * y.detach().exp()).sum().backward()
+        return [t.numpy() for t in [y, x.grad] + [p.grad for p in params]]
+    monkeypatch.setattr(cpu, "cache_block", None)
+    whole = run()
+    monkeypatch.setattr(cpu, "cache_block", block)
+    for w_, p_ in zip(whole, run()):
+        np.testing.assert_allclose(p_, w_, rtol=1e-12, atol=1e-12)

@@ -20,14 +20,15 @@ def in_pieces(backend, fn, *arrays):
 
 def in_row_pieces(backend, fn, *arrays):
     """fn(*pieces) on matching blocks of whole rows (the last axis) of C-contiguous arrays
-    of one shape, for chains that also reduce along the rows (softmax)."""
-    block, n = backend.cache_block, arrays[0].size
-    if not block or n <= block or arrays[0].ndim == 0 or \
-            any(a.shape != arrays[0].shape for a in arrays):
+    with one leading shape (their rows may differ in length: a (R, D) array beside its (R, 1)
+    statistics), for chains that also reduce along the rows (softmax, layer norm)."""
+    first = arrays[0]
+    block, n = backend.cache_block, first.size
+    if not block or n <= block or first.ndim == 0 or \
+            any(a.shape[:-1] != first.shape[:-1] for a in arrays):
         return fn(*arrays)
-    row = arrays[0].shape[-1] or 1
-    rows = [a.reshape(-1, row) for a in arrays]
-    step = max(1, block // row)
+    rows = [a.reshape(-1, a.shape[-1]) for a in arrays]
+    step = max(1, block // (first.shape[-1] or 1))
     for start in range(0, rows[0].shape[0], step):
         fn(*[r[start:start + step] for r in rows])
 

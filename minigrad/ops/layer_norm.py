@@ -1,24 +1,43 @@
 """Fused layer normalisation (article 2.2.5.4): normalise over the trailing dims with the
 biased variance and eps inside the square root, as PyTorch, then scale and shift."""
+from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
+from minigrad.ops.blocks import contiguous, in_row_pieces
 from minigrad.tensor import Tensor
 
 
 class LayerNorm(Function):
+    """Forward and the fast backward work on rows (R, D), D the normalised elements, piece by
+    piece on the CPU (ops/blocks.py) so each piece's passes stay in cache."""
+
     def forward(self, x, *affine, dims, eps):            # y = (x - μ)/√(σ² + ε) · w + b
         xp = self.xp
         self.dims, self.eps = dims, eps
-        xc = xp.subtract(x, x.mean(axis=dims, keepdims=True), out=xp.empty_like(x))
-        var = xp.square(xc).mean(axis=dims, keepdims=True)
-        self.rstd = 1 / xp.sqrt(var + eps)
-        xc *= self.rstd                                  # x̂, in place
-        self.xhat = xc
-        if not affine:
-            return xc.copy()                             # x̂ is kept for backward
-        y = xc * affine[0]
-        if len(affine) == 2:
-            y += affine[1]
-        return y
+        x = contiguous(xp, x)
+        lead = x.shape[:x.ndim - len(dims)]
+        rows = x.reshape(-1, _size(x.shape, dims))
+        xhat, y = xp.empty(rows.shape, x.dtype), xp.empty(rows.shape, x.dtype)
+        rstd = xp.empty((rows.shape[0], 1), x.dtype)
+        w = affine[0].reshape(-1) if affine else None
+        b = affine[1].reshape(-1) if len(affine) == 2 else None
+
+        def normalise(xr, hr, yr, rr):
+            xp.subtract(xr, xr.mean(axis=1, keepdims=True), out=hr)
+            var = xp.square(hr).mean(axis=1, keepdims=True)
+            xp.add(var, eps, out=rr)
+            xp.sqrt(rr, out=rr)
+            xp.divide(1, rr, out=rr)                     # 1/√(σ² + ε)
+            hr *= rr                                     # x̂
+            if w is None:
+                yr[...] = hr
+                return
+            xp.multiply(hr, w, out=yr)
+            if b is not None:
+                yr += b
+        in_row_pieces(backend.get(self.device), normalise, rows, xhat, y, rstd)
+        self.xhat = xhat.reshape(x.shape)
+        self.rstd = rstd.reshape(lead + (1,) * len(dims))
+        return y.reshape(x.shape)
 
     def backward(self, g):
         x, *affine = self.inputs
@@ -41,18 +60,42 @@ class LayerNorm(Function):
 
     def backward_arrays(self, g):                        # the same on arrays, in place
         x, *affine = self.inputs
-        xp, xhat, dims = self.xp, self.xhat, self.dims
-        gx = g * affine[0].data if affine else g.copy()  # ĝ, then dx in place
-        gxhat_xhat = xp.multiply(gx, xhat, out=xp.empty_like(gx))
-        b = gxhat_xhat.mean(axis=dims, keepdims=True)
-        gx -= gx.mean(axis=dims, keepdims=True)
-        gx -= xp.multiply(xhat, b, out=gxhat_xhat)
-        gx *= self.rstd
+        xp = self.xp
+        d = _size(x.shape, self.dims)
+        g = contiguous(xp, g).reshape(-1, d)
+        xhat, rstd = self.xhat.reshape(-1, d), self.rstd.reshape(-1, 1)
+        w = affine[0].data.reshape(-1) if affine else None
+        gx = xp.empty(g.shape, g.dtype)
+        sums = xp.zeros((2, d), g.dtype)                 # Σ g⊙x̂ and Σ g over the rows
+
+        def grad(gr, hr, rr, out):
+            t = xp.multiply(gr, hr)                      # g⊙x̂
+            if w is None:
+                out[...] = gr                            # ĝ = g
+            else:
+                sums[0] += t.sum(axis=0)
+                sums[1] += gr.sum(axis=0)
+                xp.multiply(gr, w, out=out)              # ĝ = g⊙w
+                t *= w                                   # ĝ⊙x̂
+            # dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ ⊙ x̂))
+            mean_t = t.mean(axis=1, keepdims=True)
+            out -= out.mean(axis=1, keepdims=True)
+            out -= xp.multiply(hr, mean_t, out=t)
+            out *= rr
+        in_row_pieces(backend.get(self.device), grad, g, xhat, rstd, gx)
+        gx = gx.reshape(x.shape)
         if not affine:
             return (gx,)
-        lead = tuple(range(g.ndim - len(dims)))          # sum over the batch dims here
-        gw = xp.multiply(g, xhat, out=gxhat_xhat).sum(axis=lead)
-        return (gx, gw) if len(affine) == 1 else (gx, gw, g.sum(axis=lead))
+        shape = affine[0].shape
+        gw = sums[0].reshape(shape)
+        return (gx, gw) if len(affine) == 1 else (gx, gw, sums[1].reshape(shape))
+
+
+def _size(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
