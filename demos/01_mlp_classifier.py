@@ -15,7 +15,9 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+               os.path.dirname(os.path.abspath(__file__))]
+from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 import minigrad.functional as F  # noqa: E402
 from minigrad import nn, optim  # noqa: E402
@@ -94,12 +96,7 @@ def plot_decision_boundary(model, X, y, path):
     ax.contour(gx, gy, prob, levels=[0.5], colors="k", linewidths=1)
     ax.scatter(X[:, 0], X[:, 1], c=y, cmap="RdBu", edgecolors="k", s=18)
     ax.set_title("MLP decision boundary (two moons)")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"saved the decision boundary to {path}")
-    return path
+    return save_figure(fig, path, "the decision boundary")
 
 
 def main(argv=None):

@@ -17,7 +17,9 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+               os.path.dirname(os.path.abspath(__file__))]
+from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 import minigrad.functional as F  # noqa: E402
 
@@ -125,12 +127,7 @@ def plot_weights(weights, path):
     ax.set_ylabel("query")
     ax.set_title("softmax(QKᵀ/√d_k), 2.2.3.2")
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"saved the attention weights to {path}")
-    return path
+    return save_figure(fig, path, "the attention weights")
 
 
 def main(argv=None):

@@ -18,7 +18,9 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+               os.path.dirname(os.path.abspath(__file__))]
+from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 from minitransformer import MultiHeadAttention, SinusoidalPositionalEncoding  # noqa: E402
 from minitransformer import sinusoidal_table  # noqa: E402
@@ -99,12 +101,7 @@ def plot_heatmap(path, positions=100, d=128):
     ax2.set_xlabel("position")
     ax2.set_title("columns: longer waves at higher dims")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"\n(4) saved the d={d} heatmap to {path}")
-    return path
+    return save_figure(fig, path, f"the d={d} heatmap")
 
 
 def main(argv=None):

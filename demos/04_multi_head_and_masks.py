@@ -17,7 +17,9 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+               os.path.dirname(os.path.abspath(__file__))]
+from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 import minigrad.functional as F  # noqa: E402
 from minitransformer import (MultiHeadAttention, SinusoidalPositionalEncoding,  # noqa: E402
@@ -120,12 +122,7 @@ def plot(w, cm, wc, pm, wp, path):
         ax.set_xticks(range(6), labels, rotation=60, fontsize=7)
         ax.set_yticks(range(6), labels, fontsize=7)
     fig.suptitle("multi-head attention weights (row: query, column: key) and masks")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"\nsaved the per-head maps and masks to {path}")
-    return path
+    return save_figure(fig, path, "the per-head maps and masks")
 
 
 def main(argv=None):

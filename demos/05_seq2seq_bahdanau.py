@@ -25,6 +25,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), HERE]
+from plotting import save_figure  # noqa: E402
 import argparse  # noqa: E402
 import time  # noqa: E402
 
@@ -54,12 +55,7 @@ def plot_alignment(model, task, path):
         weights = w[0, :len(text)].tolist()
         common.heatmap(ax, weights, src, text, f"Bahdanau alignment α: {src!r} -> {text!r}")
     fig.suptitle("2.2.3.1: which source characters each output character attends to")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"saved the attention alignment to {path}")
-    return path
+    return save_figure(fig, path, "the attention alignment")
 
 
 def main(argv=None):

@@ -21,6 +21,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), HERE]
+from plotting import save_figure  # noqa: E402
 import argparse  # noqa: E402
 import time  # noqa: E402
 
@@ -48,12 +49,7 @@ def plot_cross_attention(model, task, path):
         # row t: predicting output character t (its query is the token before it)
         common.heatmap(ax, last[h, :len(text)].tolist(), src, text, f"head {h}")
     fig.suptitle(f"2.2.4.2 cross-attention (last decoder layer): {src!r} -> {text!r}")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"saved the cross-attention heatmap to {path}")
-    return path
+    return save_figure(fig, path, "the cross-attention heatmap")
 
 
 def main(argv=None):
