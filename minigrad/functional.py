@@ -4,6 +4,7 @@ from minigrad.ops.elementwise import relu, tanh, sigmoid, gelu  # noqa: F401
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
+from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
 from minigrad.ops.shape import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
@@ -13,15 +14,6 @@ from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` (num_embeddings, dim) picked by integer `input` of any shape."""
     return _embedding(input, weight, padding_idx)
-
-
-def linear(x, weight, bias=None):
-    """x @ weightᵀ + bias, with weight shaped (out_features, in_features) as PyTorch."""
-    if x.shape[-1] != weight.shape[-1]:
-        raise ValueError(f"linear: input's last dim is {x.shape[-1]} but weight {weight.shape} "
-                         f"expects in_features={weight.shape[-1]}")
-    y = x @ weight.mT
-    return y if bias is None else y + bias
 
 
 def mse_loss(input, target, reduction="mean"):

@@ -59,6 +59,7 @@ OPS = [
     ("matvec", lambda a, b: a @ b, [(2, 3), (3,)]),
     ("bmm_bcast", lambda a, b: a @ b, [(2, 1, 3, 4), (5, 4, 2)]),
     ("shared_weight", lambda a, b: mg.matmul(a, b), [(2, 3, 4), (4, 2)]),
+    ("linear", lambda a, w, b: (F.linear(a, w, b), F.linear(a, w)), [(2, 3, 4), (5, 4), (5,)]),
     ("sum", lambda a: a.sum() + a.sum(1, keepdim=True).sum(), [(2, 3)]),
     ("mean_var_std", lambda a: (a.mean(0), a.var(1), a.std(), a.var(correction=0)), [(2, 3)]),
     ("max_min", lambda a: (a.max(), a.min(dim=1), a.max(0, keepdim=True)), [(2, 3)]),
