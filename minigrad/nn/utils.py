@@ -34,7 +34,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
                                  for g in grads]))
     elif norm_type == 2.0:
-        total = xp.sqrt(sum(xp.sum(g * g) for g in grads))
+        # Σg² as a BLAS dot product: one pass, no g*g temporary
+        total = xp.sqrt(sum(xp.vdot(g.reshape(-1), g.reshape(-1)) for g in grads))
     else:
         total = sum(xp.sum(xp.abs(g) ** norm_type) for g in grads) ** (1.0 / norm_type)
     total = xp.asarray(total).astype(dtype)

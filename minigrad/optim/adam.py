@@ -38,17 +38,27 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = xp.zeros_like(p)
         state["step"] += 1
         t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p = p * (1 - lr * wd)
-            else:
-                g = g + wd * p
-        m += (1 - beta1) * (g - m)        # in place: the moments are the optimiser's arrays
+        if wd != 0 and not group["decoupled_weight_decay"]:
+            g = g + wd * p
+        # in place on the optimiser's own arrays and one scratch array: a step is a dozen
+        # passes over every parameter, so temporaries would cost as much as the arithmetic
+        tmp = xp.subtract(g, m)
+        tmp *= 1 - beta1
+        m += tmp                                     # m += (1-β1)(g - m)
         v *= beta2
-        v += (1 - beta2) * (g * g)
-        step_size = lr / (1 - beta1 ** t)
-        denom = xp.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
-        return p - step_size * (m / denom)
+        xp.multiply(g, g, out=tmp)
+        tmp *= 1 - beta2
+        v += tmp                                     # v = β2 v + (1-β2) g²
+        xp.sqrt(v, out=tmp)
+        tmp /= (1 - beta2 ** t) ** 0.5
+        tmp += eps                                   # √v̂ + eps
+        xp.divide(m, tmp, out=tmp)
+        tmp *= -lr / (1 - beta1 ** t)                # -lr·m̂/(√v̂ + eps)
+        if wd != 0 and group["decoupled_weight_decay"]:
+            tmp += p * (1 - lr * wd)                 # p(1 - lr·λ) + update
+            return tmp
+        tmp += p
+        return tmp
 
 
 class AdamW(Adam):
