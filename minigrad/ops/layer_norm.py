@@ -21,10 +21,12 @@ class LayerNorm(Function):
         w = affine[0].reshape(-1) if affine else None
         b = affine[1].reshape(-1) if len(affine) == 2 else None
 
+        to_mean = _mean_vector(xp, rows.shape[1], x.dtype)
+
         def normalise(xr, hr, yr, rr):
-            xp.subtract(xr, xr.mean(axis=1, keepdims=True), out=hr)
-            var = xp.square(hr).mean(axis=1, keepdims=True)
-            xp.add(var, eps, out=rr)
+            xp.subtract(xr, xp.matmul(xr, to_mean), out=hr)   # x - μ
+            xp.matmul(xp.square(hr, out=yr), to_mean, out=rr)  # σ²
+            rr += eps
             xp.sqrt(rr, out=rr)
             xp.divide(1, rr, out=rr)                     # 1/√(σ² + ε)
             hr *= rr                                     # x̂
@@ -67,19 +69,21 @@ class LayerNorm(Function):
         w = affine[0].data.reshape(-1) if affine else None
         gx = xp.empty(g.shape, g.dtype)
         sums = xp.zeros((2, d), g.dtype)                 # Σ g⊙x̂ and Σ g over the rows
+        to_mean = _mean_vector(xp, d, g.dtype)
+        ones = xp.ones(g.shape[0], g.dtype)
 
         def grad(gr, hr, rr, out):
             t = xp.multiply(gr, hr)                      # g⊙x̂
             if w is None:
                 out[...] = gr                            # ĝ = g
             else:
-                sums[0] += t.sum(axis=0)
-                sums[1] += gr.sum(axis=0)
+                sums[0] += xp.matmul(ones[:len(gr)], t)
+                sums[1] += xp.matmul(ones[:len(gr)], gr)
                 xp.multiply(gr, w, out=out)              # ĝ = g⊙w
                 t *= w                                   # ĝ⊙x̂
             # dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ ⊙ x̂))
-            mean_t = t.mean(axis=1, keepdims=True)
-            out -= out.mean(axis=1, keepdims=True)
+            mean_t = xp.matmul(t, to_mean)
+            out -= xp.matmul(out, to_mean)
             out -= xp.multiply(hr, mean_t, out=t)
             out *= rr
         in_row_pieces(backend.get(self.device), grad, g, xhat, rstd, gx)
@@ -89,6 +93,12 @@ class LayerNorm(Function):
         shape = affine[0].shape
         gw = sums[0].reshape(shape)
         return (gx, gw) if len(affine) == 1 else (gx, gw, sums[1].reshape(shape))
+
+
+def _mean_vector(xp, d, dtype):
+    """A (d, 1) column of 1/d: rows @ it is each row's mean, as one matrix-vector product
+    (BLAS), which runs ~4x faster than NumPy's mean over a short last axis."""
+    return xp.full((d, 1), 1 / d, dtype)
 
 
 def _size(shape, dims):

@@ -2,19 +2,21 @@
 more stable than composing exp/sum/div, and what real frameworks do)."""
 from minigrad.autograd import Function
 from minigrad.ops.reduce import normalize_dims
+from minigrad.ops.rows import row_max, row_sum
 
 
-def stable_softmax(xp, x, axis, out=None):
+def stable_softmax(xp, x, axis, out=None, into=None):
     """softmax along `axis`, shifted by the max for stability. A row that is all -inf (every
     position masked) gives zeros, not NaN. With out=x it works in x's memory (for callers
-    that own x); otherwise one new array and no other full-size temporaries."""
-    m = x.max(axis=axis, keepdims=True)
+    that own x); otherwise one new array and no other full-size temporaries. `into`, if
+    given, receives the result instead of `out`, which is then only scratch."""
+    last = axis in (-1, x.ndim - 1)                     # rows.py: the fast row reductions
+    m = row_max(xp, x) if last else x.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
     e = xp.subtract(x, m, out=xp.empty_like(x) if out is None else out)
     xp.exp(e, out=e)
-    den = e.sum(axis=axis, keepdims=True)
-    e /= xp.where(den == 0, 1, den)
-    return e
+    den = row_sum(xp, e) if last else e.sum(axis=axis, keepdims=True)
+    return xp.divide(e, xp.where(den == 0, 1, den), out=e if into is None else into)
 
 
 class Softmax(Function):
@@ -28,7 +30,8 @@ class Softmax(Function):
     def backward_arrays(self, g):
         y = self.output().data
         d = g * y
-        dot = d.sum(axis=self.dim, keepdims=True)
+        dot = row_sum(self.xp, d) if self.dim == y.ndim - 1 else \
+            d.sum(axis=self.dim, keepdims=True)
         d -= y * dot                                     # y⊙g - y⊙Σ(g⊙y)
         return (d,)
 
