@@ -9,42 +9,43 @@ from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
-from minigrad.ops.blocks import in_row_pieces
+from minigrad.ops.blocks import groups
+from minigrad.ops.rows import row_sum
 from minigrad.ops.elementwise import where
 from minigrad.ops.shape import raw_index
 
 
-def _scores(xp, q, k, scale, allowed, additive):
-    """The masked, scaled scores on raw arrays, in place on the fresh product Q·Kᵀ."""
-    s = xp.matmul(q, xp.swapaxes(k, -1, -2))
-    s *= scale
-    if additive is not None:
-        if backend.broadcast_shapes(s.shape, additive.shape) == s.shape:
-            s += additive
-        else:                                             # a mask with more batch dims
-            s = s + additive
-    if allowed is not None:
-        if backend.broadcast_shapes(s.shape, allowed.shape) == s.shape:
-            xp.copyto(s, -xp.inf, where=xp.logical_not(allowed))
-        else:
-            s = xp.where(allowed, s, -xp.inf)
-    return s
-
-
 class ScaledDotProductAttention(Function):
+    """Forward and the fast backward run on groups of (batch, head) matrices: on the CPU as
+    many as fit in cache (ops/blocks.py), so each group's scores go through the scale, mask,
+    softmax and dropout passes while in cache, then straight into the product with V."""
+
     def forward(self, q, k, v, scale, allowed, additive, dropout_p, rng):
         xp = self.xp
         self.scale, self.allowed, self.additive = scale, allowed, additive
-        s = _scores(xp, q, k, scale, allowed, additive)
-        in_row_pieces(backend.get(self.device), lambda r: stable_softmax(xp, r, -1, out=r), s)
-        self.probs = s
-        p = self.probs
-        self.keep, self.dropout_scale = None, 1 / (1 - dropout_p)
-        if dropout_p > 0:                                 # a boolean mask: a quarter the memory
-            self.keep = rng.random(p.shape, dtype=p.dtype) >= dropout_p
-            p = p * self.keep
-            p *= self.dropout_scale
-        return xp.matmul(p, v)
+        L, S = q.shape[-2], k.shape[-2]
+        masks = [m.shape[:-2] for m in (allowed, additive) if m is not None]
+        self.batch = backend.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *masks)
+        q3, k3, v3 = (_stack(xp, a, self.batch) for a in (q, k, v))      # (N, rows, dim)
+        bias = _bias(xp, allowed, additive, self.batch, q.dtype)
+        n = q3.shape[0]
+        self.probs = xp.empty((n, L, S), q.dtype)
+        self.keep = None if dropout_p == 0 else xp.empty((n, L, S), bool)
+        self.dropout_scale = 1 / (1 - dropout_p)
+        out = xp.empty((n, L, v.shape[-1]), q.dtype)
+        for lo, hi in groups(backend.get(self.device), n, L * S, blocks=4):
+            s = xp.matmul(q3[lo:hi] * scale, xp.swapaxes(k3[lo:hi], -1, -2))  # QKᵀ·scale
+            if bias is not None:
+                s += bias if bias.ndim == 2 else bias[lo:hi]
+            p = stable_softmax(xp, s, -1, out=s, into=self.probs[lo:hi])
+            if self.keep is not None:               # drop weights, rescale the output
+                keep = self.keep[lo:hi]
+                xp.greater_equal(rng.random(p.shape, dtype=p.dtype), dropout_p, out=keep)
+                p = xp.multiply(p, keep, out=s)
+            xp.matmul(p, v3[lo:hi], out=out[lo:hi])
+            if self.keep is not None:
+                out[lo:hi] *= self.dropout_scale
+        return out.reshape(self.batch + out.shape[1:])
 
     def backward(self, g):
         q, k, v = self.inputs
@@ -56,9 +57,9 @@ class ScaledDotProductAttention(Function):
                 s = where(self.const(self.allowed), s, -math.inf)  # the mask may add batch dims
             p = s.softmax(-1)
         else:
-            p = self.const(self.probs)
-        keep = None if self.keep is None else \
-            self.const(self.keep.astype(p.dtype) * self.dropout_scale)
+            p = self.const(self.probs.reshape(self.batch + self.probs.shape[1:]))
+        keep = None if self.keep is None else self.const(
+            self.keep.reshape(p.shape).astype(p.dtype) * self.dropout_scale)
         pd = p if keep is None else p * keep
         gv = pd.mT @ g                                    # dV = Pᵀ·G
         gp = g @ v.mT                                     # dP = G·Vᵀ
@@ -67,28 +68,54 @@ class ScaledDotProductAttention(Function):
         gs = p * (gp - (gp * p).sum(-1, keepdim=True)) * self.scale   # softmax backward
         return gs @ k, gs.mT @ q, gv                      # dQ = dS·K, dK = dSᵀ·Q
 
-    def backward_arrays(self, g):                         # the same on arrays
+    def backward_arrays(self, g):                         # the same on arrays, group by group
         xp = self.xp
-        q, k, v = (t.data for t in self.inputs)
-        p, keep = self.probs, self.keep
-        if keep is None:
-            pd = p
-        else:
-            pd = p * keep
-            pd *= self.dropout_scale
-        gv = xp.matmul(xp.swapaxes(pd, -1, -2), g)
-        gs = xp.matmul(g, xp.swapaxes(v, -1, -2))        # dP, then dS in place
+        q3, k3, v3 = (_stack(xp, t.data, self.batch) for t in self.inputs)
+        g3 = _stack(xp, g, self.batch)
+        n, L, S = self.probs.shape
+        gq, gk, gv = xp.empty(q3.shape, g.dtype), xp.empty(k3.shape, g.dtype), \
+            xp.empty(v3.shape, g.dtype)
+        # dS = P⊙(dP - Σ dP⊙P)·scale with dP = G·Vᵀ (times the dropout mask and its 1/(1-p)):
+        # the constant factors go into V, which is smaller than the scores
+        v_scale = self.scale * (1 if self.keep is None else self.dropout_scale)
+        for lo, hi in groups(backend.get(self.device), n, L * S, blocks=4):
+            p, gr = self.probs[lo:hi], g3[lo:hi]
+            ds = xp.matmul(gr, xp.swapaxes(v3[lo:hi] * v_scale, -1, -2))   # dP·scale
+            if self.keep is None:
+                xp.matmul(xp.swapaxes(p, -1, -2), gr, out=gv[lo:hi])       # dV = Pᵀ·G
+            else:
+                keep = self.keep[lo:hi]
+                pd = xp.multiply(p, keep)
+                xp.matmul(xp.swapaxes(pd, -1, -2), gr, out=gv[lo:hi])
+                gv[lo:hi] *= self.dropout_scale
+                ds *= keep
+            ds -= row_sum(xp, xp.multiply(ds, p, out=xp.empty_like(ds)))
+            ds *= p
+            xp.matmul(ds, k3[lo:hi], out=gq[lo:hi])                         # dQ = dS·K
+            xp.matmul(xp.swapaxes(ds, -1, -2), q3[lo:hi], out=gk[lo:hi])   # dK = dSᵀ·Q
+        # shaped as the broadcast batch; the engine sums back any broadcast dims
+        return tuple(a.reshape(self.batch + a.shape[1:]) for a in (gq, gk, gv))
 
-        def softmax_grad(gs, p, *keep):                  # on cache-sized blocks of rows
-            if keep:
-                gs *= keep[0]
-                gs *= self.dropout_scale
-            gs *= p
-            gs -= p * gs.sum(axis=-1, keepdims=True)     # dS = P⊙(dP - Σ dP⊙P)
-            gs *= self.scale
-        in_row_pieces(backend.get(self.device), softmax_grad, gs, p,
-                      *(() if keep is None else (keep,)))
-        return xp.matmul(gs, k), xp.matmul(xp.swapaxes(gs, -1, -2), q), gv
+
+def _stack(xp, a, batch):
+    """a (..., rows, dim) broadcast to the batch and flattened to a stack (N, rows, dim): a
+    view when a already has the whole batch and is contiguous, else a copy."""
+    a = xp.broadcast_to(a, batch + a.shape[-2:])
+    return xp.ascontiguousarray(a).reshape((-1,) + a.shape[-2:])
+
+
+def _bias(xp, allowed, additive, batch, dtype):
+    """The mask as one float array added to the scores: the additive mask, with -inf where
+    attending is not allowed. A mask shared by the whole batch stays 2-D (it broadcasts over
+    each group); otherwise it is stacked like the scores, (N, queries or 1, keys or 1)."""
+    if allowed is None and additive is None:
+        return None
+    bias = xp.zeros((), dtype) if additive is None else additive.astype(dtype, copy=False)
+    if allowed is not None:
+        bias = xp.where(allowed, bias, -math.inf).astype(dtype, copy=False)
+    if all(d == 1 for d in bias.shape[:-2]):
+        return bias.reshape(bias.shape[-2:]) if bias.ndim >= 2 else bias
+    return _stack(xp, bias, batch)
 
 
 def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):

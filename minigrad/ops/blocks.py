@@ -33,6 +33,15 @@ def in_row_pieces(backend, fn, *arrays):
         fn(*[r[start:start + step] for r in rows])
 
 
+def groups(backend, n, item_size, blocks=1):
+    """(start, stop) ranges covering n items of item_size elements each, as many items per
+    range as fit in `blocks` cache blocks (at least one); one range when the backend does
+    no blocking. For ops that run a chain per group of whole matrices (attention)."""
+    block = backend.cache_block
+    step = n if not block else max(1, blocks * block // max(item_size, 1))
+    return [(lo, min(lo + step, n)) for lo in range(0, n, step)] or [(0, 0)]
+
+
 def contiguous(xp, a):
     """a as a C-contiguous array (a copy only if needed; a 0-d array stays 0-d, which
     NumPy's ascontiguousarray would make 1-d)."""
