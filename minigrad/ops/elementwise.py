@@ -135,32 +135,31 @@ class Erf(Function):
         return backend.get(self.device).erf(a)
 
 
-def _tanh_gelu(xp, x, t, y):
-    """t = tanh(c(x + 0.044715x³)) and y = ½x(1 + t), written into t and y in place."""
+def _tanh_gelu(xp, x, w, y):
+    """w = ½(1 + tanh(c(x + 0.044715x³))) and y = x·w, written into w and y in place."""
     c = Gelu.C
-    xp.multiply(x, x, out=t)
-    t *= 0.044715 * c
-    t += c
-    t *= x
-    xp.tanh(t, out=t)
-    xp.add(t, 1, out=y)
-    y *= x
-    y *= 0.5
+    xp.multiply(x, x, out=w)
+    w *= 0.044715 * c
+    w += c
+    w *= x
+    xp.tanh(w, out=w)
+    w *= 0.5
+    w += 0.5
+    xp.multiply(x, w, out=y)
 
 
-def _tanh_gelu_grad(xp, x, t, g, d):
-    """d = g·(½(1+t) + ½c·x(1-t²)(1 + 3·0.044715x²)), written into d in place."""
+def _tanh_gelu_grad(xp, x, w, g, d):
+    """d = g·(w + 2c·x·w(1 - w)(1 + 3·0.044715x²)) in place: the derivative of x·w written
+    with w = ½(1+t), using 1 - t² = 4w(1 - w), which takes three passes fewer than with t."""
+    c = Gelu.C
     q = xp.multiply(x, x, out=xp.empty_like(x))
-    q *= 0.134145
-    q += 1                                               # 1 + 3·0.044715x²
-    xp.multiply(t, t, out=d)
-    xp.subtract(1, d, out=d)                             # 1 - t²
+    q *= 6 * 0.044715 * c
+    q += 2 * c
+    q *= x                                               # 2c·x(1 + 3·0.044715x²)
+    xp.subtract(1, w, out=d)
+    d *= w
     d *= q
-    d *= x
-    d *= 0.5 * Gelu.C
-    xp.add(t, 1, out=q)
-    q *= 0.5                                             # ½(1 + t)
-    d += q
+    d += w
     d *= g
 
 
@@ -174,8 +173,8 @@ class Gelu(Function):
         xp = self.xp
         if approximate == "tanh":                        # ½x(1 + tanh(c(x + 0.044715x³)))
             x = contiguous(xp, a)
-            self.t, y = xp.empty(x.shape, x.dtype), xp.empty(x.shape, x.dtype)
-            in_pieces(backend.get(self.device), lambda *p: _tanh_gelu(xp, *p), x, self.t, y)
+            self.w, y = xp.empty(x.shape, x.dtype), xp.empty(x.shape, x.dtype)
+            in_pieces(backend.get(self.device), lambda *p: _tanh_gelu(xp, *p), x, self.w, y)
             return y
         cdf = backend.get(self.device).erf(a * (1 / math.sqrt(2)))
         cdf += 1
@@ -192,13 +191,13 @@ class Gelu(Function):
         pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + x * pdf)
 
-    def backward_arrays(self, g):                        # the same, reusing forward's t / Φ
+    def backward_arrays(self, g):                        # the same, reusing forward's w / Φ
         xp = self.xp
         if self.approximate == "tanh":
             x, g = contiguous(xp, self.inputs[0].data), contiguous(xp, g)
             d = xp.empty(x.shape, x.dtype)
             in_pieces(backend.get(self.device), lambda *p: _tanh_gelu_grad(xp, *p),
-                      x, self.t, g, d)
+                      x, self.w, g, d)
             return (d,)
         x = self.inputs[0].data
         d = xp.multiply(x, x, out=xp.empty_like(x))
