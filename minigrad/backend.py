@@ -65,12 +65,16 @@ class Backend:
         # elements per piece when a fused op runs a chain of elementwise passes piece by
         # piece so each piece stays in the CPU's cache (None: whole arrays, as on a GPU)
         self.cache_block = None
+        # arrays in host memory: an op may read a value back to branch on it (on a GPU
+        # that would wait for the device)
+        self.host = False
 
 
 def _numpy_backend():
     from scipy.special import erf     # full float64 precision; NumPy has no erf
     b = Backend("cpu", np, erf, np.add.at, lambda a: a, np.asarray)
     b.cache_block = 1 << 16           # 256 KiB of float32: a few pieces fit in L2
+    b.host = True
     return b
 
 

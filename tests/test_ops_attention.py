@@ -154,3 +154,27 @@ def test_public_names_for_attention_weights_and_unbind():
     from minigrad.nn.rnn import time_steps
     assert attention_reference is F.attention_with_weights and time_steps is mg.unbind
     assert mg.Tensor.unbind(mg.ones(2, 3), 1)[2].shape == (2,)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("high,low", [(30.0, -30.0), (100.0, -200.0)])
+def test_large_and_small_scores(dtype, high, low):
+    """On the CPU the softmax skips the shift by each row's max; rows whose exponentials
+    would overflow (scores near 100) or underflow (near -200) are redone with it, and
+    moderate ones (±30) keep full precision. All as the exact, shifted softmax."""
+    rng = np.random.default_rng(9)
+    scores = np.full((1, 3, 6), high)
+    scores[0, 1] = low
+    scores += rng.standard_normal(scores.shape)              # row 0 near 100, row 1 near low
+    q, k, v = (mg.tensor(rng.standard_normal(s), dtype=dtype, requires_grad=True)
+               for s in ((1, 3, 4), (1, 6, 4), (1, 6, 2)))
+    mask = mg.tensor(scores, dtype=dtype)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    ref, weights = F.attention_with_weights(q, k, v, attn_mask=mask)
+    assert np.isfinite(weights.numpy()).all()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=tol, atol=tol)
+    grads = mg.grad((out * out).sum(), [q, k, v])
+    ref_grads = mg.grad((ref * ref).sum(), [q, k, v])
+    for g, r in zip(grads, ref_grads):
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=tol, atol=tol)

@@ -33,11 +33,12 @@ class ScaledDotProductAttention(Function):
         self.keep = None if dropout_p == 0 else xp.empty((n, L, S), bool)
         self.dropout_scale = 1 / (1 - dropout_p)
         out = xp.empty((n, L, v.shape[-1]), q.dtype)
-        for lo, hi in groups(backend.get(self.device), n, L * S, blocks=4):
+        be = backend.get(self.device)
+        for lo, hi in groups(be, n, L * S, blocks=4):
             s = xp.matmul(q3[lo:hi] * scale, xp.swapaxes(k3[lo:hi], -1, -2))  # QKᵀ·scale
             if bias is not None:
                 s += bias if bias.ndim == 2 else bias[lo:hi]
-            p = stable_softmax(xp, s, -1, out=s, into=self.probs[lo:hi])
+            p = _softmax(xp, s, self.probs[lo:hi], unshifted=be.host)
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
                 xp.greater_equal(rng.random(p.shape, dtype=p.dtype), dropout_p, out=keep)
@@ -95,6 +96,28 @@ class ScaledDotProductAttention(Function):
             xp.matmul(xp.swapaxes(ds, -1, -2), q3[lo:hi], out=gk[lo:hi])   # dK = dSᵀ·Q
         # shaped as the broadcast batch; the engine sums back any broadcast dims
         return tuple(a.reshape(self.batch + a.shape[1:]) for a in (gq, gk, gv))
+
+
+def _softmax(xp, s, into, unshifted):
+    """Softmax over the last axis of scores s (n, L, S) into `into`; s is scratch.
+
+    `unshifted` skips the shift by each row's max, which only guards exp against overflow
+    and costs two passes (NumPy's max over short rows is slow, ops/rows.py). Each row still
+    depends on its own scores alone (causal outputs stay bit-exact). A row whose sum of
+    exponentials leaves [1e-20, 1e30] (a max above ~69 or below ~-46) is redone with the
+    shift; inside it nothing above e^-30 of the row's largest weight underflows, so float32
+    results are exact to rounding. The check reads a value back: CPU only."""
+    if not unshifted:
+        return stable_softmax(xp, s, -1, out=s, into=into)
+    with xp.errstate(over="ignore"):                    # overflowing rows are redone
+        e = xp.exp(s, out=into)
+        den = row_sum(xp, e)
+    redo = ~((den >= 1e-20) & (den <= 1e30))             # NaN sums too
+    xp.divide(e, xp.where(redo, 1, den), out=e)
+    if redo.any():
+        rows = redo[..., 0]
+        e[rows] = stable_softmax(xp, s[rows], -1)
+    return e
 
 
 def _stack(xp, a, batch):
