@@ -56,3 +56,24 @@ def test_gradcheck_with_a_fixed_seed(device):
     x = mg.randn(3, 4, dtype=mg.float64, device=device, requires_grad=True)
     assert mg.gradcheck(fn, [x])
     assert mg.gradgradcheck(fn, [x])
+
+
+@pytest.mark.parametrize("device_name", ["cpu", "spy"])
+@pytest.mark.parametrize("p", [1e-6, 0.2, 0.999999])
+def test_keep_mask_probability_and_shapes(device_name, p):
+    """The backend's mask keeps each element with probability 1 - p, from raw 32-bit draws
+    on the CPU and from floats elsewhere (the spy device), for any size, odd ones too."""
+    import spy_backend
+    from minigrad import backend
+    if device_name == "cpu":
+        b, host = backend.get("cpu"), np.asarray
+    else:
+        b, host = spy_backend.make_backend(), spy_backend.unwrap
+    n = 1_000_001
+    keep = host(b.keep_mask((n,), p))
+    assert keep.shape == (n,) and keep.dtype == bool
+    sigma = (p * (1 - p) / n) ** 0.5
+    assert abs(1 - keep.mean() - p) < 6 * sigma + 2e-6
+    out = b.xp.zeros((3, 5), dtype=bool)
+    b.keep_mask((3, 5), 0.0, out=out)                      # p = 0 keeps everything
+    assert host(out).all()

@@ -20,7 +20,7 @@ class ScaledDotProductAttention(Function):
     many as fit in cache (ops/blocks.py), so each group's scores go through the scale, mask,
     softmax and dropout passes while in cache, then straight into the product with V."""
 
-    def forward(self, q, k, v, scale, allowed, additive, dropout_p, rng):
+    def forward(self, q, k, v, scale, allowed, additive, dropout_p):
         xp = self.xp
         self.scale, self.allowed, self.additive = scale, allowed, additive
         L, S = q.shape[-2], k.shape[-2]
@@ -41,7 +41,7 @@ class ScaledDotProductAttention(Function):
             p = _softmax(xp, s, self.probs[lo:hi], unshifted=be.host)
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
-                xp.greater_equal(rng.random(p.shape, dtype=p.dtype), dropout_p, out=keep)
+                be.keep_mask(p.shape, dropout_p, out=keep)
                 p = xp.multiply(p, keep, out=s)
             xp.matmul(p, v3[lo:hi], out=out[lo:hi])
             if self.keep is not None:
@@ -186,8 +186,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     return ScaledDotProductAttention.apply(q, k, v, scale=scale, allowed=allowed,
-                                           additive=additive, dropout_p=dropout_p,
-                                           rng=q.backend.rng)
+                                           additive=additive, dropout_p=dropout_p)
 
 
 def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None):

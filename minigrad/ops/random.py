@@ -6,7 +6,7 @@ from minigrad.autograd import Function
 class Dropout(Function):
     def forward(self, x, p):                             # y = x ⊙ m / (1-p), m ~ Bernoulli(1-p)
         # the mask is kept as booleans (a quarter of a float32 mask's memory)
-        self.keep = backend.get(self.device).rng.random(x.shape, dtype=x.dtype) >= p
+        self.keep = backend.get(self.device).keep_mask(x.shape, p)
         self.scale = 1 / (1 - p)
         y = x * self.keep
         y *= self.scale
