@@ -85,9 +85,29 @@ class Backend:
         return self.xp.greater_equal(u, threshold, out=out)
 
 
+def _host_index_add(target, index, values):
+    """target[index] += values with repeated indices summed, as np.add.at, which runs one
+    element at a time (~7 ns each: an embedding's gradient took 1% of a training step).
+    For one integer array indexing the first axis, sort the rows by index and sum each run
+    with add.reduceat instead, ~5x faster; any other index goes to np.add.at."""
+    if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and target.ndim
+            and values.shape == index.shape + target.shape[1:] and target.flags.c_contiguous):
+        return np.add.at(target, index, values)
+    rows = index.reshape(-1)
+    if rows.size == 0:
+        return None
+    rows = np.where(rows < 0, rows + target.shape[0], rows)   # -1 and n-1 are one row
+    order = np.argsort(rows, kind="stable")
+    rows = rows[order]
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    flat = target.reshape(target.shape[0], -1)
+    flat[rows[starts]] += np.add.reduceat(values.reshape(rows.size, -1)[order], starts, axis=0)
+    return None
+
+
 def _numpy_backend():
     from scipy.special import erf     # full float64 precision; NumPy has no erf
-    b = Backend("cpu", np, erf, np.add.at, lambda a: a, np.asarray)
+    b = Backend("cpu", np, erf, _host_index_add, lambda a: a, np.asarray)
     b.cache_block = 1 << 16           # 256 KiB of float32: a few pieces fit in L2
     b.host = True
     return b
