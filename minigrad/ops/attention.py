@@ -26,27 +26,29 @@ class ScaledDotProductAttention(Function):
         L, S = q.shape[-2], k.shape[-2]
         masks = [m.shape[:-2] for m in (allowed, additive) if m is not None]
         self.batch = backend.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *masks)
-        q3, k3, v3 = (_stack(xp, a, self.batch) for a in (q, k, v))      # (N, rows, dim)
-        bias = _bias(xp, allowed, additive, self.batch, q.dtype)
-        n = q3.shape[0]
-        self.probs = xp.empty((n, L, S), q.dtype)
-        self.keep = None if dropout_p == 0 else xp.empty((n, L, S), bool)
+        full = self.batch or (1,)                       # groups split the first batch dim
+        q, k, v = (xp.broadcast_to(a, full + a.shape[-2:]) for a in (q, k, v))   # views
+        bias = _bias(xp, allowed, additive, q.dtype)
+        if bias is not None:
+            bias = xp.broadcast_to(bias, full + (L, S))
+        self.probs = xp.empty(full + (L, S), q.dtype)
+        self.keep = None if dropout_p == 0 else xp.empty(full + (L, S), bool)
         self.dropout_scale = 1 / (1 - dropout_p)
-        out = xp.empty((n, L, v.shape[-1]), q.dtype)
+        out = xp.empty(full + (L, v.shape[-1]), q.dtype)
         be = backend.get(self.device)
-        for lo, hi in groups(be, n, L * S, blocks=4):
-            s = xp.matmul(q3[lo:hi] * scale, xp.swapaxes(k3[lo:hi], -1, -2))  # QKᵀ·scale
+        for lo, hi in groups(be, full[0], math.prod(full[1:]) * L * S, blocks=4):
+            s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
             if bias is not None:
-                s += bias if bias.ndim == 2 else bias[lo:hi]
+                s += bias[lo:hi]
             p = _softmax(xp, s, self.probs[lo:hi], unshifted=be.host)
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
                 be.keep_mask(p.shape, dropout_p, out=keep)
                 p = xp.multiply(p, keep, out=s)
-            xp.matmul(p, v3[lo:hi], out=out[lo:hi])
+            xp.matmul(p, v[lo:hi], out=out[lo:hi])
             if self.keep is not None:
                 out[lo:hi] *= self.dropout_scale
-        return out.reshape(self.batch + out.shape[1:])
+        return out.reshape(self.batch + out.shape[-2:])
 
     def backward(self, g):
         q, k, v = self.inputs
@@ -58,7 +60,7 @@ class ScaledDotProductAttention(Function):
                 s = where(self.const(self.allowed), s, -math.inf)  # the mask may add batch dims
             p = s.softmax(-1)
         else:
-            p = self.const(self.probs.reshape(self.batch + self.probs.shape[1:]))
+            p = self.const(self.probs.reshape(self.batch + self.probs.shape[-2:]))
         keep = None if self.keep is None else self.const(
             self.keep.reshape(p.shape).astype(p.dtype) * self.dropout_scale)
         pd = p if keep is None else p * keep
@@ -71,17 +73,16 @@ class ScaledDotProductAttention(Function):
 
     def backward_arrays(self, g):                         # the same on arrays, group by group
         xp = self.xp
-        q3, k3, v3 = (_stack(xp, t.data, self.batch) for t in self.inputs)
-        g3 = _stack(xp, g, self.batch)
-        n, L, S = self.probs.shape
-        gq, gk, gv = xp.empty(q3.shape, g.dtype), xp.empty(k3.shape, g.dtype), \
-            xp.empty(v3.shape, g.dtype)
+        full = self.probs.shape[:-2]
+        q, k, v, g = (xp.broadcast_to(a, full + a.shape[-2:])
+                      for a in [t.data for t in self.inputs] + [g])
+        gq, gk, gv = (xp.empty(a.shape, g.dtype) for a in (q, k, v))
         # dS = P⊙(dP - Σ dP⊙P)·scale with dP = G·Vᵀ (times the dropout mask and its 1/(1-p)):
         # the constant factors go into V, which is smaller than the scores
         v_scale = self.scale * (1 if self.keep is None else self.dropout_scale)
-        for lo, hi in groups(backend.get(self.device), n, L * S, blocks=4):
-            p, gr = self.probs[lo:hi], g3[lo:hi]
-            ds = xp.matmul(gr, xp.swapaxes(v3[lo:hi] * v_scale, -1, -2))   # dP·scale
+        for lo, hi in groups(backend.get(self.device), full[0], self.probs[0].size, blocks=4):
+            p, gr = self.probs[lo:hi], g[lo:hi]
+            ds = xp.matmul(gr, xp.swapaxes(v[lo:hi] * v_scale, -1, -2))     # dP·scale
             if self.keep is None:
                 xp.matmul(xp.swapaxes(p, -1, -2), gr, out=gv[lo:hi])       # dV = Pᵀ·G
             else:
@@ -92,10 +93,10 @@ class ScaledDotProductAttention(Function):
                 ds *= keep
             ds -= row_sum(xp, xp.multiply(ds, p, out=xp.empty_like(ds)))
             ds *= p
-            xp.matmul(ds, k3[lo:hi], out=gq[lo:hi])                         # dQ = dS·K
-            xp.matmul(xp.swapaxes(ds, -1, -2), q3[lo:hi], out=gk[lo:hi])   # dK = dSᵀ·Q
+            xp.matmul(ds, k[lo:hi], out=gq[lo:hi])                          # dQ = dS·K
+            xp.matmul(xp.swapaxes(ds, -1, -2), q[lo:hi], out=gk[lo:hi])    # dK = dSᵀ·Q
         # shaped as the broadcast batch; the engine sums back any broadcast dims
-        return tuple(a.reshape(self.batch + a.shape[1:]) for a in (gq, gk, gv))
+        return tuple(a.reshape(self.batch + a.shape[-2:]) for a in (gq, gk, gv))
 
 
 def _softmax(xp, s, into, unshifted):
@@ -120,25 +121,15 @@ def _softmax(xp, s, into, unshifted):
     return e
 
 
-def _stack(xp, a, batch):
-    """a (..., rows, dim) broadcast to the batch and flattened to a stack (N, rows, dim): a
-    view when a already has the whole batch and is contiguous, else a copy."""
-    a = xp.broadcast_to(a, batch + a.shape[-2:])
-    return xp.ascontiguousarray(a).reshape((-1,) + a.shape[-2:])
-
-
-def _bias(xp, allowed, additive, batch, dtype):
+def _bias(xp, allowed, additive, dtype):
     """The mask as one float array added to the scores: the additive mask, with -inf where
-    attending is not allowed. A mask shared by the whole batch stays 2-D (it broadcasts over
-    each group); otherwise it is stacked like the scores, (N, queries or 1, keys or 1)."""
+    attending is not allowed (None without a mask)."""
     if allowed is None and additive is None:
         return None
     bias = xp.zeros((), dtype) if additive is None else additive.astype(dtype, copy=False)
     if allowed is not None:
         bias = xp.where(allowed, bias, -math.inf).astype(dtype, copy=False)
-    if all(d == 1 for d in bias.shape[:-2]):
-        return bias.reshape(bias.shape[-2:]) if bias.ndim >= 2 else bias
-    return _stack(xp, bias, batch)
+    return bias
 
 
 def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):
