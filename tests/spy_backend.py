@@ -55,6 +55,7 @@ class SpyArray:
     dtype = property(lambda self: self.a.dtype)
     ndim = property(lambda self: self.a.ndim)
     size = property(lambda self: self.a.size)
+    strides = property(lambda self: self.a.strides)
     T = property(lambda self: SpyArray(self.a.T))
 
     def __len__(self): return len(self.a)

@@ -34,7 +34,7 @@ class ScaledDotProductAttention(Function):
         self.probs = xp.empty(full + (L, S), q.dtype)
         self.keep = None if dropout_p == 0 else xp.empty(full + (L, S), bool)
         self.dropout_scale = 1 / (1 - dropout_p)
-        out = xp.empty(full + (L, v.shape[-1]), q.dtype)
+        out = _empty_in_layout_of(xp, q, full + (L, v.shape[-1]), q.dtype)
         be = backend.get(self.device)
         for lo, hi in groups(be, full[0], math.prod(full[1:]) * L * S, blocks=4):
             s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
@@ -76,7 +76,7 @@ class ScaledDotProductAttention(Function):
         full = self.probs.shape[:-2]
         q, k, v, g = (xp.broadcast_to(a, full + a.shape[-2:])
                       for a in [t.data for t in self.inputs] + [g])
-        gq, gk, gv = (xp.empty(a.shape, g.dtype) for a in (q, k, v))
+        gq, gk, gv = (_empty_in_layout_of(xp, a, a.shape, g.dtype) for a in (q, k, v))
         # dS = P⊙(dP - Σ dP⊙P)·scale with dP = G·Vᵀ (times the dropout mask and its 1/(1-p)):
         # the constant factors go into V, which is smaller than the scores
         v_scale = self.scale * (1 if self.keep is None else self.dropout_scale)
@@ -119,6 +119,17 @@ def _softmax(xp, s, into, unshifted):
         rows = redo[..., 0]
         e[rows] = stable_softmax(xp, s[rows], -1)
     return e
+
+
+def _empty_in_layout_of(xp, like, shape, dtype):
+    """An empty array of `shape` whose dims lie in memory in the order of `like`'s strides,
+    as PyTorch's preserve_format. GPT's q, k, v are (B, heads, T, dim) views of one
+    (B, T, heads, dim) projection: an output and gradients laid out that way make the heads'
+    re-assembly to (B, T, C), and its gradient, views instead of copies."""
+    # broadcast (zero-stride) dims outermost, then the rest by decreasing stride
+    order = sorted(range(len(shape)), key=lambda d: (like.strides[d] != 0, -like.strides[d]))
+    a = xp.empty(tuple(shape[d] for d in order), dtype)
+    return a.transpose([order.index(d) for d in range(len(shape))])
 
 
 def _bias(xp, allowed, additive, dtype):
