@@ -87,21 +87,31 @@ class Backend:
 
 def _host_index_add(target, index, values):
     """target[index] += values with repeated indices summed, as np.add.at, which runs one
-    element at a time (~7 ns each: an embedding's gradient took 1% of a training step).
-    For one integer array indexing the first axis, sort the rows by index and sum each run
-    with add.reduceat instead, ~5x faster; any other index goes to np.add.at."""
+    element at a time (~7 ns each: 40 ms of an embedding gradient per small-preset step).
+    For one integer array indexing the first axis this is a product with a sparse 0/1
+    matrix, S[index[j], j] = 1, which SciPy runs ~15x faster (each row's values are summed
+    in order, then added to the target)."""
+    from scipy.sparse import csc_matrix
     if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and target.ndim
-            and values.shape == index.shape + target.shape[1:] and target.flags.c_contiguous):
+            and values.shape == index.shape + target.shape[1:] and values.dtype.kind == "f"
+            and target.flags.c_contiguous):
         return np.add.at(target, index, values)
-    rows = index.reshape(-1)
+    rows, n = index.reshape(-1), target.shape[0]
     if rows.size == 0:
         return None
-    rows = np.where(rows < 0, rows + target.shape[0], rows)   # -1 and n-1 are one row
-    order = np.argsort(rows, kind="stable")
-    rows = rows[order]
-    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
-    flat = target.reshape(target.shape[0], -1)
-    flat[rows[starts]] += np.add.reduceat(values.reshape(rows.size, -1)[order], starts, axis=0)
+    rows = np.where(rows < 0, rows + n, rows)            # -1 and n-1 are one row
+    hit = None
+    if n > rows.size:                                    # a big table: only the rows hit
+        hit, rows = np.unique(rows, return_inverse=True)
+    # column j of S holds its one 1 at row rows[j]: compressed columns need no sorting
+    pick = csc_matrix((np.ones(rows.size, values.dtype), rows, np.arange(rows.size + 1)),
+                      shape=(n if hit is None else hit.size, rows.size))
+    sums = pick @ values.reshape(rows.size, -1)
+    flat = target.reshape(n, -1)
+    if hit is None:
+        flat += sums
+    else:
+        flat[hit] += sums
     return None
 
 
