@@ -16,9 +16,10 @@ from minigrad.ops.shape import raw_index
 
 
 class ScaledDotProductAttention(Function):
-    """Forward and the fast backward run on groups of (batch, head) matrices: on the CPU as
-    many as fit in cache (ops/blocks.py), so each group's scores go through the scale, mask,
-    softmax and dropout passes while in cache, then straight into the product with V."""
+    """Forward and the fast backward run on groups of whole score matrices (a range of the
+    first batch dim): on the CPU as many as fit in cache (ops/blocks.py), so each group's
+    scores go through the mask, softmax and dropout passes while in cache, then straight
+    into the product with V."""
 
     def forward(self, q, k, v, scale, allowed, additive, dropout_p):
         xp = self.xp
@@ -36,11 +37,12 @@ class ScaledDotProductAttention(Function):
         self.dropout_scale = 1 / (1 - dropout_p)
         out = _empty_in_layout_of(xp, q, full + (L, v.shape[-1]), q.dtype)
         be = backend.get(self.device)
+        unshifted = be.host and q.dtype.itemsize >= 4     # float16's exp range is too short
         for lo, hi in groups(be, full[0], math.prod(full[1:]) * L * S, blocks=4):
             s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
             if bias is not None:
                 s += bias[lo:hi]
-            p = _softmax(xp, s, self.probs[lo:hi], unshifted=be.host)
+            p = _softmax(xp, s, self.probs[lo:hi], unshifted=unshifted)
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
                 be.keep_mask(p.shape, dropout_p, out=keep)
