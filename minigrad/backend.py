@@ -72,15 +72,16 @@ class Backend:
         self.host = False
 
     def keep_mask(self, shape, p, out=None):
-        """Booleans, each True with probability 1 - p (dropout's mask). Where the generator
-        gives raw 64-bit draws (NumPy's), 32 random bits per element are compared with
-        p·2³², about twice as fast as drawing floats and exact to 2⁻³²."""
-        raw = getattr(getattr(self.rng, "bit_generator", None), "random_raw", None)
-        if raw is None:
+        """Booleans, each True with probability 1 - p (dropout's mask). On the host, 32 bits
+        of NumPy's raw 64-bit draws per element are compared with p·2³², about twice as fast
+        as drawing floats and exact to 2⁻³²; elsewhere uniform floats (how many random bits
+        a raw draw holds differs between generators)."""
+        if not self.host:
             u, threshold = self.rng.random(shape, dtype=self.xp.float32), p
         else:
             n = math.prod(shape)
-            u = raw((n + 1) // 2).view(self.xp.uint32)[:n].reshape(shape)
+            u = self.rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+            u = u.reshape(shape)
             threshold = self.xp.uint32(min(round(p * 2 ** 32), 2 ** 32 - 1))
         return self.xp.greater_equal(u, threshold, out=out)
 
