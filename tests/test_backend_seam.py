@@ -299,3 +299,22 @@ def test_getitem_gathers_once_and_checks_each_array_index_with_one_read():
         with spy_backend.counted() as n:
             x[index]
         assert (n["gather"], n["sync"]) == (gathers, reads), index
+
+
+def test_a_gpt_training_step_stays_on_the_device():
+    """A whole GPT step (dropout on) runs through the seam: no NumPy on device data, and the
+    only values read back are the three index checks (two embeddings, the targets)."""
+    from minitransformer.gpt import GPT, GPTConfig
+    cfg = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8, dropout=0.1)
+    model = GPT(cfg).to("spy")
+    opt = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-3, betas=(0.9, 0.99))
+    x = mg.tensor(np.random.default_rng(0).integers(0, 11, (3, 8)), device="spy")
+    with spy_backend.counted() as n:
+        _, loss = model(x, x)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    assert n["sync"] == 3
+    assert all(p.device == "spy" and p.grad.device == "spy" for p in model.parameters())
+    assert np.isfinite(float(loss))
