@@ -50,6 +50,7 @@ class ScaledDotProductAttention(Function):
             xp.matmul(p, v[lo:hi], out=out[lo:hi])
             if self.keep is not None:
                 out[lo:hi] *= self.dropout_scale
+        self.out = out                                  # for backward's Σ dP⊙P = G·O
         return out.reshape(self.batch + out.shape[-2:])
 
     def backward(self, g):
@@ -80,7 +81,9 @@ class ScaledDotProductAttention(Function):
                       for a in [t.data for t in self.inputs] + [g])
         gq, gk, gv = (_empty_in_layout_of(xp, a, a.shape, g.dtype) for a in (q, k, v))
         # dS = P⊙(dP - Σ dP⊙P)·scale with dP = G·Vᵀ (times the dropout mask and its 1/(1-p)):
-        # the constant factors go into V, which is smaller than the scores
+        # the constant factors go into V, which is smaller than the scores, and each row's
+        # Σⱼ dPᵢⱼPᵢⱼ = Gᵢ·Oᵢ, a dot product with the output (FlashAttention's trick), so the
+        # scores take one pass fewer
         v_scale = self.scale * (1 if self.keep is None else self.dropout_scale)
         for lo, hi in groups(backend.get(self.device), full[0], self.probs[0].size, blocks=4):
             p, gr = self.probs[lo:hi], g[lo:hi]
@@ -93,7 +96,7 @@ class ScaledDotProductAttention(Function):
                 xp.matmul(xp.swapaxes(pd, -1, -2), gr, out=gv[lo:hi])
                 gv[lo:hi] *= self.dropout_scale
                 ds *= keep
-            ds -= row_sum(xp, xp.multiply(ds, p, out=xp.empty_like(ds)))
+            ds -= row_sum(xp, xp.multiply(gr, self.out[lo:hi]), self.scale)
             ds *= p
             xp.matmul(ds, k[lo:hi], out=gq[lo:hi])                          # dQ = dS·K
             xp.matmul(xp.swapaxes(ds, -1, -2), q[lo:hi], out=gk[lo:hi])    # dK = dSᵀ·Q
