@@ -69,21 +69,22 @@ class LayerNorm(Function):
         w = affine[0].data.reshape(-1) if affine else None
         gx = xp.empty(g.shape, g.dtype)
         sums = xp.zeros((2, d), g.dtype)                 # Σ g⊙x̂ and Σ g over the rows
-        to_mean = _mean_vector(xp, d, g.dtype)
+        # row means of ĝ = g⊙w and of ĝ⊙x̂ straight from g and g⊙x̂: mean(g⊙w) = g·(w/d)
+        to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
         ones = xp.ones(g.shape[0], g.dtype)
 
         def grad(gr, hr, rr, out):
             t = xp.multiply(gr, hr)                      # g⊙x̂
+            if w is not None:
+                sums[0] += xp.matmul(ones[:len(gr)], t)
+                sums[1] += xp.matmul(ones[:len(gr)], gr)
+            mean_g, mean_t = xp.matmul(gr, to_mean), xp.matmul(t, to_mean)
+            # dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ ⊙ x̂))
             if w is None:
                 out[...] = gr                            # ĝ = g
             else:
-                sums[0] += xp.matmul(ones[:len(gr)], t)
-                sums[1] += xp.matmul(ones[:len(gr)], gr)
                 xp.multiply(gr, w, out=out)              # ĝ = g⊙w
-                t *= w                                   # ĝ⊙x̂
-            # dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ ⊙ x̂))
-            mean_t = xp.matmul(t, to_mean)
-            out -= xp.matmul(out, to_mean)
+            out -= mean_g
             out -= xp.multiply(hr, mean_t, out=t)
             out *= rr
         in_row_pieces(backend.get(self.device), grad, g, xhat, rstd, gx)
