@@ -10,7 +10,7 @@ into NaN again at the next step that uses it).
 
 def row_sum(xp, a, scale=1.0):
     """Σ over the last axis times `scale`, kept as a trailing axis of 1: (..., n) -> (..., 1).
-    `a` must be C-contiguous (the fused ops' own arrays are)."""
+    Best on a C-contiguous `a` (the fused ops' own arrays are); another is copied first."""
     n = a.shape[-1]
     col = xp.full((n, 1), scale, a.dtype)
     return xp.matmul(a.reshape(-1, n), col).reshape(a.shape[:-1] + (1,))
