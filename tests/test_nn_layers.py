@@ -5,6 +5,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
+import minigrad.functional as F
 from nn_helpers import compare_with_torch, gradcheck_module
 
 
@@ -150,6 +151,12 @@ def test_embedding_padding_row_is_zero_and_gets_no_gradient():
 def test_linear_and_layer_errors():
     with pytest.raises(ValueError, match="expected last dim 3"):
         nn.Linear(3, 2)(mg.ones(2, 4))
+    with pytest.raises(ValueError, match=r"weight must be 2-D \(out_features, in_features\)"):
+        F.linear(mg.ones(2, 4), mg.ones(4))
+    with pytest.raises(ValueError, match=r"bias has shape \(3,\), expected \(2,\)"):
+        F.linear(mg.ones(2, 4), mg.ones(2, 4), mg.ones(3))
+    with pytest.raises(ValueError, match="expects in_features=4"):
+        F.linear(mg.tensor(1.0), mg.ones(2, 4))
     with pytest.raises(ValueError, match="normalized_shape"):
         nn.LayerNorm(3)(mg.ones(2, 4))
     with pytest.raises(IndexError, match="out of range"):

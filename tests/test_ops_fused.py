@@ -163,6 +163,14 @@ def test_layer_norm_vs_unfused(shapes, normalized_shape, device):
                            arrays, device, "layer_norm")
 
 
+@pytest.mark.parametrize("shapes", [((2, 3, 4), (5, 4), (5,)), ((4,), (3, 4)), ((3, 4), (2, 4))])
+def test_linear_vs_unfused(shapes, device):
+    arrays = [_RNG.standard_normal(s) for s in shapes]
+    check_fused_vs_unfused(lambda *a: F.linear(*a),
+                           lambda x, w, *b: x @ w.mT + b[0] if b else x @ w.mT,
+                           arrays, device, "linear")
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_vs_unfused(approximate, device):
     check_fused_vs_unfused(lambda x: F.gelu(x, approximate=approximate),
