@@ -92,7 +92,10 @@ def _host_index_add(target, index, values):
     For one integer array indexing the first axis this is a product with a sparse 0/1
     matrix, S[index[j], j] = 1, which SciPy runs ~15x faster (each row's values are summed
     in order, then added to the target)."""
-    from scipy.sparse import csc_matrix
+    try:
+        from scipy.sparse import csc_matrix
+    except ImportError:                                  # SciPy missing: see _host_erf
+        return np.add.at(target, index, values)
     if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and target.ndim
             and values.shape == index.shape + target.shape[1:] and values.dtype.kind == "f"
             and target.flags.c_contiguous):
@@ -116,9 +119,21 @@ def _host_index_add(target, index, values):
     return None
 
 
+def _host_erf():
+    """SciPy's erf (full float64 precision; NumPy has none). SciPy is a dependency, but a
+    bare machine running the source with PYTHONPATH=. may lack it: then math.erf element by
+    element, exact and slow, so everything but the exact GELU still runs at full speed."""
+    try:
+        from scipy.special import erf
+        return erf
+    except ImportError:
+        import math
+        one = np.frompyfunc(math.erf, 1, 1)
+        return lambda a: one(a).astype(a.dtype if a.dtype.kind == "f" else np.float64)
+
+
 def _numpy_backend():
-    from scipy.special import erf     # full float64 precision; NumPy has no erf
-    b = Backend("cpu", np, erf, _host_index_add, lambda a: a, np.asarray)
+    b = Backend("cpu", np, _host_erf(), _host_index_add, lambda a: a, np.asarray)
     b.cache_block = 1 << 16           # 256 KiB of float32: a few pieces fit in L2
     b.host = True
     return b

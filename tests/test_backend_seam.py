@@ -318,3 +318,24 @@ def test_a_gpt_training_step_stays_on_the_device():
     assert n["sync"] == 3
     assert all(p.device == "spy" and p.grad.device == "spy" for p in model.parameters())
     assert np.isfinite(float(loss))
+
+
+def test_the_cpu_backend_runs_without_scipy(monkeypatch):
+    """SciPy is a dependency, but a bare machine running the source may lack it: the CPU
+    backend's erf then falls back to math.erf per element (exact), and the scatter-add to
+    np.add.at; the results are the same."""
+    import sys
+    from scipy.special import erf
+    from minigrad import backend
+    x32 = np.linspace(-4, 4, 9, dtype=np.float32)
+    target, index, values = np.zeros((4, 2)), np.array([1, 3, 1]), np.ones((3, 2))
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "scipy.special", None)     # `import scipy.special` fails
+        m.setitem(sys.modules, "scipy.sparse", None)
+        slow_erf = backend._host_erf()
+        backend._host_index_add(target, index, values)
+    assert slow_erf(x32).dtype == np.float32 and slow_erf(np.arange(3)).dtype == np.float64
+    np.testing.assert_allclose(slow_erf(x32), erf(x32), rtol=1e-6)
+    np.testing.assert_allclose(slow_erf(x32.astype(np.float64)), erf(x32.astype(np.float64)),
+                               rtol=1e-15)
+    np.testing.assert_array_equal(target, [[0, 0], [2, 2], [0, 0], [1, 1]])
