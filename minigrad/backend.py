@@ -127,7 +127,6 @@ def _host_erf():
         from scipy.special import erf
         return erf
     except ImportError:
-        import math
         one = np.frompyfunc(math.erf, 1, 1)
         return lambda a: one(a).astype(a.dtype if a.dtype.kind == "f" else np.float64)
 
