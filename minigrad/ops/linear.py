@@ -7,6 +7,7 @@ bias gradient is one matrix-vector product (a ones vector times the rows), which
 several times faster than NumPy's reduction over the leading axis.
 """
 from minigrad.autograd import Function
+from minigrad.ops.rows import col_sum
 
 
 class Linear(Function):
@@ -30,7 +31,7 @@ class Linear(Function):
         gw = xp.matmul(g2.T, x.reshape(-1, x.shape[-1]))
         if len(self.inputs) == 2:
             return gx, gw
-        return gx, gw, xp.matmul(xp.ones(g2.shape[0], g2.dtype), g2)     # Σ over rows
+        return gx, gw, col_sum(xp, g2)                 # db = Σ of G's rows
 
 
 def linear(x, weight, bias=None):
