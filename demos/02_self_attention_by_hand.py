@@ -101,8 +101,10 @@ def self_attention_by_hand():
     print(f"\nchecked against the plain formula and the fused op: largest difference "
           f"{max(errs):.2e}")
     for tok, en, r in zip(TOKENS, TOKENS_EN, weights.tolist()):
-        j = max(range(3), key=r.__getitem__)
-        print(f"   {tok} ({en}) attends most to {TOKENS[j]} ({TOKENS_EN[j]}): {r[j]:.1%}")
+        top = [j for j in range(3) if math.isclose(r[j], max(r), rel_tol=1e-9)]  # ties too
+        names = " and ".join(f"{TOKENS[j]} ({TOKENS_EN[j]})" for j in top)
+        print(f"   {tok} ({en}) attends most to {names}: {max(r):.1%}"
+              + (" each" if len(top) > 1 else ""))
     return weights, out
 
 

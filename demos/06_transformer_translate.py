@@ -75,8 +75,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.quick:
         args.steps, args.warmup = 10, 2
-    print("Demo 06 — article 2.2.4 Transformer架构组成 (encoder-decoder Transformer) on date "
-          "translation")
+    print("Demo 06 — article 2.2.4 Transformer架构组成 (encoder-decoder Transformer) on "
+          + ("date translation" if args.task == "dates" else "sequence reversal"))
     task = common.make_task(args.task, args.quick)
     mg.manual_seed(args.seed)
     model = Transformer(len(task.src_vocab), len(task.tgt_vocab), d_model=args.d_model,

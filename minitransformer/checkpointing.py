@@ -82,7 +82,11 @@ def pointed_checkpoint(out):
     pointer = Path(out) / "latest"
     if not pointer.is_file():
         return None
-    return Path(out) / pointer.read_text().strip()
+    try:
+        return Path(out) / pointer.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{pointer} is corrupted: it should hold the name of one of the "
+                              f"ckpt-* directories beside it") from None
 
 
 def find_checkpoint(path):
@@ -99,7 +103,8 @@ def find_checkpoint(path):
                               f"train first, or check the directory")
     if not (target / "config.json").is_file():
         raise CheckpointError(f"{path}/latest names {target.name}, which is missing or "
-                              f"incomplete")
+                              f"incomplete; write the name of a complete ckpt-* directory "
+                              f"there, or train into another --out")
     return target
 
 
@@ -109,6 +114,12 @@ class Checkpoint:
 
     def __init__(self, path, meta):
         self.path, self.meta = Path(path), meta
+        for key, kind in (("train", dict), ("iter", int), ("elapsed_s", (int, float)),
+                          ("rng", dict)):
+            if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
+                raise ValueError(f"{key!r} is missing or of the wrong type")
+        if "data" not in meta["rng"]:
+            raise ValueError("'rng' lacks the data sampler's state")
         self.config = GPTConfig.from_dict(meta["model"])
         self.tokenizer = CharTokenizer.from_dict(meta["tokenizer"])
 

@@ -46,6 +46,15 @@ USER_ERRORS = (DataError, CheckpointError, TrainingDiverged, DeviceError, Unknow
                PlotUnavailable, FileNotFoundError, ValueError)
 
 
+def _presets_text():
+    import textwrap
+    lines = ["presets (the other values: the defaults of TrainConfig in train.py):"]
+    for name, values in sorted(PRESETS.items()):
+        lines += textwrap.wrap(", ".join(f"{k}={v}" for k, v in values.items()), 80,
+                               initial_indent=f"  {name}: ", subsequent_indent="    ")
+    return "\n".join(lines)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="minitransformer",
@@ -54,7 +63,8 @@ def build_parser():
 
     t = sub.add_parser("train", help="train a GPT (Tiny Shakespeare by default)",
                        description="Train a GPT. A preset sets every value; each flag "
-                                   "overrides one.")
+                                   "overrides one.", epilog=_presets_text(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--preset", choices=sorted(PRESETS), default="baby",
                    help="baby: nanoGPT's shakespeare_char CPU run (minutes); small: its GPU "
                         "run (default: baby)")
@@ -82,12 +92,17 @@ def build_parser():
     s.add_argument("--ckpt", default="out-baby",
                    help="a training --out directory or a ckpt-* directory (default: out-baby)")
     s.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
-    s.add_argument("--max-new-tokens", type=int, default=500)
-    s.add_argument("--temperature", type=float, default=0.8)
-    s.add_argument("--top-k", type=int, default=None)
-    s.add_argument("--num-samples", type=int, default=1)
-    s.add_argument("--seed", type=int, default=1337)
-    s.add_argument("--device", default="cpu")
+    s.add_argument("--max-new-tokens", type=int, default=500,
+                   help="characters to generate (default: 500)")
+    s.add_argument("--temperature", type=float, default=0.8,
+                   help="divide the logits by this before sampling: lower is more "
+                        "conservative (default: 0.8)")
+    s.add_argument("--top-k", type=int, default=None,
+                   help="sample only among the K most likely characters (default: all)")
+    s.add_argument("--num-samples", type=int, default=1,
+                   help="independent samples to print (default: 1)")
+    s.add_argument("--seed", type=int, default=1337, help="random seed (default: 1337)")
+    s.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     s.add_argument("--no-cache", action="store_true",
                    help="recompute the whole context for every token (no KV cache)")
 
@@ -125,7 +140,13 @@ def cmd_sample(args):
                          "newline)")
     check_device(args.device)
     model, tokenizer, _ = load_checkpoint(args.ckpt, device=args.device)
-    ids = tokenizer.encode(args.prompt)
+    try:
+        ids = tokenizer.encode(args.prompt)
+    except UnknownCharacterError as e:
+        if args.prompt != "\n":
+            raise
+        raise UnknownCharacterError(f"{e}; the default prompt is a newline, which this "
+                                    f"model's text never had: pass --prompt TEXT") from None
     mg.manual_seed(args.seed)
     for k in range(args.num_samples):
         out = model.generate([ids], args.max_new_tokens, temperature=args.temperature,

@@ -254,9 +254,9 @@ class GPT(nn.Module):
         length the window slides by one every step, so every token changes position and the
         cached keys and values (which include their positions) no longer apply: each step
         then recomputes the window, exactly as without the cache."""
-        if temperature <= 0:
-            raise ValueError(f"generate: temperature must be > 0, got {temperature} "
-                             f"(use top_k=1 for greedy decoding)")
+        if not (temperature > 0 and math.isfinite(temperature)):   # NaN fails `> 0`
+            raise ValueError(f"generate: temperature must be a finite number > 0, got "
+                             f"{temperature} (use top_k=1 for greedy decoding)")
         if top_k is not None and top_k < 1:
             raise ValueError(f"generate: top_k must be >= 1 or None, got {top_k}")
         idx = as_token_tensor(idx, self.device, "GPT.generate")

@@ -16,7 +16,20 @@ def read_metrics(path):
     if not path.is_file():
         raise FileNotFoundError(f"no metrics file at {path}; train first (minitransformer "
                                 f"train --out DIR writes DIR/metrics.jsonl)")
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"{path}, line {n}, is not valid JSON ({e})") from None
+        missing = [k for k in ("iter", "train_loss", "val_loss")
+                   if not isinstance(row, dict) or not isinstance(row.get(k), (int, float))]
+        if missing:
+            raise ValueError(f"{path}, line {n}, lacks a number for {', '.join(missing)} "
+                             f"(each line is one evaluation written by minitransformer train)")
+        rows.append(row)
     if not rows:
         raise ValueError(f"{path} has no evaluations yet")
     return rows
@@ -25,6 +38,7 @@ def read_metrics(path):
 def plot_metrics(path, output=None):
     """Write the loss curve of metrics.jsonl at `path` (file or --out directory) to `output`
     (default: loss.png beside it); returns the PNG's path."""
+    rows = read_metrics(path)              # bad metrics are named even without matplotlib
     try:
         import matplotlib
         matplotlib.use("Agg")  # files only: no display needed
@@ -33,7 +47,6 @@ def plot_metrics(path, output=None):
         raise PlotUnavailable("the loss curve needs matplotlib, which is not installed: "
                               "pip install -e \".[plot]\" (metrics.jsonl holds the numbers)") \
             from None
-    rows = read_metrics(path)
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     output = Path(output) if output else folder / "loss.png"

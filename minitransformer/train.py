@@ -18,6 +18,7 @@ point where that run's would not). Other changed flags (--lr, --batch-size, --dr
 """
 import json
 import math
+import numbers
 import time
 from dataclasses import dataclass, asdict, field, fields, replace
 from pathlib import Path
@@ -96,13 +97,18 @@ class TrainConfig:
         return cls(**values)
 
     def __post_init__(self):
-        for name in ("batch_size", "max_iters", "eval_interval", "eval_iters",
-                     "log_interval"):
-            if getattr(self, name) < (0 if name == "max_iters" else 1):
-                raise ValueError(f"TrainConfig: {name} must be positive, got "
-                                 f"{getattr(self, name)}")
-        if self.warmup_iters < 0 or self.lr < 0 or self.min_lr < 0 or self.grad_clip < 0:
-            raise ValueError("TrainConfig: warmup_iters, lr, min_lr and grad_clip must be >= 0")
+        for f in fields(self):              # the types first: a config may come from JSON
+            value = getattr(self, f.name)
+            if value is not None and not _has_type(value, f.type):
+                kind = {int: "an integer", float: "a finite number", bool: "true or false",
+                        str: "a string"}[f.type]
+                raise ValueError(f"TrainConfig: {f.name} must be {kind}, got {value!r}")
+        for name in ("batch_size", "eval_interval", "eval_iters", "log_interval"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"TrainConfig: {name} must be >= 1, got {getattr(self, name)}")
+        for name in ("max_iters", "warmup_iters", "lr", "min_lr", "grad_clip", "weight_decay"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"TrainConfig: {name} must be >= 0, got {getattr(self, name)}")
 
     @property
     def decay_iters(self):
@@ -122,6 +128,16 @@ class TrainConfig:
         """nanoGPT's schedule; a run shorter than its warmup warms up over the whole run."""
         warmup = min(self.warmup_iters, self.decay_iters)
         return optim.warmup_cosine(it, self.lr, self.min_lr, warmup, self.decay_iters)
+
+
+def _has_type(value, kind):
+    if kind is bool or isinstance(value, bool):
+        return isinstance(value, bool) and kind is bool
+    if kind is int:
+        return isinstance(value, numbers.Integral)
+    if kind is float:
+        return isinstance(value, numbers.Real) and math.isfinite(value)
+    return isinstance(value, kind)
 
 
 @dataclass
@@ -157,6 +173,9 @@ def train(cfg, resume=False, log=print):
     in cfg.out (the module doc says which continuations are exact; `resume_config` takes the
     arguments from the checkpoint). Returns a TrainResult."""
     out = Path(cfg.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; pass a directory for the checkpoints and "
+                         f"metrics.jsonl")
     check_device(cfg.device)
     ckpt = None
     if resume:
@@ -168,6 +187,8 @@ def train(cfg, resume=False, log=print):
         raise CheckpointError(f"{out} already holds a training run (see {out / 'latest'}); pass "
                               f"--resume to continue it, or choose another --out")
     text, data_path = load_text(cfg.data)
+    if cfg.data is not None:           # saved absolute: a resume may start elsewhere
+        cfg = replace(cfg, data=str(Path(data_path).resolve()))
     data_sha256 = sha256_of(text.encode("utf-8"))
     if ckpt is not None:
         tokenizer = ckpt.tokenizer
@@ -190,6 +211,9 @@ def train(cfg, resume=False, log=print):
         ckpt.restore(model, optimizer)
         data_rng.bit_generator.state = ckpt.meta["rng"]["data"]
         it, elapsed_before = ckpt.meta["iter"], ckpt.meta["elapsed_s"]
+        if it >= cfg.max_iters:
+            raise ValueError(f"the run in {out} is already at iter {it} and max_iters is "
+                             f"{cfg.max_iters}: pass a larger --max-iters to train on")
     out.mkdir(parents=True, exist_ok=True)
     metrics_path = out / "metrics.jsonl"
     _keep_metrics_up_to(metrics_path, it if ckpt is not None else None)
@@ -369,10 +393,13 @@ def resume_config(out, **overrides):
     unknown = set(overrides) - names
     if unknown:
         raise ValueError(f"resume_config: unknown option(s) {sorted(unknown)}")
-    values = {k: v for k, v in ckpt.meta["train"].items() if k in names}
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    values["out"] = str(out)
-    cfg = TrainConfig(**values)
+    saved = {k: v for k, v in ckpt.meta["train"].items() if k in names}
+    try:
+        cfg = TrainConfig(**{**saved, "out": str(out)})
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {ckpt.path} is corrupted: its training arguments "
+                              f"in config.json are not valid ({e})") from None
+    cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
     _check_same_shape(cfg, ckpt)
     return cfg
 

@@ -77,6 +77,38 @@ def test_prompt_with_unknown_characters_names_them(text_file, tmp_path, capsys):
     assert "not in the vocabulary" in err and "'@'" in err and "'{'" in err and "'ü'" in err
 
 
+def test_sampling_arguments_are_checked(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",
+               *TINY)[0] == 0
+    for t in ("nan", "0", "-1", "inf"):
+        rc, _, err = run(capsys, "sample", "--ckpt", out, "--temperature", t)
+        assert rc == 1 and "temperature must be a finite number > 0" in err
+    oneline = tmp_path / "oneline.txt"                   # a text without a newline
+    oneline.write_text(TEXT.replace("\n", " "))
+    assert run(capsys, "train", "--data", oneline, "--out", tmp_path / "flat", "--max-iters", 0,
+               "--no-plot", *TINY)[0] == 0
+    rc, _, err = run(capsys, "sample", "--ckpt", tmp_path / "flat")
+    assert rc == 1 and "default prompt is a newline" in err and "--prompt" in err
+
+
+def test_bad_metrics_lines_are_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)     # checked before it is needed
+    metrics = tmp_path / "metrics.jsonl"
+    for text, words in [('{"iter": 3}\n', "line 1, lacks a number for train_loss, val_loss"),
+                        ('{"iter": 0, "train_loss": 4, "val_loss": 4}\n{"iter": 1, "tr',
+                         "line 2, is not valid JSON")]:
+        metrics.write_text(text)
+        rc, _, err = run(capsys, "plot", metrics)
+        assert rc == 1 and words in err, err
+
+
+def test_out_that_is_a_file(text_file, tmp_path, capsys):
+    (tmp_path / "afile").write_text("")
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "afile", *TINY)
+    assert rc == 1 and "is a file; pass a directory" in err
+
+
 @pytest.mark.parametrize("case", ["missing", "empty", "latin1", "short"])
 def test_bad_data_files(case, tmp_path, capsys):
     path = tmp_path / "data.txt"

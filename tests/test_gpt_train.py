@@ -273,3 +273,63 @@ def test_corrupted_checkpoints_are_named(text_file, tmp_path):
         load_checkpoint(tmp_path / "run")
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_checkpoint(tmp_path)
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("lr", float("nan"), "lr must be a finite number"),
+    ("batch_size", "x", "batch_size must be an integer"),
+    ("bias", 1, "bias must be true or false"),
+    ("max_iters", -3, "max_iters must be >= 0"),
+    ("eval_iters", 0, "eval_iters must be >= 1"),
+    ("weight_decay", -0.1, "weight_decay must be >= 0")])
+def test_bad_config_values_are_named(field, value, words, text_file, tmp_path):
+    with pytest.raises(ValueError, match=words):
+        tiny(text_file, tmp_path, **{field: value})
+
+
+def test_resuming_a_finished_run_says_so(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=3), log=quiet)
+    for max_iters in (3, 1):
+        with pytest.raises(ValueError, match="already at iter 3 and max_iters is .*larger "
+                                             "--max-iters"):
+            train(resume_config(tmp_path / "run", max_iters=max_iters), resume=True, log=quiet)
+
+
+def test_out_that_is_a_file_is_refused(text_file, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="afile is a file; pass a directory"):
+        train(tiny(text_file, tmp_path / "afile"), log=quiet)
+
+
+def test_incomplete_or_mistyped_checkpoint_config_is_named(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+    config = find_checkpoint(tmp_path / "run") / "config.json"
+    good = json.loads(config.read_text())
+    for edit, words in [(lambda m: m.pop("rng"), "'rng' is missing"),
+                        (lambda m: m["rng"].pop("data"), "data sampler"),
+                        (lambda m: m.update(iter="3"), "'iter' is missing or of the wrong")]:
+        meta = json.loads(json.dumps(good))
+        edit(meta)
+        config.write_text(json.dumps(meta))
+        with pytest.raises(CheckpointError, match=words):
+            resume_config(tmp_path / "run")
+    meta = json.loads(json.dumps(good))
+    meta["train"]["batch_size"] = "x"
+    config.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="training arguments .* not valid .*batch_size"):
+        resume_config(tmp_path / "run")
+    config.write_text(json.dumps(good))
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):   # the user's, not the file's
+        resume_config(tmp_path / "run", batch_size=0)
+    (tmp_path / "run" / "latest").write_bytes(b"\xff\xfe")
+    with pytest.raises(CheckpointError, match="latest is corrupted"):
+        resume_config(tmp_path / "run")
+
+
+def test_a_relative_data_path_is_saved_absolute(text_file, tmp_path, monkeypatch):
+    monkeypatch.chdir(text_file.parent)
+    train(tiny(text_file.name, tmp_path / "run", max_iters=3), log=quiet)
+    monkeypatch.chdir(tmp_path.parent)                  # resume from another directory
+    cfg = resume_config(tmp_path / "run", max_iters=6)
+    assert cfg.data == str(text_file.resolve())
+    train(cfg, resume=True, log=quiet)
