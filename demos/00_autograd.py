@@ -6,12 +6,13 @@ We compute a small expression of two numbers,
     f(a, b) = tanh(a·b + b²) + a²/b
 
 then draw the graph that minigrad recorded while computing it (Graphviz DOT, also written to
-graph.dot), run backward(), and check each gradient against the derivative worked out by hand
+OUT/graph.dot), run backward(), and check each gradient against the derivative worked out by hand
 with the chain rule. Finally a second derivative through `mg.grad(..., create_graph=True)`.
 
     python demos/00_autograd.py                  # from the repo root; runs in about a second
-    dot -Tpng graph.dot -o graph.png             # render the graph (needs Graphviz)
+    dot -Tpng out/graph.dot -o out/graph.png     # render the graph (needs Graphviz)
 """
+import argparse
 import math
 import os
 import sys
@@ -20,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import minigrad as mg  # noqa: E402
 
 
-def main(a0=0.5, b0=-1.2):
+def main(a0=0.5, b0=-1.2, out="out"):
     print("minigrad lesson 00: reverse-mode automatic differentiation\n")
 
     # 1. forward: every op records a node (its inputs and what backward will need)
@@ -40,9 +41,11 @@ def main(a0=0.5, b0=-1.2):
              a2: "a²", w: "w = a²/b", f: "f = t + w"}
     dot = mg.viz.to_dot(f, names=names)
     print(dot)
-    with open("graph.dot", "w") as fh:
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "graph.dot")
+    with open(path, "w") as fh:
         fh.write(dot + "\n")
-    print("\n(wrote graph.dot; render it with: dot -Tpng graph.dot -o graph.png)\n")
+    print(f"\n(wrote {path}; render it with: dot -Tpng {path} -o {path[:-4]}.png)\n")
 
     # 3. backward: walk the graph from f to the leaves, multiplying local derivatives
     f.backward()
@@ -72,4 +75,6 @@ def main(a0=0.5, b0=-1.2):
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description="Demo 00: reverse-mode autograd by hand")
+    parser.add_argument("--out", default="out", help="folder for graph.dot (default: out)")
+    main(out=parser.parse_args().out)

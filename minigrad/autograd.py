@@ -73,11 +73,20 @@ class Function:
         if not isinstance(data, fn.xp.ndarray):  # NumPy reduces to a scalar: keep 0-d arrays
             data = fn.xp.asarray(data)
         out = Tensor._make(data, fn.device)  # fn.device: ToDevice changes it
+        base = data.base
+        if base is not None:  # a view (reshape, slice, transpose...) shares its input's count
+            for t in inputs:
+                if base is t.data or base is t.data.base:
+                    out._version_counter = t._version_counter
+                    break
         if _grad_enabled and any(t.requires_grad for t in inputs):
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
             fn.output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
+            # backward may read any input and the output: they must still hold these values
+            fn.versions = [t._version_counter[0] for t in inputs]
+            fn.out_version = out._version_counter[0]
         return out
 
     def forward(self, *arrays, **params):
@@ -105,6 +114,21 @@ class Function:
 _FREED = ("backward through a graph a second time: its saved arrays were freed by the first "
           "backward(). Pass retain_graph=True to the first backward() (or to mg.grad) if you "
           "need to backward twice")
+
+
+def _modified_in_place(ctx, out):
+    """The error for a tensor that backward needs but that was changed in place (zero_,
+    setitem, an optimiser step) after the op `ctx` used it."""
+    was = ctx.versions + [ctx.out_version]
+    now = [p._version_counter[0] for p in ctx.inputs] + [out._version_counter[0]]
+    i = next(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
+    which = "its output" if i == len(ctx.inputs) else f"its input {i}"
+    shape = (out if i == len(ctx.inputs) else ctx.inputs[i]).shape
+    return (f"backward: a tensor needed for the gradient of {type(ctx).__name__} has been "
+            f"modified by an in-place operation: {which} (shape {shape}) is at version "
+            f"{now[i]}, it was at version {was[i]} when {type(ctx).__name__} used it. "
+            f"Modify a clone() instead (y = y.clone(); y[0] = ...), or make the change "
+            f"before the forward pass or after the backward")
 
 
 def _topological_order(roots):
@@ -160,6 +184,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 if wanted is None:
                     t._accumulate_grad(g)
                 continue
+            if [p._version_counter[0] for p in ctx.inputs] != ctx.versions or \
+                    t._version_counter[0] != ctx.out_version:
+                raise RuntimeError(_modified_in_place(ctx, t))
             scatter = None if create_graph else getattr(ctx, "scatter_backward", None)
             if scatter is not None:  # indexing: add g straight into its input's gradient
                 p = ctx.inputs[0]

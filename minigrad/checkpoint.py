@@ -12,6 +12,7 @@ Tensor names are the state dict's names, so a file saved here loads into PyTorch
 import json
 import os
 import secrets
+import stat
 
 import safetensors
 import safetensors.numpy
@@ -32,19 +33,24 @@ def save(state_dict, path, metadata=None):
 
     Atomic: the file is written to a temporary file in the same directory, flushed to
     disk, then renamed over `path` (os.replace), so `path` is always either the old
-    checkpoint or the complete new one."""
+    checkpoint or the complete new one. A symbolic link at `path` stays a link: the file it
+    points to is the one replaced. A replaced file keeps its permission bits."""
     if hasattr(state_dict, "state_dict") and callable(state_dict.state_dict):
         state_dict = state_dict.state_dict()  # a Module was passed
     arrays = {name: _host_array(name, t) for name, t in state_dict.items()}
     meta = _string_metadata(metadata)
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target file
+    directory = os.path.dirname(path)
     # a fresh name beside the target (same file system, so the rename is atomic); made
     # with os.open so the file gets the usual permissions (the umask's), not mkstemp's 0600
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
+        # the replaced file's permission bits, else the umask's; set after writing, as
+        # safetensors writes its file 0600
+        mode = stat.S_IMODE(os.stat(path if os.path.exists(path) else tmp).st_mode)
         _write_safetensors(arrays, tmp, meta)
+        os.chmod(tmp, mode)
         with open(tmp, "rb+") as f:  # the rename must not overtake the data on disk
             f.flush()
             os.fsync(f.fileno())
@@ -106,6 +112,10 @@ def _write_safetensors(arrays, path, metadata):
 def _host_array(name, t):
     if not isinstance(name, str):
         raise TypeError(f"mg.save: tensor names must be strings, got {name!r}")
+    if name == "__metadata__":
+        raise ValueError("mg.save: the name '__metadata__' is reserved by the .safetensors "
+                         "format for the metadata block; rename that tensor (put strings "
+                         "in `metadata` instead)")
     if isinstance(t, Tensor):
         a = t.numpy()
     elif hasattr(t, "shape") and hasattr(t, "dtype"):
@@ -114,7 +124,8 @@ def _host_array(name, t):
         raise TypeError(f"mg.save: entry {name!r} is a {type(t).__name__}, not a tensor; put "
                         f"numbers and strings in `metadata` instead")
     # safetensors copies from the array's memory as one block: it must be C-contiguous
-    return backend.get("cpu").xp.ascontiguousarray(a)
+    # (not ascontiguousarray, which would turn a 0-d array into shape (1,))
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 def _string_metadata(metadata):

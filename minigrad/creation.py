@@ -1,4 +1,6 @@
 """Tensor factories: tensor, zeros, ones, full, arange, randn, rand, randint, *_like."""
+import operator
+
 from minigrad import backend
 from minigrad.tensor import Tensor
 
@@ -16,7 +18,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
 def _shape(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    shape = tuple(int(s) for s in shape)
+    try:
+        shape = tuple(operator.index(s) for s in shape)  # ints (or NumPy ints), not 3.5
+    except TypeError:
+        raise TypeError(f"sizes must be integers, got shape {tuple(shape)}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimension in shape {shape}")
     return shape
@@ -39,6 +44,10 @@ def ones(*shape, dtype=None, device=None, requires_grad=False):
 
 
 def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
+    """A tensor of `fill_value`; without dtype, the value's kind decides (as PyTorch): a
+    bool gives bool, an int int64, a float float32."""
+    if dtype is None and isinstance(fill_value, (bool, int)):
+        dtype = backend.bool_ if isinstance(fill_value, bool) else backend.int64
     return _new(lambda b, s, d: b.xp.full(s, fill_value, dtype=d), (shape,), dtype, device,
                 requires_grad)
 
@@ -79,6 +88,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Like range(): integers give int64, any float gives float32."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise ValueError(f"arange: step must be nonzero, got {step} (start={start}, "
+                         f"end={end})")
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.DEFAULT_FLOAT

@@ -2,7 +2,7 @@
 under PyTorch's names and argument names."""
 from minigrad.ops.elementwise import relu, tanh, sigmoid, gelu  # noqa: F401
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
-from minigrad.ops.loss import cross_entropy  # noqa: F401
+from minigrad.ops.loss import cross_entropy, check_reduction as _check_reduction  # noqa
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
@@ -17,6 +17,8 @@ def embedding(input, weight, padding_idx=None):
 
 
 def mse_loss(input, target, reduction="mean"):
+    """Squared differences, averaged ('mean'), summed ('sum') or as they are ('none')."""
+    _check_reduction(reduction, "mse_loss")
     d = (input - target) ** 2
-    return {"mean": d.mean, "sum": d.sum}.get(reduction, lambda: d)()
+    return d if reduction == "none" else d.mean() if reduction == "mean" else d.sum()
 

@@ -8,13 +8,18 @@ from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
 
 
 class Tensor:
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "device", "__weakref__")
+    # _version_counter: a one-element list counting in-place changes of `data`, shared by
+    # every tensor that views the same memory (see `_version`)
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "device", "_version_counter",
+                 "__weakref__")
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
     def __init__(self, data, dtype=None, device=None, requires_grad=False):
         dtype = backend.dtype(dtype)
         if isinstance(data, Tensor):
             data = data.data
+        elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+            data = _stack_values(data)
         if device is None:
             device = backend.device_of_array(data) if _is_device_array(data) else "cpu"
         device = backend.device_name(device)
@@ -31,7 +36,7 @@ class Tensor:
         if dtype is not None and arr.dtype != dtype:
             arr = arr.astype(dtype)
         self.data, self.device, self.grad, self._ctx = arr, device, None, None
-        self.requires_grad = False
+        self.requires_grad, self._version_counter = False, [0]
         if requires_grad:
             self.requires_grad_(True)
 
@@ -40,6 +45,7 @@ class Tensor:
         """Wrap an array already on `device` (no checks, no copy): the ops' fast constructor."""
         t = Tensor.__new__(Tensor)
         t.data, t.device, t.grad, t._ctx, t.requires_grad = array, device, None, None, requires_grad
+        t._version_counter = [0]
         return t
 
     # ---- properties -------------------------------------------------------------------
@@ -70,6 +76,13 @@ class Tensor:
         return self.data.size
 
     @property
+    def _version(self):
+        """How many times this tensor's memory has been changed in place (PyTorch's
+        `_version`). Views of one memory share the count; Function.apply records it and
+        backward refuses to use a tensor whose count has moved since."""
+        return self._version_counter[0]
+
+    @property
     def is_leaf(self):
         return self._ctx is None
 
@@ -85,6 +98,12 @@ class Tensor:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.data.shape[0]
+
+    def __iter__(self):
+        """The slices along dim 0 (as unbind(0)); a 0-d tensor has none to give."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
 
     def __repr__(self):
         body = repr(self.numpy()).replace("array(", "tensor(", 1)
@@ -116,6 +135,15 @@ class Tensor:
     def numpy(self):
         """A host NumPy array (a copy when the tensor is on the GPU)."""
         return self.backend.to_numpy(self.data)
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t): the values (without grad). Only on the CPU: a GPU tensor is copied
+        to the host explicitly, with .cpu() or .numpy() (as PyTorch)."""
+        if self.device != "cpu":
+            raise TypeError(f"cannot convert a tensor on {self.device!r} to a NumPy array "
+                            f"implicitly; call .cpu() or .numpy() first")
+        a = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return a.copy() if copy else a
 
     def item(self):
         if self.data.size != 1:
@@ -156,8 +184,11 @@ class Tensor:
         return self.to(dtype=backend.bool_)
 
     def detach(self):
-        """The same data, cut from the graph."""
-        return Tensor._make(self.data, self.device)
+        """The same data, cut from the graph (an in-place change of either is seen by both,
+        so they share the version count)."""
+        t = Tensor._make(self.data, self.device)
+        t._version_counter = self._version_counter
+        return t
 
     def clone(self):
         return ops.shape.clone(self)
@@ -194,16 +225,33 @@ class Tensor:
             g = g.to(dtype=self.dtype)
         self.grad = g if self.grad is None else self.grad + g
 
+    # ---- in-place changes: each checks it may, writes, then counts itself in `_version` --
+    def _check_in_place(self, op):
+        if self.requires_grad and is_grad_enabled():
+            what = "a leaf tensor" if self.is_leaf else "a tensor"
+            raise RuntimeError(f"{op}: in-place change of {what} that requires grad; do it "
+                               f"under mg.no_grad() (e.g. to initialise a weight) or build a "
+                               f"new tensor (x * 0, mg.where, mg.cat)")
+
     def zero_(self):
+        self._check_in_place("zero_")
         self.data[...] = 0
+        self._version_counter[0] += 1
         return self
 
     def __setitem__(self, index, value):
-        if self.requires_grad and is_grad_enabled():
-            raise RuntimeError("in-place assignment to a tensor that requires grad; do it "
-                               "under mg.no_grad() or build a new tensor (mg.where, cat)")
+        self._check_in_place("setitem")
         index = ops.shape.raw_index(index, self, "setitem")
-        self.data[index] = value.data if isinstance(value, Tensor) else value
+        value = value.data if isinstance(value, Tensor) else value
+        try:
+            self.data[index] = value
+        except ValueError:  # NumPy's words ("setting an array element with a sequence")
+            raise ValueError(f"setitem: a value of shape {tuple(self.backend.xp.shape(value))} "
+                             f"cannot be assigned to the part of shape "
+                             f"{tuple(self.data[index].shape)} that the index selects (tensor "
+                             f"of shape {self.shape}); the value must broadcast to that "
+                             f"part") from None
+        self._version_counter[0] += 1
 
     # ---- arithmetic (a Python scalar or array on either side becomes a constant) -------
     def __add__(self, o): return ops.elementwise.add(self, o)
@@ -264,11 +312,13 @@ class Tensor:
 
     def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
             keepdims=None):
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased, axis=axis,
-                        keepdims=keepdims).sqrt()
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+        return ops.reduce.std(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        """Without dim: the largest element. With dim: (values, indices) like PyTorch."""
+        """Without dim: the largest element. With dim: a (values, indices) named tuple, as
+        PyTorch (`.values`, `.indices`, or unpack it)."""
         return ops.reduce.extremum("max", self, _dim(dim, axis), _kd(keepdim, keepdims))
 
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -310,6 +360,17 @@ def split_device_dtype(device, dtype):
         except TypeError:
             return str(device), dtype
     return device, dtype
+
+
+def _stack_values(items):
+    """[t0, t1, ...] (tensors of one shape, or numbers) as one host array of their values,
+    in their dtype: mg.tensor([mg.tensor(1.), mg.tensor(2.)]) as torch.tensor."""
+    values = [x.numpy() if isinstance(x, Tensor) else x for x in items]
+    shapes = {tuple(getattr(v, "shape", ())) for v in values}
+    if len(shapes) > 1:
+        raise ValueError(f"tensor: a list of tensors is stacked, so they must all have one "
+                         f"shape; got shapes {sorted(shapes)}")
+    return backend.to_host(values)
 
 
 def _is_device_array(a):

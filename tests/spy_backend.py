@@ -57,6 +57,9 @@ class SpyArray:
     size = property(lambda self: self.a.size)
     strides = property(lambda self: self.a.strides)
     T = property(lambda self: SpyArray(self.a.T))
+    # every result is a new wrapper, so no spy array is the base of another: Function.apply
+    # finds no views here (and version counts are not shared between them)
+    base = property(lambda self: None)
 
     def __len__(self): return len(self.a)
     def __repr__(self): return "spy(" + repr(self.a) + ")"

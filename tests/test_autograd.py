@@ -231,4 +231,60 @@ def test_autograd_demo_runs(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "demos" / "00_autograd.py")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "digraph" in done.stdout and (tmp_path / "graph.dot").exists()
+    assert "digraph" in done.stdout and (tmp_path / "out" / "graph.dot").exists()
+
+
+# ---- in-place changes after use: the version counter ---------------------------------------
+def test_in_place_change_of_a_saved_output_fails_backward(device):
+    a = mg.tensor([1., 2., 3.], requires_grad=True, device=device)
+    y = a.exp()                                          # Exp's backward reads y
+    with mg.no_grad():
+        y[0] = 100.0
+    with pytest.raises(RuntimeError, match=r"gradient of Exp.*its output.*version 1.*"
+                                           r"version 0.*clone\(\)"):
+        y.sum().backward()
+
+
+def test_in_place_change_through_a_view_or_detach_is_seen(device):
+    w = mg.tensor([[1., 2.], [3., 4.]], requires_grad=True, device=device)
+    for change in (lambda: w.reshape(4).__setitem__(0, 5.0),   # a view shares the count
+                   lambda: w.T[0].zero_(),
+                   lambda: w.detach().zero_()):
+        loss = (w * w).sum()
+        with mg.no_grad():
+            change()
+        with pytest.raises(RuntimeError, match="gradient of Mul.*input 0"):
+            loss.backward()
+    y = w * 2                                            # a copy made before: unaffected
+    c = w.clone()
+    with mg.no_grad():
+        c.zero_()
+    y.sum().backward()
+    assert w.grad.numpy().tolist() == [[2., 2.], [2., 2.]]
+
+
+def test_in_place_change_of_a_leaf_requiring_grad_needs_no_grad(device):
+    x = mg.tensor([1., 2.], requires_grad=True, device=device)
+    with pytest.raises(RuntimeError, match="zero_: in-place change of a leaf tensor that "
+                                           "requires grad.*no_grad"):
+        x.zero_()
+    with pytest.raises(RuntimeError, match="setitem: in-place"):
+        x[0] = 3.0
+    with mg.no_grad():
+        x.zero_()
+        x[1] = 3.0
+    assert x._version == 2 and x.numpy().tolist() == [0., 3.]
+
+
+def test_optimizer_step_bumps_the_version_and_the_training_loop_still_works(device):
+    w = mg.nn.Parameter(mg.tensor([1., 2.], device=device))
+    opt = mg.optim.SGD([w], lr=0.1)
+    for _ in range(3):                                   # forward, backward, step, forward
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    loss = (w * w).sum()                                 # built before the step below
+    loss.backward(retain_graph=True)
+    opt.step()
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()

@@ -140,3 +140,40 @@ def test_missing_file_and_bad_entries():
 def test_strip_prefix():
     d = {"model.w": 1, "model.b": 2, "optimizer.state.0.x": 3}
     assert checkpoint.strip_prefix(d, "model.") == {"w": 1, "b": 2}
+
+
+def test_a_model_with_a_scalar_parameter_reloads_its_own_checkpoint(tmp_path):
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.Parameter(mg.tensor(2.5))      # 0-d, as torch allows
+
+    path = tmp_path / "ck.safetensors"
+    mg.save(Scaled(), path)
+    loaded = mg.load(path)
+    assert loaded["scale"].shape == () and loaded["scale"].item() == 2.5
+    fresh = Scaled()
+    fresh.load_state_dict(loaded)                         # no shape mismatch
+    assert fresh.scale.shape == ()
+
+
+def test_the_reserved_name_metadata_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="'__metadata__' is reserved.*rename"):
+        mg.save({"__metadata__": mg.ones(1)}, tmp_path / "ck.safetensors")
+    assert os.listdir(tmp_path) == []
+
+
+def test_save_through_a_symlink_replaces_its_target_and_keeps_permissions(tmp_path):
+    target, link = tmp_path / "real.safetensors", tmp_path / "latest.safetensors"
+    mg.save({"w": mg.ones(2)}, target)
+    os.chmod(target, 0o640)
+    os.symlink(target.name, link)
+    mg.save({"w": mg.zeros(2)}, link)
+    assert os.path.islink(link) and os.readlink(link) == target.name
+    assert mg.load(target)["w"].tolist() == [0.0, 0.0]
+    assert (os.stat(target).st_mode & 0o777) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["latest.safetensors", "real.safetensors"]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    mg.save({"w": mg.ones(2)}, tmp_path / "new.safetensors")     # a new file: the umask's
+    assert (os.stat(tmp_path / "new.safetensors").st_mode & 0o777) == 0o666 & ~umask

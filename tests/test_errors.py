@@ -9,7 +9,7 @@ from scipy.special import erf
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import backend
+from minigrad import backend, nn
 
 
 @pytest.fixture
@@ -178,3 +178,52 @@ def test_an_index_mask_or_target_on_another_device_names_the_op(fake_device):
 def test_embedding_negative_index_names_it():
     msg = _message(IndexError, lambda: F.embedding(mg.tensor([2, -1, 9]), mg.ones(5, 2)))
     assert "index -1" in msg and "5 rows" in msg and "0..4" in msg
+
+
+@pytest.mark.parametrize("call,exc,words", [
+    (lambda: mg.ones(3).expand(-1, 3), ValueError, ["expand", "-1", "leading dim 0", "(3,)"]),
+    (lambda: F.mse_loss(mg.ones(3), mg.zeros(3), reduction="avg"), ValueError,
+     ["mse_loss", "'avg'", "'mean', 'sum' or 'none'"]),
+    (lambda: nn.MSELoss(reduction="avg"), ValueError, ["MSELoss", "'avg'", "'none'"]),
+    (lambda: nn.CrossEntropyLoss(reduction="avg"), ValueError, ["CrossEntropyLoss", "'avg'"]),
+    (lambda: mg.ones(6).chunk(0), ValueError, ["chunk", "positive integer", "0"]),
+    (lambda: mg.arange(0, 1, 0), ValueError, ["arange", "step", "nonzero"]),
+    (lambda: mg.cat([mg.tensor(1.0), mg.tensor(2.0)]), ValueError,
+     ["cat", "position 0", "0-d", "mg.stack"]),
+    (lambda: nn.Linear(3, 2)(mg.tensor(1.0)), ValueError, ["Linear(3, 2)", "()", "last dim 3"]),
+    (lambda: nn.Linear(3.5, 2), TypeError, ["Linear", "integers", "3.5"]),
+    (lambda: mg.zeros(3.5), TypeError, ["integers", "3.5"]),
+    (lambda: F.layer_norm(mg.tensor([[1, 2]]), (2,)), TypeError,
+     ["layer_norm", "floating", "int64", ".float()"]),
+    (lambda: mg.tensor([1, 2]).softmax(-1), TypeError, ["softmax", "floating", "int64"]),
+    (lambda: mg.tensor([1, 2]).log_softmax(-1), TypeError, ["log_softmax", "floating"]),
+    (lambda: mg.ones(3).sum(1.0), TypeError, ["sum", "dim", "int or a tuple of ints", "1.0"]),
+    (lambda: mg.ones(6).split([5, -1]), ValueError, ["split", "non-negative", "[5, -1]"]),
+    (lambda: mg.ones(6).split(2.5), TypeError, ["split", "int or a list", "2.5"]),
+    (lambda: mg.zeros(0, 3).reshape(-1, 0), ValueError, ["reshape", "(0, 3)", "(-1, 0)"]),
+    (lambda: mg.zeros(0, 3).max(0), ValueError, ["max", "dim 0", "size 0"]),
+    (lambda: mg.zeros(0, 3).min(), ValueError, ["min", "empty", "(0, 3)"]),
+])
+def test_errors_found_in_review_name_what_was_wrong(call, exc, words):
+    msg = _message(exc, call)
+    for w in words:
+        assert w in msg, f"{w!r} not in: {msg}"
+
+
+def test_setitem_with_a_value_of_the_wrong_shape_names_both_shapes():
+    t = mg.zeros(3)
+    msg = _message(ValueError, lambda: t.__setitem__(0, mg.tensor([1.0, 2.0])))
+    assert "setitem" in msg and "(2,)" in msg and "part of shape ()" in msg and "(3,)" in msg
+    assert t._version == 0 and t.tolist() == [0.0, 0.0, 0.0]        # nothing written
+
+
+def test_a_buffer_takes_only_a_tensor_or_none():
+    m = nn.Module()
+    m.register_buffer("running", mg.zeros(2))
+    msg = _message(TypeError, lambda: setattr(m, "running", 3))
+    assert "buffer 'running'" in msg and "int" in msg and "Tensor or None" in msg
+
+
+def test_np_asarray_of_a_tensor_on_another_device_says_to_copy_it_first(fake_device):
+    msg = _message(TypeError, lambda: np.asarray(mg.ones(2, device=fake_device)))
+    assert "'fake'" in msg and ".cpu() or .numpy()" in msg

@@ -168,3 +168,15 @@ def test_layers_accept_device_and_dtype():
     assert lin.weight.dtype == mg.float64 and lin.weight.device == "cpu"
     ln = nn.LayerNorm(3, dtype="float64")
     assert ln.weight.dtype == mg.float64
+
+
+def test_zero_size_linear_layers_work_as_torch():
+    m = nn.Linear(0, 2)
+    assert m.weight.shape == (2, 0) and m.bias.tolist() == [0.0, 0.0]
+    x = mg.ones(3, 0, requires_grad=True)
+    y = m(x)
+    assert y.shape == (3, 2)
+    y.sum().backward()
+    assert m.weight.grad.shape == (2, 0) and m.bias.grad.tolist() == [3.0, 3.0]
+    assert x.grad.shape == (3, 0)
+    assert nn.Linear(2, 0)(mg.ones(3, 2)).shape == (3, 0)

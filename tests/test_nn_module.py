@@ -56,8 +56,11 @@ def test_load_state_dict_strict_lists_every_problem_by_name():
     with pytest.raises(RuntimeError) as e:
         model.load_state_dict(bad)
     msg = str(e.value)
-    assert "missing keys: ['1.bias']" in msg and "unexpected keys: ['2.weight']" in msg
+    assert "missing keys: 1.bias" in msg and "unexpected keys: 2.weight" in msg
     assert "0.weight: checkpoint (5, 3) vs model (4, 3)" in msg
+    many = nn.Sequential(*[nn.Linear(2, 2) for _ in range(10)])   # a model's worth: the first
+    with pytest.raises(RuntimeError, match=r"missing keys: 0.weight, .*2.bias and 14 more$"):
+        many.load_state_dict({})
     # non-strict: missing/unexpected are returned, shape mismatches still refused
     del bad["0.weight"]
     missing, unexpected = model.load_state_dict(bad, strict=False)
@@ -80,6 +83,17 @@ def test_state_dict_shares_memory_until_modified():
     model = nn.Linear(2, 2)
     sd = model.state_dict()
     assert not sd["weight"].requires_grad and sd["weight"].data is model.weight.data
+
+
+def test_state_dict_follows_optimizer_steps_and_loads_as_pytorch():
+    model = nn.Linear(2, 2)
+    sd, snapshot = model.state_dict(), {k: v.clone() for k, v in model.state_dict().items()}
+    model(mg.ones(1, 2)).sum().backward()
+    mg.optim.Adam(model.parameters(), lr=0.1).step()
+    assert (sd["weight"].numpy() == model.weight.numpy()).all()      # followed the step
+    assert not (snapshot["weight"].numpy() == model.weight.numpy()).any()
+    model.load_state_dict(snapshot)                                  # written in place too
+    assert (sd["bias"].numpy() == snapshot["bias"].numpy()).all()
 
 
 def test_to_moves_dtype_parameters_buffers_and_grads():
@@ -198,3 +212,22 @@ def test_parameter():
     assert p.requires_grad and p.is_leaf and isinstance(p, mg.Tensor)
     assert not nn.Parameter(mg.ones(2), requires_grad=False).requires_grad
     assert repr(p).startswith("Parameter containing:")
+
+
+def test_reassigning_a_buffer_keeps_it_a_buffer_as_torch():
+    class Running(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("running", mg.zeros(3))
+
+        def forward(self, x):
+            self.running = self.running * 0.9 + x
+            return x
+
+    m = Running()
+    m(mg.ones(3))
+    assert list(m.state_dict()) == ["running"] and [n for n, _ in m.named_buffers()] == [
+        "running"]
+    assert m.running.tolist() == [1.0, 1.0, 1.0] and "running" not in m.__dict__
+    m.running = None                                       # None keeps the slot, as torch
+    assert "running" in m._buffers and list(m.state_dict()) == []

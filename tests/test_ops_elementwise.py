@@ -202,3 +202,39 @@ def test_where_of_two_scalars_as_torch(device):
     np.testing.assert_array_equal(y.numpy(), [0.0, 1.0, 1.0])
     z = mg.where(np.array([True, False]), 1, 0)
     assert z.dtype == mg.int64 and z.numpy().tolist() == [1, 0]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero", "ignore:invalid value")
+def test_pow_gradients_at_base_zero_are_zero_as_torch(device):
+    x = mg.tensor([0.0, 1.0, 2.0], dtype=mg.float64, device=device, requires_grad=True)
+    (x ** 0).sum().backward()                            # 0·0⁻¹ would be NaN
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    a = mg.tensor([0.0, 0.0, 2.0], dtype=mg.float64, device=device, requires_grad=True)
+    b = mg.tensor([2.0, 0.0, -1.0], dtype=mg.float64, device=device, requires_grad=True)
+    (a ** b).sum().backward()                            # 0ᵇ·ln 0 for b ≥ 0 would be NaN
+    assert a.grad.tolist() == [0.0, 0.0, -0.25]
+    np.testing.assert_allclose(b.grad.numpy(), [0.0, 0.0, 0.5 * np.log(2.0)])
+    y = mg.tensor([0.0, 1.0], dtype=mg.float64, device=device, requires_grad=True)
+    (y ** 2).sum().backward()                            # other values unchanged
+    assert y.grad.tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "tanh", "sigmoid", "erf", "gelu"])
+def test_float_functions_of_integers_give_float32_as_torch(name, device):
+    y = getattr(mg.tensor([1, 2], device=device), name)()
+    assert y.dtype == mg.float32
+    assert mg.tensor([1, 2], device=device).relu().dtype == mg.int64   # stays an integer
+
+
+def test_a_0d_tensor_is_weak_beside_a_tensor_of_the_same_kind_as_torch(device):
+    x = mg.ones(2, device=device)
+    s = mg.tensor(2.0, dtype=mg.float64, device=device, requires_grad=True)
+    y = x * s
+    assert y.dtype == mg.float32 and (s + x).dtype == mg.float32
+    y.sum().backward()
+    assert s.grad.dtype == mg.float64 and s.grad.item() == 2.0
+    assert (mg.ones(2, dtype=mg.int32, device=device) + mg.tensor(2, device=device)).dtype \
+        == mg.int32
+    # a 0-d float beside an integer tensor is of a higher kind: its dtype wins
+    assert (mg.tensor([1, 2], device=device) * s.detach()).dtype == mg.float64
+    assert (mg.tensor(1.0, device=device) * s).dtype == mg.float64   # both 0-d: promote

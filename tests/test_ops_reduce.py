@@ -82,6 +82,10 @@ def test_max_min_with_dim_return_values_and_indices(device):
     assert x.max().item() == 7.0 and x.min().item() == 0.0
     assert x.argmax().item() == 3 and x.argmin(dim=1).tolist() == [0, 1]
     assert x.argmax(dim=1, keepdim=True).shape == (2, 1)
+    r = x.max(1)                                         # a named tuple, as torch.return_types
+    assert r.values.tolist() == [5.0, 7.0] and r.indices.tolist() == [1, 0]
+    assert x.min(0).indices.tolist() == [0, 1, 0]
+    assert mg.tensor(3.0, device=device).max(0).indices.item() == 0
 
 
 @pytest.mark.parametrize("name", ["max", "min"])
@@ -146,3 +150,11 @@ def test_std_accepts_unbiased_as_torch(device):
     x = mg.tensor(a, device=device)
     np.testing.assert_allclose(x.std(unbiased=False).numpy(), a.std(), rtol=1e-6)
     np.testing.assert_allclose(x.std(1, unbiased=True).numpy(), a.std(1, ddof=1), rtol=1e-6)
+
+
+def test_max_along_a_nonempty_dim_of_an_empty_tensor_is_empty_as_torch(device):
+    x = mg.zeros(0, 3, device=device, requires_grad=True)
+    values, indices = x.max(1)
+    assert values.shape == (0,) and indices.shape == (0,) and indices.dtype == mg.int64
+    values.sum().backward()
+    assert x.grad.shape == (0, 3)

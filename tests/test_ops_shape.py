@@ -146,3 +146,25 @@ def test_unbind_slices_and_halves(device):
         slices_of_x += isinstance(t._ctx, GetItem) and t._ctx.inputs[0] is x
         stack += t._ctx.inputs
     assert slices_of_x == 2
+
+
+def test_empty_tensors_as_torch(device):
+    x = mg.zeros(0, 3, device=device, requires_grad=True)
+    assert x.reshape(-1, 3).shape == (0, 3) and x.reshape(3, -1).shape == (3, 0)
+    t = mg.tensor([1.0, 2.0, 3.0], device=device)
+    assert t[[]].shape == (0,) and mg.ones(2, 3, device=device)[[]].shape == (0, 3)
+    for fn in (lambda v: v.softmax(-1), lambda v: v.log_softmax(-1)):
+        e = mg.zeros(2, 0, device=device, requires_grad=True)
+        y = fn(e)
+        assert y.shape == (2, 0) and y.dtype == mg.float32
+        y.sum().backward()
+        assert e.grad.shape == (2, 0)
+
+
+def test_split_and_chunk_sizes(device):
+    x = mg.arange(6, device=device)
+    assert [p.tolist() for p in x.split([4, 2])] == [[0, 1, 2, 3], [4, 5]]
+    assert [p.tolist() for p in x.split([6, 0])] == [[0, 1, 2, 3, 4, 5], []]
+    assert [p.tolist() for p in x.chunk(4)] == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(ValueError, match="non-negative"):
+        x.split([7, -1])                                 # sums to 6, but -1 is no size

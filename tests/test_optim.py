@@ -113,15 +113,20 @@ def test_params_without_grad_are_skipped():
     assert a.numpy().tolist() == [0.0, 0.0] and b.numpy().tolist() == [1.0, 1.0]
 
 
-def test_step_leaves_earlier_arrays_and_grads_untouched():
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: optim.Adam(ps, lr=0.1),
+                                  lambda ps: optim.AdamW(ps, lr=0.1)])
+def test_step_updates_in_place_and_leaves_grads_untouched(make):
+    # as PyTorch: a state_dict() taken before step() follows the parameters
     p = nn.Parameter(mg.ones(3))
-    before = p.data
+    before, version = p.data, p._version
     snapshot = {"p": p.detach()}
     p.grad = mg.ones(3)
     g = p.grad.data
-    optim.Adam([p], lr=0.1).step()
-    assert (before == 1).all() and (snapshot["p"].numpy() == 1).all()
+    make([p]).step()
+    assert p.data is before and (snapshot["p"].numpy() < 1).all()
     assert (g == 1).all() and (p.numpy() < 1).all()
+    assert p._version == version + 1                      # counted as an in-place change
 
 
 def test_zero_grad():
@@ -253,6 +258,14 @@ def test_clip_grad_norm_matches_torch(max_norm, norm_type):
     assert float(norm) == pytest.approx(float(tnorm), rel=1e-12)
     for p, q in zip(mp, tp):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+def test_clip_grad_norm_of_order_0_counts_the_nonzero_elements():
+    a, b = nn.Parameter(mg.ones(3)), nn.Parameter(mg.ones(2))
+    a.grad, b.grad = mg.tensor([0.0, 2.0, 0.0]), mg.tensor([1.0, -4.0])
+    norm = nn.utils.clip_grad_norm_([a, b], max_norm=1.5, norm_type=0)
+    assert norm.item() == 3.0                            # three nonzero gradient elements
+    np.testing.assert_allclose(a.grad.numpy(), [0.0, 1.0, 0.0], rtol=1e-5)
 
 
 def test_clip_grad_norm_does_not_scale_shared_grads_twice():

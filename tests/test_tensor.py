@@ -116,3 +116,47 @@ def test_keep_freed_host_memory_reports_whether_it_applied():
     if sys.platform.startswith("linux"):
         import platform
         assert applied == (platform.libc_ver()[0] == "glibc")
+
+
+def test_iterating_gives_the_rows_and_a_0d_tensor_refuses(device):
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    assert [r.tolist() for r in x] == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        list(mg.tensor(1.0, device=device))
+
+
+def test_a_list_of_tensors_becomes_one_tensor_of_their_values(device):
+    t = mg.tensor([mg.tensor(1.0, device=device), mg.tensor(2.0, device=device)])
+    assert t.dtype == mg.float32 and t.tolist() == [1.0, 2.0]
+    t64 = mg.tensor([mg.tensor(1.0, dtype=mg.float64, device=device)] * 2)
+    assert t64.dtype == mg.float64                      # their dtype, as torch.tensor
+    rows = mg.tensor((mg.ones(2, device=device), mg.zeros(2, device=device)))
+    assert rows.shape == (2, 2) and rows.tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    with pytest.raises(ValueError, match=r"one shape.*\(2,\).*\(3,\)"):
+        mg.tensor([mg.ones(2), mg.ones(3)])
+
+
+def test_clamp_with_tensor_bounds(device):
+    x = mg.tensor([1.0, 5.0, 2.5], device=device, requires_grad=True)
+    lo = mg.tensor(2.0, dtype=mg.float64, device=device)
+    y = x.clamp(lo, mg.tensor([3.0, 3.0, 3.0], device=device))
+    assert y.dtype == mg.float32 and y.tolist() == [2.0, 3.0, 2.5]
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+    assert mg.clamp(x, max=mg.tensor(0.0, device=device)).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_np_asarray_of_a_tensor():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    a = np.asarray(x)
+    assert isinstance(a, np.ndarray) and a.dtype == np.float32 and a.tolist() == [1.0, 2.0]
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    assert np.asarray([mg.tensor(1.0), mg.tensor(2.0)]).tolist() == [1.0, 2.0]
+
+
+
+def test_full_takes_its_dtype_from_the_value_as_torch(device):
+    assert mg.full((2,), 7, device=device).dtype == mg.int64
+    assert mg.full((2,), True, device=device).dtype == mg.bool
+    assert mg.full((2,), 7.0, device=device).dtype == mg.float32
+    assert mg.full((2,), 7, dtype=mg.float64, device=device).dtype == mg.float64

@@ -7,9 +7,11 @@ from minigrad import backend
 from minigrad.autograd import no_grad
 
 
-def _fill(tensor, host_array):
+def _fill(tensor, values):
+    """Write `values` (a host array or a number) into the tensor's memory, in place."""
     with no_grad():
-        tensor.data = tensor.backend.from_numpy(host_array.astype(tensor.dtype))
+        tensor[...] = values if backend.is_scalar(values) else tensor.backend.from_numpy(
+            values.astype(tensor.dtype))
     return tensor
 
 
@@ -42,18 +44,15 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def zeros_(tensor):
-    tensor.data = tensor.backend.xp.zeros(tensor.shape, dtype=tensor.dtype)
-    return tensor
+    return _fill(tensor, 0)
 
 
 def ones_(tensor):
-    tensor.data = tensor.backend.xp.ones(tensor.shape, dtype=tensor.dtype)
-    return tensor
+    return _fill(tensor, 1)
 
 
 def constant_(tensor, value):
-    tensor.data = tensor.backend.xp.full(tensor.shape, value, dtype=tensor.dtype)
-    return tensor
+    return _fill(tensor, value)
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -71,19 +70,21 @@ def calculate_gain(nonlinearity, param=None):
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = fans(tensor)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out)) if fan_in + fan_out else 0.0
     return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+    std = gain * math.sqrt(2.0 / (fan_in + fan_out)) if fan_in + fan_out else 0.0
+    return normal_(tensor, 0.0, std, generator)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
     fan_in, fan_out = fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
-    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    # a zero-size weight (nn.Linear(0, n)) has nothing to fill: any finite std will do
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan else 0.0
 
 
 def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):

@@ -4,6 +4,8 @@ Names, arguments, parameter names/shapes and default initialisation follow PyTor
 import math
 
 from minigrad import creation, functional as F
+from minigrad.autograd import no_grad
+from minigrad.ops.loss import check_reduction
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
 
@@ -13,6 +15,10 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                   for n in (in_features, out_features)):
+            raise TypeError(f"Linear: in_features and out_features must be non-negative "
+                            f"integers, got ({in_features!r}, {out_features!r})")
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(creation.zeros(out_features, in_features, device=device,
                                                dtype=dtype))
@@ -30,7 +36,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x):
-        if x.shape[-1] != self.in_features:
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): input has "
                              f"shape {x.shape}, expected last dim {self.in_features}")
         return F.linear(x, self.weight, self.bias)
@@ -61,7 +67,8 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            with no_grad():
+                self.weight[self.padding_idx] = 0
 
     def forward(self, idx):
         return F.embedding(idx, self.weight, self.padding_idx)
@@ -168,6 +175,7 @@ class CrossEntropyLoss(Module):
 
     def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__()
+        check_reduction(reduction, "CrossEntropyLoss")
         self.ignore_index, self.reduction = ignore_index, reduction
         self.label_smoothing = label_smoothing
 
@@ -181,6 +189,7 @@ class MSELoss(Module):
 
     def __init__(self, reduction="mean"):
         super().__init__()
+        check_reduction(reduction, "MSELoss")
         self.reduction = reduction
 
     def forward(self, input, target):

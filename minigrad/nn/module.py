@@ -35,6 +35,14 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                f"before assigning attributes")
+        if name in self._buffers and not isinstance(value, (Parameter, Module)):
+            # a buffer stays a buffer (self.running = self.running * 0.9 + x), as PyTorch
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"{type(self).__name__}: cannot assign a value of type "
+                                f"{type(value).__name__} to buffer '{name}' (a Tensor or "
+                                f"None expected); del it first to use the name otherwise")
+            self._buffers[name] = value
+            return
         for store in (self._parameters, self._modules, self._buffers):
             store.pop(name, None)
         if isinstance(value, Parameter):
@@ -153,6 +161,7 @@ class Module:
                     moved = t.detach().to(device=device, dtype=cast)
                     if moved.data is not t.data:
                         t.data, t.device = moved.data, moved.device
+                        t._version_counter[0] += 1   # new values for a graph built before
                         if t.grad is not None:
                             t.grad = t.grad.to(device=device, dtype=cast)
         return self
@@ -166,7 +175,8 @@ class Module:
     # ---- state ----------------------------------------------------------------------------
     def state_dict(self):
         """Name -> tensor for every parameter and buffer (names as PyTorch would give them).
-        The tensors share memory with the module; copy them if you will modify them."""
+        The tensors share memory with the module, so, as in PyTorch, they follow its later
+        changes (optimiser steps, load_state_dict): clone() them to keep a snapshot."""
         out = OrderedDict()
         for mname, m in self.named_modules():
             for store in (m._parameters, m._buffers):
@@ -190,18 +200,14 @@ class Module:
                       f"{own[k].shape}" for k in own
                       if k in state_dict and tuple(_shape(state_dict[k])) != own[k].shape]
         if mismatched or (strict and (missing or unexpected)):
-            parts = []
-            if missing:
-                parts.append(f"missing keys: {missing}")
-            if unexpected:
-                parts.append(f"unexpected keys: {unexpected}")
-            if mismatched:
-                parts.append(f"shape mismatches: {mismatched}")
+            parts = [f"{what}: {_first(names)}" for what, names in (
+                ("missing keys", missing), ("unexpected keys", unexpected),
+                ("shape mismatches", mismatched)) if names]
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
         for k, t in own.items():
-            if k in state_dict:
-                host = _host(state_dict[k])
-                t.data = t.backend.from_numpy(host.astype(t.dtype, copy=True))
+            if k in state_dict:  # into the tensor's own memory, as PyTorch's copy_
+                t.data[...] = t.backend.from_numpy(_host(state_dict[k]).astype(t.dtype))
+                t._version_counter[0] += 1
         return missing, unexpected
 
     # ---- printing -------------------------------------------------------------------------
@@ -218,6 +224,12 @@ class Module:
 
 def _shape(v):
     return v.shape if hasattr(v, "shape") else backend.to_host(v).shape
+
+
+def _first(names, n=6):
+    """The first n names of a list, and how many more (a whole model's worth is unreadable)."""
+    more = f" and {len(names) - n} more" if len(names) > n else ""
+    return ", ".join(names[:n]) + more
 
 
 def _host(v):

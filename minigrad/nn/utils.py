@@ -4,6 +4,7 @@ Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never
 plain backward() stores a fresh array in each .grad, but a gradient stored with
 create_graph=True, or assigned by hand, may be an array that another tensor holds too, and
 scaling it in place would scale it once per holder."""
+from minigrad import backend
 from minigrad.autograd import no_grad
 from minigrad.tensor import Tensor
 
@@ -29,10 +30,17 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     # everything stays on the device (no sync per parameter); the sums are 0-d arrays
     first = params[0].grad
     xp, dtype = first.backend.xp, first.dtype
-    grads = [p.grad.data for p in params]
+    # float16 squares overflow (a norm above 256 would be inf and zero every gradient):
+    # float16 gradients are summed in float32, and a float16 norm is returned as float32
+    grads = [g.astype(backend.float32) if g.dtype == backend.float16 else g
+             for g in (p.grad.data for p in params)]
+    if dtype == backend.float16:
+        dtype = backend.float32
     if norm_type == float("inf"):
         total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
                                  for g in grads]))
+    elif norm_type == 0.0:                               # how many elements are nonzero
+        total = sum(xp.count_nonzero(g) for g in grads)
     elif norm_type == 2.0:
         # Σg² as a BLAS dot product: one pass, no g*g temporary
         total = xp.sqrt(sum(xp.vdot(g.reshape(-1), g.reshape(-1)) for g in grads))

@@ -32,11 +32,21 @@ def _pair(a, b):
         a = lift(a, b)
     elif not isinstance(b, Tensor):
         b = lift(b, a)
-    if backend.is_floating(a.dtype) != backend.is_floating(b.dtype):
-        if backend.is_floating(a.dtype):
-            b = b.to(dtype=a.dtype)
+    da, db = a.dtype, b.dtype
+    if da == db:                                         # the common case
+        return a, b
+    if (da.kind == "f") != (db.kind == "f"):
+        if da.kind == "f":
+            b = b.to(dtype=da)
         else:
-            a = a.to(dtype=b.dtype)
+            a = a.to(dtype=db)
+    elif (a.ndim == 0) != (b.ndim == 0) and da.kind == db.kind:
+        # a 0-d tensor of the same kind counts as a scalar (as PyTorch): float32 times a
+        # 0-d float64 stays float32
+        if a.ndim == 0:
+            a = a.to(dtype=db)
+        else:
+            b = b.to(dtype=da)
     return a, b
 
 
@@ -68,8 +78,13 @@ class Pow(Function):
     def forward(self, a, b): return a ** b                # d(aᵇ) = b aᵇ⁻¹ da + aᵇ ln(a) db
     def backward(self, g):
         a, b = self.inputs
-        ga = g * b * a ** (b - 1)
-        gb = g * a ** b * log(a) if b.requires_grad else None
+        # at a = 0 the formulas read 0·∞ (b = 0) and 0·(-∞) (b ≥ 0): the limits are 0, as
+        # PyTorch gives, not NaN
+        ga = where(self.const(b.data == 0), 0.0, g * b * a ** (b - 1))
+        gb = None
+        if b.requires_grad:
+            at_zero = self.const((a.data == 0) & (b.data >= 0))
+            gb = where(at_zero, 0.0, g * a ** b * log(a))
         return ga, gb
 
 
@@ -126,7 +141,8 @@ class Relu(Function):
 
 
 class Erf(Function):
-    def forward(self, a): return self.backend_erf(a)     # d erf x = 2/√π · exp(-x²) dx
+    def forward(self, a):                                # d erf x = 2/√π · exp(-x²) dx
+        return self.backend_erf(a).astype(a.dtype, copy=False)  # SciPy's float16 erf: float64
     def backward(self, g):
         x = self.inputs[0]
         return g * (2 / math.sqrt(math.pi)) * exp(-x * x)
@@ -176,7 +192,7 @@ class Gelu(Function):
             self.w, y = xp.empty(x.shape, x.dtype), xp.empty(x.shape, x.dtype)
             in_pieces(backend.get(self.device), lambda *p: _tanh_gelu(xp, *p), x, self.w, y)
             return y
-        cdf = backend.get(self.device).erf(a * (1 / math.sqrt(2)))
+        cdf = backend.get(self.device).erf(a * (1 / math.sqrt(2))).astype(a.dtype, copy=False)
         cdf += 1
         cdf *= 0.5
         self.cdf = cdf                                   # Φ(x)
@@ -257,28 +273,45 @@ def div(a, b):
     return Div.apply(a, b)
 def pow(a, b): return Pow.apply(*_pair(a, b))
 def neg(a): return Neg.apply(a)
-def exp(a): return Exp.apply(a)
-def log(a): return Log.apply(a)
-def sqrt(a): return Sqrt.apply(a)
+def exp(a): return Exp.apply(_floating(a))
+def log(a): return Log.apply(_floating(a))
+def sqrt(a): return Sqrt.apply(_floating(a))
 def abs(a): return Abs.apply(a)
-def tanh(a): return Tanh.apply(a)
-def sigmoid(a): return Sigmoid.apply(a)
+def tanh(a): return Tanh.apply(_floating(a))
+def sigmoid(a): return Sigmoid.apply(_floating(a))
 def relu(a): return Relu.apply(a)
-def erf(a): return Erf.apply(a)
+def erf(a): return Erf.apply(_floating(a))
 def maximum(a, b): return Maximum.apply(*_pair(a, b))
 def minimum(a, b): return Minimum.apply(*_pair(a, b))
+
+
+def _floating(a):
+    """An integer or bool tensor as float32 (as PyTorch: exp of an int64 tensor is float32,
+    where NumPy would give float64)."""
+    return a if a.dtype.kind == "f" else a.to(dtype=backend.DEFAULT_FLOAT)
 
 
 def gelu(a, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return Gelu.apply(a, approximate=approximate)
+    return Gelu.apply(_floating(a), approximate=approximate)
 
 
 def clip(a, min=None, max=None):
+    """a limited to [min, max]; a bound may be a number or a tensor that broadcasts against
+    a (a constant here: the gradient flows to `a` only)."""
     if min is None and max is None:
         raise ValueError("clip: give at least one of min and max")
-    return Clip.apply(a, lo=min, hi=max)
+    return Clip.apply(a, lo=_bound(min, a, "min"), hi=_bound(max, a, "max"))
+
+
+def _bound(v, like, name):
+    if not isinstance(v, Tensor):
+        return v
+    if v.device != like.device:
+        raise RuntimeError(f"clip: {name} on {v.device}, tensor on {like.device}; move it "
+                           f"with .to({like.device!r}) first")
+    return v.data.astype(like.dtype, copy=False)          # the tensor's dtype, as PyTorch
 
 
 def _cond_array(cond, like, op):

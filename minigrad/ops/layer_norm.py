@@ -13,15 +13,19 @@ class LayerNorm(Function):
     def forward(self, x, *affine, dims, eps):            # y = (x - μ)/√(σ² + ε) · w + b
         xp = self.xp
         self.dims, self.eps = dims, eps
-        x = contiguous(xp, x)
+        out_dtype = x.dtype
+        # float16 statistics overflow (σ² of values ~300 passes 65504): compute in float32
+        # and return float16, as PyTorch; x̂ and 1/σ stay float32 for backward
+        dt = backend.float32 if x.dtype == backend.float16 else x.dtype
+        x = contiguous(xp, x).astype(dt, copy=False)
         lead = x.shape[:x.ndim - len(dims)]
         rows = x.reshape(-1, _size(x.shape, dims))
-        xhat, y = xp.empty(rows.shape, x.dtype), xp.empty(rows.shape, x.dtype)
-        rstd = xp.empty((rows.shape[0], 1), x.dtype)
-        w = affine[0].reshape(-1) if affine else None
-        b = affine[1].reshape(-1) if len(affine) == 2 else None
+        xhat, y = xp.empty(rows.shape, dt), xp.empty(rows.shape, dt)
+        rstd = xp.empty((rows.shape[0], 1), dt)
+        w = affine[0].reshape(-1).astype(dt, copy=False) if affine else None
+        b = affine[1].reshape(-1).astype(dt, copy=False) if len(affine) == 2 else None
 
-        to_mean = _mean_vector(xp, rows.shape[1], x.dtype)
+        to_mean = _mean_vector(xp, rows.shape[1], dt)
 
         def normalise(xr, hr, yr, rr):
             xp.subtract(xr, xp.matmul(xr, to_mean), out=hr)   # x - μ
@@ -39,7 +43,7 @@ class LayerNorm(Function):
         in_row_pieces(backend.get(self.device), normalise, rows, xhat, y, rstd)
         self.xhat = xhat.reshape(x.shape)
         self.rstd = rstd.reshape(lead + (1,) * len(dims))
-        return y.reshape(x.shape)
+        return y.reshape(x.shape).astype(out_dtype, copy=False)
 
     def backward(self, g):
         x, *affine = self.inputs
@@ -64,9 +68,10 @@ class LayerNorm(Function):
         x, *affine = self.inputs
         xp = self.xp
         d = _size(x.shape, self.dims)
-        g = contiguous(xp, g).reshape(-1, d)
         xhat, rstd = self.xhat.reshape(-1, d), self.rstd.reshape(-1, 1)
-        w = affine[0].data.reshape(-1) if affine else None
+        dt = xhat.dtype                                  # float32 for float16 (see forward)
+        g = contiguous(xp, g).reshape(-1, d).astype(dt, copy=False)
+        w = affine[0].data.reshape(-1).astype(dt, copy=False) if affine else None
         gx = xp.empty(g.shape, g.dtype)
         sums = xp.zeros((2, d), g.dtype)                 # Σ g⊙x̂ and Σ g over the rows
         # row means of ĝ = g⊙w and of ĝ⊙x̂ straight from g and g⊙x̂: mean(g⊙w) = g·(w/d)
@@ -113,6 +118,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"layer_norm: needs a floating-point input, got dtype {x.dtype}; "
+                        f"convert with .float() first")
     k = len(normalized_shape)
     if x.shape[x.ndim - k:] != normalized_shape or k > x.ndim:
         raise ValueError(f"layer_norm: normalized_shape {normalized_shape} must equal the "

@@ -6,13 +6,15 @@ the GEMM's fresh output in place, all leading dims fold into the rows of one GEM
 bias gradient is one matrix-vector product (a ones vector times the rows), which BLAS runs
 several times faster than NumPy's reduction over the leading axis.
 """
+import math
+
 from minigrad.autograd import Function
 from minigrad.ops.rows import col_sum
 
 
 class Linear(Function):
     def forward(self, x, w, *b):                     # y = x·Wᵀ (+ b)
-        rows = x.reshape(-1, x.shape[-1])            # (..., in) -> (rows, in)
+        rows = _rows(x)                              # (..., in) -> (rows, in)
         y = self.xp.matmul(rows, w.T)
         if b:
             y += b[0]
@@ -20,18 +22,24 @@ class Linear(Function):
 
     def backward(self, g):                           # Tensor ops: twice differentiable
         x, w = self.inputs[:2]
-        gw = g.reshape(-1, g.shape[-1]).mT @ x.reshape(-1, x.shape[-1])   # dW = Gᵀ·X
+        gw = _rows(g).mT @ _rows(x)                  # dW = Gᵀ·X
         return (g @ w, gw, g)[:len(self.inputs)]     # dX = G·W; db = G (the engine sums)
 
     def backward_arrays(self, g):                    # the same on arrays
         xp = self.xp
         x, w = self.inputs[0].data, self.inputs[1].data
-        g2 = g.reshape(-1, g.shape[-1])
+        g2 = _rows(g)
         gx = xp.matmul(g2, w).reshape(x.shape)
-        gw = xp.matmul(g2.T, x.reshape(-1, x.shape[-1]))
+        gw = xp.matmul(g2.T, _rows(x))
         if len(self.inputs) == 2:
             return gx, gw
         return gx, gw, col_sum(xp, g2)                 # db = Σ of G's rows
+
+
+def _rows(a):
+    """An array or tensor (..., n) as rows (r, n); -1 would be ambiguous when n is 0 (a
+    zero-size layer such as nn.Linear(0, 2), which PyTorch allows)."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def linear(x, weight, bias=None):

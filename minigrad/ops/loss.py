@@ -65,9 +65,7 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got "
-                         f"{reduction!r}")
+    check_reduction(reduction, "cross_entropy")
     c = logits.shape[1]
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
     if bool(bad.any()):
@@ -75,3 +73,11 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
                          f"classes (valid: 0..{c - 1}, or ignore_index={ignore_index})")
     return CrossEntropy.apply(logits, target=t, ignore_index=ignore_index,
                               label_smoothing=float(label_smoothing), reduction=reduction)
+
+
+def check_reduction(reduction, op):
+    """Every loss takes reduction='mean', 'sum' or 'none'; anything else is an error, not
+    silently 'none'."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")

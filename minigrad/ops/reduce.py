@@ -1,4 +1,6 @@
 """Reductions: sum (and its broadcasting inverse sum_to), max/min, and mean/var built on sum."""
+from collections import namedtuple
+
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
@@ -9,7 +11,12 @@ def normalize_dims(dim, ndim, op):
     if dim is None:
         return tuple(range(ndim))
     n = max(ndim, 1)  # a 0-d tensor accepts dim 0 and -1, as PyTorch
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if isinstance(dim, int):
+        dims = (dim,)
+    elif isinstance(dim, (tuple, list)) and all(isinstance(d, int) for d in dim):
+        dims = tuple(dim)
+    else:
+        raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {dim!r}")
     for d in dims:
         if not -n <= d < n:
             raise IndexError(f"{op}: dim {d} out of range for a tensor with {ndim} dims "
@@ -95,22 +102,36 @@ def sum_to(x, shape):
 
 
 def expand(x, shape):
-    shape = tuple(x.shape[i - (len(shape) - x.ndim)] if s == -1 else s
+    lead = len(shape) - x.ndim                           # new dims, in front
+    for i, s in enumerate(shape[:max(lead, 0)]):
+        if s == -1:
+            raise ValueError(f"expand: -1 (keep the size) in new leading dim {i} of "
+                             f"{tuple(shape)}: a tensor of shape {x.shape} has no size there "
+                             f"to keep; give that dim's size")
+    wanted = tuple(shape)
+    shape = tuple(x.shape[i - lead] if s == -1 and lead >= 0 else s
                   for i, s in enumerate(shape))
     if shape == x.shape:
         return x
     try:
-        backend.broadcast_shapes(x.shape, shape)
-        if len(shape) < x.ndim:
+        if lead < 0 or backend.broadcast_shapes(x.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        raise ValueError(f"expand: cannot expand shape {x.shape} to {shape} (each dim must "
+        raise ValueError(f"expand: cannot expand shape {x.shape} to {wanted} (each dim must "
                          f"match or be 1, and new dims go in front)") from None
     return Expand.apply(x, shape=shape)
 
 
+def _in_float32(x, reduction, dim, keepdim, *args):
+    """A float16 reduction computed in float32 and returned as float16, as PyTorch: a
+    float16 sum overflows past 65504 (the mean of 100000 ones would be inf)."""
+    return reduction(x.to(dtype=backend.float32), dim, keepdim, *args).to(dtype=x.dtype)
+
+
 def mean(x, dim=None, keepdim=False):
     _need_floating(x, "mean")
+    if x.dtype == backend.float16:
+        return _in_float32(x, mean, dim, keepdim)
     dims = reduce_dims(dim, x.ndim, "mean")
     n = 1
     for d in dims:
@@ -122,6 +143,8 @@ def var(x, dim=None, keepdim=False, correction=1):
     """Σ(x - mean)² / (n - correction); correction=1 is the unbiased estimate (PyTorch's
     default), correction=0 the biased one that layer norm uses."""
     _need_floating(x, "var")
+    if x.dtype == backend.float16:
+        return _in_float32(x, var, dim, keepdim, correction)
     dims = reduce_dims(dim, x.ndim, "var")
     n = 1
     for d in dims:
@@ -131,22 +154,37 @@ def var(x, dim=None, keepdim=False, correction=1):
     return sum(d * d, dims, keepdim) * scale
 
 
+def std(x, dim=None, keepdim=False, correction=1):
+    """√var; for float16 the root is taken in float32 too (σ² may pass 65504 where σ fits)."""
+    if x.dtype == backend.float16:
+        return _in_float32(x, std, dim, keepdim, correction)
+    return var(x, dim, keepdim, correction).sqrt()
+
+
+# what max(dim)/min(dim) return: a tuple that also names its parts, as PyTorch's
+ValuesIndices = namedtuple("ValuesIndices", ("values", "indices"))
+
+
 def extremum(kind, x, dim=None, keepdim=False):
-    if x.numel() == 0:
-        raise ValueError(f"{kind}: the tensor is empty (shape {x.shape})")
     if dim is None:
+        if x.numel() == 0:
+            raise ValueError(f"{kind}: the tensor is empty (shape {x.shape}); give a dim "
+                             f"whose size is not 0 to reduce over")
         return Extremum.apply(x, kind=kind, dim=None, keepdim=False)
     if not isinstance(dim, int):
         raise TypeError(f"{kind}: dim must be an int, got {dim!r}")
     d = normalize_dims(dim, x.ndim, kind)[0]
     if x.ndim == 0:  # dim 0 of a 0-d tensor: the value itself, at index 0 (as PyTorch)
         index = x.backend.xp.zeros((), dtype=backend.int64)
-        return sum(x, (), False), Tensor._make(index, x.device)
+        return ValuesIndices(sum(x, (), False), Tensor._make(index, x.device))
+    if x.shape[d] == 0:  # other dims may be empty: (0, 3).max(1) gives empty results
+        raise ValueError(f"{kind}: dim {dim} of shape {x.shape} has size 0, so there is no "
+                         f"{kind} to take along it")
     values = Extremum.apply(x, kind=kind, dim=d, keepdim=keepdim)
     ctx = values._ctx
     indices = ctx.indices if ctx is not None else (
         x.data.argmax if kind == "max" else x.data.argmin)(axis=d, keepdims=keepdim)
-    return values, Tensor._make(indices, x.device)
+    return ValuesIndices(values, Tensor._make(indices, x.device))
 
 
 def arg(kind, x, dim=None, keepdim=False):

@@ -113,15 +113,14 @@ class Embedding(Function):
 
 # ---- what users call -------------------------------------------------------------------
 def reshape(x, shape):
-    if -1 in shape and x.numel() == 0:
-        raise ValueError(f"reshape: cannot infer -1 for an empty tensor of shape {x.shape}")
     n = 1
     for s in shape:
         n *= s if s != -1 else 1
     if shape.count(-1) > 1 or (-1 not in shape and n != x.numel()) or \
             (-1 in shape and (n == 0 or x.numel() % n)):
         raise ValueError(f"reshape: cannot view a tensor of shape {x.shape} ({x.numel()} "
-                         f"elements) as {tuple(shape)}")
+                         f"elements) as {tuple(shape)} (the sizes must multiply to "
+                         f"{x.numel()}; one -1 at most, and not beside a 0)")
     if tuple(shape) == x.shape:
         return x
     return Reshape.apply(x, shape=tuple(shape))
@@ -187,7 +186,10 @@ def raw_index(index, x, op="getitem", what="index"):
         if isinstance(i, Tensor):
             device, i = i.device, i.data
         elif isinstance(i, list):
-            return x.backend.from_numpy(backend.to_host(i))
+            a = backend.to_host(i)
+            if a.size == 0:                       # t[[]]: no indices (NumPy reads [] as float)
+                a = a.astype(backend.int64)
+            return x.backend.from_numpy(a)
         elif hasattr(i, "dtype"):
             device = backend.device_of_array(i)
             if device == "cpu" and x.device != "cpu":
@@ -254,6 +256,10 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: expected a non-empty list of tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise ValueError(f"cat: the tensor at position {i} is 0-d, and a 0-d tensor has "
+                             f"no dim to join along; use mg.stack to join 0-d tensors")
     d = normalize_dims(dim, tensors[0].ndim, "cat")[0]
     ref = tensors[0].shape
     for t in tensors[1:]:
@@ -280,10 +286,15 @@ def split(x, split_size, dim=0):
     n = x.shape[d]
     if isinstance(split_size, int):
         if split_size <= 0:
-            raise ValueError(f"split: split_size must be positive, got {split_size}")
+            raise ValueError(f"split: split_size must be a positive integer, got {split_size}")
         sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
+    elif not isinstance(split_size, (list, tuple)):
+        raise TypeError(f"split: split_size must be an int or a list of ints, got "
+                        f"{split_size!r}")
     else:
         sizes = list(split_size)
+        if any(not isinstance(s, int) or s < 0 for s in sizes):
+            raise ValueError(f"split: sizes must be non-negative integers (no -1), got {sizes}")
         if sum(sizes) != n:
             raise ValueError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {dim} has {n}")
     out, start = [], 0
@@ -294,6 +305,8 @@ def split(x, split_size, dim=0):
 
 
 def chunk(x, chunks, dim=0):
+    if not isinstance(chunks, int) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     n = x.shape[normalize_dims(dim, x.ndim, "chunk")[0]]
     return split(x, max(1, -(-n // chunks)), dim)
 

@@ -1,5 +1,6 @@
 """Fused softmax and log-softmax: one op each, with the hand-derived backward (faster and
 more stable than composing exp/sum/div, and what real frameworks do)."""
+from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.ops.reduce import normalize_dims
 from minigrad.ops.rows import row_max, row_sum
@@ -51,8 +52,18 @@ class LogSoftmax(Function):
 
 
 def softmax(x, dim=-1):
-    return Softmax.apply(x, dim=normalize_dims(dim, x.ndim, "softmax")[0])
+    return _apply(Softmax, x, dim, "softmax")
 
 
 def log_softmax(x, dim=-1):
-    return LogSoftmax.apply(x, dim=normalize_dims(dim, x.ndim, "log_softmax")[0])
+    return _apply(LogSoftmax, x, dim, "log_softmax")
+
+
+def _apply(op, x, dim, name):
+    dim = normalize_dims(dim, x.ndim, name)[0]
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"{name}: needs a floating-point tensor, got dtype {x.dtype}; "
+                        f"convert with .float() first")
+    if x.numel() == 0:  # nothing to normalise: an empty result, as PyTorch
+        return x.clone()
+    return op.apply(x, dim=dim)

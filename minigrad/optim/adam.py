@@ -55,10 +55,8 @@ class Adam(Optimizer):
         xp.divide(m, tmp, out=tmp)
         tmp *= -lr / (1 - beta1 ** t)                # -lr·m̂/(√v̂ + eps)
         if wd != 0 and group["decoupled_weight_decay"]:
-            tmp += p * (1 - lr * wd)                 # p(1 - lr·λ) + update
-            return tmp
-        tmp += p
-        return tmp
+            p *= 1 - lr * wd                         # p(1 - lr·λ), then the update
+        p += tmp
 
 
 class AdamW(Adam):

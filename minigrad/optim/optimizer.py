@@ -10,7 +10,8 @@ from minigrad.tensor import Tensor
 class Optimizer:
     """Base class. Subclasses set `defaults` (the per-group options) and implement
     `_update(param, grad, state, group)`: from the parameter (a Tensor; its array module is
-    `param.backend.xp`) and its gradient array, return the new parameter array.
+    `param.backend.xp`) and its gradient array, update the array `param.data` in place (as
+    PyTorch, so a state_dict() taken earlier follows the parameters).
 
     `params` is an iterable of tensors, or a list of dicts each with a "params" entry and any
     options that override the defaults for that group (so e.g. biases can skip weight decay):
@@ -109,9 +110,10 @@ class Optimizer:
                 g = p.grad.data
                 if g.dtype != p.dtype:
                     g = g.astype(p.dtype)
-                # a new array, not an in-place write: p.data may be shared (a state_dict taken
-                # earlier, an autograd graph still alive); the optimiser owns only its state.
-                p.data = self._update(p, g, state, group)
+                self._update(p, g, state, group)
+                # an in-place change, counted as one: backward through a graph built before
+                # this step now fails clearly instead of using the updated values
+                p._version_counter[0] += 1
         return loss
 
     def _update(self, param, grad, state, group):

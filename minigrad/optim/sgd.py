@@ -38,4 +38,4 @@ class SGD(Optimizer):
                 buf *= momentum                              # in place: we own it
                 buf += (1 - group["dampening"]) * g
             g = g + momentum * buf if group["nesterov"] else buf
-        return p - lr * g
+        p -= lr * g

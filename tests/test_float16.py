@@ -1,0 +1,56 @@
+"""float16: statistics and norms are accumulated in float32 (a float16 sum overflows past
+65504), and results keep the input's dtype, as PyTorch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+
+
+def test_layer_norm_of_large_float16_values(device):
+    x = np.array([[300., -300., 100., 0.], [1000., 2000., -500., 7.]], np.float16)
+    w = np.array([1., 2., 3., 4.], np.float16)
+    t = mg.tensor(x, device=device, requires_grad=True)
+    weight = mg.nn.Parameter(mg.tensor(w, device=device))
+    y = F.layer_norm(t, (4,), weight)
+    x32 = x.astype(np.float64)
+    xhat = (x32 - x32.mean(1, keepdims=True)) / np.sqrt(x32.var(1, keepdims=True) + 1e-5)
+    assert y.dtype == mg.float16
+    np.testing.assert_allclose(y.numpy().astype(np.float64), xhat * w, rtol=2e-3, atol=2e-3)
+    y.sum().backward()
+    assert t.grad.dtype == mg.float16 and weight.grad.dtype == mg.float16
+    assert np.isfinite(t.grad.numpy()).all()
+    np.testing.assert_allclose(weight.grad.numpy().astype(np.float64), xhat.sum(0),
+                               rtol=2e-3, atol=2e-3)
+
+
+def test_mean_and_var_of_float16_accumulate_in_float32(device):
+    x = mg.ones(100000, dtype=mg.float16, device=device)
+    assert x.mean().dtype == mg.float16 and x.mean().item() == 1.0
+    assert x.var().item() == 0.0
+    big = mg.tensor(np.array([300., -300.] * 1000, np.float16), device=device)
+    with np.errstate(over="ignore"):
+        assert big.var(correction=0).item() == float("inf")   # 90000 > 65504, as PyTorch
+    assert big.std(correction=0).item() == pytest.approx(300, rel=1e-3)  # but σ fits
+    g = mg.ones(3, dtype=mg.float16, device=device, requires_grad=True)
+    g.mean().backward()
+    assert g.grad.dtype == mg.float16 and np.allclose(g.grad.numpy(), 1 / 3, rtol=1e-3)
+
+
+def test_clip_grad_norm_of_float16_gradients(device):
+    p = mg.nn.Parameter(mg.ones(4, dtype=mg.float16, device=device))
+    p.grad = mg.full((4,), 300.0, dtype=mg.float16, device=device)
+    total = mg.nn.utils.clip_grad_norm_([p], 1.0)
+    assert total.item() == pytest.approx(600.0)          # not inf
+    assert p.grad.dtype == mg.float16
+    np.testing.assert_allclose(p.grad.numpy(), 0.5, rtol=1e-3)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.gelu(), lambda x: x.gelu("tanh"),
+                                lambda x: x.erf(), lambda x: F.gelu(x)])
+def test_gelu_and_erf_keep_float16(fn, device):
+    x = mg.tensor(np.array([-1., 0., 2.], np.float16), device=device, requires_grad=True)
+    y = fn(x)
+    assert y.dtype == mg.float16
+    y.sum().backward()
+    assert x.grad.dtype == mg.float16
