@@ -33,6 +33,11 @@ def dtype(d):
         raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}") from None
 
 
+def is_numpy(xp):
+    """Whether an array module is NumPy itself (for the few NumPy-only fast paths)."""
+    return xp is np
+
+
 def is_floating(d):
     return np.dtype(d).kind == "f"
 

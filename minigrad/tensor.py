@@ -242,7 +242,14 @@ class Tensor:
     def __setitem__(self, index, value):
         self._check_in_place("setitem")
         index = ops.shape.raw_index(index, self, "setitem")
-        value = value.data if isinstance(value, Tensor) else value
+        ops.shape.check_index(self, index, "setitem")
+        if isinstance(value, Tensor):
+            if value.device != self.device:
+                raise RuntimeError(f"setitem: value on {value.device}, tensor on "
+                                   f"{self.device}; move it with .to({self.device!r}) first")
+            value = value.data
+        elif not backend.is_scalar(value):      # a list or host array: to this device first
+            value = self.backend.from_numpy(backend.to_host(value))
         try:
             self.data[index] = value
         except ValueError:  # NumPy's words ("setting an array element with a sequence")

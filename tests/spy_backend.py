@@ -150,7 +150,7 @@ for _n in ("reshape transpose swapaxes squeeze sum prod mean var std max min arg
 FUNCTIONS = set("""exp log log1p expm1 sqrt square tanh sin cos abs sign maximum minimum clip
 copyto where matmul swapaxes transpose moveaxis reshape broadcast_to broadcast_shapes concatenate
 stack expand_dims squeeze zeros ones full empty zeros_like ones_like full_like empty_like
-arange tri tril triu isfinite isnan isinf take_along_axis put_along_axis ascontiguousarray
+arange tri tril triu isfinite isnan isinf take_along_axis ascontiguousarray
 logical_not logical_and logical_or less less_equal greater greater_equal equal not_equal
 add subtract multiply divide power negative sum mean max min argmax argmin vdot""".split())
 
@@ -180,8 +180,22 @@ class _Random:
         return _Generator(seed)
 
 
+class _UfuncWithoutReduce:
+    """As CuPy's ufuncs other than add and multiply: callable, but `.reduce` raises."""
+    def __init__(self, name):
+        self.call, self.name = _function(getattr(np, name)), name
+
+    def __call__(self, *args, **kwargs):
+        return self.call(*args, **kwargs)
+
+    def reduce(self, *args, **kwargs):
+        raise NotImplementedError(f"`cupy_{self.name}.reduce` is not supported yet")
+
+
 class SpyModule:
-    """The spy device's `xp`: NumPy's functions behind the spy arrays' wall."""
+    """The spy device's `xp`: NumPy's functions behind the spy arrays' wall. Missing, as in
+    CuPy 13: put_along_axis; ufunc.reduce other than add and multiply."""
+    fmax, fmin = _UfuncWithoutReduce("fmax"), _UfuncWithoutReduce("fmin")
     ndarray = SpyArray
     nan, inf, pi, e, newaxis = np.nan, np.inf, np.pi, np.e, None
     float16, float32, float64 = np.float16, np.float32, np.float64

@@ -301,6 +301,20 @@ def test_getitem_gathers_once_and_checks_each_array_index_with_one_read():
         assert (n["gather"], n["sync"]) == (gathers, reads), index
 
 
+def test_setitem_moves_host_values_and_checks_array_indices():
+    """On a device, a host array or list as the value goes there first (CuPy refuses a host
+    ndarray in setitem), and out-of-range integer indices raise (CuPy would wrap them)."""
+    x = mg.zeros(3, 4, device="spy")
+    x[0] = np.arange(4)
+    x[1] = [1, 2, 3, 4]
+    x[mg.tensor([2], device="spy")] = mg.ones(4, device="spy")
+    np.testing.assert_array_equal(x.numpy(), [[0, 1, 2, 3], [1, 2, 3, 4], [1, 1, 1, 1]])
+    with pytest.raises(IndexError, match="setitem: index 3 is out of range for dim 0"):
+        x[mg.tensor([0, 3], device="spy")] = 0.0
+    with pytest.raises(RuntimeError, match="setitem: value on cpu, tensor on spy"):
+        x[0] = mg.ones(4)
+
+
 def test_a_gpt_training_step_stays_on_the_device():
     """A whole GPT step (dropout on) runs through the seam: no NumPy on device data, and the
     only values read back are the three index checks (two embeddings, the targets)."""

@@ -130,7 +130,11 @@ def _empty_in_layout_of(xp, like, shape, dtype):
     """An empty array of `shape` whose dims lie in memory in the order of `like`'s strides,
     as PyTorch's preserve_format. GPT's q, k, v are (B, heads, T, dim) views of one
     (B, T, heads, dim) projection: an output and gradients laid out that way make the heads'
-    re-assembly to (B, T, C), and its gradient, views instead of copies."""
+    re-assembly to (B, T, C), and its gradient, views instead of copies. NumPy only: CuPy's
+    matmul writes a non-contiguous `out` through a temporary and a copy, so there the arrays
+    are plain C-contiguous (and the re-assembly copies once)."""
+    if not backend.is_numpy(xp):
+        return xp.empty(shape, dtype)
     # broadcast (zero-stride) dims outermost, then the rest by decreasing stride
     order = sorted(range(len(shape)), key=lambda d: (like.strides[d] != 0, -like.strides[d]))
     a = xp.empty(tuple(shape[d] for d in order), dtype)

@@ -21,7 +21,10 @@ def lift(x, like):
             dt = backend.DEFAULT_FLOAT
         elif not isinstance(x, bool) and dt == backend.bool_:
             dt = backend.int64
-        return Tensor._make(like.backend.xp.asarray(x, dtype=dt), like.device)
+        be = like.backend
+        # on a GPU a fill kernel, not a host-to-device copy of one number (which may wait)
+        value = be.xp.asarray(x, dtype=dt) if be.host else be.xp.full((), x, dtype=dt)
+        return Tensor._make(value, like.device)
     return Tensor(x, device=like.device)
 
 

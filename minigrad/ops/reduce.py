@@ -83,8 +83,10 @@ class Extremum(Function):
             return out
         idx = (a.argmax if kind == "max" else a.argmin)(axis=dim, keepdims=True)
         self.kept = idx.shape
-        self.weight = xp.zeros(a.shape, dtype=a.dtype)
-        xp.put_along_axis(self.weight, idx, 1, axis=dim)
+        # 1 at the chosen index along dim (a comparison, not put_along_axis: CuPy 13 lacks it)
+        positions = xp.arange(a.shape[dim]).reshape([-1 if d == dim else 1
+                                                     for d in range(a.ndim)])
+        self.weight = (positions == idx).astype(a.dtype)
         self.indices = idx if keepdim else idx.squeeze(dim)
         out = xp.take_along_axis(a, idx, axis=dim)
         return out if keepdim else out.squeeze(dim)

@@ -5,9 +5,11 @@ NumPy reduces a short last axis one row at a time, paying ~25 ns per row for a s
 for a max on top of the arithmetic: for attention's 64-wide rows that is most of the cost.
 A matrix-vector product with a column of ones sums every row in one BLAS call (~5x faster;
 a row of ones sums the columns, ~3x faster than NumPy's sum over the leading axis),
-and `fmax.reduce` skips the NaN bookkeeping of `max` (a NaN row still ends as NaN: it turns
-into NaN again at the next step that uses it).
+and on NumPy `fmax.reduce` skips the NaN bookkeeping of `max` (a NaN row still ends as NaN:
+it turns into NaN again at the next step that uses it). CuPy's ufuncs reduce only with add
+and multiply, so elsewhere it is the plain max.
 """
+from minigrad import backend
 
 
 def row_sum(xp, a, scale=1.0):
@@ -25,7 +27,6 @@ def col_sum(xp, a):
 
 def row_max(xp, a):
     """max over the last axis, kept as a trailing axis of 1."""
-    fmax = getattr(xp, "fmax", None)
-    if hasattr(fmax, "reduce"):
-        return fmax.reduce(a, axis=-1, keepdims=True)
+    if backend.is_numpy(xp):
+        return xp.fmax.reduce(a, axis=-1, keepdims=True)
     return a.max(axis=-1, keepdims=True)

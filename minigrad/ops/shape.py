@@ -205,6 +205,13 @@ def raw_index(index, x, op="getitem", what="index"):
 
 def getitem(x, index):
     index = raw_index(index, x, "getitem")
+    check_index(x, index, "getitem")
+    return GetItem.apply(x, index=index)
+
+
+def check_index(x, index, op):
+    """Raise a clear IndexError for an index (from raw_index) that does not fit x: NumPy's
+    words plus the shape, and a bounds check of integer arrays (CuPy would wrap them)."""
     items = index if isinstance(index, tuple) else (index,)
     # validate cheaply: every array index replaced by whole slices is basic indexing (a view)
     trial, arrays = [], []  # arrays: (position in trial, integer array)
@@ -219,7 +226,7 @@ def getitem(x, index):
     try:
         x.data[tuple(trial)]
     except (IndexError, TypeError) as e:
-        raise IndexError(f"getitem: index {_show(index)} is invalid for a tensor of shape "
+        raise IndexError(f"{op}: index {_show(index)} is invalid for a tensor of shape "
                          f"{x.shape}: {e}") from None
     if arrays:
         consumes = [t is not None and t is not Ellipsis and not isinstance(t, bool)
@@ -227,11 +234,10 @@ def getitem(x, index):
         spread = x.ndim - sum(consumes)           # the dims an Ellipsis stands for
         for pos, a in arrays:
             dim = sum(consumes[:pos]) + (spread if Ellipsis in trial[:pos] else 0)
-            _check_in_bounds(a, dim, x.shape)
-    return GetItem.apply(x, index=index)
+            _check_in_bounds(a, dim, x.shape, op)
 
 
-def _check_in_bounds(a, dim, shape):
+def _check_in_bounds(a, dim, shape, op):
     """One vectorised check (one device sync) that integer indices fit dim `dim`; CuPy would
     wrap an out-of-range index silently instead of raising."""
     n = shape[dim]
@@ -240,7 +246,7 @@ def _check_in_bounds(a, dim, shape):
         bad = bad | (a < -n)
     if a.size and bool(bad.any()):
         value = int(a[bad][0])
-        raise IndexError(f"getitem: index {value} is out of range for dim {dim} of size {n} "
+        raise IndexError(f"{op}: index {value} is out of range for dim {dim} of size {n} "
                          f"(tensor of shape {tuple(shape)}; valid: {-n}..{n - 1})")
 
 
