@@ -7,7 +7,12 @@
 #
 #   DATA=path/to/tinyshakespeare.txt bash benchmarks/gpu_check.sh
 #
-# Knobs (environment): DEVICE (cuda), DATA (the corpus; the machine may be offline),
+# A device call may last at most 10 minutes: run the stages in two calls, e.g.
+#   STAGES="device tests bench" ... bash benchmarks/gpu_check.sh   (CuPy compiles kernels
+#   on first use, so the tests may take minutes), then STAGES=train with TRAIN_TIMEOUT=540.
+#
+# Knobs (environment): STAGES (device tests bench train), DEVICE (cuda), DATA (the corpus;
+# the machine may be offline),
 # BENCH_PRESET (small), BENCH_STEPS (20), MAX_ITERS (5000, the preset's), TRAIN_TIMEOUT
 # (seconds, 480), TRAIN_ARGS (more `train` flags). A dry run of the script itself on a CPU:
 #   DEVICE=cpu BENCH_PRESET=baby BENCH_STEPS=2 MAX_ITERS=4 \
@@ -23,12 +28,14 @@ BENCH_STEPS=${BENCH_STEPS:-20}
 MAX_ITERS=${MAX_ITERS:-5000}
 TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-480}
 TRAIN_ARGS=${TRAIN_ARGS:-}
+STAGES=" ${STAGES:-device tests bench train} "
 mkdir -p "$OUT"
 status=0
 
-stage() {  # stage NAME COMMAND...: run, keep its output, remember a failure
+stage() {  # stage NAME COMMAND...: run (if in STAGES), keep its output, remember a failure
     local name=$1
     shift
+    case "$STAGES" in *" $name "*) ;; *) return 0 ;; esac
     echo "== $name: $*"
     local start=$SECONDS
     "$@" >"$OUT/$name.txt" 2>&1
