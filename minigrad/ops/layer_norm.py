@@ -15,33 +15,34 @@ class LayerNorm(Function):
         self.dims, self.eps = dims, eps
         out_dtype = x.dtype
         # float16 statistics overflow (σ² of values ~300 passes 65504): compute in float32
-        # and return float16, as PyTorch; x̂ and 1/σ stay float32 for backward
+        # and return float16, as PyTorch
         dt = backend.float32 if x.dtype == backend.float16 else x.dtype
         x = contiguous(xp, x).astype(dt, copy=False)
         lead = x.shape[:x.ndim - len(dims)]
         rows = x.reshape(-1, _size(x.shape, dims))
-        xhat, y = xp.empty(rows.shape, dt), xp.empty(rows.shape, dt)
-        rstd = xp.empty((rows.shape[0], 1), dt)
+        y = xp.empty(rows.shape, dt)
+        # only the row statistics are kept for backward, which rebuilds x̂ from x (the graph
+        # keeps x anyway): a saved x̂ would cost a copy of x in memory and one more pass
+        mean, rstd = xp.empty((rows.shape[0], 1), dt), xp.empty((rows.shape[0], 1), dt)
         w = affine[0].reshape(-1).astype(dt, copy=False) if affine else None
         b = affine[1].reshape(-1).astype(dt, copy=False) if len(affine) == 2 else None
 
         to_mean = _mean_vector(xp, rows.shape[1], dt)
 
-        def normalise(xr, hr, yr, rr):
-            xp.subtract(xr, xp.matmul(xr, to_mean), out=hr)   # x - μ
-            xp.matmul(xp.square(hr, out=yr), to_mean, out=rr)  # σ²
+        def normalise(xr, yr, mr, rr):
+            xp.matmul(xr, to_mean, out=mr)               # μ
+            xp.subtract(xr, mr, out=yr)                  # x - μ
+            xp.matmul(xp.square(yr), to_mean, out=rr)    # σ²
             rr += eps
             xp.sqrt(rr, out=rr)
             xp.divide(1, rr, out=rr)                     # 1/√(σ² + ε)
-            hr *= rr                                     # x̂
-            if w is None:
-                yr[...] = hr
-                return
-            xp.multiply(hr, w, out=yr)
+            yr *= rr                                     # x̂
+            if w is not None:
+                yr *= w
             if b is not None:
                 yr += b
-        in_row_pieces(backend.get(self.device), normalise, rows, xhat, y, rstd)
-        self.xhat = xhat.reshape(x.shape)
+        in_row_pieces(backend.get(self.device), normalise, rows, y, mean, rstd)
+        self.mean = mean.reshape(lead + (1,) * len(dims))
         self.rstd = rstd.reshape(lead + (1,) * len(dims))
         return y.reshape(x.shape).astype(out_dtype, copy=False)
 
@@ -52,7 +53,8 @@ class LayerNorm(Function):
             rstd = ((xc * xc).mean(self.dims, keepdim=True) + self.eps) ** -0.5
             xhat = xc * rstd
         else:
-            xhat, rstd = self.const(self.xhat), self.const(self.rstd)
+            rstd = self.const(self.rstd)
+            xhat = (x - self.const(self.mean)) * rstd
         gxhat = g * affine[0] if affine else g
         # dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ ⊙ x̂)), ĝ the gradient w.r.t. x̂
         gx = rstd * (gxhat - gxhat.mean(self.dims, keepdim=True)
@@ -68,8 +70,9 @@ class LayerNorm(Function):
         x, *affine = self.inputs
         xp = self.xp
         d = _size(x.shape, self.dims)
-        xhat, rstd = self.xhat.reshape(-1, d), self.rstd.reshape(-1, 1)
-        dt = xhat.dtype                                  # float32 for float16 (see forward)
+        mean, rstd = self.mean.reshape(-1, 1), self.rstd.reshape(-1, 1)
+        dt = rstd.dtype                                  # float32 for float16 (see forward)
+        xs = contiguous(xp, x.data).reshape(-1, d).astype(dt, copy=False)
         g = contiguous(xp, g).reshape(-1, d).astype(dt, copy=False)
         w = affine[0].data.reshape(-1).astype(dt, copy=False) if affine else None
         gx = xp.empty(g.shape, g.dtype)
@@ -78,21 +81,23 @@ class LayerNorm(Function):
         to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
         ones = xp.ones(g.shape[0], g.dtype)
 
-        def grad(gr, hr, rr, out):
-            t = xp.multiply(gr, hr)                      # g⊙x̂
-            if w is not None:
-                sums[0] += xp.matmul(ones[:len(gr)], t)
+        def grad(gr, xr, mr, rr, out):
+            xc = xp.subtract(xr, mr)                     # x - μ; x̂ = (x - μ)·r
+            t = xp.multiply(gr, xc)                      # g⊙(x - μ)
+            if w is not None:                            # Σ over rows of g⊙x̂, and of g
+                sums[0] += xp.matmul(rr.reshape(1, -1), t)[0]
                 sums[1] += xp.matmul(ones[:len(gr)], gr)
-            mean_g, mean_t = xp.matmul(gr, to_mean), xp.matmul(t, to_mean)
-            # dx = rstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ ⊙ x̂))
+            mean_g = xp.matmul(gr, to_mean)              # mean(ĝ)
+            c1 = rr * rr * xp.matmul(t, to_mean)         # r·mean(ĝ⊙x̂)
+            # dx = r·(ĝ - mean(ĝ) - x̂·mean(ĝ⊙x̂)) = r·(ĝ - mean(ĝ) - (x - μ)·c1)
             if w is None:
                 out[...] = gr                            # ĝ = g
             else:
                 xp.multiply(gr, w, out=out)              # ĝ = g⊙w
             out -= mean_g
-            out -= xp.multiply(hr, mean_t, out=t)
+            out -= xp.multiply(xc, c1, out=t)
             out *= rr
-        in_row_pieces(backend.get(self.device), grad, g, xhat, rstd, gx)
+        in_row_pieces(backend.get(self.device), grad, g, xs, mean, rstd, gx)
         gx = gx.reshape(x.shape)
         if not affine:
             return (gx,)
