@@ -39,7 +39,7 @@ def multi_head(mha, x):
     B, T, D = x.shape
     H, dh = mha.n_heads, mha.d_head
     print(f"\n(1) multi-head attention, d_model={D}, n_heads={H}, d_head = {D}/{H} = {dh}")
-    q = mha.q_proj(x)
+    q = mha.project(x, 0)                  # x W_Qᵀ + b_Q, W_Q the first block of in_proj
     print(f"    x {x.shape} -> Q = x W_Qᵀ {q.shape} -> split into heads "
           f"{q.reshape(B, T, H, dh).transpose(1, 2).shape} (batch, head, position, d_head)")
     out, w = mha(x, need_weights=True)
@@ -49,9 +49,9 @@ def multi_head(mha, x):
     heads = []
     for h in range(H):
         rows = slice(h * dh, (h + 1) * dh)
-        qh = x @ mha.q_proj.weight[rows].T + mha.q_proj.bias[rows]
-        kh = x @ mha.k_proj.weight[rows].T + mha.k_proj.bias[rows]
-        vh = x @ mha.v_proj.weight[rows].T + mha.v_proj.bias[rows]
+        W, b = mha.in_proj_weight, mha.in_proj_bias          # W_Q, W_K, W_V stacked
+        qh, kh, vh = (x @ W[i * D:(i + 1) * D][rows].T + b[i * D:(i + 1) * D][rows]
+                      for i in range(3))
         heads.append(F.scaled_dot_product_attention(qh, kh, vh))
     by_hand = mha.out_proj(mg.cat(heads, -1))
     err = (by_hand - out).abs().max().item()

@@ -5,6 +5,7 @@
 
 Masks follow `minitransformer.masks`: boolean, True = may attend.
 """
+import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn
 
@@ -30,8 +31,9 @@ def attention_with_weights(q, k, v, attn_mask=None, dropout_p=0.0, training=True
 class MultiHeadAttention(nn.Module):
     """Multi-head attention, article 2.2.3.3 多头注意力机制.
 
-    1. project: Q = query·W_Qᵀ, K = key·W_Kᵀ, V = value·W_Vᵀ (`q_proj`, `k_proj`, `v_proj`,
-       each `nn.Linear(d_model, d_model)`),
+    1. project: Q = query·W_Qᵀ + b_Q, K = key·W_Kᵀ + b_K, V = value·W_Vᵀ + b_V, with
+       W_Q, W_K, W_V the three (d_model, d_model) blocks of `in_proj_weight` (and the biases
+       those of `in_proj_bias`),
     2. split d_model into `n_heads` heads of d_head = d_model / n_heads,
     3. attend in every head independently: softmax(Q_h K_hᵀ / √d_head) V_h,
     4. concatenate the heads and project with `out_proj`.
@@ -42,9 +44,8 @@ class MultiHeadAttention(nn.Module):
     (moved there). With `need_weights=True` it returns (out, weights) with the per-head
     weights (B, n_heads, Tq, Tk).
 
-    Parameters map to `torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True)` as
-    in_proj_weight = cat([q_proj.weight, k_proj.weight, v_proj.weight]), in_proj_bias the
-    same with the biases, out_proj.weight/bias = out_proj.weight/bias.
+    The parameters are those of `torch.nn.MultiheadAttention(d_model, n_heads,
+    batch_first=True)`, by name: in_proj_weight, in_proj_bias, out_proj.weight/bias.
     """
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
@@ -56,10 +57,19 @@ class MultiHeadAttention(nn.Module):
                              f"{[h for h in range(1, d_model + 1) if d_model % h == 0]}")
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout = dropout  # on the attention weights, as PyTorch's
-        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
+        # W_Q, W_K, W_V stacked, as PyTorch stores them; each block (and its bias) starts as
+        # an nn.Linear(d_model, d_model) of its own would
+        projections = [nn.Linear(d_model, d_model, bias=bias) for _ in range(3)]
+        self.in_proj_weight = nn.Parameter(mg.cat([p.weight for p in projections]))
+        self.in_proj_bias = nn.Parameter(mg.cat([p.bias for p in projections])) if bias \
+            else None
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def project(self, x, i):
+        """x·Wᵢᵀ + bᵢ with the i-th block of in_proj: i = 0 gives Q, 1 K, 2 V."""
+        rows = slice(i * self.d_model, (i + 1) * self.d_model)
+        bias = None if self.in_proj_bias is None else self.in_proj_bias[rows]
+        return F.linear(x, self.in_proj_weight[rows], bias)
 
     def _split_heads(self, x):
         """(B, T, d_model) -> (B, n_heads, T, d_head)."""
@@ -83,9 +93,8 @@ class MultiHeadAttention(nn.Module):
         B, Tq, Tk = query.shape[0], query.shape[1], key.shape[1]
         attn_mask = check_mask(attn_mask, (B, self.n_heads, Tq, Tk), query.device,
                                "MultiHeadAttention")
-        q = self._split_heads(self.q_proj(query))
-        k = self._split_heads(self.k_proj(key))
-        v = self._split_heads(self.v_proj(value))
+        q, k, v = (self._split_heads(self.project(x, i))
+                   for i, x in enumerate((query, key, value)))
         p = self.dropout if self.training else 0.0
         if need_weights:
             heads, weights = attention_with_weights(q, k, v, attn_mask, p, self.training)

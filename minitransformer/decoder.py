@@ -4,7 +4,7 @@ has three sublayers — masked self-attention, cross-attention to the encoder's 
 from minigrad import nn
 
 from minitransformer.attention import MultiHeadAttention
-from minitransformer.feedforward import FeedForward
+from minitransformer.feedforward import feed_forward, get_activation
 from minitransformer.sublayer import AddNorm
 
 
@@ -16,19 +16,26 @@ class DecoderLayer(nn.Module):
         x = AddNorm₃(x, FFN)
 
     Equivalent to torch.nn.TransformerDecoderLayer(batch_first=True, norm_first=...) with
-    the mask convention flipped (here True = may attend). Sub-modules: self_attn,
-    cross_attn (PyTorch: multihead_attn), ffn (linear1, linear2), norm1, norm2, norm3."""
+    the mask convention flipped (here True = may attend). Sub-modules as PyTorch's (state
+    dicts map by name): self_attn, multihead_attn (the cross-attention), linear1, dropout,
+    linear2 (the FFN, 2.2.5.1), norm1, norm2, norm3."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.1, activation="relu",
                  norm_first=False):
         super().__init__()
         self.d_model = d_model
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
+        self.multihead_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
+        self.linear1 = nn.Linear(d_model, d_ff)          # the FFN (article 2.2.5.1)
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.activation = get_activation(activation)
         self.norm1 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
         self.norm2 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
         self.norm3 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
+
+    def ffn(self, x):
+        return feed_forward(x, self.linear1, self.linear2, self.dropout, self.activation)
 
     def forward(self, x, memory, tgt_mask=None, memory_mask=None, need_weights=False):
         """x: (B, T, d_model) target-side states; memory: (B, S, d_model) the encoder's
@@ -44,8 +51,8 @@ class DecoderLayer(nn.Module):
 
         def cross_attention(h):
             if not need_weights:
-                return self.cross_attn(h, memory, attn_mask=memory_mask)
-            out, w = self.cross_attn(h, memory, attn_mask=memory_mask, need_weights=True)
+                return self.multihead_attn(h, memory, attn_mask=memory_mask)
+            out, w = self.multihead_attn(h, memory, attn_mask=memory_mask, need_weights=True)
             weights.append(w)
             return out
         x = self.norm1(x, lambda h: self.self_attn(h, attn_mask=tgt_mask))

@@ -3,7 +3,7 @@ multi-head self-attention then a feed-forward network, each wrapped in Add & Nor
 from minigrad import nn
 
 from minitransformer.attention import MultiHeadAttention
-from minitransformer.feedforward import FeedForward
+from minitransformer.feedforward import feed_forward, get_activation
 from minitransformer.sublayer import AddNorm
 
 
@@ -17,16 +17,23 @@ class EncoderLayer(nn.Module):
     Post-norm by default (the paper), pre-norm with norm_first=True. Equivalent to
     torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout, activation,
     batch_first=True, norm_first=...), with the mask convention flipped (here True = may
-    attend). Sub-modules: self_attn, ffn (linear1, linear2), norm1, norm2."""
+    attend). Sub-modules as PyTorch's (state dicts map by name): self_attn, linear1,
+    dropout, linear2 (the FFN, 2.2.5.1), norm1, norm2."""
 
     def __init__(self, d_model, n_heads, d_ff, dropout=0.1, activation="relu",
                  norm_first=False):
         super().__init__()
         self.d_model = d_model
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout=dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout=dropout, activation=activation)
+        self.linear1 = nn.Linear(d_model, d_ff)          # the FFN (article 2.2.5.1)
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.activation = get_activation(activation)
         self.norm1 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
         self.norm2 = AddNorm(d_model, dropout=dropout, norm_first=norm_first)
+
+    def ffn(self, x):
+        return feed_forward(x, self.linear1, self.linear2, self.dropout, self.activation)
 
     def forward(self, x, src_mask=None, need_weights=False):
         """x: (B, S, d_model); src_mask: boolean, broadcast to (B, heads, S, S), usually

@@ -21,16 +21,17 @@ def get_activation(activation):
     return ACTIVATIONS[activation]
 
 
+def feed_forward(x, linear1, linear2, dropout, activation):
+    """FFN(x) = linear2(dropout(activation(linear1(x)))), position by position."""
+    return linear2(dropout(activation(linear1(x))))
+
+
 class FeedForward(nn.Module):
     """Article 2.2.5.1 前馈神经网络: expand d_model -> d_ff (the paper: 512 -> 2048), apply
     the non-linearity, drop out, project back d_ff -> d_model.
 
-    Inside an EncoderLayer/DecoderLayer this module is `ffn`, so its weights are
-    `ffn.linear1.*` and `ffn.linear2.*` where torch.nn.TransformerEncoderLayer has `linear1.*`
-    and `linear2.*` (drop the `ffn.` prefix to map a state dict); `dropout` here is torch's
-    `dropout` (the one between the two Linears). torch's `dropout1`/`dropout2` (on each
-    sublayer's output, before the residual add) are the `dropout` of our `norm1`/`norm2`
-    (AddNorm); they hold no weights."""
+    An EncoderLayer/DecoderLayer holds the same parts, `linear1`, `dropout`, `linear2`,
+    directly (as torch.nn.TransformerEncoderLayer does, so state dicts map by name)."""
 
     def __init__(self, d_model, d_ff, dropout=0.1, activation="relu"):
         super().__init__()
@@ -42,7 +43,7 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
 
     def forward(self, x):
-        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return feed_forward(x, self.linear1, self.linear2, self.dropout, self.activation)
 
     def extra_repr(self):
         return f"activation={self.activation_name}"

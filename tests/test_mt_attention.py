@@ -8,7 +8,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minitransformer import (MultiHeadAttention, causal_mask, combine_masks, key_padding,
                              lengths_mask, padding_mask, scaled_dot_product_attention)
-from mt_helpers import copy_mha, gradcheck_module, mha_grads, torch_mha_grads
+from mt_helpers import copy_by_name, gradcheck_module, grads_by_name
 
 
 def softmax_np(s):
@@ -54,7 +54,7 @@ def test_mha_matches_torch_outputs_weights_and_gradients(cross):
     d, h, B, Tq, Tk = 12, 3, 2, 5, 4 if cross else 5
     ours = MultiHeadAttention(d, h).double()
     ref = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
-    copy_mha(ours, ref, torch)
+    copy_by_name(ours, ref, torch)
     rng = np.random.default_rng(1)
     xq = rng.standard_normal((B, Tq, d))
     xk = rng.standard_normal((B, Tk, d)) if cross else xq
@@ -78,7 +78,7 @@ def test_mha_matches_torch_outputs_weights_and_gradients(cross):
     np.testing.assert_allclose(q.grad.numpy(), tq.grad.numpy(), atol=1e-12)
     if cross:
         np.testing.assert_allclose(k.grad.numpy(), tk.grad.numpy(), atol=1e-12)
-    for a, b in zip(mha_grads(ours), torch_mha_grads(ref)):
+    for a, b in zip(*grads_by_name(ours, ref)):
         np.testing.assert_allclose(a, b, atol=1e-11)
 
 
@@ -94,14 +94,15 @@ def test_mha_fused_path_equals_weights_path_and_per_head_formula():
     out, w = mha(mg.tensor(x), attn_mask=mask, need_weights=True)
     np.testing.assert_allclose(fused.numpy(), out.numpy(), atol=1e-12)
 
-    def proj(lin, a):
-        return a @ lin.weight.numpy().T + lin.bias.numpy()
+    def proj(weight, bias, a):
+        return a @ weight.T + bias
     split = lambda a: a.reshape(B, T, h, d // h).transpose(0, 2, 1, 3)   # noqa: E731
-    Q, K, V = (split(proj(p, x)) for p in (mha.q_proj, mha.k_proj, mha.v_proj))
+    W, b = mha.in_proj_weight.numpy(), mha.in_proj_bias.numpy()   # W_Q, W_K, W_V stacked
+    Q, K, V = (split(proj(W[i * d:(i + 1) * d], b[i * d:(i + 1) * d], x)) for i in range(3))
     s = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d // h)
     s = np.where(np.tril(np.ones((T, T), bool)), s, -np.inf)
     p = softmax_np(s)
-    want = proj(mha.out_proj, (p @ V).transpose(0, 2, 1, 3).reshape(B, T, d))
+    want = proj(mha.out_proj.weight.numpy(), mha.out_proj.bias.numpy(), (p @ V).transpose(0, 2, 1, 3).reshape(B, T, d))
     np.testing.assert_allclose(w.numpy(), p, atol=1e-12)
     np.testing.assert_allclose(out.numpy(), want, atol=1e-12)
     np.testing.assert_allclose(w.numpy().sum(-1), 1.0, atol=1e-12)

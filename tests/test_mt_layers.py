@@ -13,9 +13,7 @@ from minitransformer import (AddNorm, Decoder, DecoderLayer, Encoder, EncoderLay
                              FeedForward, LearnedPositionalEmbedding,
                              SinusoidalPositionalEncoding, causal_mask, combine_masks,
                              padding_mask, sinusoidal_table)
-from mt_helpers import (assert_all_close, copy_decoder_layer, copy_encoder_layer,
-                        copy_linear, decoder_layer_grads, encoder_layer_grads, gradcheck_module,
-                        torch_decoder_layer_grads, torch_encoder_layer_grads)
+from mt_helpers import assert_all_close, copy_by_name, gradcheck_module, grads_by_name
 
 
 # ---- positional encoding (2.2.5.2) -------------------------------------------------------------
@@ -96,7 +94,7 @@ def test_encoder_layer_matches_torch(norm_first, activation):
     ref = torch.nn.TransformerEncoderLayer(d, h, ff, dropout=0.0, activation=activation,
                                            batch_first=True, norm_first=norm_first,
                                            dtype=torch.float64).eval()
-    copy_encoder_layer(ours, ref, torch)
+    copy_by_name(ours, ref, torch)
     src = [[4, 5, 6, 7, 8], [4, 5, 6, 0, 0]]
     x = np.random.default_rng(3).standard_normal((B, S, d))
     xm = mg.tensor(x, requires_grad=True)
@@ -107,7 +105,7 @@ def test_encoder_layer_matches_torch(norm_first, activation):
     _probe(tout, torch).backward()
     np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), atol=1e-11)
     np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), atol=1e-11)
-    assert_all_close(encoder_layer_grads(ours), torch_encoder_layer_grads(ref), atol=1e-10)
+    assert_all_close(*grads_by_name(ours, ref), atol=1e-10)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -118,7 +116,7 @@ def test_decoder_layer_matches_torch(norm_first):
     ours = DecoderLayer(d, h, ff, dropout=0.0, norm_first=norm_first).double().eval()
     ref = torch.nn.TransformerDecoderLayer(d, h, ff, dropout=0.0, batch_first=True,
                                            norm_first=norm_first, dtype=torch.float64).eval()
-    copy_decoder_layer(ours, ref, torch)
+    copy_by_name(ours, ref, torch)
     rng = np.random.default_rng(5)
     x, mem = rng.standard_normal((B, T, d)), rng.standard_normal((B, S, d))
     src, tgt = [[4, 5, 6, 7, 8], [4, 5, 0, 0, 0]], [[1, 3, 4, 5], [1, 3, 0, 0]]
@@ -134,7 +132,7 @@ def test_decoder_layer_matches_torch(norm_first):
     np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), atol=1e-11)
     np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), atol=1e-11)
     np.testing.assert_allclose(mm.grad.numpy(), mt.grad.numpy(), atol=1e-11)
-    assert_all_close(decoder_layer_grads(ours), torch_decoder_layer_grads(ref), atol=1e-10)
+    assert_all_close(*grads_by_name(ours, ref), atol=1e-10)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -151,13 +149,8 @@ def test_stacks_match_torch(norm_first):
     tdec = torch.nn.TransformerDecoder(
         torch.nn.TransformerDecoderLayer(d, h, ff, **kw), n,
         norm=torch.nn.LayerNorm(d, dtype=torch.float64) if norm_first else None).eval()
-    for ours, theirs in zip(enc.layers, tenc.layers):
-        copy_encoder_layer(ours, theirs, torch)
-    for ours, theirs in zip(dec.layers, tdec.layers):
-        copy_decoder_layer(ours, theirs, torch)
-    if norm_first:
-        copy_linear(enc.norm, tenc.norm, torch)
-        copy_linear(dec.norm, tdec.norm, torch)
+    copy_by_name(enc, tenc, torch)                        # whole stacks, by name
+    copy_by_name(dec, tdec, torch)
     rng = np.random.default_rng(7)
     x, y = rng.standard_normal((B, S, d)), rng.standard_normal((B, T, d))
     mem = enc(mg.tensor(x))
