@@ -69,7 +69,9 @@ class Function:
             data = fn.forward(*[t.data for t in inputs], **params)
         except (ValueError, IndexError) as e:  # the array library's words, plus the op's
             shapes = ", ".join(str(t.shape) for t in inputs)
-            raise type(e)(f"{cls.__name__}: {e} (input shapes: {shapes})") from None
+            hint = "; broadcasting needs each dim, counted from the last, to be equal or 1" \
+                if "broadcast" in str(e) else ""
+            raise type(e)(f"{cls.__name__}: {e} (input shapes: {shapes}{hint})") from None
         if not isinstance(data, fn.xp.ndarray):  # NumPy reduces to a scalar: keep 0-d arrays
             data = fn.xp.asarray(data)
         out = Tensor._make(data, fn.device)  # fn.device: ToDevice changes it

@@ -22,6 +22,7 @@ from minitransformer.tokens import as_token_tensor
 
 @dataclass
 class GPTConfig:
+    """The GPT's shape (nanoGPT's GPTConfig; the defaults are its Shakespeare GPU model)."""
     vocab_size: int = 65
     block_size: int = 256     # the longest context the model sees (learned positions)
     n_layer: int = 6

@@ -8,6 +8,9 @@ class UnknownCharacterError(ValueError):
 
 
 class CharTokenizer:
+    """One token per character: the vocabulary is the sorted set of a text's characters
+    (nanoGPT's shakespeare_char), saved with each checkpoint."""
+
     def __init__(self, chars):
         chars = list(chars)
         if not chars:

@@ -142,6 +142,7 @@ def _has_type(value, kind):
 
 @dataclass
 class TrainResult:
+    """What `train` returns: the output directory, the last checkpoint, the evaluations."""
     out: Path
     checkpoint: Path = None
     history: list = field(default_factory=list)   # one dict per evaluation (as metrics.jsonl)

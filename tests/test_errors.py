@@ -227,3 +227,21 @@ def test_a_buffer_takes_only_a_tensor_or_none():
 def test_np_asarray_of_a_tensor_on_another_device_says_to_copy_it_first(fake_device):
     msg = _message(TypeError, lambda: np.asarray(mg.ones(2, device=fake_device)))
     assert "'fake'" in msg and ".cpu() or .numpy()" in msg
+
+
+def test_matrix_products_refuse_mixed_float_dtypes():
+    """float32 @ float64 would silently compute in float64; PyTorch refuses it too."""
+    a, b = mg.ones(2, 3), mg.ones(3, 2, dtype=mg.float64)
+    with pytest.raises(TypeError, match="matmul: operands have dtypes float32 and float64"):
+        a @ b
+    with pytest.raises(TypeError, match="linear: operands have dtypes float32 and float64"):
+        F.linear(a, b.T)
+    with pytest.raises(TypeError, match="linear: operands have dtypes float32 and float64"):
+        F.linear(a, mg.ones(2, 3), mg.zeros(2, dtype=mg.float64))
+    assert (a + b.T).dtype == mg.float64                   # elementwise ops promote, as torch
+
+
+def test_broadcast_failures_say_what_would_broadcast():
+    with pytest.raises(ValueError, match=r"Add: .*\(2, 3\), \(4,\); broadcasting needs each "
+                                         r"dim, counted from the last, to be equal or 1"):
+        mg.ones(2, 3) + mg.ones(4)

@@ -39,9 +39,11 @@ def test_additive_attention_gradcheck_and_bad_mask():
     h = mg.randn(2, 3, 3, dtype=mg.float64, requires_grad=True)
     gradcheck_module(att, s, h, mask=mg.tensor([[True, True, True], [True, True, False]]))
     with pytest.raises(ValueError, match=r"mask must be \(batch, source length\)"):
-        att(mg.randn(2, 2), mg.randn(2, 3, 3), mask=mg.ones(2, 4, dtype=mg.bool))
+        att(s, h, mask=mg.ones(2, 4, dtype=mg.bool))       # (the module is float64 now)
     with pytest.raises(ValueError, match=r"keys must be \(batch=2, source length, 3\)"):
-        att(mg.randn(2, 2), mg.randn(2, 3, 5))
+        att(s, mg.randn(2, 3, 5, dtype=mg.float64))
+    with pytest.raises(TypeError, match="linear: operands have dtypes float32 and float64"):
+        att(mg.randn(2, 2), h)                              # no silent upcast
 
 
 # ---- encoder ------------------------------------------------------------------------------------

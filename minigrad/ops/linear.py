@@ -9,6 +9,7 @@ several times faster than NumPy's reduction over the leading axis.
 import math
 
 from minigrad.autograd import Function
+from minigrad.ops.matmul import check_same_float
 from minigrad.ops.rows import col_sum
 
 
@@ -52,9 +53,12 @@ def linear(x, weight, bias=None):
         raise ValueError(f"linear: input's last dim is {x.shape[-1] if x.ndim else None} "
                          f"(shape {x.shape}) but weight {weight.shape} expects "
                          f"in_features={weight.shape[-1]}")
+    x, weight = _pair(x, weight)
+    check_same_float("linear", x, weight)
     if bias is None:
-        return Linear.apply(*_pair(x, weight))
+        return Linear.apply(x, weight)
     if bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias has shape {bias.shape}, expected "
                          f"({weight.shape[0]},) (out_features)")
-    return Linear.apply(*_pair(x, weight), bias)
+    check_same_float("linear", weight, bias)
+    return Linear.apply(x, weight, bias)

@@ -34,9 +34,18 @@ class MatMul(Function):
         return ga, gb
 
 
+def check_same_float(op, a, b):
+    """A matrix product of float32 and float64 would silently compute in float64: refused,
+    as PyTorch does (elementwise ops promote, as PyTorch's do)."""
+    if a.dtype != b.dtype and a.dtype.kind == b.dtype.kind == "f":
+        raise TypeError(f"{op}: operands have dtypes {a.dtype} and {b.dtype}; convert one "
+                        f"first (.to(dtype), .float(), .double()), as PyTorch requires")
+
+
 def matmul(a, b):
     from minigrad.ops.elementwise import _pair
     a, b = _pair(a, b)
+    check_same_float("matmul", a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
                          f"and {b.shape} (use * for scalars)")
