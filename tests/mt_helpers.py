@@ -30,10 +30,11 @@ def assert_all_close(ours, theirs, atol=1e-10, rtol=1e-8):
         np.testing.assert_allclose(a, b, atol=atol, rtol=rtol, err_msg=f"entry {i}")
 
 
-def gradcheck_module(module, *inputs, **kwargs):
-    """mg.gradcheck of module(*inputs) with respect to the float inputs that require grad
-    AND every parameter: the module runs with its parameters swapped for gradcheck's
-    float64 copies, so both the analytic and the numeric gradient see them."""
+def gradcheck_module(module, *inputs, output=None, **kwargs):
+    """mg.gradcheck of module(*inputs) (or of output(module(*inputs))) with respect to the
+    float inputs that require grad AND every parameter: the module runs with its parameters
+    swapped for gradcheck's float64 copies, so both the analytic and the numeric gradient
+    see them."""
     module.double().eval()
     slots = [(m, n) for m in module.modules() for n, p in m._parameters.items()
              if p is not None]
@@ -47,6 +48,7 @@ def gradcheck_module(module, *inputs, **kwargs):
             m._parameters[n] = p
         try:
             out = module(*xs, **kwargs)
+            out = out if output is None else output(out)
         finally:
             for (m, n), p in zip(slots, saved):
                 m._parameters[n] = p

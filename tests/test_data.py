@@ -164,3 +164,19 @@ def test_write_atomic_makes_the_rename_durable(tmp_path, monkeypatch):
     assert target.read_bytes() == b"new"
     assert [e[0] for e in events] == ["fsync", "replace", "fsync"]
     assert events[1:] == [("replace", str(target)), ("fsync", str(tmp_path.resolve()))]
+
+
+def test_a_corrupted_cached_copy_is_downloaded_again(server, cache, monkeypatch):
+    _point_default_at(monkeypatch, server, hashlib.sha256(PAYLOAD).hexdigest())
+    cache.mkdir()
+    (cache / data.TINY_SHAKESPEARE_FILE).write_bytes(PAYLOAD[:10])    # a truncated copy
+    text, path = data.load_text()
+    assert text == PAYLOAD.decode() and path.read_bytes() == PAYLOAD
+
+
+def test_batches_reach_the_last_window():
+    """With 10 tokens and blocks of 8 there are exactly two (input, target) windows: both
+    are drawn, and nothing past the end."""
+    x, y = data.get_batch(np.arange(10), 200, 8, np.random.default_rng(0))
+    assert set(x.numpy()[:, 0].tolist()) == {0, 1}
+    np.testing.assert_array_equal(y.numpy(), x.numpy() + 1)

@@ -333,3 +333,47 @@ def test_a_relative_data_path_is_saved_absolute(text_file, tmp_path, monkeypatch
     cfg = resume_config(tmp_path / "run", max_iters=6)
     assert cfg.data == str(text_file.resolve())
     train(cfg, resume=True, log=quiet)
+
+
+def test_each_step_uses_the_schedule_clipping_and_nanogpts_adamw(text_file, tmp_path,
+                                                                  monkeypatch):
+    """The loop's wiring, step by step: the learning rate of cfg.lr_at(it), gradient
+    clipping at cfg.grad_clip, weight decay on the matrices only, the configured betas."""
+    cfg = tiny(text_file, tmp_path / "run", max_iters=6, warmup_iters=2, grad_clip=0.5,
+               weight_decay=0.2, beta2=0.95)
+    steps, clips = [], []
+    configure = GPT.configure_optimizers
+
+    def recording_optimizer(model, *args, **kwargs):
+        opt = configure(model, *args, **kwargs)
+        step = opt.step
+
+        def recording_step(*a, **k):
+            steps.append([(g["lr"], g["weight_decay"], tuple(g["betas"]))
+                          for g in opt.param_groups])
+            return step(*a, **k)
+        opt.step = recording_step
+        return opt
+    clip = train_mod.optim.clip_grad_norm_
+
+    def recording_clip(params, max_norm, *args, **kwargs):
+        clips.append(max_norm)
+        return clip(params, max_norm, *args, **kwargs)
+    monkeypatch.setattr(GPT, "configure_optimizers", recording_optimizer)
+    monkeypatch.setattr(train_mod.optim, "clip_grad_norm_", recording_clip)
+    train(cfg, log=quiet)
+    assert len(steps) == 6 and clips == [0.5] * 6
+    for it, (decay, no_decay) in enumerate(steps):
+        lr = cfg.lr_at(it)
+        assert decay == (pytest.approx(lr), 0.2, (0.9, 0.95))
+        assert no_decay == (pytest.approx(lr), 0.0, (0.9, 0.95))
+    assert len({round(s[0][0], 12) for s in steps}) == 6          # warmup, then decay
+
+
+def test_resume_on_another_text_is_refused(text_file, tmp_path):
+    train(tiny(text_file, tmp_path / "run", max_iters=3), log=quiet)
+    other = tmp_path / "other.txt"
+    other.write_text(TEXT[::-1])                       # the same characters, another text
+    cfg = resume_config(tmp_path / "run", max_iters=6, data=str(other))
+    with pytest.raises(CheckpointError, match="is not the one checkpoint .* was trained on"):
+        train(cfg, resume=True, log=quiet)

@@ -169,7 +169,12 @@ def test_dropout_only_in_training():
     mha.train()
     assert not np.allclose(mha(x).numpy(), mha(x).numpy())
     out, w = mha(x, need_weights=True)                        # weights path drops out too
-    np.testing.assert_allclose(w.numpy().sum(-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(w.numpy().sum(-1), 1.0, atol=1e-5)   # (undropped weights)
+    mg.manual_seed(1)
+    fused = mha(x)
+    mg.manual_seed(1)                                    # the same mask on both paths
+    np.testing.assert_allclose(mha(x, need_weights=True)[0].numpy(), fused.numpy(),
+                               rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("cross", [False, True])

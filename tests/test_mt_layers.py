@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.functional as F
 from minigrad import nn
 from minitransformer import (AddNorm, Decoder, DecoderLayer, Encoder, EncoderLayer,
                              FeedForward, LearnedPositionalEmbedding,
@@ -72,6 +73,29 @@ def test_add_norm_wirings(norm_first):
     want = x + lin(ln(x)) if norm_first else ln(x + lin(x))
     np.testing.assert_allclose(an(x, lin).numpy(), want.numpy(), atol=1e-12)
     gradcheck_module(an, mg.randn(2, 4, dtype=mg.float64, requires_grad=True), sublayer=lin)
+
+
+def test_dropout_sits_on_the_sublayer_output_and_inside_the_ffn():
+    """Under one seed each module equals its formula written with F.dropout: the FFN drops
+    between its two Linears; Add & Norm drops the sublayer's output before the residual
+    add, in both wirings (PyTorch's dropout1/dropout2)."""
+    x = mg.randn(2, 3, 4)
+    ffn = FeedForward(4, 8, dropout=0.4)
+    mg.manual_seed(2)
+    got = ffn(x).numpy()
+    mg.manual_seed(2)
+    want = ffn.linear2(F.dropout(F.relu(ffn.linear1(x)), 0.4))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+    lin = nn.Linear(4, 4)
+    for norm_first in (False, True):
+        an = AddNorm(4, dropout=0.4, norm_first=norm_first)
+        ln = lambda h: F.layer_norm(h, (4,), an.weight, an.bias)   # noqa: E731
+        mg.manual_seed(3)
+        got = an(x, lin).numpy()
+        mg.manual_seed(3)
+        want = x + F.dropout(lin(ln(x)), 0.4) if norm_first else ln(x + F.dropout(lin(x), 0.4))
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+        assert not np.allclose(got, an.eval()(x, lin).numpy(), atol=1e-3)
 
 
 # ---- encoder / decoder layers against PyTorch ------------------------------------------------

@@ -351,3 +351,30 @@ def test_lambda_lr_matches_torch():
     assert again.last_epoch == ms.last_epoch and again.base_lrs == [0.1, 0.5]
     with pytest.raises(ValueError, match="lr_lambdas"):
         optim.LambdaLR(mopt, [fns[0]])
+
+
+def test_sgd_momentum_and_nesterov_by_hand():
+    """Without PyTorch: buf = g on the first step, then μ·buf + g; Nesterov steps along
+    g + μ·buf, plain momentum along buf."""
+    grads = [np.array([0.5, 1.0]), np.array([-1.0, 2.0]), np.array([0.25, -0.5])]
+    for nesterov in (False, True):
+        p = nn.Parameter(mg.tensor([1.0, -2.0], dtype=mg.float64))
+        opt = optim.SGD([p], lr=0.1, momentum=0.9, nesterov=nesterov)
+        want, buf = np.array([1.0, -2.0]), None
+        for g in grads:
+            p.grad = mg.tensor(g, dtype=mg.float64)
+            opt.step()
+            buf = g if buf is None else 0.9 * buf + g
+            want = want - 0.1 * (g + 0.9 * buf if nesterov else buf)
+            np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
+
+
+def test_clip_grad_norm_p_norm_by_hand():
+    a, b = (nn.Parameter(mg.zeros(2, dtype=mg.float64)) for _ in range(2))
+    a.grad, b.grad = mg.tensor([3.0, -4.0], dtype=mg.float64), mg.tensor([0.0, 12.0],
+                                                                          dtype=mg.float64)
+    total = optim.clip_grad_norm_([a, b], 1.0, norm_type=3.0)
+    want = (27 + 64 + 1728) ** (1 / 3)
+    assert float(total) == pytest.approx(want, rel=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), np.array([3.0, -4.0]) / (want + 1e-6),
+                               rtol=1e-9)
