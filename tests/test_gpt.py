@@ -86,7 +86,7 @@ def test_gpt2_initialisation_statistics():
         elif name.endswith(".weight") and w.ndim == 2:
             assert abs(w.std() - 0.02) < 0.002, name
             assert abs(w.mean()) < 0.002, name
-        elif name.endswith("ln_1.weight") or name.endswith("ln_f.weight"):
+        elif name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):
             assert (w == 1).all(), name
         elif name.endswith(".bias"):
             assert (w == 0).all(), name

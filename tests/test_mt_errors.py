@@ -1,9 +1,15 @@
 """Bad input to minitransformer gives a clear error that names the problem."""
+import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.functional as F
 from minitransformer import (DecoderLayer, LearnedPositionalEmbedding, MultiHeadAttention,
                              SinusoidalPositionalEncoding, Transformer, causal_mask)
+from minitransformer.gpt import GPTConfig
+from minitransformer.masks import combine_masks, key_padding, lengths_mask
+from minitransformer.positional import sinusoidal_table
+from minitransformer.tokenizer import CharTokenizer
 
 
 def test_d_model_not_divisible_by_heads():
@@ -78,3 +84,54 @@ def test_decoder_given_memory_of_the_wrong_width():
 def test_mha_input_of_the_wrong_width():
     with pytest.raises(ValueError, match=r"query must be \(batch, length, 8\)"):
         MultiHeadAttention(8, 2)(mg.randn(2, 3, 4))
+
+
+# ---- every remaining bad input, one row each: (call, error type, words of the message) ------
+def _mha():
+    return MultiHeadAttention(4, 2)
+
+
+_BAD_INPUTS = [
+    (lambda: F.scaled_dot_product_attention(mg.ones(3), mg.ones(3, 2), mg.ones(3, 2)),
+     ValueError, "need at least 2 dims"),
+    (lambda: F.scaled_dot_product_attention(mg.ones(2, 3), mg.ones(2, 4), mg.ones(2, 4)),
+     ValueError, "must share the last dim"),
+    (lambda: F.scaled_dot_product_attention(mg.ones(2, 3), mg.ones(2, 3), mg.ones(2, 3),
+                                            dropout_p=1.0), ValueError, r"dropout_p must be in \[0, 1\)"),
+    (lambda: F.scaled_dot_product_attention(mg.ones(2, 3), mg.ones(4, 3), mg.ones(4, 3),
+                                            attn_mask=np.ones((3, 4), bool)),
+     ValueError, r"attn_mask of shape \(3, 4\) cannot broadcast"),
+    (lambda: F.cross_entropy(mg.ones(2, 3), mg.tensor([0.5, 1.0])), TypeError,
+     "targets must be integer class indices"),
+    (lambda: F.cross_entropy(mg.ones(2, 3), mg.tensor([0, 1]), label_smoothing=1.5),
+     ValueError, r"label_smoothing must be in \[0, 1\]"),
+    (lambda: F.layer_norm(mg.ones(2, 3), (3,), mg.ones(4)), ValueError,
+     r"weight has shape \(4,\), expected \(3,\)"),
+    (lambda: _mha()(mg.ones(2, 3, 4), mg.ones(3, 3, 4)), ValueError,
+     "must share the batch size"),
+    (lambda: GPTConfig(n_layer=0), ValueError, "n_layer must be a positive integer"),
+    (lambda: GPTConfig(dropout=1.0), ValueError, r"dropout must be in \[0, 1\)"),
+    (lambda: causal_mask(-1), ValueError, "sizes must be non-negative"),
+    (lambda: key_padding(mg.tensor([1, 2, 0]), 0), ValueError,
+     r"tokens must be \(batch, length\)"),
+    (lambda: lengths_mask(mg.tensor([[1, 2]])), ValueError, "lengths must be 1-D"),
+    (lambda: combine_masks(mg.ones(2, 2)), TypeError, "masks must be boolean"),
+    (lambda: _mha()(mg.ones(1, 2, 4), attn_mask=[[True, False]]), TypeError,
+     "a mask must be a boolean minigrad Tensor or NumPy array"),
+    (lambda: sinusoidal_table(4, 0), ValueError, "need max_len >= 0 and d_model > 0"),
+    (lambda: SinusoidalPositionalEncoding(4, max_len=3)(mg.ones(1, 5, 4)), ValueError,
+     "a sequence of length 5"),
+    (lambda: LearnedPositionalEmbedding(3, 4)(mg.ones(1, 2, 5)), ValueError,
+     r"input must be \(batch, length"),
+    (lambda: CharTokenizer([]), ValueError, "the vocabulary is empty"),
+    (lambda: CharTokenizer(["a", "a"]), ValueError, "distinct single characters"),
+    (lambda: CharTokenizer.from_dict({"type": "bpe", "chars": "ab"}), ValueError,
+     "cannot load a tokenizer of type 'bpe'"),
+]
+
+
+@pytest.mark.parametrize("call,error,words", _BAD_INPUTS,
+                         ids=[w.split()[0] + str(i) for i, (_, _, w) in enumerate(_BAD_INPUTS)])
+def test_bad_input_is_named(call, error, words):
+    with pytest.raises(error, match=words):
+        call()

@@ -75,6 +75,12 @@ def test_add_norm_wirings(norm_first):
     gradcheck_module(an, mg.randn(2, 4, dtype=mg.float64, requires_grad=True), sublayer=lin)
 
 
+def test_learned_positions_start_as_gpt2s():
+    mg.manual_seed(0)
+    w = LearnedPositionalEmbedding(512, 64).embedding.weight.numpy()
+    assert abs(w.std() - 0.02) < 0.001 and abs(w.mean()) < 0.001
+
+
 def test_dropout_sits_on_the_sublayer_output_and_inside_the_ffn():
     """Under one seed each module equals its formula written with F.dropout: the FFN drops
     between its two Linears; Add & Norm drops the sublayer's output before the residual
