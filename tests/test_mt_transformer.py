@@ -76,13 +76,17 @@ def test_beam_of_one_is_greedy_and_wide_beam_is_exhaustive():
         src = [[3, 4, 5], [6, 6, 0]]
         greedy = m.greedy_decode(src, BOS, EOS, max_len=3)
         assert m.beam_search(src, BOS, EOS, beam_size=1, max_len=3) == greedy
-        beam = m.beam_search(src, BOS, EOS, beam_size=36, max_len=3, length_penalty=0.0)
-        for b, s in enumerate(src):
-            # every output that ends with EOS within 3 steps, scored exactly
-            cands = [list(p) + [EOS] for n in range(3) for p in itertools.product(
-                [0, 1, 3, 4, 5], repeat=n)]
-            best = max(cands, key=lambda c: _sequence_logp(m, s, c))
-            assert beam[b] == best[:-1], (seed, b)
+        for alpha in (0.0, 0.6, 3.0):      # GNMT's length normalisation ((5 + |y|) / 6)^α
+            # 130 beams hold every live prefix of 3 tokens: the search is exhaustive, so only
+            # a wrong score or a wrong early stop can make it miss the best output
+            beam = m.beam_search(src, BOS, EOS, beam_size=130, max_len=4, length_penalty=alpha)
+            for b, s in enumerate(src):
+                # every output that ends with EOS within 4 steps, scored exactly
+                cands = [list(p) + [EOS] for n in range(4) for p in itertools.product(
+                    [0, 1, 3, 4, 5], repeat=n)]
+                best = max(cands, key=lambda c: _sequence_logp(m, s, c)
+                           / ((5 + len(c)) / 6) ** alpha)
+                assert beam[b] == best[:-1], (seed, b, alpha)
 
 
 def test_training_step_reduces_the_loss_on_a_toy_copy_task():
