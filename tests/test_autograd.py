@@ -288,3 +288,12 @@ def test_optimizer_step_bumps_the_version_and_the_training_loop_still_works(devi
     opt.step()
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         loss.backward()
+
+
+def test_a_parameter_made_from_a_tensor_shares_its_version_count():
+    t = mg.tensor([1.0, 2.0])
+    p = mg.nn.Parameter(t)
+    loss = (p * p).sum()
+    t[0] = 5.0                                           # the parameter's memory too
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        loss.backward()

@@ -13,6 +13,8 @@ class Parameter(Tensor):
     def __init__(self, data, requires_grad=True):
         if isinstance(data, Tensor):
             super().__init__(data.data, device=data.device)
+            if self.data is data.data:           # the same memory: one count of its changes
+                self._version_counter = data._version_counter
         else:
             super().__init__(data)
         if requires_grad:
