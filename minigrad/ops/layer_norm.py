@@ -1,8 +1,11 @@
 """Fused layer normalisation (article 2.2.5.4): normalise over the trailing dims with the
 biased variance and eps inside the square root, as PyTorch, then scale and shift."""
+import math
+
 from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.ops.blocks import contiguous, in_row_pieces
+from minigrad.ops.rows import col_sum
 from minigrad.tensor import Tensor
 
 
@@ -19,7 +22,7 @@ class LayerNorm(Function):
         dt = backend.float32 if x.dtype == backend.float16 else x.dtype
         x = contiguous(xp, x).astype(dt, copy=False)
         lead = x.shape[:x.ndim - len(dims)]
-        rows = x.reshape(-1, _size(x.shape, dims))
+        rows = x.reshape(-1, math.prod(x.shape[d] for d in dims))
         y = xp.empty(rows.shape, dt)
         # only the row statistics are kept for backward, which rebuilds x̂ from x (the graph
         # keeps x anyway): a saved x̂ would cost a copy of x in memory and one more pass
@@ -69,24 +72,23 @@ class LayerNorm(Function):
     def backward_arrays(self, g):                        # the same on arrays, in place
         x, *affine = self.inputs
         xp = self.xp
-        d = _size(x.shape, self.dims)
+        d = math.prod(x.shape[k] for k in self.dims)
         mean, rstd = self.mean.reshape(-1, 1), self.rstd.reshape(-1, 1)
         dt = rstd.dtype                                  # float32 for float16 (see forward)
         xs = contiguous(xp, x.data).reshape(-1, d).astype(dt, copy=False)
         g = contiguous(xp, g).reshape(-1, d).astype(dt, copy=False)
         w = affine[0].data.reshape(-1).astype(dt, copy=False) if affine else None
         gx = xp.empty(g.shape, g.dtype)
-        sums = xp.zeros((2, d), g.dtype)                 # Σ g⊙x̂ and Σ g over the rows
+        sums = xp.zeros((2, d), g.dtype) if affine else None   # Σ g⊙x̂ and Σ g over rows
         # row means of ĝ = g⊙w and of ĝ⊙x̂ straight from g and g⊙x̂: mean(g⊙w) = g·(w/d)
         to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
-        ones = xp.ones(g.shape[0], g.dtype)
 
         def grad(gr, xr, mr, rr, out):
             xc = xp.subtract(xr, mr)                     # x - μ; x̂ = (x - μ)·r
             t = xp.multiply(gr, xc)                      # g⊙(x - μ)
             if w is not None:                            # Σ over rows of g⊙x̂, and of g
                 sums[0] += xp.matmul(rr.reshape(1, -1), t)[0]
-                sums[1] += xp.matmul(ones[:len(gr)], gr)
+                sums[1] += col_sum(xp, gr)
             mean_g = xp.matmul(gr, to_mean)              # mean(ĝ)
             c1 = rr * rr * xp.matmul(t, to_mean)         # r·mean(ĝ⊙x̂)
             # dx = r·(ĝ - mean(ĝ) - x̂·mean(ĝ⊙x̂)) = r·(ĝ - mean(ĝ) - (x - μ)·c1)
@@ -110,13 +112,6 @@ def _mean_vector(xp, d, dtype):
     """A (d, 1) column of 1/d: rows @ it is each row's mean, as one matrix-vector product
     (BLAS), which runs ~4x faster than NumPy's mean over a short last axis."""
     return xp.full((d, 1), 1 / d, dtype)
-
-
-def _size(shape, dims):
-    n = 1
-    for d in dims:
-        n *= shape[d]
-    return n
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
