@@ -24,6 +24,25 @@ def test_layer_norm_of_large_float16_values(device):
                                rtol=2e-3, atol=2e-3)
 
 
+def test_layer_norm_double_backward_of_large_float16_values(device):
+    # the graph that create_graph builds squares x - μ too: in float16 that overflowed and
+    # gave all-zero gradients; it must agree with float64
+    x = np.array([[300., -300., 1., 2.], [1000., 2000., -500., 7.]])
+    w, c = np.array([1., 2., 3., 4.]), np.array([[1., -2., 3., 4.], [0.5, 1., -1., 2.]])
+    grads = {}
+    for dt in (mg.float16, mg.float64):
+        t = mg.tensor(x, dtype=dt, device=device, requires_grad=True)
+        weight = mg.tensor(w, dtype=dt, device=device, requires_grad=True)
+        y = F.layer_norm(t, (4,), weight) * mg.tensor(c, dtype=dt, device=device)
+        gx, gw = mg.grad(y.sum(), [t, weight], create_graph=True)
+        assert gx.dtype == dt and gw.dtype == dt
+        (gx * gx).sum().backward()
+        grads[dt] = [a.numpy().astype(np.float64) for a in (gx, gw, t.grad, weight.grad)]
+    for half, exact in zip(grads[mg.float16], grads[mg.float64]):
+        assert np.abs(exact).max() > 0
+        np.testing.assert_allclose(half, exact, rtol=1e-2, atol=1e-2 * np.abs(exact).max())
+
+
 def test_mean_and_var_of_float16_accumulate_in_float32(device):
     x = mg.ones(100000, dtype=mg.float16, device=device)
     assert x.mean().dtype == mg.float16 and x.mean().item() == 1.0

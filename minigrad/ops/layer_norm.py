@@ -52,6 +52,9 @@ class LayerNorm(Function):
     def backward(self, g):
         x, *affine = self.inputs
         if is_grad_enabled():                            # double backward: rebuild as a graph
+            if x.dtype == backend.float16:               # its squares overflow (see forward)
+                x, g = x.float(), g.float()              # the engine casts gx back
+                affine = [p.float() for p in affine]
             xc = x - x.mean(self.dims, keepdim=True)
             rstd = ((xc * xc).mean(self.dims, keepdim=True) + self.eps) ** -0.5
             xhat = xc * rstd
