@@ -8,6 +8,7 @@ before the Transformer, on top of an RNN encoder-decoder.
 """
 import math
 
+import minigrad as mg
 from minigrad import nn
 
 from minitransformer.masks import as_mask
@@ -46,15 +47,29 @@ class AdditiveAttention(nn.Module):
         if keys.ndim != 3 or keys.shape[-1] != self.key_dim or keys.shape[0] != query.shape[0]:
             raise ValueError(f"AdditiveAttention: keys must be (batch={query.shape[0]}, source "
                              f"length, {self.key_dim}), got shape {keys.shape}")
-        uh = self.project_keys(keys) if projected_keys is None else projected_keys
+        if projected_keys is None:
+            uh = self.project_keys(keys)
+        elif tuple(projected_keys.shape) != keys.shape[:2] + (self.hidden_dim,):
+            raise ValueError(f"AdditiveAttention: projected_keys must be project_keys(keys), "
+                             f"shape {keys.shape[:2] + (self.hidden_dim,)}, got "
+                             f"{projected_keys.shape}")
+        else:
+            uh = projected_keys
         ws = self.W(query).unsqueeze(1)                      # (B, 1, hidden): broadcast over j
         return self.v((ws + uh).tanh()).squeeze(-1)           # (B, S)
 
     def forward(self, query, keys, values=None, mask=None, projected_keys=None):
         values = keys if values is None else values
         e = self.scores(query, keys, projected_keys)
+        if values.ndim != 3 or values.shape[:2] != keys.shape[:2]:
+            raise ValueError(f"AdditiveAttention: values must be (batch, source length, "
+                             f"value_dim) with the keys' {keys.shape[:2]}, got shape "
+                             f"{values.shape}")
         mask = as_mask(mask, e.device, "AdditiveAttention")
         if mask is not None:
+            if mask.dtype != mg.bool:                         # 0/1 ints would index, not mask
+                raise TypeError(f"AdditiveAttention: mask must be boolean (True = a real "
+                                f"source token), got dtype {mask.dtype}")
             B, S = e.shape
             if mask.ndim == 4:                                # a (B, 1, 1, S) padding mask
                 mask = mask.reshape(mask.shape[0], mask.shape[-1])

@@ -18,6 +18,8 @@ A mask may also be a boolean NumPy array: it is moved to the device of the score
 The article describes a mask as a vector of 1s (valid) and 0s (ignored); here 1 is True.
 A hidden key gets exactly zero weight: its score is set to -inf before the softmax.
 """
+import operator
+
 import numpy as np
 
 import minigrad as mg
@@ -31,6 +33,11 @@ def causal_mask(size, key_size=None, device="cpu"):
     only when j <= i, so position i never sees the future (article 2.2.3.4 掩码注意力; the
     decoder's masked self-attention, 2.2.4.2). `key_size` defaults to `size`."""
     key_size = size if key_size is None else key_size
+    try:                                                 # ints, NumPy ints: not 2.5
+        size, key_size = operator.index(size), operator.index(key_size)
+    except TypeError:
+        raise TypeError(f"causal_mask: sizes must be integers, got {size!r}, "
+                        f"{key_size!r}") from None
     if size < 0 or key_size < 0:
         raise ValueError(f"causal_mask: sizes must be non-negative, got {size}, {key_size}")
     queries = mg.arange(size, device=device).reshape(size, 1)
@@ -59,7 +66,7 @@ def padding_mask(tokens, pad_id):
 def lengths_mask(lengths, max_len=None, device="cpu"):
     """(B, 1, 1, max_len) boolean: True at positions < lengths[b] (real tokens, padding on
     the right). `max_len` defaults to the longest length."""
-    lengths = as_token_tensor(lengths, device, "lengths_mask")
+    lengths = as_token_tensor(lengths, device, "lengths_mask", "lengths")
     if lengths.ndim != 1:
         raise ValueError(f"lengths_mask: lengths must be 1-D (batch,), got shape "
                          f"{lengths.shape}")

@@ -29,6 +29,10 @@ def _check_length(module, x):
     if x.ndim != 3 or x.shape[-1] != module.d_model:
         raise ValueError(f"{type(module).__name__}: input must be (batch, length, "
                          f"{module.d_model}), got shape {x.shape}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"{type(module).__name__}: input must be floating-point embeddings "
+                        f"(batch, length, {module.d_model}), got dtype {x.dtype}; token ids "
+                        f"go through an nn.Embedding first")
     if x.shape[1] > module.max_len:
         raise ValueError(f"{type(module).__name__}: a sequence of length {x.shape[1]} is "
                          f"longer than the positional table (max_len={module.max_len}); "

@@ -45,6 +45,9 @@ class Seq2SeqEncoder(nn.Module):
 
     def forward(self, src):
         src = as_token_tensor(src, self.embedding.weight.device, "Seq2SeqEncoder")
+        if src.ndim != 2 or src.shape[1] == 0:
+            raise ValueError(f"Seq2SeqEncoder: src must be token ids (batch, source length) "
+                             f"with length >= 1, got shape {src.shape}")
         B, S = src.shape
         keep = key_padding(src, self.pad_id)
         xs = mg.unbind(self.dropout(self.embedding(src)), 1)   # S of (B, E)
@@ -103,6 +106,10 @@ class Seq2SeqDecoder(nn.Module):
         """Teacher forcing: tgt_in (B, T) starts with BOS. -> (logits (B, T, vocab),
         attention weights (B, T, S) or None)."""
         tgt_in = as_token_tensor(tgt_in, enc_outputs.device, "Seq2SeqDecoder")
+        B = enc_outputs.shape[0]
+        if tgt_in.ndim != 2 or tgt_in.shape[0] != B or tgt_in.shape[1] == 0:
+            raise ValueError(f"Seq2SeqDecoder: tgt_in must be token ids (batch={B} as the "
+                             f"source, target length >= 1), got shape {tgt_in.shape}")
         s, keys = self.start(enc_outputs, enc_final)
         embs = mg.unbind(self.dropout(self.embedding(tgt_in)), 1)
         logits, weights = [], []
@@ -138,6 +145,8 @@ class Seq2Seq(nn.Module):
         """Feed back the most likely token each step. Returns token-id lists (no BOS, cut
         before EOS), and with return_weights the attention weights (B, steps, S) (None
         without attention). Runs without gradients; call .eval() first."""
+        if not isinstance(max_len, int) or max_len < 1:
+            raise ValueError(f"greedy_decode: max_len must be an integer >= 1, got {max_len!r}")
         with mg.no_grad():
             enc_outputs, enc_final, keep = self.encoder(src)
             B = enc_outputs.shape[0]

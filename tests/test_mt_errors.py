@@ -5,7 +5,8 @@ import pytest
 import minigrad as mg
 import minigrad.functional as F
 from minitransformer import (DecoderLayer, LearnedPositionalEmbedding, MultiHeadAttention,
-                             SinusoidalPositionalEncoding, Transformer, causal_mask)
+                             Seq2Seq, SinusoidalPositionalEncoding, Transformer, causal_mask)
+from minitransformer.bahdanau import AdditiveAttention
 from minitransformer.gpt import GPTConfig
 from minitransformer.masks import combine_masks, key_padding, lengths_mask
 from minitransformer.positional import sinusoidal_table
@@ -91,6 +92,10 @@ def _mha():
     return MultiHeadAttention(4, 2)
 
 
+def _s2s():
+    return Seq2Seq(6, 6, emb_dim=4, hidden_size=4)
+
+
 _BAD_INPUTS = [
     (lambda: F.scaled_dot_product_attention(mg.ones(3), mg.ones(3, 2), mg.ones(3, 2)),
      ValueError, "need at least 2 dims"),
@@ -123,6 +128,29 @@ _BAD_INPUTS = [
      "a sequence of length 5"),
     (lambda: LearnedPositionalEmbedding(3, 4)(mg.ones(1, 2, 5)), ValueError,
      r"input must be \(batch, length"),
+    (lambda: causal_mask(2.5), TypeError, "sizes must be integers, got 2.5"),
+    (lambda: lengths_mask(np.array([1.9, 2.0])), TypeError,
+     "lengths_mask: lengths must be integers, got float64"),
+    (lambda: Transformer(6, 5, d_model=8, n_heads=2, num_encoder_layers=1,
+                         num_decoder_layers=1, d_ff=8)(np.array([[1.7, 2.2]]), [[1, 3]]),
+     TypeError, "token ids must be integers, got float64 values"),
+    (lambda: SinusoidalPositionalEncoding(4)(mg.zeros(1, 2, 4, dtype=mg.int64)), TypeError,
+     "must be floating-point embeddings"),
+    (lambda: _s2s()([1, 2], [[1, 2]]), ValueError,
+     r"src must be token ids \(batch, source length\).*got shape \(2,\)"),
+    (lambda: _s2s()(np.zeros((2, 0), int), [[1], [1]]), ValueError, "length >= 1"),
+    (lambda: _s2s()([[1, 2], [3, 4]], [[1, 2]]), ValueError,
+     r"tgt_in must be token ids \(batch=2 as the source"),
+    (lambda: _s2s().greedy_decode([[1, 2]], 1, 2, max_len=0), ValueError,
+     "max_len must be an integer >= 1"),
+    (lambda: AdditiveAttention(3, 4, 5)(mg.ones(2, 3), mg.ones(2, 6, 4), mg.ones(2, 5, 4)),
+     ValueError, r"values must be \(batch, source length, value_dim\)"),
+    (lambda: AdditiveAttention(3, 4, 5)(mg.ones(2, 3), mg.ones(2, 6, 4),
+                                        projected_keys=mg.ones(2, 6, 4)),
+     ValueError, "projected_keys must be project_keys"),
+    (lambda: AdditiveAttention(3, 4, 5)(mg.ones(2, 3), mg.ones(2, 6, 4), mask=mg.ones(2, 6)),
+     TypeError, "mask must be boolean"),
+    (lambda: LearnedPositionalEmbedding(-1, 8), TypeError, "must be a non-negative integer"),
     (lambda: CharTokenizer([]), ValueError, "the vocabulary is empty"),
     (lambda: CharTokenizer(["a", "a"]), ValueError, "distinct single characters"),
     (lambda: CharTokenizer.from_dict({"type": "bpe", "chars": "ab"}), ValueError,

@@ -111,3 +111,15 @@ def test_generator_argument():
     mg.manual_seed(0)
     init.uniform_(w1, generator=np.random.default_rng(9))
     np.testing.assert_array_equal(mg.randn(3).numpy(), expected)
+
+
+def test_bad_arguments_are_named():
+    w = mg.zeros(3, 4)
+    with pytest.raises(ValueError, match="mode must be 'fan_in' or 'fan_out', got 'fan_avg'"):
+        init.kaiming_uniform_(w, mode="fan_avg")
+    with pytest.raises(ValueError, match="a <= b"):
+        init.uniform_(w, 1, 0)
+    with pytest.raises(ValueError, match="std must be >= 0"):
+        init.normal_(w, 0, -1)
+    with pytest.raises(TypeError, match="floating-point tensor, got dtype int64"):
+        init.uniform_(mg.zeros(3, dtype=mg.int64))

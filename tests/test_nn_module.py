@@ -191,7 +191,13 @@ def test_attribute_registration():
     assert [n for n, _ in m.named_parameters()] == ["w", "sub.weight", "sub.bias"]
     assert list(m.state_dict()) == ["w", "buf", "sub.weight", "sub.bias"]
     assert [n for n, _ in m.named_buffers()] == ["buf"] and m.maybe is None
-    m.w = mg.zeros(2)                         # reassigning a plain tensor unregisters it
+    with pytest.raises(TypeError, match="cannot assign a Tensor as parameter 'w'"):
+        m.w = m.w * 2                         # would silently drop w from the parameters
+    with pytest.raises(TypeError, match="as child module 'sub'"):
+        m.sub = 3
+    m.maybe = None                            # None is fine: an absent optional weight
+    del m.w
+    m.w = mg.zeros(2)                         # after del, the name is free
     assert "w" not in dict(m.named_parameters())
     del m.sub
     assert [n for n, _ in m.named_parameters()] == []
@@ -231,3 +237,58 @@ def test_reassigning_a_buffer_keeps_it_a_buffer_as_torch():
     assert m.running.tolist() == [1.0, 1.0, 1.0] and "running" not in m.__dict__
     m.running = None                                       # None keeps the slot, as torch
     assert "running" in m._buffers and list(m.state_dict()) == []
+
+
+def test_shared_modules_and_containers_as_pytorch():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shared = nn.Linear(2, 2)
+            self.again = self.shared              # one module under two names
+    m = M()
+    # a state dict names every alias (PyTorch's does: loading one of its dicts needs them)
+    assert list(m.state_dict()) == ["shared.weight", "shared.bias", "again.weight",
+                                    "again.bias"]
+    sd = {k: v.numpy() + 1 for k, v in m.state_dict().items()}
+    m.load_state_dict(sd)
+    np.testing.assert_array_equal(m.again.weight.numpy(), sd["again.weight"])
+    assert [n for n, _ in m.named_parameters()] == ["shared.weight", "shared.bias"]
+    assert len(list(m.named_modules(remove_duplicate=False))) == 3
+    calls = []
+    m.apply(calls.append)                         # each module once, as PyTorch
+    assert len(calls) == 2
+    with pytest.raises(TypeError, match="expected a mapping"):
+        m.load_state_dict([1, 2])
+    with pytest.raises(TypeError, match="floating-point"):
+        nn.Linear(3, 2).to(dtype=mg.int64)        # would truncate the weights to integers
+    with pytest.raises(TypeError, match="ModuleList holds Modules, got a int"):
+        nn.ModuleList().append(3)
+    with pytest.raises(TypeError, match="Sequential holds Modules, got a function"):
+        nn.Sequential(nn.Linear(2, 2), lambda x: x)
+    with pytest.raises(TypeError, match="ModuleDict holds Modules"):
+        nn.ModuleDict()["b"] = 3
+    with pytest.raises(TypeError, match="keys must be strings"):
+        nn.ModuleDict()[1] = nn.Linear(1, 1)
+    with pytest.raises(TypeError, match="indices must be integers"):
+        nn.ModuleList([nn.Linear(1, 1)])["0"]
+
+
+def test_functional_call_follows_tied_weights():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.head = nn.Linear(3, 3, bias=False), nn.Linear(3, 3, bias=False)
+            self.head.weight = self.emb.weight       # as GPT's head and token embedding
+        def forward(self, x):
+            return self.head(x)
+    m, x = Tied(), mg.ones(1, 3)
+    before = m(x).numpy()
+    out = nn.utils.functional_call(m, {"emb.weight": mg.zeros(3, 3)}, (x,))
+    np.testing.assert_array_equal(out.numpy(), 0)     # the head used the new tensor too
+    assert m.head.weight is m.emb.weight              # restored, still tied
+    np.testing.assert_array_equal(m(x).numpy(), before)
+    with pytest.raises(ValueError, match="tied"):
+        nn.utils.functional_call(m, {"emb.weight": mg.zeros(3, 3),
+                                     "head.weight": mg.ones(3, 3)}, (x,))
+    with pytest.raises(KeyError, match="no parameter 'nope'"):
+        nn.utils.functional_call(m, {"nope": mg.zeros(3, 3)}, (x,))

@@ -231,6 +231,30 @@ def test_bad_inputs_raise_clear_errors():
         nn.LSTMCell(3, 4)(mg.randn(2, 3), mg.randn(2, 4))
 
 
+def test_bad_input_and_state_types_are_named():
+    gru, cell = nn.GRU(3, 4), nn.GRUCell(3, 4)
+    with pytest.raises(ValueError, match="empty"):
+        gru(mg.randn(0, 3))                                     # unbatched, length 0
+    with pytest.raises(TypeError, match="h0 must be a Tensor, got tuple"):
+        gru(mg.randn(4, 2, 3), (mg.randn(1, 2, 4),))            # LSTM's form given to a GRU
+    with pytest.raises(TypeError, match="hidden state must be a Tensor, got tuple"):
+        cell(mg.randn(2, 3), (mg.randn(2, 4),))
+    with pytest.raises(TypeError, match="h0 is float64 on cpu but the input is float32"):
+        gru(mg.randn(4, 2, 3), mg.randn(1, 2, 4, dtype=mg.float64))
+    with pytest.raises(TypeError, match="input must be floating-point, got dtype int64"):
+        gru(mg.zeros(4, 2, 3, dtype=mg.int64))              # would be cast silently
+    with pytest.raises(TypeError, match="input must be a Tensor, got list"):
+        gru([[1.0, 2.0, 3.0]])
+    with pytest.raises(TypeError, match="c0 must be a Tensor"):
+        nn.LSTM(3, 4)(mg.randn(4, 2, 3), (mg.randn(1, 2, 4), [1]))
+    with pytest.raises(ValueError, match="dropout must be a probability"):
+        nn.GRU(3, 4, num_layers=2, dropout="0.5")
+    with pytest.raises(ValueError, match="hidden_size must be a positive integer, got True"):
+        nn.GRU(3, True)
+    with pytest.raises(ValueError, match="num_layers must be an integer"):
+        nn.GRU(3, 4, num_layers=True)
+
+
 def test_rnn_takes_torchs_positional_order():
     """nn.RNN(input_size, hidden_size, num_layers, nonlinearity, bias, batch_first, dropout,
     bidirectional), as torch.nn.RNN; GRU/LSTM have no nonlinearity."""

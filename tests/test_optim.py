@@ -217,6 +217,7 @@ def test_load_state_dict_mismatches_are_errors():
     (lambda p: optim.Adam([{"params": [p]}, {"params": [p]}]), "more than once"),
     (lambda p: optim.SGD([p], lr=-0.1), "learning rate"),
     (lambda p: optim.Adam([{"params": [p], "lr": -1}]), "learning rate -1 in group 0"),
+    (lambda p: optim.lr_scheduler.noam(10, 512, warmup_steps=0), "must be positive"),
     (lambda p: optim.Adam([p], betas=(0.9, 1.0)), "betas"),
     (lambda p: optim.Adam([p], betas=(-0.1, 0.9)), "betas"),
     (lambda p: optim.AdamW([p], weight_decay=-0.01), "weight_decay"),
@@ -229,6 +230,17 @@ def test_load_state_dict_mismatches_are_errors():
 ])
 def test_bad_arguments_raise_value_error(make, match):
     with pytest.raises(ValueError, match=match):
+        make(nn.Parameter(mg.zeros(2)))
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda p: optim.SGD([p], lr="0.1"), "lr must be a number, got '0.1'"),
+    (lambda p: optim.AdamW([p], weight_decay=None), "weight_decay must be a number"),
+    (lambda p: optim.lr_scheduler.LambdaLR(optim.SGD([p], lr=0.1), 0.5),
+     "lr_lambda must be a function"),
+])
+def test_bad_option_types_raise_type_error(make, match):
+    with pytest.raises(TypeError, match=match):
         make(nn.Parameter(mg.zeros(2)))
 
 

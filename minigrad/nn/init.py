@@ -35,11 +35,23 @@ def fans(tensor):
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
+def _check_float(tensor, name):
+    if not backend.is_floating(tensor.dtype):     # random floats would truncate to integers
+        raise TypeError(f"init.{name}: needs a floating-point tensor, got dtype "
+                        f"{tensor.dtype}")
+
+
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    _check_float(tensor, "uniform_")
+    if not a <= b:
+        raise ValueError(f"init.uniform_: needs a <= b, got a={a}, b={b}")
     return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    _check_float(tensor, "normal_")
+    if not std >= 0:
+        raise ValueError(f"init.normal_: std must be >= 0, got {std}")
     return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
@@ -81,6 +93,8 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     # a zero-size weight (nn.Linear(0, n)) has nothing to fill: any finite std will do

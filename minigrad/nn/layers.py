@@ -10,15 +10,19 @@ from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
 
 
+def _check_sizes(layer, **sizes):
+    """Each size a non-negative integer (0 is allowed, as PyTorch: an empty layer)."""
+    for name, n in sizes.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise TypeError(f"{layer}: {name} must be a non-negative integer, got {n!r}")
+
+
 class Linear(Module):
     """y = x Wᵀ + b, W of shape (out_features, in_features)."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
-                   for n in (in_features, out_features)):
-            raise TypeError(f"Linear: in_features and out_features must be non-negative "
-                            f"integers, got ({in_features!r}, {out_features!r})")
+        _check_sizes("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(creation.zeros(out_features, in_features, device=device,
                                                dtype=dtype))
@@ -53,6 +57,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
                  dtype=None):
         super().__init__()
+        _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} is outside the table "
@@ -87,6 +92,8 @@ class LayerNorm(Module):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
+        _check_sizes("LayerNorm", **{f"normalized_shape[{i}]": n
+                                     for i, n in enumerate(normalized_shape)})
         self.normalized_shape, self.eps = tuple(normalized_shape), eps
         self.register_parameter("weight", None)
         self.register_parameter("bias", None)

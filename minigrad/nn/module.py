@@ -45,6 +45,18 @@ class Module:
                                 f"None expected); del it first to use the name otherwise")
             self._buffers[name] = value
             return
+        for store, kind, want in ((self._parameters, "parameter", Parameter),
+                                  (self._modules, "child module", Module)):
+            # a plain tensor over a parameter would silently drop it from parameters() and
+            # state_dict (m.w = m.w * 2): PyTorch refuses, and so do we; None is allowed
+            if name in store and value is not None and not isinstance(value, (Parameter, Module)):
+                raise TypeError(f"{type(self).__name__}: cannot assign a "
+                                f"{type(value).__name__} as {kind} '{name}' ({want.__name__} "
+                                f"or None expected); to change a parameter's values assign "
+                                f"its .data, or del it first to use the name otherwise")
+            if name in store and value is None:
+                store[name] = None
+                return
         for store in (self._parameters, self._modules, self._buffers):
             store.pop(name, None)
         if isinstance(value, Parameter):
@@ -88,11 +100,13 @@ class Module:
         return self.forward(*args, **kwargs)
 
     # ---- traversal ------------------------------------------------------------------------
-    def named_modules(self, prefix=""):
+    def named_modules(self, prefix="", remove_duplicate=True):
+        """(name, module) pairs, self first, depth first; a module reachable under several
+        names comes once (its first name) unless remove_duplicate=False."""
         seen, stack = set(), [(prefix, self)]
         while stack:
             name, m = stack.pop(0)
-            if id(m) in seen:
+            if id(m) in seen and remove_duplicate:
                 continue
             seen.add(id(m))
             yield name, m
@@ -103,7 +117,11 @@ class Module:
         return (m for _, m in self.named_modules())
 
     def named_children(self):
-        return ((n, m) for n, m in self._modules.items() if m is not None)
+        seen = set()                                     # a child under two names: once
+        for n, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield n, m
 
     def children(self):
         return (m for _, m in self.named_children())
@@ -154,6 +172,10 @@ class Module:
         """Move every parameter and buffer in place, and/or cast the floating-point ones
         (integer and boolean buffers keep their dtype, as PyTorch); returns self."""
         device, dtype = split_device_dtype(device, dtype)
+        if dtype is not None and not backend.is_floating(dtype):
+            raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point type "
+                            f"(float16, float32, float64), got {dtype}; a module's weights "
+                            f"cannot become integers")
         for m in self.modules():
             for store in (m._parameters, m._buffers):
                 for n, t in store.items():
@@ -179,23 +201,25 @@ class Module:
         """Name -> tensor for every parameter and buffer (names as PyTorch would give them).
         The tensors share memory with the module, so, as in PyTorch, they follow its later
         changes (optimiser steps, load_state_dict): clone() them to keep a snapshot."""
-        out = OrderedDict()
-        for mname, m in self.named_modules():
+        return OrderedDict((k, t.detach()) for k, t in self._named_state())
+
+    def _named_state(self):
+        """(name, tensor) for every parameter and buffer under every name it has: a shared
+        module or tensor appears once per name, as in PyTorch's state dicts."""
+        for mname, m in self.named_modules(remove_duplicate=False):
             for store in (m._parameters, m._buffers):
                 for n, t in store.items():
                     if t is not None:
-                        out[f"{mname}.{n}" if mname else n] = t.detach()
-        return out
+                        yield (f"{mname}.{n}" if mname else n), t
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values in by name. With strict=True, any missing or unexpected key or shape
         mismatch is an error that lists them all; returns (missing, unexpected)."""
-        own = {}
-        for mname, m in self.named_modules():
-            for store in (m._parameters, m._buffers):
-                for n, t in store.items():
-                    if t is not None:
-                        own[f"{mname}.{n}" if mname else n] = t
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise TypeError(f"load_state_dict into {type(self).__name__}: expected a mapping "
+                            f"of names to tensors (as state_dict() returns), got "
+                            f"{type(state_dict).__name__}")
+        own = dict(self._named_state())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         mismatched = [f"{k}: checkpoint {tuple(_shape(state_dict[k]))} vs model "
@@ -222,6 +246,14 @@ class Module:
         if not lines:
             return head + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _check_module(container, m):
+    if not isinstance(m, Module):
+        raise TypeError(f"{type(container).__name__} holds Modules, got a "
+                        f"{type(m).__name__} ({m!r:.60}); wrap a function in a Module "
+                        f"subclass whose forward calls it")
+    return m
 
 
 def _shape(v):
@@ -253,7 +285,7 @@ class ModuleList(Module):
             self.append(m)
 
     def append(self, m):
-        self._modules[str(len(self._modules))] = m
+        self._modules[str(len(self._modules))] = _check_module(self, m)
         return self
 
     def extend(self, modules):
@@ -265,6 +297,9 @@ class ModuleList(Module):
         if isinstance(i, slice):
             return ModuleList(list(self._modules.values())[i])
         n = len(self._modules)
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise TypeError(f"{type(self).__name__} indices must be integers or slices, not "
+                            f"{type(i).__name__}")
         if not -n <= i < n:
             raise IndexError(f"{type(self).__name__} index {i} out of range for {n} modules")
         return self._modules[str(i % n)]
@@ -300,7 +335,10 @@ class ModuleDict(Module):
             self[k] = m
 
     def __setitem__(self, k, m):
-        self._modules[k] = m
+        if not isinstance(k, str):
+            raise TypeError(f"ModuleDict keys must be strings (they become parameter names), "
+                            f"got {type(k).__name__}")
+        self._modules[k] = _check_module(self, m)
 
     def __getitem__(self, k):
         return self._modules[k]

@@ -18,7 +18,7 @@ from minigrad.ops.shape import stack, cat, unbind
 from minigrad.nn.module import Module, Parameter
 from minigrad.nn.rnn_cells import (RNNCell, GRUCell, LSTMCell, rnn_tanh_step,  # noqa: F401
                                    rnn_relu_step, gru_step, lstm_step, _STEPS, _GATES, _mode,
-                                   _check_sizes, _check_bias, _uniform_init)
+                                   _check_sizes, _check_bias, _check_tensor, _uniform_init)
 
 time_steps = unbind  # the old name (minigrad.nn.rnn.time_steps), kept for one release
 
@@ -34,10 +34,10 @@ class _RNNBase(Module):
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
         _check_bias(name, bias)
-        if not isinstance(num_layers, int) or num_layers < 1:
+        if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be an integer >= 1, got {num_layers!r}")
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{name}: dropout must be a probability in [0, 1], got {dropout}")
+        if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{name}: dropout must be a probability in [0, 1], got {dropout!r}")
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"{name}: dropout={dropout} does nothing with num_layers=1 (dropout "
                           f"is applied between layers, not after the last)")
@@ -75,6 +75,7 @@ class _RNNBase(Module):
     def _check_input(self, input):
         """The input as (T, B, F), and whether it had a batch dim."""
         name = type(self).__name__
+        _check_tensor(name, input, "input")
         if input.ndim not in (2, 3):
             layout = "(B, T, input_size)" if self.batch_first else "(T, B, input_size)"
             raise ValueError(f"{name}: expected input of 3 dims {layout} or 2 dims "
@@ -83,17 +84,17 @@ class _RNNBase(Module):
             raise ValueError(f"{name}: expected input feature size (last dim) "
                              f"{self.input_size}, got {input.shape[-1]} (input shape "
                              f"{input.shape})")
-        if input.ndim == 2:
-            return input.unsqueeze(1), False
-        x = input.transpose(0, 1) if self.batch_first else input
+        batched = input.ndim == 3
+        x = input.transpose(0, 1) if batched and self.batch_first else input
         if x.shape[0] == 0:
             raise ValueError(f"{name}: the input sequence is empty (length 0)")
-        return x, True
+        return (x, True) if batched else (x.unsqueeze(1), False)
 
     def _initial_state(self, hx, batched, B, like, what="h0"):
         LD, H = self.num_layers * self.num_directions, self.hidden_size
         if hx is None:
             return creation.zeros(LD, B, H, dtype=like.dtype, device=like.device)
+        _check_tensor(type(self).__name__, hx, what, like)
         want = (LD, B, H) if batched else (LD, H)
         if hx.shape != want:
             raise ValueError(f"{type(self).__name__}: expected {what} of shape {want} "

@@ -11,6 +11,7 @@ import math
 from minigrad import creation, functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
+from minigrad.tensor import Tensor
 
 
 # ---- one time step of each kind: gi = W_ih x + b_ih is computed by the caller ----------------
@@ -62,8 +63,23 @@ def _mode(kind, nonlinearity):
 
 def _check_sizes(name, input_size, hidden_size):
     for arg, v in (("input_size", input_size), ("hidden_size", hidden_size)):
-        if not isinstance(v, int) or v <= 0:
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise ValueError(f"{name}: {arg} must be a positive integer, got {v!r}")
+
+
+def _check_tensor(name, t, what, like=None):
+    """The input and the states are floating-point Tensors; a state has the input's dtype
+    and device (a mismatch would otherwise surface deep inside a matrix multiply)."""
+    if not isinstance(t, Tensor):
+        hint = (" (LSTM's state is a tuple (h, c); RNN's and GRU's one tensor)"
+                if isinstance(t, (tuple, list)) and what != "input" else "")
+        raise TypeError(f"{name}: {what} must be a Tensor, got {type(t).__name__}{hint}")
+    if t.dtype.kind != "f":
+        raise TypeError(f"{name}: {what} must be floating-point, got dtype {t.dtype}; "
+                        f"convert it with .float()")
+    if like is not None and (t.dtype != like.dtype or t.device != like.device):
+        raise TypeError(f"{name}: {what} is {t.dtype} on {t.device} but the input is "
+                        f"{like.dtype} on {like.device}; they must match")
 
 
 def _check_bias(name, bias):
@@ -109,6 +125,7 @@ class _CellBase(Module):
     def _batched(self, input, hx):
         """(input, hx, was_batched) with a batch dim added to unbatched (F,) input."""
         name = type(self).__name__
+        _check_tensor(name, input, "input")
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: expected input of shape (batch, {self.input_size}) or "
                              f"({self.input_size},), got shape {input.shape}")
@@ -125,6 +142,7 @@ class _CellBase(Module):
             if s is None:
                 s = creation.zeros(B, H, dtype=input.dtype, device=input.device)
             else:
+                _check_tensor(name, s, "hidden state", input)
                 want = (B, H) if batched else (H,)
                 if s.shape != want:
                     raise ValueError(f"{name}: expected hidden state of shape {want}, got "
@@ -135,6 +153,8 @@ class _CellBase(Module):
         return input, (tuple(out) if isinstance(hx, tuple) else out[0]), batched
 
     def forward(self, input, hx=None):
+        if hx is not None:                               # one tensor (a tuple is LSTM's)
+            _check_tensor(type(self).__name__, hx, "hidden state", input)
         x, h, batched = self._batched(input, hx)
         gi = F.linear(x, self.weight_ih, self.bias_ih)
         h = _STEPS[self.mode](gi, h, self.weight_hh, self.bias_hh)

@@ -69,23 +69,34 @@ def clip_grad_value_(parameters, clip_value):
 
 def functional_call(module, parameters, args=(), kwargs=None):
     """module(*args, **kwargs) with some parameters replaced by the tensors in `parameters`
-    (name -> Tensor, names as in named_parameters), as torch.func.functional_call. The
-    module's own parameters are restored afterwards. Useful for gradient checks of a layer
-    and for computing with weights that are themselves outputs of a graph."""
+    (name -> Tensor, names as in named_parameters), as torch.func.functional_call. A tied
+    parameter (GPT's head and token embedding) is replaced under every name it has, as
+    PyTorch's tie_weights=True. The module's own parameters are restored afterwards. Useful
+    for gradient checks of a layer and for computing with weights that are themselves
+    outputs of a graph."""
     owners = dict(module.named_modules())
-    saved = []
+    slots = {}                                   # id(Parameter) -> every (module, name) of it
+    for m in owners.values():
+        for n, p in m._parameters.items():
+            if p is not None:
+                slots.setdefault(id(p), []).append((m, n))
+    given = {}                                   # id(original Parameter) -> its new tensor
+    for name, t in parameters.items():
+        mname, _, pname = name.rpartition(".")
+        owner = owners.get(mname)
+        if owner is None or owner._parameters.get(pname) is None:
+            raise KeyError(f"functional_call: {type(module).__name__} has no parameter "
+                           f"{name!r}")
+        if given.setdefault(id(owner._parameters[pname]), t) is not t:
+            raise ValueError(f"functional_call: {name!r} is tied to a parameter given "
+                             f"another tensor under another name; tied names take one")
+    saved = [(m, n, m._parameters[n]) for key in given for m, n in slots[key]]
     try:
-        for name, t in parameters.items():
-            mname, _, pname = name.rpartition(".")
-            owner = owners.get(mname)
-            if owner is None or pname not in owner._parameters:
-                raise KeyError(f"functional_call: {type(module).__name__} has no parameter "
-                               f"{name!r}")
-            saved.append((owner, pname, owner._parameters[pname]))
-            owner._parameters[pname] = t
+        for m, n, p in saved:
+            m._parameters[n] = given[id(p)]
         if not isinstance(args, tuple):
             args = (args,)
         return module(*args, **(kwargs or {}))
     finally:
-        for owner, pname, p in reversed(saved):
+        for owner, pname, p in saved:
             owner._parameters[pname] = p

@@ -32,6 +32,9 @@ def noam(step, d_model, warmup_steps=4000, factor=1.0):
     """The Transformer paper's schedule (Vaswani et al. 2017, §5.3):
     lr = factor · d_model^-½ · min(step^-½, step · warmup^-1.5). Step 0 counts as step 1
     (as The Annotated Transformer), so the first lr is not zero; the peak is at step=warmup."""
+    if not warmup_steps > 0 or not d_model > 0:
+        raise ValueError(f"noam: d_model and warmup_steps must be positive, got {d_model}, "
+                         f"{warmup_steps}")
     step = max(step, 1)
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
 
@@ -67,6 +70,11 @@ class LambdaLR:
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n
+        for f in self.lr_lambdas:
+            if not callable(f):
+                raise TypeError(f"LambdaLR: lr_lambda must be a function of the step (or one "
+                                f"per group) returning a factor, got {type(f).__name__} "
+                                f"{f!r}")
         for g in optimizer.param_groups:
             g.setdefault("initial_lr", g["lr"])  # kept in the group, as PyTorch
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]

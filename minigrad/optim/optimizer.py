@@ -2,6 +2,7 @@
 `zero_grad`, and a `state_dict` that resumes training exactly (also through a .safetensors
 checkpoint, via the flat form `flat_state_dict` / `load_flat_state_dict`)."""
 import json
+import numbers
 
 from minigrad.autograd import no_grad, enable_grad
 from minigrad.tensor import Tensor
@@ -72,8 +73,12 @@ class Optimizer:
     def _validate_options(self, options, where):
         """Shared checks; subclasses extend with their own options."""
         name = type(self).__name__
+        for key in ("lr", "weight_decay"):                # numbers: "0.1" fails later, bare
+            v = options.get(key, 0)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"{name}: {key} must be a number, got {v!r} in {where}")
         lr = options.get("lr")
-        if lr is None or lr < 0:
+        if not lr >= 0:                                  # NaN too
             raise ValueError(f"{name}: invalid learning rate {lr} in {where} (must be >= 0)")
         if options.get("weight_decay", 0) < 0:
             raise ValueError(f"{name}: invalid weight_decay {options['weight_decay']} in "
