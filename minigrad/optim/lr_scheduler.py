@@ -17,6 +17,8 @@ def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):
         step > decay:   min_lr
         otherwise:      min_lr + ½(1 + cos(π r))(max_lr - min_lr),  r = (step-warmup)/(decay-warmup)
     """
+    if warmup_steps < 0:
+        raise ValueError(f"warmup_cosine: warmup_steps must be >= 0, got {warmup_steps}")
     if decay_steps < warmup_steps:
         raise ValueError(f"warmup_cosine: decay_steps ({decay_steps}) must be >= warmup_steps "
                          f"({warmup_steps})")
@@ -41,13 +43,16 @@ def noam(step, d_model, warmup_steps=4000, factor=1.0):
 
 def step_decay(step, base_lr, step_size, gamma=0.1):
     """base_lr · gamma^(step // step_size), as PyTorch's StepLR."""
-    if step_size <= 0:
-        raise ValueError(f"step_decay: step_size must be positive, got {step_size}")
+    if step_size <= 0 or step < 0:
+        raise ValueError(f"step_decay: needs step_size > 0 and step >= 0, got step_size="
+                         f"{step_size}, step={step}")
     return base_lr * gamma ** (step // step_size)
 
 
 def set_lr(optimizer, lr):
     """Set every parameter group's learning rate to `lr`."""
+    if not lr >= 0:
+        raise ValueError(f"set_lr: the learning rate must be >= 0, got {lr}")
     for g in optimizer.param_groups:
         g["lr"] = lr
 
