@@ -75,7 +75,7 @@ def tiny_overhead(mg, torch):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", nargs="*", default=None)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: cores)")
     ap.add_argument("--large", type=int, default=1 << 22, help="elements in the large case")

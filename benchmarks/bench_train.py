@@ -172,8 +172,13 @@ def ask(p, line):
     return json.loads(p.stdout.readline())
 
 
+def flops_per_token(cfg, n_params):
+    """nanoGPT's estimate: 6N for the weights plus 12·L·T·C for attention (fwd + bwd)."""
+    return 6 * n_params + 12 * cfg.n_layer * cfg.block_size * cfg.n_embd
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", choices=PRESETS, default="baby")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
@@ -215,7 +220,6 @@ def main():
                         times[name].append(r["s"])
         mem = {name: ask(w, "done") for name, w in workers.items()}
 
-    from torch_gpt import flops_per_token
     import minigrad as mg
     from minitransformer.gpt import GPT
     mg.manual_seed(args.seed)

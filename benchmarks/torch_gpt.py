@@ -83,9 +83,4 @@ def load_from(model, state_dict):
     return model
 
 
-def flops_per_token(cfg, n_params):
-    """nanoGPT's estimate: 6N for the weights plus 12·L·T·C for attention (fwd + bwd)."""
-    return 6 * n_params + 12 * cfg.n_layer * cfg.block_size * cfg.n_embd
-
-
-__all__ = ["TorchGPT", "load_from", "flops_per_token", "math"]
+__all__ = ["TorchGPT", "load_from", "math"]

@@ -22,7 +22,7 @@ import minigrad as mg  # noqa: E402
 
 
 def main(a0=0.5, b0=-1.2, out="out"):
-    print("minigrad lesson 00: reverse-mode automatic differentiation\n")
+    print("Demo 00 — minigrad: reverse-mode automatic differentiation\n")
 
     # 1. forward: every op records a node (its inputs and what backward will need)
     a = mg.tensor(a0, dtype=mg.float64, requires_grad=True)

@@ -100,15 +100,16 @@ def plot_decision_boundary(model, X, y, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=500)
-    p.add_argument("--hidden", type=int, default=32)
-    p.add_argument("--lr", type=float, default=0.02)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=os.path.join("out", "01_decision_boundary.png"))
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=500, help="Adam steps (full batch)")
+    p.add_argument("--hidden", type=int, default=32, help="units in each hidden layer")
+    p.add_argument("--lr", type=float, default=0.02, help="Adam's learning rate")
+    p.add_argument("--seed", type=int, default=0, help="seeds the data and the weights")
+    p.add_argument("--out", default=os.path.join("out", "01_decision_boundary.png"),
+                   help="the PNG to write")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
     args = p.parse_args(argv)
-    print("minigrad demo 01: an MLP classifier (Linear + tanh, cross-entropy, Adam) "
+    print("Demo 01 — minigrad: an MLP classifier (Linear + tanh, cross-entropy, Adam) "
           "on two moons")
     start = time.time()
     model, X, y, acc = train(args.steps, args.hidden, args.lr, args.seed)

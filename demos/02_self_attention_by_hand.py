@@ -133,7 +133,7 @@ def plot_weights(weights, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out", help="folder for the PNG")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
     args = p.parse_args(argv)

@@ -7,9 +7,9 @@ The paper therefore ADDS a fixed position signal to every embedding:
     PE(pos, 2i+1) = cos(pos / 10000^(2i/d))
 
 This demo (1) shows that self-attention without positions is order-blind, (2) builds the
-d=4 matrix P of the article for the 3 tokens of 小北 喝 奶茶 and adds it to X, (3) checks a
-property behind "relative positions": PE(pos + k) is a fixed rotation of PE(pos), and
-(4) draws the d=128 x 100-position heatmap.
+d=4 matrix P the article describes (its printed numbers were lost) for the 3 tokens of
+小北 喝 奶茶 and adds it to X, (3) checks a property behind "relative positions":
+PE(pos + k) is a fixed rotation of PE(pos), and (4) draws the d=128 x 100-position heatmap.
 
     python demos/03_positional_encoding.py [--out out] [--no-plot]
 """
@@ -105,7 +105,7 @@ def plot_heatmap(path, positions=100, d=128):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out", help="folder for the PNG")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
     args = p.parse_args(argv)

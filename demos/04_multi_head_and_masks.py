@@ -44,7 +44,7 @@ def multi_head(mha, x):
           f"{q.reshape(B, T, H, dh).transpose(1, 2).shape} (batch, head, position, d_head)")
     out, w = mha(x, need_weights=True)
     print(f"    per-head weights softmax(Q_h K_hᵀ/√{dh}) {w.shape} -> per-head outputs "
-          f"(1, {H}, {T}, {dh}) -> concat {(B, T, D)} -> out_proj {out.shape}")
+          f"{(B, H, T, dh)} -> concat {(B, T, D)} -> out_proj {out.shape}")
     # the same thing by hand: head h uses rows h*dh:(h+1)*dh of each projection
     heads = []
     for h in range(H):
@@ -58,6 +58,8 @@ def multi_head(mha, x):
     print(f"    by hand, head by head (slice the projections, attend, concat, project): "
           f"largest difference {err:.1e}")
     assert err < 1e-5
+    print("    the weights are random (untrained), so these patterns mean nothing yet; what "
+          "shows is\n    that each head has its own: training shapes them (2.2.3.3)")
     for h in range(H):
         focus = [WORDS[r.index(max(r))] for r in w[0, h].tolist()]
         print(f"    head {h}: each word attends most to {focus}")
@@ -83,10 +85,13 @@ def masks(mha, x):
     pm = padding_mask(tokens, pad_id=0)
     print(f"\n(3) padding_mask for a batch of [6 words], [3 words + 3 <pad>] (pad id 0): "
           f"shape {pm.shape} (batch, 1, 1, keys)")
-    print("    ", pm.reshape(2, T).to(dtype=mg.float32).tolist())
-    batch = mg.cat([x, x], 0)
+    grid("    one row per sentence, one column per key; 1 = a real token",
+         pm.reshape(2, T).to(dtype=mg.float32).tolist(), "{:2.0f}")
+    pads = mg.zeros(1, T - 3, x.shape[-1])          # the <pad> positions' vectors (zeros here)
+    batch = mg.cat([x, mg.cat([x[:, :3], pads], 1)], 0)
     _, wp = mha(batch, attn_mask=pm, need_weights=True)
-    grid("    sentence 2, head 0: the 3 <pad> columns are exactly 0 (rows still sum to 1)",
+    grid("    sentence 2, head 0: the 3 <pad> columns are exactly 0 (rows still sum to 1);\n"
+         "    the <pad> rows are queries whose outputs the model ignores (no loss on them)",
          wp[1, 0].tolist())
     assert all(v == 0.0 for r in wp[1, 0].tolist() for v in r[3:])
     both = combine_masks(cm, pm)
@@ -126,7 +131,7 @@ def plot(w, cm, wc, pm, wp, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out", help="folder for the PNG")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
     p.add_argument("--seed", type=int, default=0)

@@ -59,7 +59,7 @@ def plot_alignment(model, task, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=400, help="training steps per model")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--hidden", type=int, default=64)

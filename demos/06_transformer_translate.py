@@ -53,7 +53,7 @@ def plot_cross_attention(model, task, path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--d-model", type=int, default=64)
@@ -77,6 +77,9 @@ def main(argv=None):
         args.steps, args.warmup = 10, 2
     print("Demo 06 — article 2.2.4 Transformer架构组成 (encoder-decoder Transformer) on "
           + ("date translation" if args.task == "dates" else "sequence reversal"))
+    print("  embeddings + 2.2.5.2 位置编码, encoder layers (2.2.4.1 编码器结构), decoder layers "
+          "(2.2.4.2 解码器结构),\n  2.2.5.1 前馈神经网络 in each, inside 2.2.5.3 残差连接 + "
+          "2.2.5.4 层归一化 (demo 07 takes one layer apart)")
     task = common.make_task(args.task, args.quick)
     mg.manual_seed(args.seed)
     model = Transformer(len(task.src_vocab), len(task.tgt_vocab), d_model=args.d_model,

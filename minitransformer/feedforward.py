@@ -30,6 +30,10 @@ class FeedForward(nn.Module):
     """Article 2.2.5.1 前馈神经网络: expand d_model -> d_ff (the paper: 512 -> 2048), apply
     the non-linearity, drop out, project back d_ff -> d_model.
 
+    The article adds that "Dropout and Layer Normalization" are often placed between these
+    layers; here, as in the paper, dropout sits between them and layer norm outside, in the
+    Add & Norm around the whole FFN (sublayer.py).
+
     An EncoderLayer/DecoderLayer holds the same parts, `linear1`, `dropout`, `linear2`,
     directly (as torch.nn.TransformerEncoderLayer does, so state dicts map by name)."""
 

@@ -1,4 +1,4 @@
-"""Demos 02-06 run from the repo root, print the article section they teach, check their
+"""Demos 02-07 run from the repo root, print the article section they teach, check their
 own numbers, and save PNGs (or skip them cleanly without matplotlib). 05 and 06 run with
 --quick (tiny data, 10 steps): training quality is measured by running them in full."""
 import importlib.util
@@ -27,6 +27,10 @@ def run_demo(name, *args, out):
      ["sin(pos/1), cos(pos/1), sin(pos/100), cos(pos/100)", "0.8415    0.5403    0.0100"]),
     ("04_multi_head_and_masks.py", "2.2.3.3 多头注意力机制", "04_multi_head_and_masks.png",
      ["2.2.3.4", "outputs 0-2 move by 0.0e+00", "largest difference"]),
+    ("07_encoder_decoder_layers.py", "2.2.5.3 残差连接", "07_layer_norm_and_residual.png",
+     ["2.2.4.1 编码器结构", "2.2.4.2 解码器结构", "2.2.5.1 前馈神经网络", "2.2.5.4 层归一化",
+      "moves: 0.000  0.000  0.879  0.000  0.000", "by hand vs EncoderLayer 0.0e+00",
+      "18,914,304 parameters", "moves: 0.000  0.000  0.000"]),
 ])
 def test_lesson_demos(tmp_path, name, section, png, expect):
     out = run_demo(name, out=tmp_path)
@@ -55,7 +59,8 @@ def test_plots_are_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)     # makes `import matplotlib` fail
     monkeypatch.syspath_prepend(os.path.join(ROOT, "demos"))
     for name, args in (("02_self_attention_by_hand.py", []), ("03_positional_encoding.py", []),
-                       ("04_multi_head_and_masks.py", []), ("05_seq2seq_bahdanau.py", ["--quick"])):
+                       ("04_multi_head_and_masks.py", []), ("05_seq2seq_bahdanau.py", ["--quick"]),
+                       ("07_encoder_decoder_layers.py", [])):
         spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(ROOT, "demos",
                                                                                 name))
         demo = importlib.util.module_from_spec(spec)

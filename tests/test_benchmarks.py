@@ -1,0 +1,30 @@
+"""The benchmark scripts run (with tiny settings) and print their figures. They time
+nothing here: speed is measured by running them in full (benchmarks/README.md)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(script, *args):
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("script, args, expect", [
+    ("bench_generate.py", ["--tokens", "5", "--block-size", "16"],
+     ["KV cache", "no cache", "same tokens: True"]),
+    ("bench_ops.py", ["--ops", "add", "--large", "1024"],
+     ["tiny add forward+backward", "mg f+b", "1024 |"]),
+    ("bench_train.py", ["--preset", "baby", "--steps", "1", "--warmup", "0", "--block", "1"],
+     ["minigrad:", "ms/step", "MFU", "peak RSS"]),
+])
+def test_benchmark_scripts_run(script, args, expect):
+    out = run(script, *args)
+    for text in expect:
+        assert text in out, out[-2000:]
