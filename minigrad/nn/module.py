@@ -45,16 +45,16 @@ class Module:
                                 f"None expected); del it first to use the name otherwise")
             self._buffers[name] = value
             return
+        # a registered parameter (module) is replaced only by a Parameter (Module) or None,
+        # as PyTorch: m.w = m.w * 2 would otherwise silently drop w from parameters()
         for store, kind, want in ((self._parameters, "parameter", Parameter),
                                   (self._modules, "child module", Module)):
-            # a plain tensor over a parameter would silently drop it from parameters() and
-            # state_dict (m.w = m.w * 2): PyTorch refuses, and so do we; None is allowed
-            if name in store and value is not None and not isinstance(value, (Parameter, Module)):
-                raise TypeError(f"{type(self).__name__}: cannot assign a "
-                                f"{type(value).__name__} as {kind} '{name}' ({want.__name__} "
-                                f"or None expected); to change a parameter's values assign "
-                                f"its .data, or del it first to use the name otherwise")
-            if name in store and value is None:
+            if name in store and not isinstance(value, (want, Parameter)):
+                if value is not None:
+                    raise TypeError(f"{type(self).__name__}: cannot assign a "
+                                    f"{type(value).__name__} as {kind} '{name}' "
+                                    f"({want.__name__} or None expected); to change a "
+                                    f"parameter's values assign its .data, or del it first")
                 store[name] = None
                 return
         for store in (self._parameters, self._modules, self._buffers):
