@@ -44,6 +44,9 @@ def save(state_dict, path, metadata=None):
     # a fresh name beside the target (same file system, so the rename is atomic); made
     # with os.open so the file gets the usual permissions (the umask's), not mkstemp's 0600
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"mg.save: cannot write {path!r}: the directory {directory!r} "
+                                f"does not exist (create it first)")
     os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         # the replaced file's permission bits, else the umask's; set after writing, as
@@ -66,6 +69,8 @@ def load(path, device="cpu", with_metadata=False):
     """Read a .safetensors file into {name: Tensor} on `device` (dtypes as stored).
     With `with_metadata=True`, returns (tensors, metadata dict)."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"mg.load: {path!r} is a directory, not a .safetensors file")
     try:
         with safe_open(path, framework="np") as f:
             meta = dict(f.metadata() or {})
@@ -105,8 +110,12 @@ def strip_prefix(tensors, prefix):
 
 # ---- helpers --------------------------------------------------------------------------------
 def _write_safetensors(arrays, path, metadata):
-    """The one place that writes bytes (tests replace it to simulate a crash mid-save)."""
-    safetensors.numpy.save_file(arrays, path, metadata=metadata)
+    """The one place that writes bytes (tests replace it to simulate a crash mid-save).
+    safetensors reports a failed write (a full disk) as its own error: an OSError here."""
+    try:
+        safetensors.numpy.save_file(arrays, path, metadata=metadata)
+    except safetensors.SafetensorError as e:
+        raise OSError(f"mg.save: writing {path!r} failed: {e}") from None
 
 
 def _host_array(name, t):

@@ -12,9 +12,11 @@ checkpoint that still exists.
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import minigrad as mg
@@ -29,6 +31,44 @@ CHECKPOINT_VERSION = 1
 
 class CheckpointError(RuntimeError):
     """A checkpoint that is missing, corrupted, or does not fit what was asked of it."""
+
+
+# ckpt-<iter>, or ckpt-<iter>-<pid>-<ns> when the iteration `latest` names is saved again
+_CHECKPOINT_NAME = re.compile(r"ckpt-(\d{7})(-\d+-\d+)?")
+
+
+@contextmanager
+def run_lock(out):
+    """Hold OUT/.lock while a training run writes to OUT: a second run started on the same
+    OUT fails at once instead of interleaving its checkpoints (and deleting the other's
+    temporary files). An advisory POSIX lock, released when the process ends, however it
+    ends; where fcntl is missing (Windows) there is no lock."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(out / ".lock", "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CheckpointError(f"another training run is writing to {out} (it holds "
+                                  f"{out / '.lock'}); wait for it to end, or choose another "
+                                  f"--out") from None
+        yield
+
+
+def checkpoint_dirs(out, complete=True):
+    """The checkpoint directories in OUT, oldest first; with complete=True only those with a
+    config.json (the last file a checkpoint gets before it is renamed into place)."""
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    found = [d for d in out.iterdir() if _CHECKPOINT_NAME.fullmatch(d.name) and d.is_dir()
+             and (not complete or (d / "config.json").is_file())]
+    return sorted(found, key=lambda d: (int(d.name[5:12]), d.stat().st_mtime_ns))
 
 
 def save_checkpoint(out, model, optimizer, *, train_args, tokenizer, iter, elapsed_s, rng,
@@ -63,9 +103,11 @@ def save_checkpoint(out, model, optimizer, *, train_args, tokenizer, iter, elaps
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     for old in out.iterdir():    # only now (`latest` durably replaced) may older ones go
-        if old != final and old.is_dir() and (old.name.startswith("ckpt-") or
+        if old != final and old.is_dir() and (_CHECKPOINT_NAME.fullmatch(old.name) or
                                               old.name.startswith(".ckpt-tmp-")):
             shutil.rmtree(old, ignore_errors=True)
+        elif old.is_file() and old.name.startswith(".") and old.name.endswith(".tmp"):
+            old.unlink(missing_ok=True)   # a write_atomic temporary of a killed run
     return final
 
 
@@ -83,10 +125,13 @@ def pointed_checkpoint(out):
     if not pointer.is_file():
         return None
     try:
-        return Path(out) / pointer.read_text(encoding="utf-8").strip()
+        name = pointer.read_text(encoding="utf-8").strip()
     except UnicodeDecodeError:
+        name = None
+    if name is None or not _CHECKPOINT_NAME.fullmatch(name):
         raise CheckpointError(f"{pointer} is corrupted: it should hold the name of one of the "
-                              f"ckpt-* directories beside it") from None
+                              f"ckpt-* directories beside it, not {name!r}")
+    return Path(out) / name
 
 
 def find_checkpoint(path):
@@ -99,6 +144,9 @@ def find_checkpoint(path):
         if not path.exists():
             raise CheckpointError(f"{path} does not exist; pass the --out directory of a "
                                   f"training run (or one of its ckpt-* directories)")
+        complete = checkpoint_dirs(path)
+        if complete:                  # `latest` was lost: the newest complete checkpoint
+            return complete[-1]
         raise CheckpointError(f"no checkpoint in {path} (no 'latest' file or config.json); "
                               f"train first, or check the directory")
     if not (target / "config.json").is_file():
@@ -115,7 +163,7 @@ class Checkpoint:
     def __init__(self, path, meta):
         self.path, self.meta = Path(path), meta
         for key, kind in (("train", dict), ("iter", int), ("elapsed_s", (int, float)),
-                          ("rng", dict)):
+                          ("rng", dict), ("files", dict)):
             if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
                 raise ValueError(f"{key!r} is missing or of the wrong type")
         if "data" not in meta["rng"]:

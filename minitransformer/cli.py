@@ -43,7 +43,7 @@ TRAIN_FLAGS = [
 ]
 
 USER_ERRORS = (DataError, CheckpointError, TrainingDiverged, DeviceError, UnknownCharacterError,
-               PlotUnavailable, FileNotFoundError, ValueError)
+               PlotUnavailable, OSError, ValueError)
 
 
 def _presets_text():

@@ -1,38 +1,12 @@
 """The loss curve of a training run: train and val loss against iteration, from metrics.jsonl,
 as a PNG. Needs matplotlib (pip install -e ".[plot]"); without it, a clear PlotUnavailable."""
-import json
 from pathlib import Path
+
+from minitransformer.metrics import read_metrics  # noqa: F401 (the plot's input)
 
 
 class PlotUnavailable(RuntimeError):
     """matplotlib is not installed."""
-
-
-def read_metrics(path):
-    """The rows of a metrics.jsonl file (an --out directory is accepted too)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "metrics.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"no metrics file at {path}; train first (minitransformer "
-                                f"train --out DIR writes DIR/metrics.jsonl)")
-    rows = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            raise ValueError(f"{path}, line {n}, is not valid JSON ({e})") from None
-        missing = [k for k in ("iter", "train_loss", "val_loss")
-                   if not isinstance(row, dict) or not isinstance(row.get(k), (int, float))]
-        if missing:
-            raise ValueError(f"{path}, line {n}, lacks a number for {', '.join(missing)} "
-                             f"(each line is one evaluation written by minitransformer train)")
-        rows.append(row)
-    if not rows:
-        raise ValueError(f"{path} has no evaluations yet")
-    return rows
 
 
 def plot_metrics(path, output=None):

@@ -16,7 +16,6 @@ the old --max-iters is a multiple of --eval-interval (else dropout restarts at t
 point where that run's would not). Other changed flags (--lr, --batch-size, --dropout,
 --eval-interval, ...) continue the run from the checkpoint under the new values.
 """
-import json
 import math
 import numbers
 import time
@@ -29,10 +28,10 @@ import minigrad as mg
 from minigrad import optim
 from minitransformer.checkpointing import (  # noqa: F401 (re-exported: the trainer's API)
     CheckpointError, Checkpoint, save_checkpoint, read_checkpoint, find_checkpoint,
-    load_checkpoint, pointed_checkpoint)
-from minitransformer.data import (load_text, train_val_split, check_split, get_batch,
-                                  write_atomic, sha256_of)
+    load_checkpoint, pointed_checkpoint, checkpoint_dirs, run_lock)
+from minitransformer.data import load_text, train_val_split, check_split, get_batch, sha256_of
 from minitransformer.gpt import GPT, GPTConfig
+from minitransformer.metrics import append_row, keep_rows_up_to
 from minitransformer.tokenizer import CharTokenizer
 
 MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")
@@ -177,16 +176,24 @@ def train(cfg, resume=False, log=print):
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; pass a directory for the checkpoints and "
                          f"metrics.jsonl")
+    if (out / "config.json").is_file():
+        raise ValueError(f"--out {out} is a checkpoint directory; pass the run's directory "
+                         f"(its parent, {out.parent}) to train or resume")
     check_device(cfg.device)
+    with run_lock(out):          # one run at a time per OUT
+        return _train(cfg, out, resume, log)
+
+
+def _train(cfg, out, resume, log):
     ckpt = None
     if resume:
         ckpt = read_checkpoint(find_checkpoint(out))
         _check_same_shape(cfg, ckpt)
         if cfg.lr_decay_iters is None:   # not given again: keep the run's schedule
             cfg = replace(cfg, lr_decay_iters=_saved_decay_iters(ckpt))
-    elif pointed_checkpoint(out) is not None:
-        raise CheckpointError(f"{out} already holds a training run (see {out / 'latest'}); pass "
-                              f"--resume to continue it, or choose another --out")
+    elif pointed_checkpoint(out) is not None or checkpoint_dirs(out, complete=False):
+        raise CheckpointError(f"{out} already holds a training run (its ckpt-* directories); "
+                              f"pass --resume to continue it, or choose another --out")
     text, data_path = load_text(cfg.data)
     if cfg.data is not None:           # saved absolute: a resume may start elsewhere
         cfg = replace(cfg, data=str(Path(data_path).resolve()))
@@ -210,14 +217,19 @@ def train(cfg, resume=False, log=print):
     it, elapsed_before = 0, 0.0
     if ckpt is not None:
         ckpt.restore(model, optimizer)
-        data_rng.bit_generator.state = ckpt.meta["rng"]["data"]
+        try:
+            data_rng.bit_generator.state = ckpt.meta["rng"]["data"]
+        except (ValueError, TypeError, KeyError) as e:
+            raise CheckpointError(f"checkpoint {ckpt.path} is corrupted: the data sampler's "
+                                  f"state in config.json is not valid ({e})") from None
         it, elapsed_before = ckpt.meta["iter"], ckpt.meta["elapsed_s"]
         if it >= cfg.max_iters:
             raise ValueError(f"the run in {out} is already at iter {it} and max_iters is "
                              f"{cfg.max_iters}: pass a larger --max-iters to train on")
-    out.mkdir(parents=True, exist_ok=True)
     metrics_path = out / "metrics.jsonl"
-    _keep_metrics_up_to(metrics_path, it if ckpt is not None else None)
+    dropped = keep_rows_up_to(metrics_path, it if ckpt is not None else None)
+    if dropped:
+        log(f"warning: {dropped} unreadable line(s) of {metrics_path} dropped")
     log(f"GPT: {model.num_parameters() / 1e6:.2f}M parameters, vocab {tokenizer.vocab_size}, "
         f"{len(train_ids):,} train / {len(val_ids):,} val tokens from {data_path}; "
         f"device {cfg.device}" + (f"; resuming at iter {it} from {ckpt.path}" if ckpt else ""))
@@ -239,12 +251,15 @@ def train(cfg, resume=False, log=print):
                 row = dict(iter=it, train_loss=losses["train"], val_loss=losses["val"],
                            lr=cfg.lr_at(it), tokens_per_sec=round(tokens_per_sec, 1),
                            elapsed_s=round(elapsed, 3))
+                # the row first, then the checkpoint: killed in between, a resume starts
+                # from the previous checkpoint, drops this row and writes it again; the
+                # other order would lose the row for good (a resume never re-evaluates
+                # the iteration it starts at)
+                append_row(metrics_path, row)
                 result.checkpoint = save_checkpoint(
                     out, model, optimizer, train_args=cfg.to_dict(), tokenizer=tokenizer,
                     iter=it, elapsed_s=elapsed, rng={"data": data_rng.bit_generator.state},
                     val_loss=losses["val"], data_sha256=data_sha256)
-                with open(metrics_path, "a") as f:  # after the checkpoint: a row, a checkpoint
-                    f.write(json.dumps(row) + "\n")
                 result.history.append(row)
                 _say(bar, log, f"iter {it}: train loss {losses['train']:.4f}, val loss "
                                f"{losses['val']:.4f}, lr {row['lr']:.2e}, "
@@ -368,22 +383,6 @@ def _say(bar, log, message):
         bar.write(message)
     else:
         log(message)
-
-
-def _keep_metrics_up_to(path, last_iter):
-    """A resumed run drops the rows after its checkpoint (it will write them again); a fresh
-    run starts a fresh file."""
-    if not path.exists():
-        return
-    keep = []
-    if last_iter is not None:
-        for line in path.read_text().splitlines():
-            try:
-                if json.loads(line)["iter"] <= last_iter:
-                    keep.append(line)
-            except (ValueError, KeyError, TypeError):
-                pass
-    write_atomic(path, "".join(line + "\n" for line in keep).encode())
 
 
 def resume_config(out, **overrides):

@@ -107,6 +107,26 @@ def test_crash_mid_save_keeps_the_previous_file(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["ck.safetensors"]   # no temporary file left behind
 
 
+def test_a_full_disk_is_an_os_error_naming_the_file(tmp_path, monkeypatch):
+    import safetensors
+    path = tmp_path / "ck.safetensors"
+    mg.save({"w": mg.ones(4)}, path)
+
+    def full_disk(arrays, tmp, metadata):      # what safetensors raises for ENOSPC
+        raise safetensors.SafetensorError("Error while serializing: I/O error: No space left "
+                                          "on device (os error 28)")
+    monkeypatch.setattr(checkpoint.safetensors.numpy, "save_file", full_disk)
+    with pytest.raises(OSError, match=r"mg.save: writing .*ck\.safetensors.* No space left"):
+        mg.save({"w": mg.zeros(4)}, path)
+    monkeypatch.undo()
+    assert mg.load(path)["w"].numpy().tolist() == [1, 1, 1, 1]
+    assert os.listdir(tmp_path) == ["ck.safetensors"]
+    with pytest.raises(FileNotFoundError, match="the directory .*nope.* does not exist"):
+        mg.save({"w": mg.ones(1)}, tmp_path / "nope" / "ck.safetensors")
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        mg.load(tmp_path)
+
+
 def test_save_replaces_and_leaves_no_temp_files(tmp_path):
     path = tmp_path / "ck.safetensors"
     mg.save({"w": mg.ones(2)}, path)

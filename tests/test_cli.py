@@ -194,3 +194,21 @@ def test_python_dash_m_runs_the_cli():
     r = subprocess.run([sys.executable, "-m", "minitransformer", "--help"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "train" in r.stdout
+
+
+def test_a_full_disk_is_a_message_and_the_last_checkpoint_stays(text_file, tmp_path, capsys,
+                                                                 monkeypatch):
+    import safetensors
+    out = tmp_path / "run"
+    assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0,
+               "--no-plot", *TINY)[0] == 0
+
+    def full_disk(*args, **kwargs):
+        raise safetensors.SafetensorError("I/O error: No space left on device (os error 28)")
+    monkeypatch.setattr(safetensors.numpy, "save_file", full_disk)
+    rc, _, err = run(capsys, "train", "--out", out, "--resume", "--max-iters", 2,
+                     "--eval-interval", 2)
+    assert rc == 1 and "error: mg.save: writing" in err and "No space left" in err
+    assert "Traceback" not in err
+    monkeypatch.undo()
+    assert run(capsys, "sample", "--ckpt", out, "--max-new-tokens", 3)[0] == 0

@@ -131,11 +131,16 @@ def test_save_killed_midway_keeps_the_previous_checkpoint(text_file, tmp_path, m
     model, tokenizer, _ = load_checkpoint(out)
     assert tokenizer.decode(tokenizer.encode("Speak")) == "Speak"
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["iter"] for r in rows] == [0, 3]   # no row for the checkpoint that failed
+    # each row is written before its checkpoint: the failed one's row is there, and a
+    # resume from ckpt-0000003 drops it and writes it again (the other order lost it)
+    assert [r["iter"] for r in rows] == [0, 3, 6]
     resumed = train(resume_config(out), resume=True, log=quiet)
     full = train(tiny(text_file, tmp_path / "full"), log=quiet)
     assert resumed.losses == full.losses[3:]
     assert resumed.history[-1]["val_loss"] == full.history[-1]["val_loss"]
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["iter"], r["val_loss"]) for r in rows] == \
+        [(r["iter"], r["val_loss"]) for r in full.history]
 
 
 def test_resuming_a_finished_run_for_longer_keeps_its_schedule(text_file, tmp_path):
@@ -236,6 +241,57 @@ def test_fresh_run_refuses_to_overwrite_a_run(text_file, tmp_path):
     train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
     with pytest.raises(CheckpointError, match="--resume"):
         train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
+
+
+def test_a_run_without_its_latest_pointer_is_neither_overwritten_nor_lost(text_file,
+                                                                         tmp_path):
+    out = tmp_path / "run"
+    first = train(tiny(text_file, out), log=quiet)
+    (out / "latest").unlink()                         # lost (deleted by hand, say)
+    with pytest.raises(CheckpointError, match="already holds a training run"):
+        train(tiny(text_file, out), log=quiet)        # a fresh run would delete ckpt-0000006
+    assert find_checkpoint(out).name == "ckpt-0000006"  # the newest complete one
+    more = train(resume_config(out, max_iters=9), resume=True, log=quiet)
+    assert more.start_iter == 6 and first.checkpoint.name == "ckpt-0000006"
+
+
+def test_one_run_at_a_time_per_out_directory(text_file, tmp_path):
+    out = tmp_path / "run"
+    with train_mod.run_lock(out):                     # another run holds the directory
+        with pytest.raises(CheckpointError, match="another training run is writing to"):
+            train(tiny(text_file, out), log=quiet)
+    train(tiny(text_file, out, max_iters=0), log=quiet)   # released: fine
+
+
+def test_bad_latest_pointer_and_out_inside_a_checkpoint(text_file, tmp_path):
+    out = tmp_path / "run"
+    train(tiny(text_file, out, max_iters=3), log=quiet)
+    with pytest.raises(ValueError, match="is a checkpoint directory; pass the run's"):
+        train(tiny(text_file, out / "ckpt-0000003", max_iters=6), resume=True, log=quiet)
+    (out / "latest").write_text("../elsewhere/ckpt-0000040\n")
+    with pytest.raises(CheckpointError, match="latest is corrupted.*'../elsewhere/ckpt"):
+        find_checkpoint(out)
+    (out / "latest").write_text("ckpt-0000003\n")
+    config = out / "ckpt-0000003" / "config.json"
+    meta = json.loads(config.read_text())
+    meta["rng"]["data"] = {"bit_generator": "MT19937"}
+    config.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="data sampler's state in config.json"):
+        train(resume_config(out, max_iters=6), resume=True, log=quiet)
+
+
+def test_unreadable_metrics_lines_are_dropped_with_a_warning(text_file, tmp_path):
+    out = tmp_path / "run"
+    train(tiny(text_file, out, max_iters=3), log=quiet)
+    with open(out / "metrics.jsonl", "ab") as f:
+        f.write(b'{"iter": 0, "train_lo\xff')            # a line cut by a crash
+    (out / ".latest.0123abcd.tmp").write_text("left by a killed run")
+    said = []
+    train(resume_config(out, max_iters=6), resume=True, log=said.append)
+    assert any("1 unreadable line(s)" in s for s in said)
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in rows] == [0, 3, 6]
+    assert not list(out.glob(".*.tmp"))               # leftover temporaries cleaned up
 
 
 def test_resume_with_another_model_shape_is_refused(text_file, tmp_path):
