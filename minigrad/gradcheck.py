@@ -21,19 +21,41 @@ def _prepare(inputs):
                              f"need finite inputs")
         if x.requires_grad:
             # a float64 leaf copy: central differences in float32 are too coarse to trust
-            copy = Tensor(x.data, dtype=backend.float64, device=x.device, requires_grad=True)
-            copy.data = copy.data.copy()  # its own contiguous array: perturbed in place below
-            out.append(copy)
+            out.append(Tensor._make(_float64_like(x), x.device).requires_grad_())
         else:
             out.append(x)
     return out
 
 
+def _float64_like(x):
+    """x's values in float64, in an array of their own (perturbed in place below) laid out
+    like x's: a transposed or sliced input stays non-contiguous, so an op is checked on the
+    strided path it meets in use (a broadcast input's elements become independent)."""
+    a = x.data.astype(backend.float64)             # order "K": a transpose keeps its layout
+    if a.ndim and not x.data.flags.c_contiguous and a.flags.c_contiguous:
+        # a sliced view: the values at every second element of a buffer twice as large
+        big = x.backend.xp.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        big[..., ::2] = a
+        a = big[..., ::2]
+    return a
+
+
+def _tensors(out):
+    """The Tensors among fn's outputs: one Tensor, or tuples/lists of them, nested (a
+    max(dim) inside a tuple gives (values, indices))."""
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _tensors(o)]
+    return []
+
+
 def _projected(fn, inputs, weights):
     """A scalar from fn's outputs: Σ outᵢ·wᵢ with fixed random w, so every output element
     and every input element is checked at the cost of one backward."""
-    out = fn(*inputs)
-    outs = [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
+    outs = _tensors(fn(*inputs))
+    if not outs:
+        raise ValueError("gradcheck: the function returned no Tensor")
     if weights is None:
         rng = backend.get("cpu").xp.random.default_rng(1234)
         weights = [Tensor(rng.standard_normal(o.shape), dtype=backend.float64, device=o.device)
@@ -58,16 +80,16 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     for n, x in enumerate(wrt):
         a = (analytic[n].numpy() if analytic[n] is not None
              else backend.get("cpu").xp.zeros(x.shape))
-        numeric = backend.get("cpu").xp.zeros(x.shape)
-        flat = x.data.reshape(-1)  # a view: perturb in place
-        for i in range(flat.size):  # with grad on: fn may itself take gradients
-            orig = flat[i].item()
-            flat[i] = orig + eps
+        xp = backend.get("cpu").xp
+        numeric = xp.zeros(x.shape)
+        for i in xp.ndindex(*x.shape):  # in place, through x's own (maybe strided) array
+            orig = x.data[i].item()
+            x.data[i] = orig + eps      # with grad on: fn may itself take gradients
             plus = _projected(fn, inputs, weights)[0].item()
-            flat[i] = orig - eps
+            x.data[i] = orig - eps
             minus = _projected(fn, inputs, weights)[0].item()
-            flat[i] = orig
-            numeric.reshape(-1)[i] = (plus - minus) / (2 * eps)
+            x.data[i] = orig
+            numeric[i] = (plus - minus) / (2 * eps)
         err = abs(a - numeric) - (atol + rtol * abs(numeric))
         if err.size and err.max() > 0:
             if not raise_exception:

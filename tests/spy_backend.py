@@ -9,6 +9,7 @@ array in, fails loudly here instead of silently running on the CPU when the devi
 Only what the engine is allowed to use exists: the ndarray methods and `xp` functions listed
 below (CuPy has them all). Anything else is an AttributeError naming what was asked for.
 """
+import collections
 import contextlib
 
 import numpy as np
@@ -34,6 +35,9 @@ def counted():
     done.update({k: COUNTS[k] - start[k] for k in COUNTS})
 
 
+_Flags = collections.namedtuple("Flags", "c_contiguous f_contiguous owndata")
+
+
 class SpyArray:
     __slots__ = ("a", "__weakref__")
     __array_ufunc__ = None                  # NumPy ufuncs on a spy array raise TypeError
@@ -56,6 +60,9 @@ class SpyArray:
     ndim = property(lambda self: self.a.ndim)
     size = property(lambda self: self.a.size)
     strides = property(lambda self: self.a.strides)
+    # CuPy's flags: these three only (no `writeable`)
+    flags = property(lambda self: _Flags(self.a.flags.c_contiguous, self.a.flags.f_contiguous,
+                                         self.a.flags.owndata))
     T = property(lambda self: SpyArray(self.a.T))
     # every result is a new wrapper, so no spy array is the base of another: Function.apply
     # finds no views here (and version counts are not shared between them)

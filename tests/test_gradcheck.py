@@ -84,9 +84,35 @@ def test_inputs_are_left_unchanged_and_float32_is_checked_in_float64(device):
     assert set(seen) == {mg.float64}
 
 
+class WrongWhenStrided(Function):
+    """x² whose backward is off by 50% only for a non-contiguous input."""
+    def forward(self, a): return a * a
+    def backward(self, g):
+        x = self.inputs[0]
+        return g * x * (2 if x.data.flags.c_contiguous else 3)
+
+
 def test_non_contiguous_and_broadcast_inputs():
-    """The perturbation must reach the function even when the input is a strided view."""
-    x = mg.randn(3, 2, dtype=mg.float64).T.detach().requires_grad_()
-    assert mg.gradcheck(lambda a: a * a, [x])
+    """A strided input reaches the function strided (and is perturbed through its view)."""
+    seen = []
+
+    def square(a):
+        seen.append(a.data.flags.c_contiguous)
+        return a * a
+    for x in (mg.randn(3, 2, dtype=mg.float64).T, mg.randn(2, 6, dtype=mg.float64)[:, ::2]):
+        x = x.detach().requires_grad_()
+        seen.clear()
+        assert mg.gradcheck(square, [x]) and not any(seen)
+        with pytest.raises(mg.GradcheckError):
+            mg.gradcheck(lambda a: WrongWhenStrided.apply(a), [x])
+    assert mg.gradcheck(lambda a: WrongWhenStrided.apply(a), [_x()])   # contiguous: right
     e = mg.ones(3, dtype=mg.float64).expand(2, 3).detach().requires_grad_()
     assert mg.gradcheck(lambda a: (a * a).sum(0), [e])
+
+
+def test_outputs_nested_in_tuples_are_all_checked():
+    x = _x()
+    with pytest.raises(mg.GradcheckError):                      # nested one level down
+        mg.gradcheck(lambda a: (a.tanh(), (WrongSquare.apply(a),)), [x])
+    with pytest.raises(ValueError, match="returned no Tensor"):
+        mg.gradcheck(lambda a: "nothing", [x])

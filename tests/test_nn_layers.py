@@ -88,6 +88,14 @@ GRADCHECKS = [
     ("softmax", nn.Softmax, lambda: [mg.randn(2, 3)]),
     ("log_softmax", nn.LogSoftmax, lambda: [mg.randn(2, 3)]),
     ("dropout_eval", lambda: nn.Dropout(0.3).eval(), lambda: [mg.randn(2, 3)]),
+    ("identity", nn.Identity, lambda: [mg.randn(2, 3)]),
+    ("mse_loss", nn.MSELoss, lambda: [mg.randn(3, 2), mg.randn(3, 2)]),
+    ("mse_loss_sum", lambda: nn.MSELoss(reduction="sum"),
+     lambda: [mg.randn(3, 2), mg.randn(3, 2)]),
+    ("mse_loss_none", lambda: nn.MSELoss(reduction="none"),
+     lambda: [mg.randn(3, 2), mg.randn(3, 2)]),
+    ("cross_entropy_loss", lambda: nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=1),
+     lambda: [mg.randn(5, 4), mg.tensor([0, 3, 1, 1, 2])]),
     ("mlp", lambda: nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1)),
      lambda: [mg.randn(2, 2)]),
 ]
@@ -180,3 +188,25 @@ def test_zero_size_linear_layers_work_as_torch():
     assert m.weight.grad.shape == (2, 0) and m.bias.grad.tolist() == [3.0, 3.0]
     assert x.grad.shape == (3, 0)
     assert nn.Linear(2, 0)(mg.ones(3, 2)).shape == (3, 0)
+
+
+def test_losses_by_their_formulas():
+    """nn.MSELoss and nn.CrossEntropyLoss against NumPy (no torch needed)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    ta, tb = mg.tensor(a, dtype=mg.float64), mg.tensor(b, dtype=mg.float64)
+    for reduction, want in (("mean", ((a - b) ** 2).mean()), ("sum", ((a - b) ** 2).sum()),
+                            ("none", (a - b) ** 2)):
+        np.testing.assert_allclose(nn.MSELoss(reduction=reduction)(ta, tb).numpy(), want,
+                                   rtol=1e-12)
+    logits, target = rng.standard_normal((5, 4)), np.array([0, 3, 1, 1, 2])
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -logp[np.arange(5), target]
+    keep = target != 1
+    loss = nn.CrossEntropyLoss(ignore_index=1)(mg.tensor(logits, dtype=mg.float64), target)
+    np.testing.assert_allclose(loss.item(), nll[keep].mean(), rtol=1e-12)
+    smooth = 0.9 * nll - 0.1 * logp.mean(-1)
+    loss = nn.CrossEntropyLoss(label_smoothing=0.1)(mg.tensor(logits, dtype=mg.float64), target)
+    np.testing.assert_allclose(loss.item(), smooth.mean(), rtol=1e-12)
+    x = mg.randn(2, 3)
+    assert nn.Identity()(x) is x

@@ -178,3 +178,19 @@ def test_large_and_small_scores(dtype, high, low):
     ref_grads = mg.grad((ref * ref).sum(), [q, k, v])
     for g, r in zip(grads, ref_grads):
         np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shapes", [
+    ((2, 3, 4, 8), (1, 3, 5, 8), (1, 3, 5, 8)),       # keys/values shared across the batch
+    ((1, 3, 4, 8), (2, 3, 5, 8), (2, 3, 5, 8)),       # one query set for every batch row
+    ((2, 1, 4, 8), (2, 3, 5, 8), (1, 3, 5, 8)),       # heads broadcast too
+    ((4, 8), (2, 3, 5, 8), (2, 3, 5, 8))])            # no batch dims on q
+def test_q_k_v_batch_dims_broadcast(shapes, device):
+    """Batch dims broadcast between q, k and v (as PyTorch's SDPA); the gradients of the
+    broadcast inputs are summed back to their shapes (fused vs the composed reference)."""
+    check_fused_vs_unfused(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=False),
+        lambda q, k, v: F.attention_with_weights(q, k, v)[0], _arrays(shapes), device, "sdpa")
+    q, k, v = (mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True)
+               for a in _arrays(shapes, seed=1))
+    assert mg.gradcheck(F.scaled_dot_product_attention, [q, k, v])

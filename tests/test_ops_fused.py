@@ -212,3 +212,57 @@ def test_layer_norm_gradients_keep_float32_precision_far_from_zero():
     # measured 1.3e-4 on the weight gradient
     assert np.abs(gx - want_x).max() <= 2e-5 * np.abs(want_x).max()
     assert np.abs(gw - want_w).max() <= 7e-5 * np.abs(want_w).max()
+
+
+# ---- forward against NumPy formulas, and non-contiguous inputs (no PyTorch needed) ----------
+def _np_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def _np_layer_norm(x, w, b, eps=1e-5):
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+def _np_gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+_T = np.array([3, 0, 1, 3, 2])        # class ids for 5 rows of 4 classes
+_FUSED = {   # name: (minigrad fn of (x, w, b), NumPy formula of the same)
+    "softmax": (lambda x, w, b: x.softmax(-1), lambda x, w, b: _np_softmax(x)),
+    "log_softmax": (lambda x, w, b: x.log_softmax(-1),
+                    lambda x, w, b: np.log(_np_softmax(x))),
+    "cross_entropy": (lambda x, w, b: F.cross_entropy(x, _T),
+                      lambda x, w, b: -np.log(_np_softmax(x))[np.arange(5), _T].mean()),
+    "cross_entropy_smoothed": (
+        lambda x, w, b: F.cross_entropy(x, _T, label_smoothing=0.1),
+        lambda x, w, b: (0.9 * -np.log(_np_softmax(x))[np.arange(5), _T]
+                         + 0.1 * -np.log(_np_softmax(x)).mean(-1)).mean()),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (4,), w, b), _np_layer_norm),
+    "gelu": (lambda x, w, b: F.gelu(x),
+             lambda x, w, b: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))),
+    "gelu_tanh": (lambda x, w, b: F.gelu(x, approximate="tanh"),
+                  lambda x, w, b: _np_gelu_tanh(x)),
+    "linear": (lambda x, w, b: F.linear(x, w.reshape(1, 4).expand(3, 4) * 1.0, b[:3]),
+               lambda x, w, b: x @ np.tile(w, (3, 1)).T + b[:3]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FUSED))
+def test_forward_matches_numpy_and_strided_inputs_gradcheck(name, device):
+    fn, reference = _FUSED[name]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 5)).T * 2                     # (5, 4), a transposed view
+    w, b = rng.uniform(0.5, 1.5, 4), rng.standard_normal(4)
+    assert not x.flags.c_contiguous
+    args = [mg.tensor(a, dtype=mg.float64, device=device) for a in (x, w, b)]
+    np.testing.assert_allclose(fn(*args).numpy(), reference(x, w, b), rtol=1e-12, atol=1e-12)
+    for a in args:
+        a.requires_grad_()
+    xt = mg.tensor(x.T, dtype=mg.float64, device=device).T.detach().requires_grad_()
+    assert not xt.data.flags.c_contiguous                     # gradcheck keeps the layout
+    assert mg.gradcheck(fn, [xt, args[1], args[2]])
+    y32 = fn(*[mg.tensor(a, device=device) for a in (x, w, b)])   # float32, strided x
+    np.testing.assert_allclose(y32.numpy(), reference(x, w, b), rtol=1e-5, atol=1e-5)

@@ -155,3 +155,19 @@ def test_host_index_add_is_add_at(rows, index, value_shape):
     np.add.at(want, index, values)
     backend.get("cpu").index_add(got, index, values)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_the_gradient_of_indexing_is_differentiable(device):
+    """IndexAdd (scatter-add, the gradient of x[idx]) checked as an op of its own: its value
+    (repeated indices add up) and its gradient (indexing again), in float64."""
+    x = mg.randn(5, 3, dtype=mg.float64, device=device, requires_grad=True)
+    idx = np.array([0, 2, 2, 4, 2])
+
+    def scatter(v):                               # = IndexAdd(v): zeros(5, 3) with v added
+        return mg.grad((x[idx] * v).sum(), x, create_graph=True)[0]
+    v = np.random.default_rng(0).standard_normal((5, 3))
+    want = np.zeros((5, 3))
+    np.add.at(want, idx, v)
+    np.testing.assert_allclose(scatter(mg.tensor(v, device=device)).numpy(), want, 1e-12)
+    assert mg.gradcheck(scatter, [mg.tensor(v, dtype=mg.float64, device=device,
+                                            requires_grad=True)])

@@ -158,3 +158,20 @@ def test_max_along_a_nonempty_dim_of_an_empty_tensor_is_empty_as_torch(device):
     assert values.shape == (0,) and indices.shape == (0,) and indices.dtype == mg.int64
     values.sum().backward()
     assert x.grad.shape == (0, 3)
+
+
+def test_max_min_and_masked_fill_forward_match_numpy(device):
+    """Values and indices against NumPy (no torch needed); ties pick the first index."""
+    a = np.array([[3.0, -1.0, 3.0, 0.5], [-2.0, 7.0, 7.0, -2.0], [0.0, 0.0, -4.0, 1.0]])
+    t = mg.tensor(a, dtype=mg.float64, device=device)
+    for dim in (0, 1, -1):
+        values, indices = t.max(dim)
+        np.testing.assert_array_equal(values.numpy(), a.max(dim))
+        np.testing.assert_array_equal(indices.numpy(), a.argmax(dim))
+        values, indices = t.min(dim, keepdim=True)
+        np.testing.assert_array_equal(values.numpy(), a.min(dim, keepdims=True))
+        np.testing.assert_array_equal(indices.numpy(), np.expand_dims(a.argmin(dim), dim))
+    assert t.max().item() == a.max() and t.min().item() == a.min()
+    mask = a > 0.7
+    np.testing.assert_array_equal(
+        t.masked_fill(mg.tensor(mask, device=device), -9.0).numpy(), np.where(mask, -9.0, a))
