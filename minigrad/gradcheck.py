@@ -69,7 +69,13 @@ def _projected(fn, inputs, weights):
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """Compare autograd's gradient of `fn(*inputs)` with central differences, for every
-    input that requires grad. Returns True, or raises naming the worst element."""
+    input that requires grad. Returns True, or raises naming the worst element (with
+    raise_exception=False, returns False instead).
+
+    Each such input is checked through a float64 copy (a float32 one too, without a warning:
+    this checks the derivative, not float32 rounding, which the fast-path tests compare),
+    laid out like the input (a strided input stays strided). Every Tensor fn returns, in
+    tuples or lists however nested, enters the check."""
     inputs = _prepare(inputs)
     wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     if not wrt:
@@ -102,7 +108,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     return True
 
 
-def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4, rtol=1e-3):
+def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4, rtol=1e-3, raise_exception=True):
     """Check second derivatives: gradcheck the (projected) first gradient, which autograd
     computes with create_graph=True."""
     inputs = _prepare(inputs)
@@ -115,7 +121,8 @@ def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-4, rtol=1e-3):
             weights.extend(w)
         gs = grad(loss, [xs[i] for i in wrt_idx], create_graph=True, allow_unused=True)
         return [g for g in gs if g is not None]
-    return gradcheck(first_grad, inputs, eps=eps, atol=atol, rtol=rtol)
+    return gradcheck(first_grad, inputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
 
 
 def divmod_index(flat_index, shape):

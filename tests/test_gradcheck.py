@@ -59,6 +59,8 @@ def test_gradgradcheck_catches_a_lost_second_derivative():
     assert mg.gradcheck(lambda a: FirstOrderOnlySquare.apply(a), [x])
     with pytest.raises(mg.GradcheckError):
         mg.gradgradcheck(lambda a: FirstOrderOnlySquare.apply(a), [x])
+    assert mg.gradgradcheck(lambda a: FirstOrderOnlySquare.apply(a), [x],
+                            raise_exception=False) is False
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
