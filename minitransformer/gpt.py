@@ -22,7 +22,9 @@ from minitransformer.tokens import as_token_tensor
 
 @dataclass
 class GPTConfig:
-    """The GPT's shape (nanoGPT's GPTConfig; the defaults are its Shakespeare GPU model)."""
+    """The GPT's shape (nanoGPT's GPTConfig; the shape defaults are its Shakespeare GPU
+    model's, 6 layers of 6 heads and 384 dims over 256 positions; dropout 0, as its GPTConfig
+    default: that run sets 0.2, which the trainer's `small` preset does)."""
     vocab_size: int = 65
     block_size: int = 256     # the longest context the model sees (learned positions)
     n_layer: int = 6
@@ -80,6 +82,9 @@ class KVCache:
             self.keys[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
             self.values[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
         start, end = self.length, self.length + k.shape[2]
+        if end > self.capacity:
+            raise ValueError(f"KVCache: {end} positions do not fit its {self.capacity} "
+                             f"(block_size); crop the context, or start a new cache")
         self.keys[layer][:, :, start:end] = k
         self.values[layer][:, :, start:end] = v
         if layer == len(self.keys) - 1:

@@ -6,7 +6,7 @@ that may attend to nothing gets zero weights and a zero output, never NaN."""
 import math
 
 from minigrad import backend
-from minigrad.autograd import Function, is_grad_enabled
+from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
 from minigrad.ops.blocks import groups
@@ -53,17 +53,14 @@ class ScaledDotProductAttention(Function):
         self.out = out                                  # for backward's Σ dP⊙P = G·O
         return out.reshape(self.batch + out.shape[-2:])
 
-    def backward(self, g):
-        q, k, v = self.inputs
-        if is_grad_enabled():   # double backward: the probabilities as a graph of q and k
-            s = (q @ k.mT) * self.scale
-            if self.additive is not None:
-                s = s + self.const(self.additive)
-            if self.allowed is not None:
-                s = where(self.const(self.allowed), s, -math.inf)  # the mask may add batch dims
-            p = s.softmax(-1)
-        else:
-            p = self.const(self.probs.reshape(self.batch + self.probs.shape[-2:]))
+    def backward(self, g):              # the reference: runs only under create_graph=True,
+        q, k, v = self.inputs           # so the probabilities are a graph of q and k
+        s = (q @ k.mT) * self.scale
+        if self.additive is not None:
+            s = s + self.const(self.additive)
+        if self.allowed is not None:
+            s = where(self.const(self.allowed), s, -math.inf)  # the mask may add batch dims
+        p = s.softmax(-1)
         keep = None if self.keep is None else self.const(
             self.keep.reshape(p.shape).astype(p.dtype) * self.dropout_scale)
         pd = p if keep is None else p * keep

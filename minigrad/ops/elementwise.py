@@ -81,8 +81,8 @@ class Pow(Function):
     def forward(self, a, b): return a ** b                # d(aᵇ) = b aᵇ⁻¹ da + aᵇ ln(a) db
     def backward(self, g):
         a, b = self.inputs
-        # at a = 0 the formulas read 0·∞ (b = 0) and 0·(-∞) (b ≥ 0): the limits are 0, as
-        # PyTorch gives, not NaN
+        # at a = 0 the formulas read 0·∞ (da, b = 0) and 0·(-∞) or 1·(-∞) (db, b > 0 or
+        # b = 0): PyTorch takes 0 there, not NaN or -inf, and so do we
         ga = where(self.const(b.data == 0), 0.0, g * b * a ** (b - 1))
         gb = None
         if b.requires_grad:
@@ -206,9 +206,9 @@ class Gelu(Function):
         if self.approximate == "tanh":   # ½(1+t) + ½x(1-t²)·c(1 + 3·0.044715x²)
             t = tanh(self.C * (x + 0.044715 * x * x * x))
             return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * self.C * (1 + 0.134145 * x * x))
-        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))    # Φ(x) + x·φ(x)
+        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))    # Φ(x)
         pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
-        return g * (cdf + x * pdf)
+        return g * (cdf + x * pdf)                       # d(x·Φ(x)) = Φ(x) + x·φ(x)
 
     def backward_arrays(self, g):                        # the same, reusing forward's w / Φ
         xp = self.xp
