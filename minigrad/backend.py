@@ -6,6 +6,7 @@ CuPy itself, so a CPU-only install imports cleanly and a GPU tensor can never be
 by NumPy behind the user's back. CuPy is imported lazily, the first time "cuda" is asked for.
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -224,6 +225,8 @@ def to_host(a):
 
 def manual_seed(seed):
     """Seed every device's generator (those built later start from the same seed)."""
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"manual_seed: the seed must be a non-negative integer, got {seed!r}")
     _SEED[0] = seed
     for b in _BACKENDS.values():
         b.rng = b.xp.random.default_rng(seed)

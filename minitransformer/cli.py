@@ -6,6 +6,7 @@
     minitransformer plot out-baby                       # out-baby/loss.png
 """
 import argparse
+import os
 import sys
 
 import minigrad as mg
@@ -135,6 +136,8 @@ def cmd_sample(args):
     import minigrad as mg
     if args.max_new_tokens < 0 or args.num_samples < 1:
         raise ValueError("--max-new-tokens must be >= 0 and --num-samples >= 1")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if not args.prompt:
         raise ValueError("--prompt must hold at least one character (the default is a "
                          "newline)")
@@ -153,7 +156,12 @@ def cmd_sample(args):
                              top_k=args.top_k, use_cache=not args.no_cache)
         if k:
             print("---------------")
-        print(tokenizer.decode(out[0].numpy()))
+        text = tokenizer.decode(out[0].numpy())
+        try:
+            print(text)
+        except UnicodeEncodeError:
+            raise ValueError(f"this terminal's encoding ({sys.stdout.encoding}) cannot show "
+                             f"the sample's characters; set PYTHONIOENCODING=utf-8") from None
     return 0
 
 
@@ -169,6 +177,9 @@ def main(argv=None):
     mg.keep_freed_host_memory()  # reuse freed activations' pages: ~20% faster CPU steps
     try:
         return command(args)
+    except BrokenPipeError:          # the reader left (| head): stop quietly, as `cat` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except USER_ERRORS as e:
         print(f"minitransformer {args.command}: error: {e}", file=sys.stderr)
         return 1

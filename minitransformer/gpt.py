@@ -9,6 +9,7 @@ Generation keeps a KV cache: the keys and values of past positions are stored pe
 new token costs one position instead of the whole context.
 """
 import math
+import numbers
 from dataclasses import dataclass, asdict
 
 import numpy as np
@@ -260,16 +261,21 @@ class GPT(nn.Module):
         length the window slides by one every step, so every token changes position and the
         cached keys and values (which include their positions) no longer apply: each step
         then recomputes the window, exactly as without the cache."""
-        if not (temperature > 0 and math.isfinite(temperature)):   # NaN fails `> 0`
+        if not (isinstance(temperature, numbers.Real) and not isinstance(temperature, bool)
+                and temperature > 0 and math.isfinite(temperature)):   # NaN fails `> 0`
             raise ValueError(f"generate: temperature must be a finite number > 0, got "
-                             f"{temperature} (use top_k=1 for greedy decoding)")
-        if top_k is not None and top_k < 1:
-            raise ValueError(f"generate: top_k must be >= 1 or None, got {top_k}")
+                             f"{temperature!r} (use top_k=1 for greedy decoding)")
+        for name, n, low in (("top_k", top_k, 1), ("max_new_tokens", max_new_tokens, 0)):
+            if n is not None and (not isinstance(n, numbers.Integral) or isinstance(n, bool)
+                                  or n < low):
+                raise ValueError(f"generate: {name} must be an integer >= {low}"
+                                 f"{' or None' if name == 'top_k' else ''}, got {n!r}")
         idx = as_token_tensor(idx, self.device, "GPT.generate")
         if idx.ndim != 2 or idx.shape[1] < 1:
             raise ValueError(f"generate: idx must be (batch, time) with at least one token, "
                              f"got shape {idx.shape}")
-        was_training, block = self.training, self.config.block_size
+        modes = [(m, m.training) for m in self.modules()]   # each restored as it was
+        block = self.config.block_size
         self.eval()
         try:
             with mg.no_grad():
@@ -285,7 +291,8 @@ class GPT(nn.Module):
                     next_id = sample_next(logits, temperature, top_k)
                     idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
         finally:
-            self.train(was_training)
+            for m, training in modes:
+                m.training = training
         return idx
 
 
@@ -295,11 +302,16 @@ def sample_next(logits, temperature=1.0, top_k=None):
     # Host NumPy on purpose: B x vocab numbers per step, drawn from minigrad's CPU generator,
     # so a seed gives the same tokens on every device (the logits come over once per step).
     u = mg.rand(logits.shape[0], dtype=mg.float64).numpy()
-    z = logits.numpy().astype(np.float64) / temperature
+    z = logits.numpy().astype(np.float64)
+    if not np.isfinite(z).all():
+        raise ValueError("sample_next: the logits hold NaN or inf (a diverged model?); "
+                         "cannot sample from them")
+    with np.errstate(over="ignore"):     # at a tiny T the others go to -inf: weight 0
+        z = (z - z.max(axis=-1, keepdims=True)) / temperature   # the max is 0: exp(z) <= 1
     if top_k is not None and top_k < z.shape[-1]:
         kth = np.sort(z, axis=-1)[:, -top_k][:, None]
         z = np.where(z < kth, -np.inf, z)
-    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = np.exp(z)
     cdf = np.cumsum(p, axis=-1)
     ids = (cdf < u[:, None] * cdf[:, -1:]).sum(axis=-1)
     return np.minimum(ids, z.shape[-1] - 1).astype(np.int64)[:, None]

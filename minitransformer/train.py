@@ -105,7 +105,8 @@ class TrainConfig:
         for name in ("batch_size", "eval_interval", "eval_iters", "log_interval"):
             if getattr(self, name) < 1:
                 raise ValueError(f"TrainConfig: {name} must be >= 1, got {getattr(self, name)}")
-        for name in ("max_iters", "warmup_iters", "lr", "min_lr", "grad_clip", "weight_decay"):
+        for name in ("max_iters", "warmup_iters", "lr", "min_lr", "grad_clip", "weight_decay",
+                     "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"TrainConfig: {name} must be >= 0, got {getattr(self, name)}")
 

@@ -103,12 +103,30 @@ class Transformer(nn.Module):
         return self.decode(tgt_in, memory, src_mask, need_weights=need_weights)
 
     # ---- generation -------------------------------------------------------------------------
+    def _decoding_args(self, where, src, bos_id, eos_id, max_len):
+        """The source as a token tensor and max_len resolved (None: as long as the positional
+        table allows), or an error naming what was wrong."""
+        src = as_token_tensor(src, self.device, "Transformer")
+        if src.ndim != 2 or 0 in src.shape:
+            raise ValueError(f"{where}: src must be token ids (batch >= 1, source length >= 1),"
+                             f" got shape {src.shape}")
+        # the last step reads BOS + max_len - 1 tokens: max_len positions of the table
+        max_len = self.max_len - 1 if max_len is None else max_len
+        if not _is_int(max_len) or not 1 <= max_len <= self.max_len:
+            raise ValueError(f"{where}: max_len must be an integer in 1..{self.max_len} (the "
+                             f"positional table's length), got {max_len!r}")
+        vocab = self.generator.out_features
+        for name, tok in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if not _is_int(tok) or not 0 <= tok < vocab:
+                raise ValueError(f"{where}: {name} must be a target token id in 0..{vocab - 1},"
+                                 f" got {tok!r}")
+        return src, max_len
+
     def greedy_decode(self, src, bos_id, eos_id, max_len=None):
         """The most likely next token, one step at a time, for a batch of sources. Returns a
         list of token-id lists (no BOS, cut before EOS). Runs without gradients; call
         .eval() first so dropout is off."""
-        src = as_token_tensor(src, self.device, "Transformer")
-        max_len = max_len or self.max_len - 1
+        src, max_len = self._decoding_args("greedy_decode", src, bos_id, eos_id, max_len)
         with mg.no_grad():
             src_mask = self.src_mask(src)
             memory = self.encode(src, src_mask)
@@ -129,8 +147,13 @@ class Transformer(nn.Module):
         extend each by every token, keep the best again. Finished hypotheses are ranked by
         log p / ((5 + len) / 6) ** length_penalty (GNMT's normalisation; 0 = raw sum).
         Returns the best token-id list per source (no BOS/EOS)."""
-        src = as_token_tensor(src, self.device, "Transformer")
-        max_len = max_len or self.max_len - 1
+        src, max_len = self._decoding_args("beam_search", src, bos_id, eos_id, max_len)
+        if not _is_int(beam_size) or beam_size < 1:
+            raise ValueError(f"beam_search: beam_size must be an integer >= 1, got "
+                             f"{beam_size!r}")
+        if not (isinstance(length_penalty, (int, float)) and 0 <= length_penalty < math.inf):
+            raise ValueError(f"beam_search: length_penalty must be a finite number >= 0 (GNMT "
+                             f"uses 0..1; its early stop assumes >= 0), got {length_penalty!r}")
         B, K = src.shape[0], beam_size
         with mg.no_grad():
             src_mask = self.src_mask(src)
@@ -151,7 +174,8 @@ class Transformer(nn.Module):
                         if score == -math.inf:
                             continue
                         row = logp[b * K + k]
-                        best = sorted(range(len(row)), key=row.__getitem__)[-K:]
+                        # the K best tokens, ties to the lower id (as argmax: beam 1 = greedy)
+                        best = sorted(range(len(row)), key=lambda t: (-row[t], t))[:K]
                         cands += [(score + row[t], seq + [t]) for t in best]
                     cands.sort(key=lambda c: c[0], reverse=True)
                     alive = []
@@ -173,6 +197,10 @@ class Transformer(nn.Module):
                                    for q, s in beams[b] if s > -math.inf]
             results.append(_strip(max(pool, key=lambda c: c[0])[1], eos_id))
         return results
+
+
+def _is_int(n):
+    return isinstance(n, int) and not isinstance(n, bool)
 
 
 def _gnmt(length, alpha):

@@ -154,6 +154,8 @@ def test_corrupted_checkpoint_via_cli(text_file, tmp_path, capsys):
     assert rc == 1 and "corrupted" in err and "model.safetensors" in err
     rc, _, err = run(capsys, "sample", "--ckpt", tmp_path / "nowhere")
     assert rc == 1 and "does not exist" in err
+    rc, _, err = run(capsys, "sample", "--ckpt", tmp_path / "nowhere", "--seed", -1)
+    assert rc == 1 and "--seed must be a non-negative integer, got -1" in err
 
 
 def test_offline_first_run_says_to_pass_data(tmp_path, capsys, monkeypatch):

@@ -196,6 +196,25 @@ def test_generate_rejects_bad_arguments():
         model.generate([[1]], 3, temperature=0)
     with pytest.raises(ValueError, match="top_k"):
         model.generate([[1]], 3, top_k=0)
+    for kw, words in ((dict(top_k=2.5), "top_k must be an integer"),
+                      (dict(top_k=True), "top_k must be an integer"),
+                      (dict(temperature="1"), "temperature must be a finite number"),
+                      (dict(max_new_tokens=-1), "max_new_tokens must be an integer >= 0")):
+        with pytest.raises(ValueError, match=words):
+            model.generate([[1]], **{"max_new_tokens": 3, **kw})
+    with pytest.raises(ValueError, match="NaN or inf"):
+        sample_next(mg.tensor([[float("nan"), 0.0, 1.0]]))
+
+
+def test_tiny_temperature_is_greedy_and_modes_are_restored():
+    # logits / T overflowed to inf at T = 1e-310 and the NaNs sampled token 0
+    model = make_model()
+    greedy = model.generate([[1, 2, 3]], 4, top_k=1).tolist()
+    assert model.generate([[1, 2, 3]], 4, temperature=1e-310).tolist() == greedy
+    model.eval()
+    model.transformer.drop.train()              # a submodule in its own mode
+    model.generate([[1]], 2)
+    assert model.transformer.drop.training and not model.training
 
 
 def test_load_state_dict_into_a_different_config_fails():

@@ -70,6 +70,26 @@ def test_greedy_decode_takes_the_argmax_each_step():
     assert out == seq[1:]
 
 
+def test_decoding_arguments_are_checked_and_ties_go_to_the_lower_id():
+    m = tiny(1)
+    for call, words in (
+            (lambda: m.greedy_decode([[3, 4]], BOS, EOS, max_len=0), "max_len must be an integer"),
+            (lambda: m.beam_search([[3, 4]], BOS, EOS, max_len=-1), "max_len must be an integer"),
+            (lambda: m.beam_search([[3, 4]], BOS, EOS, beam_size=0), "beam_size must be"),
+            (lambda: m.beam_search([[3, 4]], BOS, EOS, length_penalty=-1.0),
+             "length_penalty must be a finite number >= 0"),
+            (lambda: m.greedy_decode(np.zeros((0, 2), int), BOS, EOS), "batch >= 1"),
+            (lambda: m.greedy_decode([[3, 4]], BOS, 99), "eos_id must be a target token id")):
+        with pytest.raises(ValueError, match=words):
+            call()
+    # every logit equal: greedy's argmax takes token 0, and so must a beam of one
+    m.generator.weight.data[...] = 0
+    m.generator.bias.data[...] = 0
+    greedy = m.greedy_decode([[3, 4]], BOS, EOS, max_len=3)
+    assert greedy == [[0, 0, 0]] and m.beam_search([[3, 4]], BOS, EOS, beam_size=1,
+                                                   max_len=3) == greedy
+
+
 def test_beam_of_one_is_greedy_and_wide_beam_is_exhaustive():
     for seed in range(3):
         m = tiny(seed + 2)
