@@ -103,15 +103,17 @@ class Module:
     def named_modules(self, prefix="", remove_duplicate=True):
         """(name, module) pairs, self first, depth first; a module reachable under several
         names comes once (its first name) unless remove_duplicate=False."""
-        seen, stack = set(), [(prefix, self)]
-        while stack:
-            name, m = stack.pop(0)
-            if id(m) in seen and remove_duplicate:
-                continue
+        seen = set()
+
+        def walk(name, m):
+            if remove_duplicate and id(m) in seen:
+                return
             seen.add(id(m))
             yield name, m
-            stack[0:0] = [(f"{name}.{n}" if name else n, c) for n, c in m._modules.items()
-                          if c is not None]
+            for n, child in m._modules.items():
+                if child is not None:
+                    yield from walk(f"{name}.{n}" if name else n, child)
+        return walk(prefix, self)
 
     def modules(self):
         return (m for _, m in self.named_modules())

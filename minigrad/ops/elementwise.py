@@ -158,7 +158,7 @@ def _tanh_gelu(xp, x, w, y):
     """w = ½(1 + tanh(c(x + 0.044715x³))) and y = x·w, written into w and y in place."""
     c = Gelu.C
     xp.multiply(x, x, out=w)
-    w *= 0.044715 * c
+    w *= Gelu.A * c
     w += c
     w *= x
     xp.tanh(w, out=w)
@@ -172,7 +172,7 @@ def _tanh_gelu_grad(xp, x, w, g, d):
     with w = ½(1+t), using 1 - t² = 4w(1 - w), which takes three passes fewer than with t."""
     c = Gelu.C
     q = xp.multiply(x, x, out=xp.empty_like(x))
-    q *= 6 * 0.044715 * c
+    q *= 6 * Gelu.A * c
     q += 2 * c
     q *= x                                               # 2c·x(1 + 3·0.044715x²)
     xp.subtract(1, w, out=d)
@@ -185,7 +185,7 @@ def _tanh_gelu_grad(xp, x, w, g, d):
 class Gelu(Function):
     """GELU: exact x·Φ(x) (erf form), or GPT-2's tanh approximation. The tanh form, which
     GPT uses, runs in place and piece by piece (ops/blocks.py): it is all memory traffic."""
-    C = math.sqrt(2 / math.pi)
+    C, A = math.sqrt(2 / math.pi), 0.044715          # tanh form: tanh(C·(x + A·x³))
 
     def forward(self, a, approximate):
         self.approximate = approximate
@@ -204,8 +204,8 @@ class Gelu(Function):
     def backward(self, g):
         x = self.inputs[0]
         if self.approximate == "tanh":   # ½(1+t) + ½x(1-t²)·c(1 + 3·0.044715x²)
-            t = tanh(self.C * (x + 0.044715 * x * x * x))
-            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * self.C * (1 + 0.134145 * x * x))
+            t = tanh(self.C * (x + self.A * x * x * x))
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * self.C * (1 + 3 * self.A * x * x))
         cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))    # Φ(x)
         pdf = exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return g * (cdf + x * pdf)                       # d(x·Φ(x)) = Φ(x) + x·φ(x)

@@ -2,7 +2,7 @@
 `ignore_index` and `label_smoothing`."""
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.ops.softmax import softmax
+from minigrad.ops.softmax import softmax, log_softmax_array
 from minigrad.ops.shape import raw_index
 
 
@@ -13,9 +13,7 @@ class CrossEntropy(Function):
     def forward(self, logits, target, ignore_index, label_smoothing, reduction):
         xp = self.xp
         n, c = logits.shape
-        m = logits.max(axis=1, keepdims=True)
-        z = logits - m
-        logp = z - xp.log(xp.exp(z).sum(axis=1, keepdims=True))
+        logp = log_softmax_array(xp, logits, 1)
         valid = target != ignore_index
         t = xp.where(valid, target, 0)
         nll = -xp.take_along_axis(logp, t[:, None], axis=1)[:, 0]

@@ -20,6 +20,14 @@ def stable_softmax(xp, x, axis, out=None, into=None):
     return xp.divide(e, xp.where(den == 0, 1, den), out=e if into is None else into)
 
 
+def log_softmax_array(xp, x, axis):
+    """x - log Σ eˣ along `axis`, shifted by the max so exp cannot overflow (softmax.py's
+    LogSoftmax and loss.py's CrossEntropy share it)."""
+    m = x.max(axis=axis, keepdims=True)
+    z = x - xp.where(xp.isfinite(m), m, 0)
+    return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+
+
 class Softmax(Function):
     def forward(self, x, dim):                           # yᵢ = eˣⁱ / Σⱼ eˣʲ
         self.dim = dim
@@ -40,10 +48,7 @@ class Softmax(Function):
 class LogSoftmax(Function):
     def forward(self, x, dim):                           # yᵢ = xᵢ - log Σⱼ eˣʲ
         self.dim = dim
-        xp = self.xp
-        m = x.max(axis=dim, keepdims=True)
-        z = x - xp.where(xp.isfinite(m), m, 0)
-        return z - xp.log(xp.exp(z).sum(axis=dim, keepdims=True))
+        return log_softmax_array(self.xp, x, dim)
     def backward(self, g):                               # dx = g - softmax(x) Σ g
         return g - self.output().exp() * g.sum(self.dim, keepdim=True)
 
