@@ -181,6 +181,8 @@ def train(cfg, resume=False, log=print):
         raise ValueError(f"--out {out} is a checkpoint directory; pass the run's directory "
                          f"(its parent, {out.parent}) to train or resume")
     check_device(cfg.device)
+    if resume:
+        find_checkpoint(out)     # nothing to resume: say so before the lock makes OUT
     with run_lock(out):          # one run at a time per OUT
         return _train(cfg, out, resume, log)
 
