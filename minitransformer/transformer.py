@@ -5,6 +5,7 @@ All You Need"), with greedy and beam-search decoding.
     tgt ─ Embedding·√d_model + PE ─ Decoder (masked self, cross, FFN) ─ Linear ─ logits
 """
 import math
+import numbers
 
 import minigrad as mg
 from minigrad import nn
@@ -200,7 +201,7 @@ class Transformer(nn.Module):
 
 
 def _is_int(n):
-    return isinstance(n, int) and not isinstance(n, bool)
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool)   # NumPy ints too
 
 
 def _gnmt(length, alpha):
