@@ -47,18 +47,13 @@ class DecoderLayer(nn.Module):
             raise ValueError(f"DecoderLayer(d_model={self.d_model}): memory (the encoder's "
                              f"output) must be (batch={x.shape[0]}, source length, "
                              f"{self.d_model}), got shape {memory.shape}")
-        weights = []
-
-        def cross_attention(h):
-            if not need_weights:
-                return self.multihead_attn(h, memory, attn_mask=memory_mask)
-            out, w = self.multihead_attn(h, memory, attn_mask=memory_mask, need_weights=True)
-            weights.append(w)
-            return out
         x = self.norm1(x, lambda h: self.self_attn(h, attn_mask=tgt_mask))
-        x = self.norm2(x, cross_attention)
+        out = self.multihead_attn(self.norm2.before(x), memory, attn_mask=memory_mask,
+                                  need_weights=need_weights)
+        out, weights = out if need_weights else (out, None)
+        x = self.norm2.after(x, out)                     # cross-attention, Add & Norm
         x = self.norm3(x, self.ffn)
-        return (x, weights[0]) if need_weights else x
+        return (x, weights) if need_weights else x
 
 
 class Decoder(nn.Module):

@@ -38,17 +38,12 @@ class EncoderLayer(nn.Module):
     def forward(self, x, src_mask=None, need_weights=False):
         """x: (B, S, d_model); src_mask: boolean, broadcast to (B, heads, S, S), usually
         padding_mask(src, pad_id). With need_weights, also the self-attention weights."""
-        weights = []
-
-        def self_attention(h):
-            if not need_weights:
-                return self.self_attn(h, attn_mask=src_mask)
-            out, w = self.self_attn(h, attn_mask=src_mask, need_weights=True)
-            weights.append(w)
-            return out
-        x = self.norm1(x, self_attention)
+        out = self.self_attn(self.norm1.before(x), attn_mask=src_mask,
+                             need_weights=need_weights)
+        out, weights = out if need_weights else (out, None)
+        x = self.norm1.after(x, out)                     # self-attention, Add & Norm
         x = self.norm2(x, self.ffn)
-        return (x, weights[0]) if need_weights else x
+        return (x, weights) if need_weights else x
 
 
 class Encoder(nn.Module):

@@ -26,9 +26,18 @@ class AddNorm(nn.LayerNorm):
         return nn.LayerNorm.forward(self, x)
 
     def forward(self, x, sublayer):
-        if self.norm_first:
-            return x + self.dropout(sublayer(self.normalize(x)))
-        return self.normalize(x + self.dropout(sublayer(x)))
+        return self.after(x, sublayer(self.before(x)))
+
+    def before(self, x):
+        """What the sublayer reads: LayerNorm(x) with pre-norm, x itself with post-norm."""
+        return self.normalize(x) if self.norm_first else x
+
+    def after(self, x, y):
+        """The residual connection around the sublayer's output y, then (post-norm) the
+        norm. `before`/`after` serve a sublayer that also returns something else (the
+        attention weights), which `forward`'s callable cannot."""
+        y = x + self.dropout(y)
+        return y if self.norm_first else self.normalize(y)
 
     def extra_repr(self):
         return f"{self.normalized_shape}, norm_first={self.norm_first}"
