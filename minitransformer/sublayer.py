@@ -11,9 +11,9 @@ from minigrad import nn
 
 
 class AddNorm(nn.LayerNorm):
-    """Article 2.2.5.3 残差连接 + 2.2.5.4 层归一化: calling it, `norm(x, sublayer)` (a layer's
-    `self.norm1(x, self_attention)`), wraps the callable `sublayer` (attention or feed-forward) in a residual connection plus layer
-    norm. It IS the layer norm (its `weight`, `bias` are the norm's, with PyTorch's
+    """Article 2.2.5.3 残差连接 + 2.2.5.4 层归一化: `norm(x, sublayer)` (a layer's
+    `self.norm2(x, self.ffn)`) wraps the callable `sublayer` (attention or feed-forward) in
+    a residual connection plus layer norm. It IS the layer norm (its `weight`, `bias` are the norm's, with PyTorch's
     biased variance and eps inside the square root), so a layer's `norm1`, `norm2` carry
     the same names as in torch.nn.TransformerEncoderLayer."""
 
