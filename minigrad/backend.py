@@ -43,6 +43,11 @@ def is_floating(d):
     return np.dtype(d).kind == "f"
 
 
+def is_integer(n):
+    """A Python or NumPy integer, not a bool (True is an int to Python, never a size here)."""
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool)
+
+
 def is_scalar(x):
     """A Python or NumPy scalar (bool, int, float, np.generic): a weak, dtype-less constant."""
     return isinstance(x, (bool, int, float, np.generic))
@@ -225,7 +230,7 @@ def to_host(a):
 
 def manual_seed(seed):
     """Seed every device's generator (those built later start from the same seed)."""
-    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+    if not is_integer(seed) or seed < 0:
         raise ValueError(f"manual_seed: the seed must be a non-negative integer, got {seed!r}")
     _SEED[0] = seed
     for b in _BACKENDS.values():

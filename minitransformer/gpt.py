@@ -16,7 +16,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import nn
+from minigrad import backend, nn
 
 from minitransformer.tokens import as_token_tensor
 
@@ -266,8 +266,7 @@ class GPT(nn.Module):
             raise ValueError(f"generate: temperature must be a finite number > 0, got "
                              f"{temperature!r} (use top_k=1 for greedy decoding)")
         for name, n, low in (("top_k", top_k, 1), ("max_new_tokens", max_new_tokens, 0)):
-            if n is not None and (not isinstance(n, numbers.Integral) or isinstance(n, bool)
-                                  or n < low):
+            if n is not None and (not backend.is_integer(n) or n < low):
                 raise ValueError(f"generate: {name} must be an integer >= {low}"
                                  f"{' or None' if name == 'top_k' else ''}, got {n!r}")
         idx = as_token_tensor(idx, self.device, "GPT.generate")

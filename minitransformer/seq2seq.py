@@ -8,10 +8,8 @@ vector c_t for every output step).
               c_t = Σ_j α_tj h_j              with attention, α_t = softmax(vᵀ tanh(W s + U h))
               s_t = GRU([y_(t-1); c_t], s_(t-1)),   logits_t = Linear([s_t; c_t; y_(t-1)])
 """
-import numbers
-
 import minigrad as mg
-from minigrad import nn
+from minigrad import backend, nn
 
 from minitransformer.bahdanau import AdditiveAttention
 from minitransformer.masks import key_padding
@@ -147,7 +145,7 @@ class Seq2Seq(nn.Module):
         """Feed back the most likely token each step. Returns token-id lists (no BOS, cut
         before EOS), and with return_weights the attention weights (B, steps, S) (None
         without attention). Runs without gradients; call .eval() first."""
-        if not isinstance(max_len, numbers.Integral) or max_len < 1:
+        if not backend.is_integer(max_len) or max_len < 1:
             raise ValueError(f"greedy_decode: max_len must be an integer >= 1, got {max_len!r}")
         with mg.no_grad():
             enc_outputs, enc_final, keep = self.encoder(src)

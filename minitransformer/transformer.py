@@ -5,10 +5,9 @@ All You Need"), with greedy and beam-search decoding.
     tgt ─ Embedding·√d_model + PE ─ Decoder (masked self, cross, FFN) ─ Linear ─ logits
 """
 import math
-import numbers
 
 import minigrad as mg
-from minigrad import nn
+from minigrad import backend, nn
 
 from minitransformer.decoder import Decoder
 from minitransformer.encoder import Encoder
@@ -113,12 +112,12 @@ class Transformer(nn.Module):
                              f" got shape {src.shape}")
         # the last step reads BOS + max_len - 1 tokens: max_len positions of the table
         max_len = self.max_len - 1 if max_len is None else max_len
-        if not _is_int(max_len) or not 1 <= max_len <= self.max_len:
+        if not backend.is_integer(max_len) or not 1 <= max_len <= self.max_len:
             raise ValueError(f"{where}: max_len must be an integer in 1..{self.max_len} (the "
                              f"positional table's length), got {max_len!r}")
         vocab = self.generator.out_features
         for name, tok in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if not _is_int(tok) or not 0 <= tok < vocab:
+            if not backend.is_integer(tok) or not 0 <= tok < vocab:
                 raise ValueError(f"{where}: {name} must be a target token id in 0..{vocab - 1},"
                                  f" got {tok!r}")
         return src, max_len
@@ -149,7 +148,7 @@ class Transformer(nn.Module):
         log p / ((5 + len) / 6) ** length_penalty (GNMT's normalisation; 0 = raw sum).
         Returns the best token-id list per source (no BOS/EOS)."""
         src, max_len = self._decoding_args("beam_search", src, bos_id, eos_id, max_len)
-        if not _is_int(beam_size) or beam_size < 1:
+        if not backend.is_integer(beam_size) or beam_size < 1:
             raise ValueError(f"beam_search: beam_size must be an integer >= 1, got "
                              f"{beam_size!r}")
         if not (isinstance(length_penalty, (int, float)) and 0 <= length_penalty < math.inf):
@@ -198,10 +197,6 @@ class Transformer(nn.Module):
                                    for q, s in beams[b] if s > -math.inf]
             results.append(_strip(max(pool, key=lambda c: c[0])[1], eos_id))
         return results
-
-
-def _is_int(n):
-    return isinstance(n, numbers.Integral) and not isinstance(n, bool)   # NumPy ints too
 
 
 def _gnmt(length, alpha):

@@ -2,9 +2,8 @@
 loss modules.
 Names, arguments, parameter names/shapes and default initialisation follow PyTorch."""
 import math
-import numbers
 
-from minigrad import creation, functional as F
+from minigrad import backend, creation, functional as F
 from minigrad.autograd import no_grad
 from minigrad.ops.loss import check_reduction
 from minigrad.nn import init
@@ -14,7 +13,7 @@ from minigrad.nn.module import Module, Parameter
 def _check_sizes(layer, **sizes):
     """Each size a non-negative integer (0 is allowed, as PyTorch: an empty layer)."""
     for name, n in sizes.items():
-        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
+        if not backend.is_integer(n) or n < 0:
             raise TypeError(f"{layer}: {name} must be a non-negative integer, got {n!r}")
 
 

@@ -1,6 +1,5 @@
 """`Module` and `Parameter`: how layers own their weights, nest, move between devices and
 save their state. Attribute assignment registers parameters and sub-modules, as PyTorch."""
-import numbers
 from collections import OrderedDict
 
 from minigrad import backend
@@ -300,7 +299,7 @@ class ModuleList(Module):
         if isinstance(i, slice):
             return ModuleList(list(self._modules.values())[i])
         n = len(self._modules)
-        if not isinstance(i, numbers.Integral) or isinstance(i, bool):
+        if not backend.is_integer(i):
             raise TypeError(f"{type(self).__name__} indices must be integers or slices, not "
                             f"{type(i).__name__}")
         if not -n <= i < n:

@@ -11,10 +11,9 @@ Each layer is written with ordinary differentiable tensor ops, so autograd deriv
 backpropagation through time by itself. The input-to-hidden products of all time steps are
 one matrix multiply; only the hidden-to-hidden product runs step by step.
 """
-import numbers
 import warnings
 
-from minigrad import creation, functional as F
+from minigrad import backend, creation, functional as F
 from minigrad.ops.shape import stack, cat, unbind
 from minigrad.nn.module import Module, Parameter
 from minigrad.nn.rnn_cells import (RNNCell, GRUCell, LSTMCell, rnn_tanh_step,  # noqa: F401
@@ -35,8 +34,7 @@ class _RNNBase(Module):
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
         _check_bias(name, bias)
-        if not isinstance(num_layers, numbers.Integral) or isinstance(num_layers, bool) or \
-                num_layers < 1:
+        if not backend.is_integer(num_layers) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be an integer >= 1, got {num_layers!r}")
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{name}: dropout must be a probability in [0, 1], got {dropout!r}")

@@ -7,9 +7,8 @@ PyTorch's equations, gate order (GRU r, z, n; LSTM i, f, g, o), parameter names 
 initialisation U(-1/√H, 1/√H) of every parameter, so a PyTorch state dict loads by name.
 """
 import math
-import numbers
 
-from minigrad import creation, functional as F
+from minigrad import backend, creation, functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
 from minigrad.tensor import Tensor
@@ -64,7 +63,7 @@ def _mode(kind, nonlinearity):
 
 def _check_sizes(name, input_size, hidden_size):
     for arg, v in (("input_size", input_size), ("hidden_size", hidden_size)):
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v <= 0:
+        if not backend.is_integer(v) or v <= 0:
             raise ValueError(f"{name}: {arg} must be a positive integer, got {v!r}")
 
 
