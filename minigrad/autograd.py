@@ -9,13 +9,24 @@ indexing) also define a fast path on raw arrays, `backward_arrays` or `scatter_b
 which the ordinary backward uses instead; their `backward` then runs only under
 create_graph=True, and a test checks that the two agree.
 """
+import threading
 import weakref
 
-_grad_enabled = True
+
+class _ThreadState(threading.local):
+    """Grad mode, one per thread (as PyTorch's): a thread that evaluates under no_grad()
+    must not stop another thread's training step from recording its graph. threading.local
+    runs __init__ once in each thread that reads it."""
+
+    def __init__(self):
+        self.grad_enabled = True
+
+
+_state = _ThreadState()
 
 
 def is_grad_enabled():
-    return _grad_enabled
+    return _state.grad_enabled
 
 
 class _GradMode:
@@ -25,12 +36,10 @@ class _GradMode:
         self.enabled = enabled
 
     def __enter__(self):
-        global _grad_enabled
-        self.prev, _grad_enabled = _grad_enabled, self.enabled
+        self.prev, _state.grad_enabled = _state.grad_enabled, self.enabled
 
     def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self.prev
+        _state.grad_enabled = self.prev
 
     def __call__(self, fn):
         def wrapper(*args, **kwargs):
@@ -84,7 +93,7 @@ class Function:
                 if base is t.data or base is t.data.base:
                     out._version_counter = t._version_counter
                     break
-        if _grad_enabled and any(t.requires_grad for t in inputs):
+        if _state.grad_enabled and any(t.requires_grad for t in inputs):
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs

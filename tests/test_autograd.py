@@ -100,6 +100,31 @@ def test_no_grad_builds_no_graph(device):
     assert not evaluate(x).requires_grad and evaluate.__name__ == "evaluate"
 
 
+def test_grad_mode_is_per_thread():
+    """An evaluation thread inside no_grad() leaves the training thread recording (and the
+    other way round), as PyTorch's thread-local grad mode."""
+    import threading
+    x = mg.ones(2, requires_grad=True)
+    inside, done, seen = threading.Event(), threading.Event(), {}
+
+    def evaluate():
+        with mg.no_grad():
+            inside.set()
+            done.wait(5)
+            seen["mode"], seen["graph"] = mg.is_grad_enabled(), (x * 2).requires_grad
+        seen["after"] = mg.is_grad_enabled()
+
+    worker = threading.Thread(target=evaluate)
+    worker.start()
+    assert inside.wait(5)
+    assert mg.is_grad_enabled() and (x * 2).requires_grad   # the worker is in no_grad now
+    with mg.no_grad():
+        done.set()
+        worker.join(5)
+    assert seen == {"mode": False, "graph": False, "after": True}
+    assert mg.is_grad_enabled()
+
+
 def test_detach(device):
     x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
     d = x.detach()
