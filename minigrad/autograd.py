@@ -176,8 +176,6 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     With `inputs=None` gradients accumulate into the `.grad` of every leaf (as
     `Tensor.backward`); otherwise they are returned, one per tensor of `inputs` (as `mg.grad`),
     and no `.grad` is touched."""
-    from minigrad.ops.reduce import sum_to
-    from minigrad.tensor import Tensor
     wanted = None if inputs is None else {id(t): i for i, t in enumerate(inputs)}
     found = [None] * (0 if inputs is None else len(inputs))
     # id(tensor) -> [gradient so far, owned]. "Owned" means the engine made that array itself
@@ -202,34 +200,43 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if [p._version_counter[0] for p in ctx.inputs] != ctx.versions or \
                     t._version_counter[0] != ctx.out_version:
                 raise RuntimeError(_modified_in_place(ctx, t))
-            scatter = None if create_graph else getattr(ctx, "scatter_backward", None)
-            if scatter is not None:  # indexing: add g straight into its input's gradient
-                p = ctx.inputs[0]
-                if p.requires_grad:
-                    buf = _owned_buffer(grads, p)
-                    scatter(buf, g.data.astype(p.dtype, copy=False))
-                if not retain_graph:
-                    ctx.release()
-                continue
-            fast = None if create_graph else getattr(ctx, "backward_arrays", None)
-            if fast is not None:
-                in_grads = tuple(None if a is None else Tensor._make(a, g.device)
-                                 for a in fast(g.data))
-            else:
-                in_grads = ctx.backward(g)
-            if not isinstance(in_grads, tuple):
-                in_grads = (in_grads,)
-            for p, gp in zip(ctx.inputs, in_grads):
-                if gp is None or not p.requires_grad:
-                    continue
-                if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
-                    gp = sum_to(gp, p.shape)
-                if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
-                    gp = gp.to(dtype=p.dtype)
-                _accumulate(grads, p, gp, create_graph)
+            _propagate(ctx, g, grads, create_graph)
             if not retain_graph:
                 ctx.release()
     return found
+
+
+def _propagate(ctx, g, grads, create_graph):
+    """Pass g, the gradient of op ctx's output, on to ctx's inputs, adding into `grads`.
+    Three ways, fastest first: an indexing op adds g straight into its input's gradient
+    (`scatter_backward`); a fused op computes on raw arrays (`backward_arrays`); any other
+    op, and every op under create_graph, runs its Tensor-level `backward`."""
+    from minigrad.ops.reduce import sum_to
+    from minigrad.tensor import Tensor
+    if not create_graph:
+        scatter = getattr(ctx, "scatter_backward", None)
+        if scatter is not None:
+            p = ctx.inputs[0]
+            if p.requires_grad:
+                scatter(_owned_buffer(grads, p), g.data.astype(p.dtype, copy=False))
+            return
+        fast = getattr(ctx, "backward_arrays", None)
+    else:
+        fast = None
+    if fast is not None:
+        in_grads = tuple(None if a is None else Tensor._make(a, g.device) for a in fast(g.data))
+    else:
+        in_grads = ctx.backward(g)
+        if not isinstance(in_grads, tuple):
+            in_grads = (in_grads,)
+    for p, gp in zip(ctx.inputs, in_grads):
+        if gp is None or not p.requires_grad:
+            continue
+        if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
+            gp = sum_to(gp, p.shape)
+        if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
+            gp = gp.to(dtype=p.dtype)
+        _accumulate(grads, p, gp, create_graph)
 
 
 def _accumulate(grads, p, gp, create_graph):
