@@ -247,15 +247,27 @@ class Tensor:
             if value.device != self.device:
                 raise RuntimeError(f"setitem: value on {value.device}, tensor on "
                                    f"{self.device}; move it with .to({self.device!r}) first")
+            if value.requires_grad and is_grad_enabled():
+                # the write is not recorded in the graph: the value's gradient would be lost
+                # without a word (PyTorch records it; here build the tensor out of place)
+                raise RuntimeError(f"setitem: the value (shape {value.shape}) requires grad, "
+                                   f"but an in-place write is not recorded by autograd, so "
+                                   f"its gradient would be lost; build the tensor out of "
+                                   f"place (mg.cat, mg.stack, mg.where), or write "
+                                   f"value.detach() (or under mg.no_grad()) if no gradient "
+                                   f"should flow")
             value = value.data
         elif not backend.is_scalar(value):      # a list or host array: to this device first
             value = self.backend.from_numpy(backend.to_host(value))
+        parts = ops.shape.ints_first(index)     # PyTorch's order of ints and arrays
+        target = self.data if parts is None else self.data[parts[0]]  # a view: writes through
+        index = index if parts is None else parts[1]
         try:
-            self.data[index] = value
+            target[index] = value
         except ValueError:  # NumPy's words ("setting an array element with a sequence")
             raise ValueError(f"setitem: a value of shape {tuple(self.backend.xp.shape(value))} "
                              f"cannot be assigned to the part of shape "
-                             f"{tuple(self.data[index].shape)} that the index selects (tensor "
+                             f"{tuple(target[index].shape)} that the index selects (tensor "
                              f"of shape {self.shape}); the value must broadcast to that "
                              f"part") from None
         self._version_counter[0] += 1

@@ -238,3 +238,28 @@ def test_a_0d_tensor_is_weak_beside_a_tensor_of_the_same_kind_as_torch(device):
     # a 0-d float beside an integer tensor is of a higher kind: its dtype wins
     assert (mg.tensor([1, 2], device=device) * s.detach()).dtype == mg.float64
     assert (mg.tensor(1.0, device=device) * s).dtype == mg.float64   # both 0-d: promote
+
+
+def test_clamp_with_numpy_float64_bounds_keeps_float32(device):
+    # NumPy scalars are weak as Python ones: np.clip with np.float64 bounds computed float32
+    # in float64
+    x = mg.tensor([-1.0, 0.25, 3.0], device=device, requires_grad=True)
+    y = x.clamp(np.float64(0.0), np.float64(1.0))
+    assert y.dtype == mg.float32 and y.tolist() == [0.0, 0.25, 1.0]
+    assert x.clamp(max=np.float64(0.5)).dtype == mg.float32
+    y.sum().backward()
+    assert x.grad.dtype == mg.float32 and x.grad.tolist() == [0.0, 1.0, 0.0]
+    i = mg.tensor([-2, 0, 3], device=device)             # a float bound on integers: float32
+    assert i.clamp(0.5, 2.5).dtype == mg.float32 and i.clamp(0.5, 2.5).tolist() == [0.5, 0.5,
+                                                                                     2.5]
+    assert i.clamp(np.float32(0.5)).dtype == mg.float32 and i.clamp(0, 2).dtype == mg.int64
+
+
+def test_minus_on_a_bool_tensor_is_refused_as_torch(device):
+    mask = mg.tensor([True, False], device=device)
+    for fn in (lambda: -mask, lambda: mask - 1, lambda: 1 - mask, lambda: mask - 0.5,
+               lambda: mg.tensor([1, 2], device=device) - mask):
+        with pytest.raises(TypeError, match="bool tensor.*~"):
+            fn()
+    assert (~mask).tolist() == [False, True]
+    assert (1 - mask.long()).tolist() == [0, 1]

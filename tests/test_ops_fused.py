@@ -194,6 +194,20 @@ def test_cross_entropy_all_ignored_is_nan_as_torch(device):
     assert x.grad.abs().sum().item() == 0.0
 
 
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_all_ignored_mean_has_zero_gradient_as_torch(label_smoothing, device):
+    # the loss is nan (0 / 0 rows), but its gradient is 0, not NaN in every logit
+    x = mg.randn(3, 2, device=device, requires_grad=True)
+    loss = F.cross_entropy(x, np.array([0, 0, 0]), ignore_index=0,
+                           label_smoothing=label_smoothing)
+    assert math.isnan(loss.item())
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 0.0)
+    gx, = mg.grad(F.cross_entropy(x, np.array([0, 0, 0]), ignore_index=0), x,
+                  create_graph=True)                     # the reference backward too
+    np.testing.assert_array_equal(gx.numpy(), 0.0)
+
+
 def test_layer_norm_gradients_keep_float32_precision_far_from_zero():
     """Backward rebuilds nothing from a saved x̂ but works from x and the row statistics;
     with rows whose mean is 1000 standard deviations away from zero, float32 gradients

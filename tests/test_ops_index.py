@@ -171,3 +171,52 @@ def test_the_gradient_of_indexing_is_differentiable(device):
     np.testing.assert_allclose(scatter(mg.tensor(v, device=device)).numpy(), want, 1e-12)
     assert mg.gradcheck(scatter, [mg.tensor(v, dtype=mg.float64, device=device,
                                             requires_grad=True)])
+
+
+def test_embedding_negative_padding_idx_counts_from_the_end(device):
+    w = mg.randn(5, 3, device=device, requires_grad=True)
+    F.embedding(mg.tensor(_IDS, device=device), w, padding_idx=-5).sum().backward()
+    grad = w.grad.numpy()                                # -5 is row 0, as PyTorch
+    np.testing.assert_array_equal(grad[:, 0], [0, 1, 2, 0, 1])
+    with pytest.raises(ValueError, match="padding_idx 5 is outside the table of 5 rows"):
+        F.embedding(mg.tensor(_IDS, device=device), w, padding_idx=5)
+
+
+def test_integers_apply_before_arrays_as_torch(device):
+    """x[0, :, idx]: PyTorch selects with the int first, so idx's dim stays in place (3, 2);
+    NumPy would broadcast the int with idx and move that dim to the front (2, 3)."""
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True)
+    idx = np.array([3, 0])
+    cases = [((0, slice(None), idx), a[0][:, idx]),                # (3, 2)
+             ((-1, Ellipsis, idx), a[-1][..., idx]),
+             ((np.array([1]), slice(None), 1), a[:, :, 1][[1]]),      # (1, 3)
+             ((1, None, slice(None), a[0, 0] > 1), a[1][None][:, :, a[0, 0] > 1]),
+             ((mg.tensor(1, device=device), slice(None), mg.tensor(idx, device=device)),
+              a[1][:, idx])]                                    # a 0-d tensor is an int
+    for index, expected in cases:
+        y = x[index]
+        assert y.shape == expected.shape
+        np.testing.assert_array_equal(y.numpy(), expected)
+    w = np.random.default_rng(0).standard_normal((3, 2))
+    (x[0, :, idx] * mg.tensor(w, device=device)).sum().backward()
+    expected_grad = np.zeros_like(a)
+    expected_grad[0][:, idx] = w
+    np.testing.assert_array_equal(x.grad.numpy(), expected_grad)
+    mg.gradcheck(lambda t: t[0, :, idx], [x])
+    y = mg.zeros(2, 3, 4, dtype=mg.float64, device=device)     # setitem: the same places
+    y[0, :, idx] = mg.tensor(w, device=device)
+    np.testing.assert_array_equal(y.numpy(), expected_grad)
+
+
+def test_setitem_of_a_value_that_requires_grad_is_refused(device):
+    """The write is not recorded in the graph, so the value's gradient would be lost
+    silently (PyTorch records it); build out of place, or detach on purpose."""
+    w = mg.ones(3, device=device, requires_grad=True)
+    x = mg.zeros(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="setitem: the value.*requires grad"):
+        x[0] = w * 2
+    x[0] = (w * 2).detach()
+    with mg.no_grad():
+        x[1] = w * 3
+    assert x.tolist() == [[2.0] * 3, [3.0] * 3]

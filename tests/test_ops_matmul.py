@@ -64,3 +64,13 @@ def test_matmul_with_array_operand(device):
     np.testing.assert_array_equal((w.T @ x.T).numpy(), w.T @ np.ones((3, 2)))
     (x @ w).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 2)) @ w.T)
+
+
+def test_batched_matmul_with_an_empty_inner_dim_gives_zeros(device):
+    # (..., n, 0) @ (0, m): the fold of the batch into rows must not use reshape(-1, 0)
+    a = mg.zeros(2, 3, 0, device=device, requires_grad=True)
+    b = mg.zeros(0, 4, device=device, requires_grad=True)
+    y = a @ b
+    assert y.shape == (2, 3, 4) and y.abs().sum().item() == 0.0
+    y.sum().backward()
+    assert a.grad.shape == (2, 3, 0) and b.grad.shape == (0, 4)

@@ -175,3 +175,44 @@ def test_max_min_and_masked_fill_forward_match_numpy(device):
     mask = a > 0.7
     np.testing.assert_array_equal(
         t.masked_fill(mg.tensor(mask, device=device), -9.0).numpy(), np.where(mask, -9.0, a))
+
+
+def test_std_gradient_of_a_constant_row_is_zero_as_torch(device):
+    # d√v = dv / (2√v) reads 0/0 where σ = 0; PyTorch gives 0 there, not NaN
+    x = mg.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]], dtype=mg.float64, device=device,
+                  requires_grad=True)
+    s = x.std(1)
+    np.testing.assert_allclose(s.numpy(), [0.0, np.std([1.0, 2.0, 4.0], ddof=1)])
+    s.sum().backward()
+    row = np.array([1.0, 2.0, 4.0])
+    expected = (row - row.mean()) / (2 * np.std(row, ddof=1))   # dσ/dx = (x - μ)/((n-1)σ)
+    np.testing.assert_array_equal(x.grad.numpy()[0], 0.0)
+    np.testing.assert_allclose(x.grad.numpy()[1], expected, rtol=1e-12)
+    z = mg.tensor(3.0, dtype=mg.float64, device=device, requires_grad=True)
+    z.std(correction=0).backward()                       # a 0-d tensor: σ = 0 too
+    assert z.grad.item() == 0.0
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])
+def test_an_empty_dim_tuple_reduces_every_dim_as_torch(name, device):
+    a = np.arange(6.0).reshape(2, 3) ** 2
+    x = mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True)
+    y = getattr(x, name)(dim=())
+    assert y.shape == () and getattr(x, name)(dim=(), keepdim=True).shape == (1, 1)
+    np.testing.assert_allclose(y.item(), getattr(x, name)().item(), rtol=1e-12)
+    y.backward()
+    g = x.grad.numpy()
+    x.grad = None
+    getattr(x, name)().backward()
+    np.testing.assert_allclose(g, x.grad.numpy(), rtol=1e-12)
+
+
+def test_argmax_without_dim_keeps_dims_and_refuses_empty(device):
+    a = np.array([[1.0, 5.0, 2.0], [0.0, 3.0, 9.0]])
+    t = mg.tensor(a, device=device)
+    assert t.argmax(keepdim=True).shape == (1, 1) and t.argmax(keepdim=True).item() == 5
+    assert t.argmin(keepdim=True).shape == (1, 1) and t.argmin().item() == 3
+    for fn in (lambda e: e.argmax(), lambda e: e.argmin(), lambda e: e.argmax(0)):
+        with pytest.raises(ValueError, match=r"arg(max|min).*\(0, 3\)"):
+            fn(mg.zeros(0, 3, device=device))
+    assert mg.zeros(0, 3, device=device).argmax(1).shape == (0,)

@@ -168,3 +168,18 @@ def test_split_and_chunk_sizes(device):
     assert [p.tolist() for p in x.chunk(4)] == [[0, 1], [2, 3], [4, 5]]
     with pytest.raises(ValueError, match="non-negative"):
         x.split([7, -1])                                 # sums to 6, but -1 is no size
+
+
+def test_flatten_refuses_start_after_end(device):
+    x = mg.zeros(3, 2, 4, device=device)
+    assert x.flatten(1, -1).shape == (3, 8) and x.flatten(-1, -1).shape == (3, 2, 4)
+    with pytest.raises(ValueError, match=r"flatten: start_dim -2 comes after end_dim 0"):
+        x.flatten(-2, 0)                                 # was (3, 1, 2, 4): a new dim
+
+
+def test_split_and_chunk_of_an_empty_dim_give_empty_pieces_as_torch(device):
+    x = mg.zeros(2, 0, device=device, requires_grad=True)
+    assert [p.shape for p in x.split(2, dim=1)] == [(2, 0)]
+    assert [p.shape for p in x.chunk(3, dim=-1)] == [(2, 0)] * 3
+    sum(p.sum() for p in x.chunk(3, dim=1)).backward()
+    assert x.grad.shape == (2, 0)

@@ -267,7 +267,9 @@ class Where(Function):
 
 # ---- what users call -------------------------------------------------------------------
 def add(a, b): return Add.apply(*_pair(a, b))
-def sub(a, b): return Sub.apply(*_pair(a, b))
+def sub(a, b):
+    _no_bool([t for t in (a, b) if isinstance(t, Tensor)], "subtraction, the `-` operator,")
+    return Sub.apply(*_pair(a, b))
 def mul(a, b): return Mul.apply(*_pair(a, b))
 def div(a, b):
     a, b = _pair(a, b)
@@ -275,7 +277,17 @@ def div(a, b):
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
     return Div.apply(a, b)
 def pow(a, b): return Pow.apply(*_pair(a, b))
-def neg(a): return Neg.apply(a)
+def neg(a): return Neg.apply(*_no_bool((a,), "negation, the `-` operator,"))
+
+
+def _no_bool(tensors, what):
+    """Refuse a bool operand of - (as PyTorch; NumPy raises for one, computes int for the
+    other): inverting a mask is ~mask."""
+    if any(t.dtype == backend.bool_ for t in tensors):
+        raise TypeError(f"{what} on a bool tensor is not supported (dtypes "
+                        f"{', '.join(str(t.dtype) for t in tensors)}); to invert a mask use ~ "
+                        f"(logical_not), or convert with .long() / .float() first")
+    return tensors
 def exp(a): return Exp.apply(_floating(a))
 def log(a): return Log.apply(_floating(a))
 def sqrt(a): return Sqrt.apply(_floating(a))
@@ -305,6 +317,10 @@ def clip(a, min=None, max=None):
     a (a constant here: the gradient flows to `a` only)."""
     if min is None and max is None:
         raise ValueError("clip: give at least one of min and max")
+    min, max = (backend.python_scalar(v) for v in (min, max))  # NumPy scalars are weak
+    if not backend.is_floating(a.dtype) and any(isinstance(v, float) or (
+            isinstance(v, Tensor) and backend.is_floating(v.dtype)) for v in (min, max)):
+        a = a.to(dtype=backend.DEFAULT_FLOAT)  # a float bound on integers: float32, as PyTorch
     return Clip.apply(a, lo=_bound(min, a, "min"), hi=_bound(max, a, "max"))
 
 

@@ -37,7 +37,10 @@ class CrossEntropy(Function):
         # none do: nan, as PyTorch (1/max(count, 1) keeps the division itself warning-free)
         count = valid.sum().astype(logits.dtype)  # an int64 count would upcast float32 to 64
         inv = xp.where(count > 0, 1 / xp.maximum(count, 1), xp.nan).astype(logits.dtype)
-        self.weight *= inv
+        # the gradient weight is 1/max(count, 1), not inv: with every target ignored the
+        # loss is nan but its gradient is 0, as PyTorch (a batch of padding only must not
+        # put NaN into every parameter)
+        self.weight *= (1 / xp.maximum(count, 1)).astype(logits.dtype)
         return nll.sum() * inv
 
     def backward(self, g):

@@ -1,4 +1,6 @@
 """Matrix product with NumPy's rules: 1-D, 2-D, batched and broadcast-batched."""
+import math
+
 from minigrad.autograd import Function
 
 
@@ -7,7 +9,7 @@ class MatMul(Function):
         if a.ndim > 2 and b.ndim == 2:
             # (..., n, k) @ (k, m): fold the batch into rows for one GEMM; NumPy's matmul
             # over a broadcast batch skips BLAS and runs ~20x slower
-            out = self.xp.matmul(a.reshape(-1, a.shape[-1]), b)
+            out = self.xp.matmul(_rows(a), b)
             return out.reshape(a.shape[:-1] + (b.shape[-1],))
         return self.xp.matmul(a, b)
 
@@ -27,11 +29,16 @@ class MatMul(Function):
         if b.ndim == 2 and a.ndim > 2:
             # A shared weight: fold the batch into rows, one GEMM instead of a batch of
             # them summed afterwards (same result, no (batch, k, m) temporary)
-            k, m = a.shape[-1], g.shape[-1]
-            gb = a.reshape(-1, k).mT @ g.reshape(-1, m)
+            gb = _rows(a).mT @ _rows(g)
         else:
             gb = a.mT @ g                                 # dB = Aᵀ·G (engine sums batch dims)
         return ga, gb
+
+
+def _rows(a):
+    """(..., n) as rows (r, n), for an array or a tensor; not reshape(-1, n), which NumPy
+    cannot resolve when n is 0 (a (2, 3, 0) @ (0, 4) product is zeros, as PyTorch)."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def check_same_float(op, a, b):

@@ -28,7 +28,10 @@ def normalize_dims(dim, ndim, op):
 
 def reduce_dims(dim, ndim, op):
     """The dims a reduction sums over: as normalize_dims, but a 0-d tensor reduces nothing
-    (dim 0 or -1 is accepted there and leaves the value as it is, as PyTorch)."""
+    (dim 0 or -1 is accepted there and leaves the value as it is, as PyTorch), and an empty
+    tuple reduces everything."""
+    if isinstance(dim, (tuple, list)) and not dim:
+        dim = None  # dim=() reduces every dim, as PyTorch (NumPy's axis=() reduces none)
     dims = normalize_dims(dim, ndim, op)
     return dims if ndim else ()
 
@@ -160,7 +163,12 @@ def std(x, dim=None, keepdim=False, correction=1):
     """√var; for float16 the root is taken in float32 too (σ² may pass 65504 where σ fits)."""
     if x.dtype == backend.float16:
         return _in_float32(x, std, dim, keepdim, correction)
-    return var(x, dim, keepdim, correction).sqrt()
+    from minigrad.ops.elementwise import where  # elementwise is imported after reduce
+    v = var(x, dim, keepdim, correction)
+    # where σ = 0 (a constant row) d√v = dv/(2√v) reads ∞·0 = NaN; PyTorch's gradient is 0
+    # there. The inner where keeps √ away from 0, the outer one gives 0 its value back
+    zero = Tensor._make(v.data == 0, v.device)
+    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
 # what max(dim)/min(dim) return: a tuple that also names its parts, as PyTorch's
@@ -192,8 +200,16 @@ def extremum(kind, x, dim=None, keepdim=False):
 def arg(kind, x, dim=None, keepdim=False):
     """argmax/argmin: integer indices, not differentiable."""
     if dim is None:
-        return Tensor._make(x.backend.xp.asarray(getattr(x.data, kind)()), x.device)
+        if x.numel() == 0:
+            raise ValueError(f"{kind}: the tensor is empty (shape {x.shape}); give a dim "
+                             f"whose size is not 0 to reduce over")
+        i = getattr(x.data, kind)()  # a flat index; keepdim keeps every dim, at size 1
+        return Tensor._make(x.backend.xp.asarray(i).reshape((1,) * x.ndim if keepdim else ()),
+                            x.device)
     d = normalize_dims(dim, x.ndim, kind)[0]
     if x.ndim == 0:
         return Tensor._make(x.backend.xp.zeros((), dtype=backend.int64), x.device)
+    if x.shape[d] == 0:
+        raise ValueError(f"{kind}: dim {dim} of shape {x.shape} has size 0, so there is no "
+                         f"index to take along it")
     return Tensor._make(getattr(x.data, kind)(axis=d, keepdims=keepdim), x.device)

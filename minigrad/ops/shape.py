@@ -165,6 +165,9 @@ def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, (1,))
     s, e = (normalize_dims(d, x.ndim, "flatten")[0] for d in (start_dim, end_dim))
+    if s > e:  # x.shape[s:e + 1] would be empty and insert a new dim of 1
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                         f"(dims {s} > {e} of a tensor of shape {x.shape})")
     n = 1
     for d in x.shape[s:e + 1]:
         n *= d
@@ -206,7 +209,40 @@ def raw_index(index, x, op="getitem", what="index"):
 def getitem(x, index):
     index = raw_index(index, x, "getitem")
     check_index(x, index, "getitem")
+    parts = ints_first(index)
+    if parts is not None:
+        return GetItem.apply(GetItem.apply(x, index=parts[0]), index=parts[1])
     return GetItem.apply(x, index=index)
+
+
+def ints_first(index):
+    """PyTorch applies integer indices first (each selects, as basic indexing) and then the
+    arrays; NumPy counts an int beside an array as one more array, and when a slice stands
+    between them moves the arrays' dims to the front: for x of shape (2, 3, 4),
+    x[0, :, [0, 1]] is (3, 2) in PyTorch, (2, 3) in NumPy. So an index with both ints and
+    arrays is split in two: (the ints and slices, arrays as whole slices), then (the arrays,
+    at the dims that remain). None when there is nothing to split (NumPy's meaning is
+    PyTorch's)."""
+    items = index if isinstance(index, tuple) else (index,)
+    ints = [_is_int(i) for i in items]
+    if not any(ints) or not any(hasattr(i, "dtype") and not n for i, n in zip(items, ints)):
+        return None
+    first, second = [], []
+    for i, is_int in zip(items, ints):
+        if is_int:                                # selects: its dim is gone in step two
+            first.append(i)
+        elif hasattr(i, "dtype"):                 # an array: a mask covers its ndim dims
+            first += [slice(None)] * (i.ndim if i.dtype == backend.bool_ else 1)
+            second.append(i)
+        else:                                     # slice, None (a new dim), Ellipsis
+            first.append(i)
+            second.append(Ellipsis if i is Ellipsis else slice(None))
+    return tuple(first), tuple(second)
+
+
+def _is_int(i):
+    """A Python int or a 0-d integer array (a 0-d integer tensor indexes as an int)."""
+    return type(i) is int or (hasattr(i, "dtype") and i.ndim == 0 and i.dtype.kind in "iu")
 
 
 def check_index(x, index, op):
@@ -293,7 +329,8 @@ def split(x, split_size, dim=0):
     if isinstance(split_size, int):
         if split_size <= 0:
             raise ValueError(f"split: split_size must be a positive integer, got {split_size}")
-        sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
+        # an empty dim still gives one (empty) piece, as PyTorch
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
     elif not isinstance(split_size, (list, tuple)):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
                         f"{split_size!r}")
@@ -314,7 +351,9 @@ def chunk(x, chunks, dim=0):
     if not isinstance(chunks, int) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     n = x.shape[normalize_dims(dim, x.ndim, "chunk")[0]]
-    return split(x, max(1, -(-n // chunks)), dim)
+    if n == 0:  # an empty dim: `chunks` empty pieces, as PyTorch
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-n // chunks), dim)
 
 
 def unbind(x, dim=0):
@@ -379,6 +418,11 @@ def embedding(indices, weight, padding_idx=None):
         raise TypeError(f"embedding: indices must be an integer tensor, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
     n = weight.shape[0]
+    if padding_idx is not None:          # a negative padding_idx counts from the end
+        if not -n <= padding_idx < n:
+            raise ValueError(f"embedding: padding_idx {padding_idx} is outside the table of "
+                             f"{n} rows (valid: {-n}..{n - 1}, or None)")
+        padding_idx %= n
     out_of_range = (idx < 0) | (idx >= n)
     if idx.size and bool(out_of_range.any()):          # one check, one device sync
         bad = int(idx[out_of_range][0])
