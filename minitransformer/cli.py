@@ -25,7 +25,10 @@ TRAIN_FLAGS = [
     ("--n-embd", "n_embd", int, "embedding / residual width"),
     ("--block-size", "block_size", int, "context length in characters"),
     ("--dropout", "dropout", float, "dropout probability"),
-    ("--batch-size", "batch_size", int, "sequences per step"),
+    ("--batch-size", "batch_size", int, "sequences per forward pass (per micro-batch)"),
+    ("--grad-accum", "grad_accum", int, "micro-batches per step, their gradients summed "
+                                        "(nanoGPT's gradient_accumulation_steps): a step of "
+                                        "N x --batch-size sequences in the memory of one"),
     ("--max-iters", "max_iters", int, "optimiser steps"),
     ("--lr", "lr", float, "peak learning rate"),
     ("--min-lr", "min_lr", float, "learning rate at the end of the cosine decay"),

@@ -82,6 +82,12 @@ class KVCache:
             dtype = k.dtype if self.dtype is None else self.dtype
             self.keys[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
             self.values[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
+        if mg.is_grad_enabled() and (k.requires_grad or v.requires_grad):
+            # writes into the preallocated cache are not recorded by autograd: refuse rather
+            # than return logits whose gradients would silently miss the cached positions
+            raise RuntimeError("KVCache: decoding with a cache is for generation and is not "
+                               "differentiable; run it under mg.no_grad() (generate() does), "
+                               "or call the model without a cache to train")
         start, end = self.length, self.length + k.shape[2]
         if end > self.capacity:
             raise ValueError(f"KVCache: {end} positions do not fit its {self.capacity} "

@@ -1,6 +1,7 @@
 """Training a GPT on a text, nanoGPT's train.py loop: AdamW with weight decay on matrices only,
-warmup + cosine learning rate, gradient clipping, periodic train/val evaluation, checkpoints
-(every eval_interval steps and at the end; see `minitransformer.checkpointing`).
+warmup + cosine learning rate, gradient clipping, gradient accumulation over micro-batches,
+periodic train/val evaluation, checkpoints (every eval_interval steps and at the end; see
+`minitransformer.checkpointing`).
 
 Resuming (`--resume`, `train(cfg, resume=True)`) continues from the latest checkpoint in OUT,
 with the arguments saved there (flags given override them). Exact, i.e. the same losses as if
@@ -71,6 +72,8 @@ class TrainConfig:
     bias: bool = False            # nanoGPT's default for this run
     # optimisation
     batch_size: int = 12
+    grad_accum: int = 1           # micro-batches of batch_size per step (nanoGPT's
+                                  # gradient_accumulation_steps): the same step, less memory
     max_iters: int = 2000
     lr: float = 1e-3
     min_lr: float = 1e-4
@@ -102,7 +105,7 @@ class TrainConfig:
                 kind = {int: "an integer", float: "a finite number", bool: "true or false",
                         str: "a string"}[f.type]
                 raise ValueError(f"TrainConfig: {f.name} must be {kind}, got {value!r}")
-        for name in ("batch_size", "eval_interval", "eval_iters", "log_interval"):
+        for name in ("batch_size", "grad_accum", "eval_interval", "eval_iters", "log_interval"):
             if getattr(self, name) < 1:
                 raise ValueError(f"TrainConfig: {name} must be >= 1, got {getattr(self, name)}")
         for name in ("max_iters", "warmup_iters", "lr", "min_lr", "grad_clip", "weight_decay",
@@ -240,7 +243,8 @@ def _train(cfg, out, resume, log):
     result = TrainResult(out=out, start_iter=it, checkpoint=ckpt.path if ckpt else None)
     run_start = time.perf_counter()
     bar = _progress(cfg, it)
-    steps = _StepLosses(result, bar, tokens_per_step=cfg.batch_size * cfg.block_size)
+    steps = _StepLosses(result, bar, tokens_per_step=cfg.grad_accum * cfg.batch_size *
+                                                   cfg.block_size)
     start_it = it
     try:
         while True:
@@ -276,14 +280,19 @@ def _train(cfg, out, resume, log):
                 break
             lr = cfg.lr_at(it)
             optim.set_lr(optimizer, lr)
-            x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
-            _, loss = model(x, y)
             optimizer.zero_grad()
-            loss.backward()
+            step_loss = 0.0
+            for _ in range(cfg.grad_accum):
+                x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
+                _, loss = model(x, y)
+                # each micro-batch's graph is freed by its backward; the gradients add up in
+                # .grad to those of the mean loss over all of them
+                (loss / cfg.grad_accum).backward()
+                step_loss = step_loss + loss.detach()
             if cfg.grad_clip > 0:
                 optim.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             optimizer.step()
-            steps.add(loss, lr)
+            steps.add(step_loss / cfg.grad_accum, lr)
             it += 1
             if it % cfg.log_interval == 0:
                 steps.report(it)

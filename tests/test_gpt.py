@@ -145,6 +145,15 @@ def test_cached_logits_equal_full_forward():
     np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-5, atol=1e-5)
 
 
+def test_kv_cache_refuses_to_run_where_gradients_are_wanted():
+    model = make_model()
+    idx = mg.tensor([[1, 2, 3]])
+    with pytest.raises(RuntimeError, match="KVCache: .*not differentiable.*mg.no_grad"):
+        model.hidden_states(idx, KVCache(model.config, 1))
+    with mg.no_grad():
+        assert model.hidden_states(idx, KVCache(model.config, 1)).shape == (1, 3, 16)
+
+
 def test_kv_cache_takes_the_models_dtype():
     model = make_model().to(dtype=mg.float64)
     model.eval()

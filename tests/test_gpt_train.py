@@ -76,6 +76,23 @@ def test_training_lowers_the_loss_and_writes_metrics(text_file, tmp_path):
     assert meta["tokenizer"]["chars"] == "".join(sorted(set(TEXT)))
 
 
+def test_grad_accum_is_the_same_step_in_micro_batches(text_file, tmp_path):
+    """Two micro-batches of 2 sequences make the step one batch of 4 makes (nanoGPT's
+    gradient accumulation): the same windows (the sampler draws 2 + 2 as it draws 4), the
+    same mean loss and gradients, so the same weights, up to rounding."""
+    whole = train(tiny(text_file, tmp_path / "whole", dropout=0.0), log=quiet)
+    accum = train(tiny(text_file, tmp_path / "accum", dropout=0.0, batch_size=2,
+                       grad_accum=2), log=quiet)
+    assert len(accum.losses) == 6
+    np.testing.assert_allclose(accum.losses, whole.losses, rtol=1e-5)
+    a = read_checkpoint(accum.checkpoint).model().state_dict()
+    b = read_checkpoint(whole.checkpoint).model().state_dict()
+    for name in b:
+        np.testing.assert_allclose(a[name].numpy(), b[name].numpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=name)
+    assert read_checkpoint(accum.checkpoint).meta["train"]["grad_accum"] == 2
+
+
 def test_weight_decay_only_on_matrices(text_file, tmp_path):
     mg.manual_seed(0)
     model = GPT(tiny(text_file, tmp_path).model_config(20))
@@ -337,6 +354,7 @@ def test_corrupted_checkpoints_are_named(text_file, tmp_path):
     ("bias", 1, "bias must be true or false"),
     ("max_iters", -3, "max_iters must be >= 0"),
     ("eval_iters", 0, "eval_iters must be >= 1"),
+    ("grad_accum", 0, "grad_accum must be >= 1"),
     ("weight_decay", -0.1, "weight_decay must be >= 0")])
 def test_bad_config_values_are_named(field, value, words, text_file, tmp_path):
     with pytest.raises(ValueError, match=words):
