@@ -9,11 +9,12 @@ import time
 
 import minigrad.functional as F
 from minigrad import optim
-from minitransformer.tasks import date_task, exact_match, reversal_task
+from minitransformer.tasks import date_task, is_exact, reversal_task
 
 
 def make_task(name, quick):
-    """The task of demos 05 and 06: "dates" (default) or "reversal"; small with --quick."""
+    """The task of demos 05 and 06: "reversal" (their default) or "dates"; small with
+    --quick."""
     if name == "reversal":
         if quick:
             return reversal_task(n_train=400, n_held_out=40, n_longer=40)
@@ -57,20 +58,52 @@ def predictor(model, task):
                                              max_len=max_len)
 
 
+def length_buckets(task, n=3):
+    """Source-length ranges for the per-length accuracy: the held-out lengths cut into `n`
+    ranges of about equal width, then the longer set as one more range."""
+    lengths = sorted(len(s) for s, _ in task.held_out)
+    lo, hi = lengths[0], lengths[-1]
+    edges = [lo + round(i * (hi - lo + 1) / n) for i in range(n + 1)]
+    ranges = [(a, b - 1) for a, b in zip(edges, edges[1:]) if b > a]
+    return ranges + [(hi + 1, max(len(s) for s, _ in task.longer))]
+
+
 def evaluate(model, task, label):
-    """Exact-match accuracy on the held-out and the longer set; prints a few mistakes."""
+    """Exact-match accuracy (greedy decoding, token ids compared: `tasks.is_exact`) on the
+    held-out and the longer set, and per source-length range (`by_length`, the article's
+    point: one fixed context vector has to hold the whole source, so it fails more as the
+    source grows); prints a few mistakes as the model wrote them."""
     predict = predictor(model, task)
-    result = {}
+    v = task.tgt_vocab
+    result, hits = {}, {}
     for split in ("held_out", "longer"):
         pairs = getattr(task, split)
-        result[split] = exact_match(predict, pairs, task.tgt_vocab)
-        wrong = [(s, t, task.tgt_vocab.decode(o)) for (s, t), o in
-                 zip(pairs[:200], predict([s for s, _ in pairs[:200]]))
-                 if task.tgt_vocab.decode(o) != t]
+        outs = [o for i in range(0, len(pairs), 256)
+                for o in predict([s for s, _ in pairs[i:i + 256]])]
+        hits[split] = [(len(s), is_exact(o, t, v)) for (s, t), o in zip(pairs, outs)]
+        result[split] = sum(h for _, h in hits[split]) / len(pairs)
+        wrong = [(s, t, v.decode(o, show_special=True)) for (s, t), (_, h), o in
+                 zip(pairs, hits[split], outs) if not h]
         examples = "; ".join(f"{s!r} -> {o!r} (want {t})" for s, t, o in wrong[:2])
         print(f"  [{label}] {split:8s} exact match {result[split]:7.2%}"
               + (f"   e.g. {examples}" if examples else ""))
+    both = hits["held_out"] + hits["longer"]
+    result["by_length"] = {}
+    for a, b in length_buckets(task):
+        got = [h for n, h in both if a <= n <= b]
+        if got:
+            result["by_length"][f"{a}-{b}"] = sum(got) / len(got)
     return result
+
+
+def print_by_length(rows, task):
+    """The per-length table: one row per model, one column per source-length range."""
+    ranges = list(rows[0][1]["by_length"])
+    print(f"\nexact match by source length (characters; the last range is the longer set, "
+          f"> {task.info['max_train_len']}):")
+    print("  " + " " * 14 + "".join(f"{r:>9s}" for r in ranges))
+    for label, r in rows:
+        print(f"  {label:14s}" + "".join(f"{r['by_length'][k]:9.1%}" for k in ranges))
 
 
 def pyplot():

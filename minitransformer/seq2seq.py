@@ -147,6 +147,12 @@ class Seq2Seq(nn.Module):
         without attention). Runs without gradients; call .eval() first."""
         if not backend.is_integer(max_len) or max_len < 1:
             raise ValueError(f"greedy_decode: max_len must be an integer >= 1, got {max_len!r}")
+        vocab = self.decoder.out.out_features
+        for name, tok in (("bos_id", bos_id), ("eos_id", eos_id)):
+            # an eos_id the model cannot emit would never stop a row: say so instead
+            if not backend.is_integer(tok) or not 0 <= tok < vocab:
+                raise ValueError(f"greedy_decode: {name} must be a target token id in "
+                                 f"0..{vocab - 1}, got {tok!r}")
         with mg.no_grad():
             enc_outputs, enc_final, keep = self.encoder(src)
             B = enc_outputs.shape[0]

@@ -37,13 +37,14 @@ class CharVocab:
                            f"the vocabulary {''.join(self.itos[3:])!r}") from None
         return [self.bos_id] * bos + ids + [self.eos_id] * eos
 
-    def decode(self, ids):
-        """Characters of `ids`, skipping <pad>/<bos> and stopping at <eos>."""
+    def decode(self, ids, show_special=False):
+        """Characters of `ids`, stopping at <eos>. <pad>/<bos> are skipped, or with
+        show_special written out as "<pad>"/"<bos>" (to show a model's output as it is)."""
         out = []
         for i in ids:
             if i == self.eos_id:
                 break
-            if i > self.eos_id:
+            if i > self.eos_id or show_special:
                 out.append(self.itos[i])
         return "".join(out)
 
@@ -90,16 +91,23 @@ class Seq2SeqTask:
         return max(len(t) for _, t in self.train + self.held_out + self.longer)
 
 
+def is_exact(ids, target, tgt_vocab):
+    """True when the output token ids (cut before <eos>) are exactly the target's ids.
+    Compared as ids, not via `decode`, which skips <pad>/<bos>: an output with a stray
+    <bos> or <pad> inside it is wrong, not quietly cleaned up."""
+    return [int(i) for i in ids] == tgt_vocab.encode(target)
+
+
 def exact_match(predict, pairs, tgt_vocab, batch_size=256):
-    """The fraction of `pairs` whose whole output string is right. `predict(sources)` takes
-    a list of source strings and returns a list of token-id lists."""
+    """The fraction of `pairs` whose whole output is right (`is_exact`). `predict(sources)`
+    takes a list of source strings and returns a list of token-id lists."""
     if not pairs:
         return float("nan")
     right = 0
     for i in range(0, len(pairs), batch_size):
         chunk = pairs[i:i + batch_size]
         outs = predict([s for s, _ in chunk])
-        right += sum(tgt_vocab.decode(o) == t for o, (_, t) in zip(outs, chunk))
+        right += sum(is_exact(o, t, tgt_vocab) for o, (_, t) in zip(outs, chunk))
     return right / len(pairs)
 
 

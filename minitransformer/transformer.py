@@ -18,7 +18,8 @@ from minitransformer.tokens import as_token_tensor
 
 class TokenEmbedding(nn.Module):
     """Article 2.2.4.1, "pre-processing": token ids -> vectors, multiplied by √d_model as
-    the paper does (so the embeddings are not drowned by the positional encoding). A token
+    the paper does (§3.4; it gives no reason, the usual one is that the embeddings are then
+    not drowned by the positional encoding, whose entries are of size 1). A token
     id outside the vocabulary is the embedding op's IndexError (naming the id and the valid
     range), prefixed with this embedding's name."""
 

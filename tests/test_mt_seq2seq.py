@@ -132,3 +132,30 @@ def test_seq2seq_bad_input():
     dec = Seq2SeqDecoder(5, 2, 3, enc_size=6)
     with pytest.raises(ValueError, match=r"encoder outputs must be \(batch, source length, 6\)"):
         dec([[BOS]], mg.randn(1, 2, 4), mg.randn(1, 6), key_padding([[3, 3]], 0))
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_a_sentence_decodes_the_same_alone_and_in_a_padded_batch(attention):
+    # padding must change nothing: not the encoder's states, not the attention, not the
+    # decoder's steps, and a batch whose rows end at different steps decodes each row alone
+    mg.manual_seed(7)
+    model = Seq2Seq(9, 9, emb_dim=4, hidden_size=6, attention=attention).eval()
+    short, long_ = [3, 4, 5], [6, 7, 8, 3, 4, 5, 6]
+    batch = [short + [0] * 4, long_]
+    alone = model([short], [[BOS, 3, 4]]).numpy()[0]
+    padded = model(batch, [[BOS, 3, 4, 0, 0], [BOS, 5, 6, 7, 8]]).numpy()[0, :3]
+    np.testing.assert_allclose(padded, alone, atol=1e-5)
+    for _ in range(3):                       # several random models: different end times
+        together = model.greedy_decode(batch, BOS, EOS, max_len=8)
+        assert together == [model.greedy_decode([s], BOS, EOS, max_len=8)[0]
+                            for s in (short, long_)]
+        model = Seq2Seq(9, 9, emb_dim=4, hidden_size=6, attention=attention).eval()
+
+
+def test_greedy_decode_checks_its_token_ids():
+    model = Seq2Seq(6, 5, emb_dim=2, hidden_size=3).eval()
+    for kw, words in ((dict(eos_id=5), "eos_id must be a target token id in 0..4"),
+                      (dict(bos_id=-1), "bos_id must be a target token id"),
+                      (dict(eos_id=2.0), "eos_id must be")):
+        with pytest.raises(ValueError, match=words):
+            model.greedy_decode([[3, 4]], **{"bos_id": BOS, "eos_id": EOS, **kw})

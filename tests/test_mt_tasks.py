@@ -81,3 +81,13 @@ def test_exact_match_counts_whole_strings():
     pairs = [("ab", "ba"), ("ab", "ab")]
     oracle = lambda srcs: [v.encode(s[::-1]) for s in srcs]    # noqa: E731
     assert exact_match(oracle, pairs, v) == 0.5
+
+
+def test_exact_match_compares_ids_so_stray_special_tokens_are_wrong():
+    # decode() skips <bos>/<pad>, so comparing decoded strings scored "b<bos>a" as "ba"
+    v = CharVocab("ab")
+    a, b = v.stoi["a"], v.stoi["b"]
+    outputs = {"ab": [b, v.bos_id, a], "aa": [a, v.pad_id, a], "bb": [b, b]}
+    pairs = [("ab", "ba"), ("aa", "aa"), ("bb", "bb")]
+    assert exact_match(lambda srcs: [outputs[s] for s in srcs], pairs, v) == 1 / 3
+    assert v.decode([b, v.bos_id, a], show_special=True) == "b<bos>a"

@@ -127,3 +127,20 @@ def test_training_step_reduces_the_loss_on_a_toy_copy_task():
                 p.data -= 0.1 * p.grad.data
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_a_sentence_decodes_the_same_alone_and_in_a_padded_batch(norm_first):
+    # the source padding mask (encoder self-attention and cross-attention) and the target
+    # padding + causal mask must make padding invisible: same logits, same outputs
+    short, long_ = [3, 4, 5], [6, 5, 4, 3, 3, 4, 5]
+    batch = [short + [0] * 4, long_]
+    for seed in range(3):
+        m = tiny(seed, norm_first=norm_first, num_encoder_layers=2, num_decoder_layers=2)
+        alone = m([short], [[BOS, 3, 4]]).numpy()[0]
+        padded = m(batch, [[BOS, 3, 4, 0, 0], [BOS, 5, 4, 3, 3]]).numpy()[0, :3]
+        np.testing.assert_allclose(padded, alone, atol=1e-5)
+        for decode, kw in ((m.greedy_decode, {}), (m.beam_search, {"beam_size": 3})):
+            together = decode(batch, BOS, EOS, max_len=6, **kw)
+            assert together == [decode([s], BOS, EOS, max_len=6, **kw)[0]
+                                for s in (short, long_)]
