@@ -1,6 +1,8 @@
 """Demo 05 — article 2.2.3.1 前Transformer时代的注意力机制 (attention before the Transformer):
-an RNN encoder-decoder without attention, then with Bahdanau's additive attention, on date
-translation ("saturday 3 march 1999" -> "1999-03-03").
+an RNN encoder-decoder without attention, then with Bahdanau's additive attention, on
+sequence reversal ("abcde" -> "edcba": the whole source must come back, so the longer the
+source, the more one fixed vector has to hold), or with --task dates on date translation
+("saturday 3 march 1999" -> "1999-03-03").
 
 Both models share everything — a bidirectional GRU encoder, a GRU decoder, the same data,
 steps and seed — except how the decoder sees the source:
@@ -9,10 +11,15 @@ steps and seed — except how the decoder sees the source:
   * with attention, a fresh context c_t = Σ_j α_tj h_j every step,
     α_t = softmax(vᵀ tanh(W s + U h)).
 
-It prints exact-match accuracy on held-out dates and on a set of inputs LONGER than any
-seen in training, and saves the alignment (α) heatmap of the attention model.
+It prints exact-match accuracy on held-out pairs (never seen in training) and on a set of
+inputs LONGER than any seen in training, then per range of source lengths: the fixed
+vector's bottleneck is accuracy that falls as the source grows (on reversal, measured: 98% ->
+8% from 3-5 to 10-12 characters without attention, 100% throughout with it). A date is a few
+numbers at any length, so on dates the no-attention model is behind everywhere but not more
+so on long inputs. It saves the alignment (α) heatmap of the attention model: on reversal,
+the anti-diagonal (output step t reads source position n - t).
 
-    python demos/05_seq2seq_bahdanau.py                 # ~2-3 minutes on 2 CPU cores
+    python demos/05_seq2seq_bahdanau.py                 # about a minute on 2 CPU cores
     python demos/05_seq2seq_bahdanau.py --quick --no-plot   # a few seconds: smoke test
 """
 import os
@@ -58,6 +65,27 @@ def plot_alignment(model, task, path):
     return save_figure(fig, path, "the attention alignment")
 
 
+def explain_by_length(results, task):
+    """Say what the per-length table shows, from its own numbers (not a canned claim). The
+    bottleneck is read off the held-out ranges (lengths seen in training); the longer set
+    also asks for generalisation to unseen lengths, which is another question."""
+    plain = list(results["no attention"]["by_length"].values())[:-1]
+    att = list(results["Bahdanau"]["by_length"].values())[:-1]
+    print(f"\nHeld-out, shortest to longest range: no attention {plain[0]:.0%} -> "
+          f"{plain[-1]:.0%}, Bahdanau {att[0]:.0%} -> {att[-1]:.0%}.")
+    if (plain[0] - plain[-1]) > (att[0] - att[-1]) + 0.1:
+        print("The fixed context vector is the bottleneck the article names: the longer the "
+              "source, the more\nmust be squeezed into one vector; attention reads every "
+              "encoder state again at each step.")
+    elif task.name == "dates":
+        print("Here the gap does not grow with the source's length, so this run does not "
+              "show the\nfixed-vector bottleneck (a date is a few numbers, which one vector "
+              "holds at any length);\n--task reversal, whose output grows with its input, "
+              "does.")
+    else:
+        print("Here the gap does not grow with the source's length (too few steps to tell?).")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=400, help="training steps per model")
@@ -66,8 +94,9 @@ def main(argv=None):
     p.add_argument("--emb", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--task", choices=["dates", "reversal"], default="dates",
-                   help="date translation (default) or sequence reversal")
+    p.add_argument("--task", choices=["reversal", "dates"], default="reversal",
+                   help="sequence reversal (default: shows the bottleneck) or date "
+                        "translation")
     p.add_argument("--quick", action="store_true", help="tiny data and 10 steps (smoke test)")
     p.add_argument("--out", default="out", help="folder for the PNG and results JSON")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
@@ -96,6 +125,8 @@ def main(argv=None):
     for label in ("no attention", "Bahdanau"):
         r = results[label]
         print(f"  {label:14s}  {r['held_out']:8.2%}   {r['longer']:8.2%}")
+    common.print_by_length([(k, results[k]) for k in ("no attention", "Bahdanau")], task)
+    explain_by_length(results, task)
     print(f"total {time.time() - start:.0f} s")
     common.save_results(os.path.join(args.out, "05_results.json"), results)
     if not args.no_plot:
