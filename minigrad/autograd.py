@@ -184,8 +184,10 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     grads = {}
     for r, g in zip(roots, root_grads):
         _accumulate(grads, r, g, False)
+    order = _topological_order(roots)
     with _GradMode(create_graph):
-        for t in reversed(_topological_order(roots)):
+        while order:
+            t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
             entry = grads.pop(id(t), None)
             if entry is None:
                 continue

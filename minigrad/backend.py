@@ -243,7 +243,9 @@ def keep_freed_host_memory():
     with glibc's defaults each of them is a fresh mmap whose pages fault on first touch
     (about a fifth of a CPU step of the baby GPT). Process-wide, so applications (the
     `minitransformer` CLI, the benchmarks) call it, not the library on import. Returns False
-    where it does not apply (not Linux/glibc). PyTorch users get the same from jemalloc."""
+    where it does not apply (not Linux/glibc). PyTorch users get the same from jemalloc.
+    The price: the process's resident memory no longer shrinks below its peak (a one-off
+    spike, say a large evaluation batch, stays resident, and is reused)."""
     import ctypes
     import sys
     if not sys.platform.startswith("linux"):

@@ -207,7 +207,10 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False):
         """Accumulate d(self)/d(leaf) into every leaf's `.grad`. The saved arrays of the
-        graph are freed afterwards unless `retain_graph=True` (default: `create_graph`)."""
+        graph are freed afterwards unless `retain_graph=True` (default: `create_graph`).
+        With create_graph=True each leaf's `.grad` holds a graph that refers back to the leaf:
+        a reference cycle, freed by zero_grad() or the garbage collector, as in PyTorch;
+        `mg.grad(..., create_graph=True)` returns the gradients instead and makes no cycle."""
         g = _initial_grad(self, gradient)
         run_backward([self], [g], create_graph if retain_graph is None else retain_graph,
                      create_graph)

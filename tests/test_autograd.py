@@ -251,6 +251,32 @@ def test_mg_grad_frees_too(device):
     assert all(r() is None for r in refs)
 
 
+def test_backward_lets_go_of_each_tensor_once_its_turn_is_over():
+    """The engine holds no graph tensor past its turn in backward, so the peak memory of a
+    backward pass is what is left to do, not the whole graph."""
+    from minigrad.autograd import Function
+    dead_when_probed = []
+
+    class Probe(Function):          # the first op of the chain: its backward runs last
+        def forward(self, a):
+            return a.copy()
+
+        def backward(self, g):
+            dead_when_probed.extend(r() is None for r in later)
+            return g
+
+    x = mg.ones(3, requires_grad=True)
+    h, later = Probe.apply(x), []
+    for _ in range(5):
+        h = h * 1.5
+        later.append(weakref.ref(h))
+    loss = h.sum()
+    del h
+    loss.backward()
+    assert dead_when_probed == [True] * 5
+    np.testing.assert_allclose(x.grad.numpy(), 1.5 ** 5)
+
+
 # ---- the lesson demo ------------------------------------------------------------------------
 def test_autograd_demo_runs(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "demos" / "00_autograd.py")],

@@ -102,18 +102,19 @@ class Module:
     # ---- traversal ------------------------------------------------------------------------
     def named_modules(self, prefix="", remove_duplicate=True):
         """(name, module) pairs, self first, depth first; a module reachable under several
-        names comes once (its first name) unless remove_duplicate=False."""
-        seen = set()
-
-        def walk(name, m):
+        names comes once (its first name) unless remove_duplicate=False. An explicit stack,
+        not a generator that recurses into itself: that closure would be a reference cycle
+        left for the garbage collector at every call (parameters(), train(), zero_grad()...)."""
+        seen, stack = set(), [(prefix, self)]
+        while stack:
+            name, m = stack.pop()
             if remove_duplicate and id(m) in seen:
-                return
+                continue
             seen.add(id(m))
             yield name, m
-            for n, child in m._modules.items():
-                if child is not None:
-                    yield from walk(f"{name}.{n}" if name else n, child)
-        return walk(prefix, self)
+            children = [(f"{name}.{n}" if name else n, c) for n, c in m._modules.items()
+                        if c is not None]
+            stack.extend(reversed(children))   # popped in registration order: depth first
 
     def modules(self):
         return (m for _, m in self.named_modules())
