@@ -357,7 +357,9 @@ def where(cond, a, b):
 def masked_fill(x, mask, value):
     """x with `value` wherever `mask` is True (mask broadcasts to x)."""
     m = _cond_array(mask, x, "masked_fill")
-    try:  # the mask broadcasts to x, never x to a bigger mask (as PyTorch)
+    # the mask broadcasts to x, never x to a bigger mask: the result keeps x's shape, as
+    # PyTorch's in-place masked_fill_ (its out-of-place masked_fill would also grow x)
+    try:
         fits = tuple(backend.broadcast_shapes(m.shape, x.shape)) == x.shape
     except ValueError:
         fits = False
