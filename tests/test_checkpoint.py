@@ -197,3 +197,8 @@ def test_save_through_a_symlink_replaces_its_target_and_keeps_permissions(tmp_pa
     os.umask(umask)
     mg.save({"w": mg.ones(2)}, tmp_path / "new.safetensors")     # a new file: the umask's
     assert (os.stat(tmp_path / "new.safetensors").st_mode & 0o777) == 0o666 & ~umask
+
+
+def test_strip_prefix_takes_names_that_start_with_it_only():
+    tensors = {"model.w": 1, "ema.model.w": 2, "model": 3, "optimizer.state.0.m": 4}
+    assert mg.checkpoint.strip_prefix(tensors, "model.") == {"w": 1}

@@ -180,3 +180,16 @@ def test_batches_reach_the_last_window():
     x, y = data.get_batch(np.arange(10), 200, 8, np.random.default_rng(0))
     assert set(x.numpy()[:, 0].tolist()) == {0, 1}
     np.testing.assert_array_equal(y.numpy(), x.numpy() + 1)
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    target.write_bytes(b"old")
+
+    def replace(a, b):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="disk full"):
+        data.write_atomic(target, b"new")
+    monkeypatch.undo()
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["f.txt"]

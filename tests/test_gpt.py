@@ -387,3 +387,24 @@ def test_sampling_follows_softmax_of_logits_over_temperature():
     for k, allowed in ((1, {2}), (2, {1, 2}), (3, {1, 2, 3})):
         mg.manual_seed(0)
         assert set(sample_next(logits, top_k=k)[:, 0].tolist()) == allowed
+
+
+def test_num_parameters_leaves_out_the_position_table_only():
+    model = make_model()                     # vocab 11, block 8, 2 layers, 16 dims, bias
+    C, V, T = 16, 11, 8
+    block = 2 * C + (3 * C * C + 3 * C) + (C * C + C) + 2 * C + (4 * C * C + 4 * C) + \
+        (4 * C * C + C)                      # ln_1, c_attn, c_proj, ln_2, c_fc, mlp c_proj
+    total = V * C + T * C + 2 * block + 2 * C  # wte (= lm_head), wpe, blocks, ln_f
+    assert model.num_parameters(non_embedding=False) == total
+    assert model.num_parameters() == total - T * C
+
+
+def test_generation_past_block_size_reads_the_last_block_tokens():
+    model = make_model()
+    prompt = np.random.default_rng(5).integers(0, 11, (2, 12))      # longer than block 8
+    for use_cache in (True, False):
+        out = model.generate(mg.tensor(prompt), 2, top_k=1, use_cache=use_cache).numpy()
+        for step in range(2):
+            context = out[:, :12 + step][:, -8:]
+            logits, _ = model(mg.tensor(context))
+            np.testing.assert_array_equal(out[:, 12 + step], logits.numpy()[:, -1].argmax(-1))

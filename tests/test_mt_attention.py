@@ -188,3 +188,21 @@ def test_mha_gradcheck_float64(cross):
         gradcheck_module(mha, q, k, v, attn_mask=padding_mask([[1, 1], [1, 0]], 0))
     else:
         gradcheck_module(mha, q, attn_mask=causal_mask(3))
+
+
+def test_attention_with_weights_drops_out_only_when_training():
+    from minitransformer.attention import attention_with_weights
+    rng = np.random.default_rng(0)
+    q, k, v = (mg.tensor(rng.standard_normal((1, 2, 3, 4))) for _ in range(3))
+    want = softmax_np(q.numpy() @ k.numpy().swapaxes(-1, -2) / 2.0) @ v.numpy()
+    out, w = attention_with_weights(q, k, v, dropout_p=0.5, training=False)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+    mg.manual_seed(0)
+    out, w = attention_with_weights(q, k, v, dropout_p=0.5, training=True)
+    assert not np.allclose(out.numpy(), want)
+    np.testing.assert_allclose(w.numpy().sum(-1), 1.0, rtol=1e-6)   # undropped weights
+
+
+def test_a_bad_mask_is_reported_by_the_module_that_got_it():
+    with pytest.raises(ValueError, match=r"^MultiHeadAttention: attn_mask of shape \(4, 4\)"):
+        MultiHeadAttention(8, 2)(mg.randn(2, 5, 8), attn_mask=causal_mask(4))

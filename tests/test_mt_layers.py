@@ -233,3 +233,121 @@ def test_layers_return_attention_weights_on_request():
         [[1, 1, 1, 1], [1, 1, 0, 0]], 0)).numpy(), atol=1e-6)
     _, sw = EncoderLayer(8, 2, 16).eval()(x, need_weights=True)
     assert sw.shape == (2, 2, 3, 3)
+
+
+def test_positional_encodings_take_max_len_positions_and_drop_out_the_sum():
+    x = mg.randn(2, 6, 8)
+    for pe in (SinusoidalPositionalEncoding(8, max_len=6, dropout=0.5),
+               LearnedPositionalEmbedding(6, 8, dropout=0.5)):
+        table = pe.pe if hasattr(pe, "pe") else pe.embedding.weight
+        mg.manual_seed(4)
+        got = pe(x).numpy()                        # exactly max_len positions: allowed
+        mg.manual_seed(4)
+        want = F.dropout(x + table[:6], 0.5).numpy()   # the paper: dropout on x + PE
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        assert (got == 0).any()
+        np.testing.assert_allclose(pe.eval()(x).numpy(), (x + table[:6]).numpy(), atol=1e-6)
+        with pytest.raises(ValueError, match="longer than the positional table"):
+            pe(mg.randn(1, 7, 8))
+
+
+# ---- the layers' wiring by formula (no torch): which norm, which residual, which mask ----------
+def _randomise_norms(module, seed):
+    """Layer norms start as the identity affine map (ones, zeros), under which using the
+    wrong one is invisible: give each its own weights."""
+    rng = np.random.default_rng(seed)
+    for m in module.modules():
+        if isinstance(m, nn.LayerNorm):
+            m.weight.data[...] = rng.uniform(0.5, 1.5, m.weight.shape)
+            m.bias.data[...] = rng.standard_normal(m.bias.shape)
+    return module
+
+
+def _ln(norm, h):
+    return F.layer_norm(h, (h.shape[-1],), norm.weight, norm.bias, norm.eps)
+
+
+def _ffn(layer, h):
+    return layer.linear2(F.relu(layer.linear1(h)))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_and_stack_by_formula(norm_first):
+    mg.manual_seed(21)
+    enc = _randomise_norms(Encoder(8, 2, 16, 2, dropout=0.0, norm_first=norm_first).double(), 0)
+    x = mg.randn(2, 4, 8, dtype=mg.float64)
+    mask = padding_mask([[1, 1, 1, 1], [1, 1, 1, 0]], 0)
+    h = x
+    for layer in enc.layers:
+        sa = lambda t: layer.self_attn(t, attn_mask=mask)            # noqa: E731
+        if norm_first:
+            h = h + sa(_ln(layer.norm1, h))
+            h = h + _ffn(layer, _ln(layer.norm2, h))
+        else:
+            h = _ln(layer.norm1, h + sa(h))
+            h = _ln(layer.norm2, h + _ffn(layer, h))
+    if norm_first:                                 # pre-norm stacks end with a LayerNorm
+        h = _ln(enc.norm, h)
+    else:
+        assert enc.norm is None
+    np.testing.assert_allclose(enc(x, mask).numpy(), h.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer_and_stack_by_formula(norm_first):
+    mg.manual_seed(22)
+    dec = _randomise_norms(Decoder(8, 2, 16, 2, dropout=0.0, norm_first=norm_first).double(), 1)
+    x, mem = mg.randn(2, 3, 8, dtype=mg.float64), mg.randn(2, 5, 8, dtype=mg.float64)
+    tgt_mask = causal_mask(3)
+    mem_mask = padding_mask([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], 0)
+    h = x
+    for layer in dec.layers:
+        sa = lambda t: layer.self_attn(t, attn_mask=tgt_mask)                 # noqa: E731
+        ca = lambda t: layer.multihead_attn(t, mem, attn_mask=mem_mask)       # noqa: E731
+        if norm_first:
+            h = h + sa(_ln(layer.norm1, h))
+            h = h + ca(_ln(layer.norm2, h))
+            h = h + _ffn(layer, _ln(layer.norm3, h))
+        else:
+            h = _ln(layer.norm1, h + sa(h))
+            h = _ln(layer.norm2, h + ca(h))
+            h = _ln(layer.norm3, h + _ffn(layer, h))
+    if norm_first:
+        h = _ln(dec.norm, h)
+    else:
+        assert dec.norm is None
+    np.testing.assert_allclose(dec(x, mem, tgt_mask, mem_mask).numpy(), h.numpy(),
+                               rtol=1e-10, atol=1e-12)
+    out, weights = dec(x, mem, tgt_mask, mem_mask, need_weights=True)
+    np.testing.assert_allclose(out.numpy(), h.numpy(), rtol=1e-10, atol=1e-12)
+    assert len(weights) == 2 and all((w.numpy()[1, :, :, 3:] == 0).all() for w in weights)
+
+
+def test_add_norm_uses_its_eps():
+    an = AddNorm(4, dropout=0.0, eps=2.0).double()
+    x = mg.tensor([[1.0, 2.0, 4.0, 9.0]], dtype=mg.float64)
+    y = x.numpy() * 2
+    want = (y - y.mean()) / np.sqrt(y.var() + 2.0)
+    np.testing.assert_allclose(an(x, lambda h: h).numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("activation, fn", [
+    ("gelu", lambda a: 0.5 * a * (1 + __import__("scipy.special").special.erf(a / np.sqrt(2)))),
+    ("gelu_tanh", lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))),
+    ("tanh", np.tanh),
+])
+def test_feedforward_activations_by_name_and_dropout_after_them(activation, fn):
+    mg.manual_seed(0)
+    ffn = FeedForward(4, 8, dropout=0.0, activation=activation).double()
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    W1, b1 = ffn.linear1.weight.numpy(), ffn.linear1.bias.numpy()
+    W2, b2 = ffn.linear2.weight.numpy(), ffn.linear2.bias.numpy()
+    want = fn(x @ W1.T + b1) @ W2.T + b2
+    np.testing.assert_allclose(ffn(mg.tensor(x)).numpy(), want, rtol=1e-10, atol=1e-12)
+    ffn = FeedForward(4, 8, dropout=0.5, activation=activation).double()  # act, then drop
+    mg.manual_seed(5)
+    got = ffn(mg.tensor(x)).numpy()
+    mg.manual_seed(5)
+    a = ffn.linear1(mg.tensor(x))
+    want = ffn.linear2(F.dropout(a.__class__(fn(a.numpy())), 0.5)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -159,3 +159,84 @@ def test_greedy_decode_checks_its_token_ids():
                       (dict(eos_id=2.0), "eos_id must be")):
         with pytest.raises(ValueError, match=words):
             model.greedy_decode([[3, 4]], **{"bos_id": BOS, "eos_id": EOS, **kw})
+
+
+# ---- the encoder-decoder's wiring, written out with its own cells (no torch) -----------------
+def _seq2seq_by_hand(model, src, tgt_in, p):
+    """Article 2.2.3.1's equations with the model's parts, right-padded src, dropout p drawn in
+    the model's order (source embeddings, target embeddings, then each step's output)."""
+    import minigrad.functional as F
+    enc, dec = model.encoder, model.decoder
+    src_np = np.array(src)
+    B, S = src_np.shape
+    keep = src_np != 0
+    xs = F.dropout(enc.embedding(mg.tensor(src_np)), p)
+    H = enc.hidden_size
+    fwd, bwd = [None] * S, [None] * S
+    h = mg.zeros(B, H)
+    for t in range(S):                                   # forward GRU, pads carry the state
+        h = mg.where(mg.tensor(keep[:, t:t + 1]), enc.forward_cell(xs[:, t], h), h)
+        fwd[t] = h
+    h_f = h
+    h = mg.zeros(B, H)
+    for t in reversed(range(S)):                         # backward GRU: from the end
+        h = mg.where(mg.tensor(keep[:, t:t + 1]), enc.backward_cell(xs[:, t], h), h)
+        bwd[t] = h
+    outs = mg.cat([mg.stack(fwd, 1), mg.stack(bwd, 1)], -1) * mg.tensor(
+        keep[:, :, None].astype(np.float32))
+    final = mg.cat([h_f, h], -1)                         # [last forward; last backward]
+    s = dec.bridge(final).tanh()                         # s_0 = tanh(bridge(h_final))
+    ys = F.dropout(dec.embedding(mg.tensor(tgt_in)), p)
+    logits = []
+    for t in range(len(tgt_in[0])):
+        y = ys[:, t]
+        if dec.attention is None:
+            c = final
+        else:
+            c, _ = dec.attention(s, outs, mask=mg.tensor(keep))
+        s = dec.cell(mg.cat([y, c], -1), s)
+        logits.append(dec.out(F.dropout(mg.cat([s, c, y], -1), p)))
+    return mg.stack(logits, 1)
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_seq2seq_by_its_equations(attention):
+    mg.manual_seed(7)
+    model = Seq2Seq(9, 6, emb_dim=4, hidden_size=5, attention=attention, dropout=0.3)
+    src, tgt_in = [[3, 4, 5, 6, 0], [6, 5, 7, 0, 0]], [[BOS, 3, 4], [BOS, 4, 5]]
+    model.eval()
+    np.testing.assert_allclose(model(src, tgt_in).numpy(),
+                               _seq2seq_by_hand(model, src, tgt_in, 0.0).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    model.train()
+    mg.manual_seed(3)
+    got = model(src, tgt_in).numpy()
+    mg.manual_seed(3)
+    np.testing.assert_allclose(got, _seq2seq_by_hand(model, src, tgt_in, 0.3).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("attention", [False, True])
+def test_greedy_decode_stops_before_eos(attention):
+    """The same model with one of its emitted tokens declared EOS returns what came before
+    the first occurrence of that token, EOS excluded."""
+    mg.manual_seed(8)
+    model = Seq2Seq(9, 8, emb_dim=4, hidden_size=6, attention=attention).eval()
+    src = [[3, 4, 5, 6]]
+    with mg.no_grad():
+        model.decoder.out.bias.data[7] = -1e4                # id 7 never wins: an unused EOS
+    free = model.greedy_decode(src, BOS, 7, max_len=6)[0]
+    assert len(free) == 6
+    for eos in set(free):
+        assert model.greedy_decode(src, BOS, eos, max_len=6) == [free[:free.index(eos)]]
+
+
+def test_additive_attention_takes_a_4d_padding_mask():
+    mg.manual_seed(9)
+    attn = AdditiveAttention(3, 4, 5)
+    q, k = mg.randn(2, 3), mg.randn(2, 6, 4)
+    keep = key_padding([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 0]], 0)
+    a, wa = attn(q, k, mask=keep)
+    b, wb = attn(q, k, mask=keep.reshape(2, 1, 1, 6))
+    np.testing.assert_array_equal(wa.numpy(), wb.numpy())
+    assert (wb.numpy()[0, 4:] == 0).all() and (wb.numpy()[1, 5:] == 0).all()

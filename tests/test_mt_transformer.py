@@ -144,3 +144,73 @@ def test_a_sentence_decodes_the_same_alone_and_in_a_padded_batch(norm_first):
             together = decode(batch, BOS, EOS, max_len=6, **kw)
             assert together == [decode([s], BOS, EOS, max_len=6, **kw)[0]
                                 for s in (short, long_)]
+
+
+def test_weight_matrices_start_xavier_uniform():
+    """As the paper's reference code and torch.nn.Transformer: every parameter of 2+ dims
+    (embeddings included) ~ U(±√(6 / (fan_in + fan_out))); the pad rows then zero."""
+    mg.manual_seed(0)
+    m = Transformer(50, 60, d_model=32, n_heads=4, num_encoder_layers=1, num_decoder_layers=1,
+                    d_ff=64, dropout=0.0, max_len=8)
+    for name, p in m.named_parameters():
+        if p.ndim < 2:
+            continue
+        w = p.numpy()
+        bound = math.sqrt(6 / (w.shape[0] + w.shape[1]))
+        if "embed" in name:
+            w = w[1:]                                                  # row 0 is the pad row
+        assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound, name
+
+
+def test_default_max_len_fills_the_positional_table_exactly():
+    """With no max_len, decoding runs until BOS + outputs fill the max_len positions of the
+    table (max_len - 1 new tokens), never past it."""
+    m = tiny(max_len=5)
+    with mg.no_grad():
+        m.generator.bias.data[EOS] = -1e4                  # EOS never wins: decode to the end
+    out = m.greedy_decode([[3, 4, 5]], BOS, EOS)
+    assert len(out[0]) == 4
+    assert len(m.beam_search([[3, 4, 5]], BOS, EOS, beam_size=2)[0]) == 4
+
+
+def _narrow_beam_by_hand(m, src, K, max_len, alpha):
+    """Beam search written plainly: each live beam proposes its K best next tokens, the K
+    best-scoring live candidates (summed log p) survive, every candidate ending in EOS is a
+    finished hypothesis scored by log p / ((5 + len) / 6)^α; run to max_len, no early stop."""
+    memory = m.encode([src])
+    beams, finished = [([BOS], 0.0)], []
+    for _ in range(max_len):
+        cands = []
+        for seq, score in beams:
+            row = m.decode([seq], memory)[0, -1].log_softmax(-1).numpy().astype(np.float64)
+            for t in sorted(range(len(row)), key=lambda t: (-row[t], t))[:K]:
+                cands.append((score + row[t], seq + [t]))
+        cands.sort(key=lambda c: -c[0])
+        finished += [(s / ((5 + len(q) - 1) / 6) ** alpha, q) for s, q in cands if q[-1] == EOS]
+        beams = [(q, s) for s, q in cands if q[-1] != EOS][:K]
+    pool = finished or [(s / ((5 + len(q) - 1) / 6) ** alpha, q + [EOS]) for q, s in beams]
+    best = max(pool, key=lambda c: c[0])[1]
+    return best[1:best.index(EOS)]
+
+
+def test_narrow_beam_keeps_the_best_candidates():
+    for seed in range(2):
+        m = tiny(seed + 5)
+        src = [[3, 4, 5], [6, 5, 0]]
+        with mg.no_grad():
+            got = m.beam_search(src, BOS, EOS, beam_size=2, max_len=4, length_penalty=0.6)
+            want = [_narrow_beam_by_hand(m, s, 2, 4, 0.6) for s in src]
+        assert got == want, seed
+
+
+def test_encode_masks_source_padding_by_default_and_every_layer_reports_weights():
+    m = tiny(num_decoder_layers=2)
+    src = [[3, 4, 0, 0]]
+    np.testing.assert_array_equal(m.encode(src).numpy(),
+                                  m.encode(src, padding_mask(src, 0)).numpy())
+    # the real positions do not depend on what the pads hold
+    mem = m.encode(src).numpy()
+    logits, weights = m(src, [[BOS, 3]], need_weights=True)
+    assert len(weights) == 2 and all(w.shape == (1, 2, 2, 4) for w in weights)
+    assert all((w.numpy()[..., 2:] == 0).all() for w in weights)
+    assert mem.shape == (1, 4, 8)

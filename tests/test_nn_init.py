@@ -123,3 +123,23 @@ def test_bad_arguments_are_named():
         init.normal_(w, 0, -1)
     with pytest.raises(TypeError, match="floating-point tensor, got dtype int64"):
         init.uniform_(mg.zeros(3, dtype=mg.int64))
+
+
+# ---- defaults and arguments that PyTorch defines (checked without torch) -------------------------
+def test_leaky_relu_gain_defaults_to_slope_0_01():
+    # PyTorch: gain = √(2 / (1 + slope²)), slope 0.01 when no param is given
+    assert init.calculate_gain("leaky_relu") == pytest.approx(math.sqrt(2 / (1 + 0.01 ** 2)),
+                                                              rel=1e-12)
+
+
+def test_an_int_generator_seeds_a_fresh_numpy_generator_with_that_seed():
+    w = _w(3, 5, dtype=mg.float64)
+    init.normal_(w, generator=7)
+    np.testing.assert_array_equal(w.numpy(), np.random.default_rng(7).normal(0, 1, (3, 5)))
+    init.normal_(w, generator=8)
+    assert not np.array_equal(w.numpy(), np.random.default_rng(7).normal(0, 1, (3, 5)))
+
+
+def test_normal_with_zero_std_is_the_constant_mean():
+    w = init.normal_(_w(2, 3), mean=0.5, std=0.0)   # std = 0 is valid (torch allows it)
+    assert (w.numpy() == 0.5).all()

@@ -210,3 +210,61 @@ def test_losses_by_their_formulas():
     np.testing.assert_allclose(loss.item(), smooth.mean(), rtol=1e-12)
     x = mg.randn(2, 3)
     assert nn.Identity()(x) is x
+
+
+# ---- each module's defining formula and arguments, without torch ------------------------------
+def test_linear_bias_is_symmetric_around_zero():
+    mg.manual_seed(0)
+    b = nn.Linear(16, 2000).bias.numpy()           # PyTorch: U(-1/√in, 1/√in)
+    assert b.min() < -0.9 / 4 and b.max() > 0.9 / 4 and abs(b.mean()) < 0.02
+
+
+def test_layer_norm_uses_its_eps_and_bias_flag():
+    x = np.array([[1.0, 2.0, 4.0, 9.0]])
+    for eps in (1e-5, 0.5, 3.0):
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)   # biased variance
+        want = (x - mean) / np.sqrt(var + eps)                               # eps inside √
+        got = nn.LayerNorm(4, eps=eps).double()(mg.tensor(x, dtype=mg.float64)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    ln = nn.LayerNorm(4, bias=False)
+    assert ln.bias is None and [n for n, _ in ln.named_parameters()] == ["weight"]
+    ln = nn.LayerNorm(4, elementwise_affine=False)
+    assert ln.weight is None and ln.bias is None and not list(ln.parameters())
+
+
+def test_activation_modules_by_their_formulas():
+    x = np.linspace(-3, 3, 13).reshape(1, 13)
+    t = mg.tensor(x, dtype=mg.float64)
+    np.testing.assert_allclose(nn.Tanh()(t).numpy(), np.tanh(x), rtol=1e-12)
+    np.testing.assert_allclose(nn.Sigmoid()(t).numpy(), 1 / (1 + np.exp(-x)), rtol=1e-12)
+    np.testing.assert_allclose(nn.ReLU()(t).numpy(), np.maximum(x, 0), rtol=1e-12)
+    tanh_gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    np.testing.assert_allclose(nn.GELU("tanh")(t).numpy(), tanh_gelu, rtol=1e-12)
+    from scipy.special import erf
+    np.testing.assert_allclose(nn.GELU()(t).numpy(), 0.5 * x * (1 + erf(x / np.sqrt(2))),
+                               rtol=1e-12)
+
+
+def test_softmax_modules_normalise_along_their_dim():
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    t = mg.tensor(x, dtype=mg.float64)
+    e = np.exp(x)
+    np.testing.assert_allclose(nn.Softmax()(t).numpy(), e / e.sum(-1, keepdims=True),
+                               rtol=1e-12)                   # dim=None means the last
+    np.testing.assert_allclose(nn.Softmax(0)(t).numpy(), e / e.sum(0, keepdims=True),
+                               rtol=1e-12)
+    np.testing.assert_allclose(nn.LogSoftmax(0)(t).numpy(),
+                               x - np.log(e.sum(0, keepdims=True)), rtol=1e-12)
+    np.testing.assert_allclose(nn.LogSoftmax()(t).numpy(),
+                               x - np.log(e.sum(-1, keepdims=True)), rtol=1e-12)
+
+
+def test_cross_entropy_loss_module_reductions():
+    rng = np.random.default_rng(1)
+    logits, target = rng.standard_normal((5, 4)), np.array([0, 3, 1, 1, 2])
+    nll = -(logits - np.log(np.exp(logits).sum(-1, keepdims=True)))[np.arange(5), target]
+    t = mg.tensor(logits, dtype=mg.float64)
+    np.testing.assert_allclose(nn.CrossEntropyLoss(reduction="sum")(t, target).item(),
+                               nll.sum(), rtol=1e-12)
+    np.testing.assert_allclose(nn.CrossEntropyLoss(reduction="none")(t, target).numpy(), nll,
+                               rtol=1e-12)

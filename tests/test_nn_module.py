@@ -292,3 +292,45 @@ def test_functional_call_follows_tied_weights():
                                      "head.weight": mg.ones(3, 3)}, (x,))
     with pytest.raises(KeyError, match="no parameter 'nope'"):
         nn.utils.functional_call(m, {"nope": mg.zeros(3, 3)}, (x,))
+
+
+def test_apply_visits_children_before_their_parent():
+    """PyTorch's order, checked by hand: depth first, each module after its children."""
+    inner = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    model = nn.Sequential(inner, nn.Tanh())
+    order = []
+    model.apply(lambda m: order.append(m))
+    assert order == [inner[0], inner[1], inner, model[1], model]
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m.load_state_dict({k: v.clone() for k, v in m.state_dict().items()}),
+    lambda m: m.to(dtype=mg.float64),
+], ids=["load_state_dict", "to_dtype"])
+def test_rewriting_weights_invalidates_a_graph_built_before(change):
+    """load_state_dict and .to write new values into the parameters: a backward through a
+    graph that saved the old values must fail clearly, as after any in-place change."""
+    model = nn.Linear(3, 2)
+    x = mg.randn(4, 3, requires_grad=True)
+    loss = (model(x) ** 2).sum()          # saves the weight for x's gradient
+    change(model)
+    with pytest.raises(RuntimeError, match="version"):
+        loss.backward()
+
+
+def test_walking_the_module_tree_leaves_no_garbage_cycles():
+    """parameters(), train(), zero_grad(), state_dict() run every step: each used to leave a
+    reference cycle (a generator recursing into itself) for the garbage collector."""
+    import gc
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sequential(nn.Linear(4, 2), nn.LayerNorm(2)))
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            list(model.parameters()), model.train(), model.eval(), model.zero_grad()
+            model.state_dict()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    assert [n for n, _ in model.named_modules()] == ["", "0", "1", "1.0", "1.1"]
+

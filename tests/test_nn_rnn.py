@@ -287,3 +287,90 @@ def test_bad_constructor_arguments():
         nn.GRU(4, 5, 1, "relu")                           # nonlinearity is RNN's alone
     with pytest.raises(TypeError, match="bias must be True or False, got 1"):
         nn.RNNCell(3, 4, 1)
+
+
+# ---- the cells' equations, by hand in NumPy (PyTorch's, gate order included; no torch) -------
+def _sig(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def _np_step(kind, p, x, state, sfx=""):
+    """One step of PyTorch's equations from the module's weights `p` (name -> array)."""
+    gi = x @ p["weight_ih" + sfx].T + p.get("bias_ih" + sfx, 0)
+    h = state[0] if kind == "LSTM" else state
+    gh = h @ p["weight_hh" + sfx].T + p.get("bias_hh" + sfx, 0)
+    if kind in ("RNN_TANH", "RNN_RELU"):
+        a = gi + gh
+        return np.tanh(a) if kind == "RNN_TANH" else np.maximum(a, 0)
+    H = h.shape[-1]
+    if kind == "GRU":                                  # gates r, z, n
+        r = _sig(gi[:, :H] + gh[:, :H])
+        z = _sig(gi[:, H:2 * H] + gh[:, H:2 * H])
+        n = np.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
+        return (1 - z) * n + z * h
+    c = state[1]                                       # LSTM gates i, f, g, o
+    a = gi + gh
+    i, f = _sig(a[:, :H]), _sig(a[:, H:2 * H])
+    g, o = np.tanh(a[:, 2 * H:3 * H]), _sig(a[:, 3 * H:])
+    c = f * c + i * g
+    return o * np.tanh(c), c
+
+
+def _params(m):
+    return {n: p.numpy() for n, p in m.named_parameters()}
+
+
+@pytest.mark.parametrize("name, kw, kind", [
+    ("RNNCell", {}, "RNN_TANH"), ("RNNCell", {"nonlinearity": "relu"}, "RNN_RELU"),
+    ("GRUCell", {}, "GRU"), ("GRUCell", {"bias": False}, "GRU"), ("LSTMCell", {}, "LSTM")],
+    ids=str)
+def test_cell_equations_by_hand(name, kw, kind):
+    mg.manual_seed(0)
+    cell = getattr(nn, name)(3, 4, **kw).double()
+    rng = np.random.default_rng(1)
+    x, h, c = rng.standard_normal((2, 3)), rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
+    p = _params(cell)
+    if kind == "LSTM":
+        got = [t.numpy() for t in cell(mg.tensor(x), (mg.tensor(h), mg.tensor(c)))]
+        want = _np_step(kind, p, x, (h, c))
+    else:
+        got, want = [cell(mg.tensor(x), mg.tensor(h)).numpy()], [_np_step(kind, p, x, h)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kind", [("RNN", "RNN_TANH"), ("GRU", "GRU"), ("LSTM", "LSTM")])
+def test_stacked_bidirectional_layers_by_hand(name, kind):
+    """2 layers x 2 directions, unrolled by hand: the reverse direction reads the sequence
+    from the end, the next layer reads [forward; backward], and state k = layer·2 + direction
+    (PyTorch's layout of h0/h_n)."""
+    mg.manual_seed(0)
+    layer = getattr(nn, name)(3, 2, num_layers=2, bidirectional=True).double()
+    rng = np.random.default_rng(2)
+    T, B, H = 4, 2, 2
+    x = rng.standard_normal((T, B, 3))
+    h0 = rng.standard_normal((4, B, H))
+    c0 = rng.standard_normal((4, B, H))
+    p = _params(layer)
+    inp, h_n, c_n = x, [], []
+    for lyr in range(2):
+        outs = []
+        for d in range(2):
+            k, sfx = lyr * 2 + d, f"_l{lyr}" + ("_reverse" if d else "")
+            state = (h0[k], c0[k]) if kind == "LSTM" else h0[k]
+            ys = [None] * T
+            for t in (reversed(range(T)) if d else range(T)):
+                state = _np_step(kind, p, inp[t], state, sfx)
+                ys[t] = state[0] if kind == "LSTM" else state
+            outs.append(np.stack(ys))
+            h_n.append(state[0] if kind == "LSTM" else state)
+            if kind == "LSTM":
+                c_n.append(state[1])
+        inp = np.concatenate(outs, -1)
+    if kind == "LSTM":
+        out, (h, c) = layer(mg.tensor(x), (mg.tensor(h0), mg.tensor(c0)))
+        np.testing.assert_allclose(c.numpy(), np.stack(c_n), rtol=1e-10, atol=1e-12)
+    else:
+        out, h = layer(mg.tensor(x), mg.tensor(h0))
+    np.testing.assert_allclose(out.numpy(), inp, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(h.numpy(), np.stack(h_n), rtol=1e-10, atol=1e-12)

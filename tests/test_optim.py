@@ -393,3 +393,163 @@ def test_clip_grad_norm_p_norm_by_hand():
     assert float(total) == pytest.approx(want, rel=1e-12)
     np.testing.assert_allclose(a.grad.numpy(), np.array([3.0, -4.0]) / (want + 1e-6),
                                rtol=1e-9)
+
+
+# ---- Adam / AdamW by their equations, without torch ------------------------------------------
+def _adam_by_hand(p, grads, lr, b1, b2, eps, wd, decoupled):
+    m = v = np.zeros_like(p)
+    for t, g in enumerate(grads, start=1):
+        if wd and not decoupled:
+            g = g + wd * p                          # Adam: L2 folded into the gradient
+        if wd and decoupled:
+            p = p * (1 - lr * wd)                   # AdamW: decay the weights first
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        p = p - lr * m_hat / (np.sqrt(v_hat) + eps)  # eps outside the square root
+        yield p
+
+
+@pytest.mark.parametrize("make, wd, decoupled", [
+    (lambda ps: optim.Adam(ps, lr=0.1, betas=(0.8, 0.9), eps=0.1), 0.0, False),
+    (lambda ps: optim.Adam(ps, lr=0.1, betas=(0.8, 0.9), eps=0.1, weight_decay=0.3), 0.3, False),
+    (lambda ps: optim.AdamW(ps, lr=0.1, betas=(0.8, 0.9), eps=0.1, weight_decay=0.3), 0.3, True),
+    (lambda ps: optim.AdamW(ps, lr=0.1, betas=(0.8, 0.9), eps=0.1), 0.01, True),  # the default
+], ids=["adam", "adam_l2", "adamw", "adamw_default_decay"])
+def test_adam_and_adamw_by_hand(make, wd, decoupled):
+    """Distinct betas, a large eps and a few steps, so that swapping β1/β2, dropping either
+    bias correction, moving eps, or coupling the decay wrongly each change the result."""
+    rng = np.random.default_rng(0)
+    p0 = rng.standard_normal(5)
+    grads = [rng.standard_normal(5) * s for s in (1.0, 0.1, 3.0, 0.5)]
+    p = nn.Parameter(mg.tensor(p0, dtype=mg.float64))
+    opt = make([p])
+    for g, want in zip(grads, _adam_by_hand(p0, grads, 0.1, 0.8, 0.9, 0.1, wd, decoupled)):
+        p.grad = mg.tensor(g, dtype=mg.float64)
+        opt.step()
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
+
+
+def test_sgd_dampening_and_weight_decay_by_hand():
+    """PyTorch: the first step's buffer is the gradient itself (no dampening), later ones
+    μ·buf + (1 - dampening)·g; weight decay adds λ·p to the gradient."""
+    grads = [np.array([0.5, 1.0]), np.array([-1.0, 2.0]), np.array([0.25, -0.5])]
+    p = nn.Parameter(mg.tensor([1.0, -2.0], dtype=mg.float64))
+    opt = optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.2)
+    want, buf = np.array([1.0, -2.0]), None
+    for g in grads:
+        p.grad = mg.tensor(g, dtype=mg.float64)
+        opt.step()
+        d = g + 0.2 * want
+        buf = d if buf is None else 0.9 * buf + 0.7 * d
+        want = want - 0.1 * buf
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
+
+
+def test_clip_grad_norm_leaves_small_gradients_alone_and_uses_absolute_values():
+    a = nn.Parameter(mg.zeros(2, dtype=mg.float64))
+    a.grad = mg.tensor([0.3, -0.4], dtype=mg.float64)           # norm 0.5 < max_norm
+    assert float(optim.clip_grad_norm_([a], 1.0)) == pytest.approx(0.5)
+    np.testing.assert_allclose(a.grad.numpy(), [0.3, -0.4], rtol=1e-12)  # never scaled up
+    a.grad = mg.tensor([1.0, -4.0], dtype=mg.float64)           # inf-norm: the largest |g|
+    assert float(optim.clip_grad_norm_([a], 2.0, norm_type="inf")) == pytest.approx(4.0)
+    np.testing.assert_allclose(a.grad.numpy(), np.array([1.0, -4.0]) * 2 / (4 + 1e-6),
+                               rtol=1e-9)
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: optim.Adam(ps, lr=0.1)], ids=["sgd", "adam"])
+def test_stepping_twice_on_one_gradient_leaves_it_untouched(make):
+    """The optimiser's state is its own memory: a second step() on the same .grad (no new
+    backward) neither changes the gradient nor sees it changed."""
+    p = nn.Parameter(mg.tensor([1.0, -2.0], dtype=mg.float64))
+    q = nn.Parameter(mg.tensor([1.0, -2.0], dtype=mg.float64))
+    opt_p, opt_q = make([p]), make([q])
+    g = np.array([0.5, 1.5])
+    p.grad = mg.tensor(g, dtype=mg.float64)
+    for _ in range(3):
+        opt_p.step()                                       # the same gradient every step
+        q.grad = mg.tensor(g, dtype=mg.float64)            # a fresh copy every step
+        opt_q.step()
+    assert p.grad.numpy().tolist() == [0.5, 1.5]
+    np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_a_parameter_without_gradient_is_skipped_not_the_rest_of_its_group():
+    a, b, c = (nn.Parameter(mg.ones(2)) for _ in range(3))
+    opt = optim.SGD([a, b, c], lr=1.0)
+    c.grad = mg.ones(2)                                    # a and b have none
+    opt.step()
+    assert a.numpy().tolist() == b.numpy().tolist() == [1.0, 1.0]
+    assert c.numpy().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: optim.Adam(ps, lr=0.1)], ids=["sgd", "adam"])
+def test_a_float32_gradient_of_a_float64_parameter_is_used_in_float64(make):
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(4).astype(np.float32) for _ in range(3)]
+    p, q = (nn.Parameter(mg.tensor(np.ones(4), dtype=mg.float64)) for _ in range(2))
+    opt_p, opt_q = make([p]), make([q])
+    for g in grads:
+        p.grad = mg.tensor(g)                              # float32
+        q.grad = mg.tensor(g.astype(np.float64))           # the same values, float64
+        opt_p.step()
+        opt_q.step()
+    assert p.dtype == mg.float64
+    np.testing.assert_array_equal(p.numpy(), q.numpy())
+    for s, t in zip(opt_p.state_dict()["state"][0].values(),
+                    opt_q.state_dict()["state"][0].values()):
+        if isinstance(s, mg.Tensor):
+            assert s.dtype == mg.float64
+
+
+def test_loaded_optimizer_state_is_a_copy_of_the_state_dict():
+    p = nn.Parameter(mg.ones(3))
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = mg.ones(3)
+    opt.step()
+    sd = opt.state_dict()
+    saved = {k: v.numpy().copy() for k, v in sd["state"][0].items() if isinstance(v, mg.Tensor)}
+    opt2 = optim.Adam([p], lr=0.1)
+    opt2.load_state_dict(sd)
+    p.grad = mg.full((3,), 5.0)
+    opt2.step()                                            # must not write into sd
+    for k, v in saved.items():
+        np.testing.assert_array_equal(sd["state"][0][k].numpy(), v)
+
+
+def test_options_come_back_with_their_types_through_a_checkpoint(tmp_path):
+    p = nn.Parameter(mg.ones(2))
+    opt = optim.Adam([p], lr=0.1, betas=(0.8, 0.95))
+    tensors, meta = opt.flat_state_dict()
+    opt2 = optim.Adam([p], lr=0.5)
+    opt2.load_flat_state_dict(tensors, meta)
+    assert opt2.param_groups[0]["betas"] == (0.8, 0.95)   # a tuple again, not JSON's list
+    assert opt2.param_groups[0]["lr"] == 0.1
+
+
+def test_nan_learning_rate_is_refused():
+    with pytest.raises(ValueError, match="learning rate"):
+        optim.SGD([nn.Parameter(mg.ones(1))], lr=float("nan"))
+
+
+def test_lambda_lr_by_hand():
+    """PyTorch's counting: construction applies f(0), each step() the next epoch; one lambda
+    per group; base lrs are the groups' initial lrs (kept in the group, so a second
+    scheduler on the same optimiser starts from them too); state round-trips."""
+    a, b = nn.Parameter(mg.zeros(1)), nn.Parameter(mg.zeros(1))
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    sched = optim.LambdaLR(opt, [lambda s: s + 1, lambda s: 0.5 ** s])
+    assert sched.get_last_lr() == pytest.approx([0.1, 0.5])
+    sched.step()
+    assert sched.get_last_lr() == pytest.approx([0.2, 0.25])
+    sched.step()
+    assert [g["lr"] for g in opt.param_groups] == pytest.approx([0.3, 0.125])
+    again = optim.LambdaLR(opt, lambda s: 1.0)
+    assert again.base_lrs == [0.1, 0.5]
+    resumed = optim.LambdaLR(opt, [lambda s: s + 1, lambda s: 0.5 ** s])
+    resumed.load_state_dict(sched.state_dict())
+    resumed.step()
+    assert resumed.last_epoch == 3
+    assert resumed.get_last_lr() == pytest.approx([0.4, 0.0625])

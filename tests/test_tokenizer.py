@@ -51,3 +51,24 @@ def test_dict_round_trip_is_json_able():
 def test_empty_vocabulary_is_an_error():
     with pytest.raises(ValueError, match="empty"):
         CharTokenizer.from_text("")
+
+
+def test_negative_ids_are_out_of_range_not_counted_from_the_end():
+    tok = CharTokenizer.from_text("ab")
+    with pytest.raises(ValueError, match="out of range"):
+        tok.decode([0, -1])
+
+
+def test_tokenizers_are_equal_only_with_the_same_vocabulary():
+    assert CharTokenizer.from_text("abc") == CharTokenizer(["a", "b", "c"])
+    assert CharTokenizer.from_text("abc") != CharTokenizer.from_text("abd")
+    assert CharTokenizer(["b", "a"]) != CharTokenizer(["a", "b"])     # order is the id map
+
+
+def test_vocabulary_must_be_distinct_single_characters():
+    with pytest.raises(ValueError, match="distinct single characters"):
+        CharTokenizer(["a", "a"])
+    with pytest.raises(ValueError, match="distinct single characters"):
+        CharTokenizer(["ab", "c"])
+    with pytest.raises(ValueError, match="type"):
+        CharTokenizer.from_dict({"type": "bpe", "chars": "ab"})
