@@ -134,7 +134,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out", help="folder for the PNG")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seeds the weights and inputs")
     args = p.parse_args(argv)
     print("Demo 04 — article 2.2.3.3 多头注意力机制 (multi-head attention) and "
           "2.2.3.4 掩码注意力机制 (masked attention)")

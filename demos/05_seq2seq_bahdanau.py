@@ -2,7 +2,7 @@
 an RNN encoder-decoder without attention, then with Bahdanau's additive attention, on
 sequence reversal ("abcde" -> "edcba": the whole source must come back, so the longer the
 source, the more one fixed vector has to hold), or with --task dates on date translation
-("saturday 3 march 1999" -> "1999-03-03").
+("wednesday 3 march 1999" -> "1999-03-03").
 
 Both models share everything — a bidirectional GRU encoder, a GRU decoder, the same data,
 steps and seed — except how the decoder sees the source:
@@ -19,7 +19,8 @@ numbers at any length, so on dates the no-attention model is behind everywhere b
 so on long inputs. It saves the alignment (α) heatmap of the attention model: on reversal,
 the anti-diagonal (output step t reads source position n - t).
 
-    python demos/05_seq2seq_bahdanau.py                 # about a minute on 2 CPU cores
+    python demos/05_seq2seq_bahdanau.py                 # about 40 s on 2 CPU cores
+    python demos/05_seq2seq_bahdanau.py --task dates    # about a minute
     python demos/05_seq2seq_bahdanau.py --quick --no-plot   # a few seconds: smoke test
 """
 import os
@@ -89,11 +90,13 @@ def explain_by_length(results, task):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=400, help="training steps per model")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--emb", type=int, default=32)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch-size", type=int, default=64, help="pairs per step")
+    p.add_argument("--hidden", type=int, default=64, help="GRU state size")
+    p.add_argument("--emb", type=int, default=32, help="character embedding size")
+    p.add_argument("--lr", type=float, default=3e-3, help="Adam's peak learning rate "
+                                                            "(cosine decay)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the weights and the batch "
+                                                       "order (the data are fixed)")
     p.add_argument("--task", choices=["reversal", "dates"], default="reversal",
                    help="sequence reversal (default: shows the bottleneck) or date "
                         "translation")

@@ -133,7 +133,8 @@ def _host_index_add(target, index, values):
 def _host_erf():
     """SciPy's erf (full float64 precision; NumPy has none). SciPy is a dependency, but a
     bare machine running the source with PYTHONPATH=. may lack it: then math.erf element by
-    element, exact and slow, so everything but the exact GELU still runs at full speed."""
+    element, exact and slow, so everything still runs; only the exact GELU (and, through
+    np.add.at, the embedding gradient) is slower."""
     try:
         from scipy.special import erf
         return erf

@@ -66,8 +66,8 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     t = sub.add_parser("train", help="train a GPT (Tiny Shakespeare by default)",
-                       description="Train a GPT. A preset sets every value; each flag "
-                                   "overrides one.", epilog=_presets_text(),
+                       description="Train a GPT. A preset sets the values listed below; each "
+                                   "flag overrides one.", epilog=_presets_text(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("--preset", choices=sorted(PRESETS), default="baby",
                    help="baby: nanoGPT's shakespeare_char CPU run (minutes); small: its GPU "

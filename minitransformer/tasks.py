@@ -2,8 +2,8 @@
 reversal / copy, each with a training set, a held-out set that shares nothing with it, and
 a "longer" set whose inputs are all longer than any input seen in training.
 
-    task = date_task()               # "saturday 3 march 1999" -> "1999-03-03"
-    task.train[0]                    # ("3rd march 1999", "1999-03-03")
+    task = date_task()               # "wednesday 3 march 1999" -> "1999-03-03"
+    task.train[0]                    # ('feb 23rd 1976', '1976-02-23')
     src, tgt_in, tgt_out = task.batch(task.train[:32])   # padded id tensors
 
 Data are plain Python strings and ints until `batch` turns them into minigrad tensors.
