@@ -6,7 +6,7 @@ from minigrad.ops.loss import cross_entropy, check_reduction as _check_reduction
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
-from minigrad.ops.shape import embedding as _embedding
+from minigrad.ops.index import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
 

@@ -244,8 +244,8 @@ class Tensor:
 
     def __setitem__(self, index, value):
         self._check_in_place("setitem")
-        index = ops.shape.raw_index(index, self, "setitem")
-        ops.shape.check_index(self, index, "setitem")
+        index = ops.index.raw_index(index, self, "setitem")
+        ops.index.check_index(self, index, "setitem")
         if isinstance(value, Tensor):
             if value.device != self.device:
                 raise RuntimeError(f"setitem: value on {value.device}, tensor on "
@@ -262,7 +262,7 @@ class Tensor:
             value = value.data
         elif not backend.is_scalar(value):      # a list or host array: to this device first
             value = self.backend.from_numpy(backend.to_host(value))
-        parts = ops.shape.ints_first(index)     # PyTorch's order of ints and arrays
+        parts = ops.index.ints_first(index)     # PyTorch's order of ints and arrays
         target = self.data if parts is None else self.data[parts[0]]  # a view: writes through
         index = index if parts is None else parts[1]
         try:
@@ -368,7 +368,7 @@ class Tensor:
     def split(self, split_size, dim=0): return ops.shape.split(self, split_size, dim)
     def chunk(self, chunks, dim=0): return ops.shape.chunk(self, chunks, dim)
     def unbind(self, dim=0): return ops.shape.unbind(self, dim)
-    def __getitem__(self, index): return ops.shape.getitem(self, index)
+    def __getitem__(self, index): return ops.index.getitem(self, index)
 
 
 def split_device_dtype(device, dtype):

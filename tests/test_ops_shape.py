@@ -136,7 +136,7 @@ def test_unbind_slices_and_halves(device):
     with pytest.raises(IndexError, match="unbind"):
         mg.unbind(mg.tensor(1.0, device=device))
     # halving: x itself is sliced only twice (x[:3], x[3:]), not once per step
-    from minigrad.ops.shape import GetItem
+    from minigrad.ops.index import GetItem
     seen, stack, slices_of_x = set(), list(mg.unbind(x)), 0
     while stack:
         t = stack.pop()

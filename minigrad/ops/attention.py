@@ -12,7 +12,7 @@ from minigrad.ops.softmax import stable_softmax
 from minigrad.ops.blocks import groups
 from minigrad.ops.rows import row_sum
 from minigrad.ops.elementwise import where
-from minigrad.ops.shape import raw_index
+from minigrad.ops.index import raw_index
 
 
 class ScaledDotProductAttention(Function):

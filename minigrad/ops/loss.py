@@ -3,7 +3,7 @@
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.ops.softmax import softmax, log_softmax_array
-from minigrad.ops.shape import raw_index
+from minigrad.ops.index import raw_index
 
 
 class CrossEntropy(Function):

@@ -1,0 +1,189 @@
+"""Indexing: t[index] and its gradient, a scatter-add back (IndexAdd), and the embedding
+lookup, which is indexing of a table's rows. Indices follow PyTorch: Tensors, NumPy arrays
+or lists of ints or bools, with integer indices applied before array ones."""
+from minigrad import backend
+from minigrad.autograd import Function
+from minigrad.tensor import Tensor
+
+
+class GetItem(Function):
+    def forward(self, a, index):                         # gradient: scatter-add back
+        self.index, self.in_shape = index, a.shape
+        return a[index]
+    def backward(self, g): return IndexAdd.apply(g, index=self.index, shape=self.in_shape)
+
+    def scatter_backward(self, buf, g):
+        """The same, added straight into the input's gradient buffer (no zeros(shape) per
+        use): slicing a tensor T times then costs O(T), not O(T²), in backward."""
+        _scatter_add(self.device, buf, self.index, g)
+
+
+def _scatter_add(device, buf, index, g):
+    if _has_array_index(index):
+        backend.get(device).index_add(buf, index, g)   # repeated indices accumulate
+    else:                                              # slices, ints, masks: no repeats
+        buf[index] += g
+
+
+class IndexAdd(Function):
+    """zeros(shape) with g added at `index`; repeated indices accumulate. The gradient of
+    indexing, and itself differentiable (its gradient is indexing again)."""
+    def forward(self, g, index, shape):
+        self.index = index
+        out = self.xp.zeros(shape, dtype=g.dtype)
+        _scatter_add(self.device, out, index, g)
+        return out
+    def backward(self, gg): return GetItem.apply(gg, index=self.index)
+
+
+class Embedding(Function):
+    """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch)."""
+    def forward(self, weight, indices, padding_idx):
+        self.indices, self.padding_idx, self.shape = indices, padding_idx, weight.shape
+        return weight[indices]
+    def backward(self, g):
+        if self.padding_idx is not None:
+            keep = self.indices != self.padding_idx
+            g = g * self.const(keep[..., None].astype(g.dtype))
+        return IndexAdd.apply(g, index=self.indices, shape=self.shape)
+
+
+# ---- what users call -------------------------------------------------------------------
+def _has_array_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(hasattr(i, "dtype") and i.dtype != bool for i in items)
+
+
+def raw_index(index, x, op="getitem", what="index"):
+    """An index with any Tensors in it replaced by their arrays (on x's device), host arrays
+    and lists moved there, and NumPy scalars as Python ones (np.int64(1) indexes like 1).
+    `op` and `what` name the op and the argument in the error for one on another device."""
+    def conv(i):
+        if backend.is_scalar(i):
+            return backend.python_scalar(i)
+        if isinstance(i, Tensor):
+            device, i = i.device, i.data
+        elif isinstance(i, list):
+            a = backend.to_host(i)
+            if a.size == 0:                       # t[[]]: no indices (NumPy reads [] as float)
+                a = a.astype(backend.int64)
+            return x.backend.from_numpy(a)
+        elif hasattr(i, "dtype"):
+            device = backend.device_of_array(i)
+            if device == "cpu" and x.device != "cpu":
+                return x.backend.from_numpy(i)    # a host array moves to the tensor's device
+        else:
+            return i                              # slices, None, Ellipsis
+        if device != x.device:
+            raise RuntimeError(f"{op}: {what} on {device}, tensor on {x.device}; move the "
+                               f"{what} with .to({x.device!r}) first")
+        return i
+    return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
+
+
+def getitem(x, index):
+    index = raw_index(index, x, "getitem")
+    check_index(x, index, "getitem")
+    parts = ints_first(index)
+    if parts is not None:
+        return GetItem.apply(GetItem.apply(x, index=parts[0]), index=parts[1])
+    return GetItem.apply(x, index=index)
+
+
+def ints_first(index):
+    """PyTorch applies integer indices first (each selects, as basic indexing) and then the
+    arrays; NumPy counts an int beside an array as one more array, and when a slice stands
+    between them moves the arrays' dims to the front: for x of shape (2, 3, 4),
+    x[0, :, [0, 1]] is (3, 2) in PyTorch, (2, 3) in NumPy. So an index with both ints and
+    arrays is split in two: (the ints and slices, arrays as whole slices), then (the arrays,
+    at the dims that remain). None when there is nothing to split (NumPy's meaning is
+    PyTorch's)."""
+    items = index if isinstance(index, tuple) else (index,)
+    ints = [_is_int(i) for i in items]
+    if not any(ints) or not any(hasattr(i, "dtype") and not n for i, n in zip(items, ints)):
+        return None
+    first, second = [], []
+    for i, is_int in zip(items, ints):
+        if is_int:                                # selects: its dim is gone in step two
+            first.append(i)
+        elif hasattr(i, "dtype"):                 # an array: a mask covers its ndim dims
+            first += [slice(None)] * (i.ndim if i.dtype == backend.bool_ else 1)
+            second.append(i)
+        else:                                     # slice, None (a new dim), Ellipsis
+            first.append(i)
+            second.append(Ellipsis if i is Ellipsis else slice(None))
+    return tuple(first), tuple(second)
+
+
+def _is_int(i):
+    """A Python int or a 0-d integer array (a 0-d integer tensor indexes as an int)."""
+    return type(i) is int or (hasattr(i, "dtype") and i.ndim == 0 and i.dtype.kind in "iu")
+
+
+def check_index(x, index, op):
+    """Raise a clear IndexError for an index (from raw_index) that does not fit x: NumPy's
+    words plus the shape, and a bounds check of integer arrays (CuPy would wrap them)."""
+    items = index if isinstance(index, tuple) else (index,)
+    # validate cheaply: every array index replaced by whole slices is basic indexing (a view)
+    trial, arrays = [], []  # arrays: (position in trial, integer array)
+    for i in items:
+        if hasattr(i, "dtype") and i.dtype == backend.bool_:
+            trial += [slice(None)] * i.ndim       # a mask covers as many dims as it has
+        elif hasattr(i, "dtype") and i.dtype.kind in "iu":
+            arrays.append((len(trial), i))
+            trial.append(slice(None))
+        else:
+            trial.append(i)
+    try:
+        x.data[tuple(trial)]
+    except (IndexError, TypeError) as e:
+        raise IndexError(f"{op}: index {_show(index)} is invalid for a tensor of shape "
+                         f"{x.shape}: {e}") from None
+    if arrays:
+        consumes = [t is not None and t is not Ellipsis and not isinstance(t, bool)
+                    for t in trial]
+        spread = x.ndim - sum(consumes)           # the dims an Ellipsis stands for
+        for pos, a in arrays:
+            dim = sum(consumes[:pos]) + (spread if Ellipsis in trial[:pos] else 0)
+            _check_in_bounds(a, dim, x.shape, op)
+
+
+def _check_in_bounds(a, dim, shape, op):
+    """One vectorised check (one device sync) that integer indices fit dim `dim`; CuPy would
+    wrap an out-of-range index silently instead of raising."""
+    n = shape[dim]
+    bad = a >= n
+    if a.dtype.kind == "i":
+        bad = bad | (a < -n)
+    if a.size and bool(bad.any()):
+        value = int(a[bad][0])
+        raise IndexError(f"{op}: index {value} is out of range for dim {dim} of size {n} "
+                         f"(tensor of shape {tuple(shape)}; valid: {-n}..{n - 1})")
+
+
+def _show(index):
+    if hasattr(index, "shape"):
+        return f"array of shape {tuple(index.shape)}"
+    if isinstance(index, tuple):
+        return "(" + ", ".join(_show(i) for i in index) + ")"
+    return repr(index)
+
+
+def embedding(indices, weight, padding_idx=None):
+    """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i]."""
+    idx = raw_index(indices, weight, "embedding", "indices")
+    if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be an integer tensor, got "
+                        f"{getattr(idx, 'dtype', type(idx).__name__)}")
+    n = weight.shape[0]
+    if padding_idx is not None:          # a negative padding_idx counts from the end
+        if not -n <= padding_idx < n:
+            raise ValueError(f"embedding: padding_idx {padding_idx} is outside the table of "
+                             f"{n} rows (valid: {-n}..{n - 1}, or None)")
+        padding_idx %= n
+    out_of_range = (idx < 0) | (idx >= n)
+    if idx.size and bool(out_of_range.any()):          # one check, one device sync
+        bad = int(idx[out_of_range][0])
+        raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows "
+                         f"(valid: 0..{n - 1})")
+    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)
