@@ -16,7 +16,7 @@ from minitransformer.plot import PlotUnavailable
 from minitransformer.tokenizer import UnknownCharacterError
 from minitransformer.train import (PRESETS, TrainConfig, CheckpointError, TrainingDiverged,
                                    DeviceError, train, resume_config, load_checkpoint,
-                                   check_device)
+                                   check_device, pointed_checkpoint)
 
 # (flag, TrainConfig field, type, help) of the values a preset sets and a flag overrides
 TRAIN_FLAGS = [
@@ -125,7 +125,17 @@ def cmd_train(args):
         cfg = resume_config(out, **overrides, **flags)
     else:
         cfg = TrainConfig.from_preset(args.preset, out=out, **overrides, **flags)
-    result = train(cfg, resume=args.resume)
+    try:
+        result = train(cfg, resume=args.resume)
+    except KeyboardInterrupt as e:       # Ctrl-C: say where the run can pick up again
+        try:
+            ckpt = pointed_checkpoint(out)
+        except CheckpointError:
+            ckpt = None
+        if ckpt is not None:
+            e.hint = (f"; its last checkpoint is {ckpt}, continue the run with: "
+                      f"minitransformer train --resume --out {out}")
+        raise
     if result.history:
         last = result.history[-1]
         print(f"done: iter {last['iter']}, train loss {last['train_loss']:.4f}, val loss "
@@ -186,8 +196,9 @@ def main(argv=None):
     except USER_ERRORS as e:
         print(f"minitransformer {args.command}: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"\nminitransformer {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"\nminitransformer {args.command}: interrupted{getattr(e, 'hint', '')}",
+              file=sys.stderr)
         return 130
 
 

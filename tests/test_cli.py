@@ -68,6 +68,27 @@ def test_resume_continues_the_run(text_file, tmp_path, capsys):
     assert rc == 1 and "--resume" in err
 
 
+def test_ctrl_c_says_how_to_continue_the_run(text_file, tmp_path, capsys, monkeypatch):
+    from minitransformer import train as train_mod
+    evaluate, calls = train_mod.estimate_loss, []
+
+    def interrupted_at_the_second_evaluation(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return evaluate(*args)
+    monkeypatch.setattr(train_mod, "estimate_loss", interrupted_at_the_second_evaluation)
+    out = tmp_path / "run"
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 8,
+                     "--eval-interval", 4, *TINY)
+    assert rc == 130
+    assert f"interrupted; its last checkpoint is {out / 'ckpt-0000000'}, continue the run " \
+           f"with: minitransformer train --resume --out {out}" in err
+    monkeypatch.undo()
+    rc, stdout, err = run(capsys, "train", "--resume", "--out", out, "--no-progress")
+    assert rc == 0 and "iter 8: train loss" in stdout, err
+
+
 def test_prompt_with_unknown_characters_names_them(text_file, tmp_path, capsys):
     out = tmp_path / "run"
     assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",
