@@ -176,7 +176,11 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     With `inputs=None` gradients accumulate into the `.grad` of every leaf (as
     `Tensor.backward`); otherwise they are returned, one per tensor of `inputs` (as `mg.grad`),
     and no `.grad` is touched."""
-    wanted = None if inputs is None else {id(t): i for i, t in enumerate(inputs)}
+    wanted = None
+    if inputs is not None:  # id -> positions: one tensor may be asked for twice
+        wanted = {}
+        for i, t in enumerate(inputs):
+            wanted.setdefault(id(t), []).append(i)
     found = [None] * (0 if inputs is None else len(inputs))
     # id(tensor) -> [gradient so far, owned]. "Owned" means the engine made that array itself
     # and nothing else refers to it yet, so more gradient may be added to it in place (only
@@ -193,7 +197,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 continue
             g = entry[0]
             if wanted is not None and id(t) in wanted:
-                found[wanted[id(t)]] = g
+                for i in wanted[id(t)]:
+                    found[i] = g
             ctx = t._ctx
             if ctx is None:
                 if wanted is None:

@@ -152,6 +152,19 @@ def test_mg_grad_returns_and_leaves_dot_grad_untouched(device):
         mg.grad((x * 2).sum(), [x, unused])
 
 
+def test_mg_grad_with_one_tensor_asked_for_twice(device):
+    """Every position of `inputs` gets its gradient (as torch.autograd.grad), also when two
+    positions hold one tensor, e.g. a reshape to the tensor's own shape, which returns it."""
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = x * 3
+    same = y.reshape(2)                                  # y itself: no new node
+    for create_graph in (False, True):
+        gx, gy, gsame = mg.grad((y * y).sum(), [x, y, same], create_graph=create_graph,
+                                retain_graph=True)
+        assert gx.tolist() == [18.0, 36.0]
+        assert gy.tolist() == gsame.tolist() == [6.0, 12.0]
+
+
 # ---- second derivatives --------------------------------------------------------------------
 _A = np.array([[2.0, 1.0, 0.0], [0.5, 3.0, -1.0], [0.0, 2.0, 1.0]])
 
