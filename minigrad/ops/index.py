@@ -117,7 +117,8 @@ def ints_first(index):
 
 def _is_int(i):
     """A Python int or a 0-d integer array (a 0-d integer tensor indexes as an int)."""
-    return type(i) is int or (hasattr(i, "dtype") and i.ndim == 0 and i.dtype.kind in "iu")
+    return backend.is_integer(i) or (hasattr(i, "dtype") and i.ndim == 0 and
+                                     i.dtype.kind in "iu")
 
 
 def check_index(x, index, op):
