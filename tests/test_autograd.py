@@ -154,15 +154,38 @@ def test_mg_grad_returns_and_leaves_dot_grad_untouched(device):
 
 def test_mg_grad_with_one_tensor_asked_for_twice(device):
     """Every position of `inputs` gets its gradient (as torch.autograd.grad), also when two
-    positions hold one tensor, e.g. a reshape to the tensor's own shape, which returns it."""
+    positions hold one tensor."""
     x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = x * 3
-    same = y.reshape(2)                                  # y itself: no new node
     for create_graph in (False, True):
-        gx, gy, gsame = mg.grad((y * y).sum(), [x, y, same], create_graph=create_graph,
+        gx, gy, gsame = mg.grad((y * y).sum(), [x, y, y], create_graph=create_graph,
                                 retain_graph=True)
         assert gx.tolist() == [18.0, 36.0]
         assert gy.tolist() == gsame.tolist() == [6.0, 12.0]
+
+
+def test_views_of_the_same_shape_are_new_nodes(device):
+    """reshape/view/permute/transpose/expand/squeeze to the same shape make a new view node,
+    as PyTorch: one made after the output was not used to compute it, and one made before
+    gets its own gradient. flatten with nothing to merge returns the tensor itself (PyTorch
+    too)."""
+    x = mg.tensor([[1.0, 2.0]], device=device, requires_grad=True)
+    views = [x.reshape(1, 2), x.view(1, 2), x.permute(0, 1), x.transpose(1, 1),
+             x.expand(1, 2), x.squeeze(1), x.unsqueeze(0).squeeze(0), x.mT.mT]
+    for v in views:
+        assert v is not x and not v.is_leaf and v.shape == x.shape
+    assert x.flatten(1, 1) is x and x.flatten(0, 0) is x
+    out = (x * x).sum()
+    with pytest.raises(RuntimeError, match="was not used"):
+        mg.grad(out, [x.reshape(1, 2)], retain_graph=True)
+    v = x.reshape(1, 2)
+    out = (v * 3).sum() + (x * x).sum()
+    gv, gx = mg.grad(out, [v, x])
+    assert gv.tolist() == [[3.0, 3.0]] and gx.tolist() == [[5.0, 7.0]]
+    e = x.expand(1, 2)                                   # writable, and writes reach x
+    with mg.no_grad():
+        e[0, 0] = 5.0
+    assert x.tolist() == [[5.0, 2.0]] and x._version == e._version == 1
 
 
 # ---- second derivatives --------------------------------------------------------------------

@@ -68,6 +68,8 @@ class Expand(Function):
     """Broadcast to a larger shape (a view, no copy); its gradient sums back."""
     def forward(self, a, shape):
         self.in_shape = a.shape
+        if shape == a.shape:   # a plain, writable view: broadcast_to's is read-only
+            return a.reshape(shape)
         return self.xp.broadcast_to(a, shape)
     def backward(self, g): return sum_to(g, self.in_shape)
 
@@ -116,8 +118,6 @@ def expand(x, shape):
     wanted = tuple(shape)
     shape = tuple(x.shape[i - lead] if s == -1 and lead >= 0 else s
                   for i, s in enumerate(shape))
-    if shape == x.shape:
-        return x
     try:
         if lead < 0 or backend.broadcast_shapes(x.shape, shape) != shape:
             raise ValueError

@@ -80,9 +80,7 @@ def reshape(x, shape):
         raise ValueError(f"reshape: cannot view a tensor of shape {x.shape} ({x.numel()} "
                          f"elements) as {tuple(shape)} (the sizes must multiply to "
                          f"{x.numel()}; one -1 at most, and not beside a 0)")
-    if tuple(shape) == x.shape:
-        return x
-    return Reshape.apply(x, shape=tuple(shape))
+    return Reshape.apply(x, shape=tuple(shape))  # a new view even of the same shape
 
 
 def permute(x, dims):
@@ -92,14 +90,12 @@ def permute(x, dims):
     if dims is None or len(dims) != n or set(dims) != set(order):
         raise ValueError(f"permute: dims {given} are not a permutation of the {n} dims of a "
                          f"tensor of shape {x.shape}")
-    return x if dims == order else Permute.apply(x, dims=dims)
+    return Permute.apply(x, dims=dims)
 
 
 def transpose(x, d0, d1):
     (d0,), (d1,) = normalize_dims(d0, x.ndim, "transpose"), normalize_dims(d1, x.ndim,
                                                                              "transpose")
-    if d0 == d1 or x.ndim < 2:
-        return x
     dims = list(range(x.ndim))
     dims[d0], dims[d1] = d1, d0
     return Permute.apply(x, dims=tuple(dims))
@@ -127,6 +123,8 @@ def flatten(x, start_dim=0, end_dim=-1):
     if s > e:  # x.shape[s:e + 1] would be empty and insert a new dim of 1
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"(dims {s} > {e} of a tensor of shape {x.shape})")
+    if s == e:  # nothing to merge: the tensor itself, as PyTorch
+        return x
     n = 1
     for d in x.shape[s:e + 1]:
         n *= d
