@@ -9,9 +9,10 @@ from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
 
 class Tensor:
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
-    # every tensor that views the same memory (see `_version`)
+    # every tensor that views the same memory (see `_version`); _hooks: None, or the
+    # functions register_hook added; _retains_grad: retain_grad() was called
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "device", "_version_counter",
-                 "__weakref__")
+                 "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
     def __init__(self, data, dtype=None, device=None, requires_grad=False):
@@ -37,6 +38,7 @@ class Tensor:
             arr = arr.astype(dtype)
         self.data, self.device, self.grad, self._ctx = arr, device, None, None
         self.requires_grad, self._version_counter = False, [0]
+        self._hooks, self._retains_grad = None, False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -45,7 +47,7 @@ class Tensor:
         """Wrap an array already on `device` (no checks, no copy): the ops' fast constructor."""
         t = Tensor.__new__(Tensor)
         t.data, t.device, t.grad, t._ctx, t.requires_grad = array, device, None, None, requires_grad
-        t._version_counter = [0]
+        t._version_counter, t._hooks, t._retains_grad = [0], None, False
         return t
 
     # ---- properties -------------------------------------------------------------------
@@ -214,6 +216,34 @@ class Tensor:
         g = _initial_grad(self, gradient)
         run_backward([self], [g], create_graph if retain_graph is None else retain_graph,
                      create_graph)
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in `.grad` when backward computes it (a leaf
+        keeps its gradient anyway), e.g. to check a hand-derived backward step by step."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: the tensor does not require grad, so no "
+                               "gradient will reach it")
+        if not self.is_leaf:
+            self._retains_grad = True
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """Call hook(grad) each time backward computes this tensor's gradient; a Tensor it
+        returns replaces the gradient (same shape and dtype) before it flows on or into
+        `.grad`. Returns a handle: handle.remove() takes the hook off again."""
+        from minigrad.autograd import HookHandle
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: the tensor does not require grad, so no "
+                               "gradient will reach it")
+        if not callable(hook):
+            raise TypeError(f"register_hook: expected a function of the gradient, got "
+                            f"{type(hook).__name__}")
+        if self._hooks is None:
+            self._hooks = {}
+        return HookHandle(self._hooks, hook)
 
     def _accumulate_grad(self, g):
         if self.grad is None:

@@ -384,3 +384,83 @@ def test_a_parameter_made_from_a_tensor_shares_its_version_count():
     t[0] = 5.0                                           # the parameter's memory too
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         loss.backward()
+
+
+# ---- retain_grad and hooks -----------------------------------------------------------------
+def test_retain_grad_keeps_a_non_leaf_gradient(device):
+    """retain_grad() fills .grad of an intermediate tensor, accumulating over backward calls
+    as a leaf's does (PyTorch too, also under mg.grad); without it .grad stays None."""
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y, w = x * 3, x * 2
+    y.retain_grad()
+    assert y.retains_grad and not w.retains_grad
+    z = (y * y).sum() + w.sum()
+    z.backward(retain_graph=True)
+    assert y.grad.tolist() == [6.0, 12.0] and w.grad is None      # dz/dy = 2y
+    z.backward(retain_graph=True)
+    assert y.grad.tolist() == [12.0, 24.0] and x.grad.tolist() == [40.0, 76.0]
+    y.grad = None
+    mg.grad(z, [x], retain_graph=True)
+    assert y.grad.tolist() == [6.0, 12.0]
+    x.retain_grad()                                      # a leaf keeps its gradient anyway
+    assert not x.retains_grad
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.tensor([1.0], device=device).retain_grad()
+
+
+def test_hooks_see_and_replace_gradients(device):
+    """register_hook: the hook sees the gradient; a returned tensor replaces it downstream,
+    in a retained .grad, in a leaf's .grad and in mg.grad's result; handle.remove() undoes
+    it; hooks run in the order added."""
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    seen = []
+    h1 = y.register_hook(lambda g: seen.append(g.tolist()))
+    h2 = y.register_hook(lambda g: g * 10)
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    assert seen == [[6.0, 12.0]]
+    assert y.grad.tolist() == [60.0, 120.0] and x.grad.tolist() == [180.0, 360.0]
+    h1.remove(), h2.remove(), h2.remove()                # removing twice is harmless
+    x.grad = y.grad = None
+    z.backward(retain_graph=True)
+    assert x.grad.tolist() == [18.0, 36.0] and seen == [[6.0, 12.0]]
+    hx = x.register_hook(lambda g: g + 1)                # on a leaf: before .grad
+    x.grad = None
+    z.backward(retain_graph=True)
+    assert x.grad.tolist() == [19.0, 37.0]
+    assert mg.grad(z, [x], retain_graph=True)[0].tolist() == [19.0, 37.0]
+    hx.remove()
+
+
+def test_hook_errors_name_the_problem(device):
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.tensor([1.0], device=device).register_hook(lambda g: g)
+    with pytest.raises(TypeError, match="function of the gradient"):
+        x.register_hook(3)
+    y = x * 2
+    y.register_hook(lambda g: g[:1])
+    with pytest.raises(RuntimeError, match=r"changed the gradient from shape \(2,\).*\(1,\)"):
+        y.sum().backward()
+    y = x * 2
+    y.register_hook(lambda g: g.double())
+    with pytest.raises(RuntimeError, match="float64"):
+        y.sum().backward()
+    y = x * 2
+    y.register_hook(lambda g: [1.0, 1.0])
+    with pytest.raises(TypeError, match="returned a list"):
+        y.sum().backward()
+
+
+def test_hook_under_create_graph_is_differentiable(device):
+    """With create_graph=True a hook's replacement is part of the recorded graph: here the
+    hook multiplies d/dy by x, so d(x.grad)/dx includes the hook's term (as PyTorch)."""
+    x = mg.tensor([1.0, 2.0], device=device, dtype=mg.float64, requires_grad=True)
+    y = x ** 2
+    y.register_hook(lambda g: g * x)
+    y.sum().backward(create_graph=True)                  # x.grad = 2x·x = 2x²
+    assert x.grad.tolist() == [2.0, 8.0]
+    (gg,) = mg.grad(x.grad.sum(), [x])
+    assert gg.tolist() == [4.0, 8.0]                     # d(2x²)/dx = 4x
