@@ -334,3 +334,36 @@ def test_walking_the_module_tree_leaves_no_garbage_cycles():
         gc.enable()
     assert [n for n, _ in model.named_modules()] == ["", "0", "1", "1.0", "1.1"]
 
+
+
+def test_forward_hooks_record_and_replace():
+    """register_forward_hook sees (module, args, output) and may replace the output;
+    register_forward_pre_hook may replace the inputs; handles remove them (as PyTorch)."""
+    lin = nn.Linear(2, 2, bias=False)
+    with mg.no_grad():
+        lin.weight[...] = mg.tensor([[1.0, 0.0], [0.0, 2.0]])
+    x = mg.tensor([[1.0, 1.0]])
+    seen = []
+    h1 = lin.register_forward_hook(lambda m, args, out: seen.append((m, args[0], out)))
+    y = lin(x)
+    assert seen[0][0] is lin and seen[0][1] is x and seen[0][2] is y
+    h2 = lin.register_forward_hook(lambda m, args, out: out * 10)
+    h3 = lin.register_forward_pre_hook(lambda m, args: args[0] + 1)   # one value: the input
+    assert lin(x).tolist() == [[20.0, 40.0]]
+    assert seen[1][1].tolist() == [[2.0, 2.0]]           # post-hooks get the replaced input
+    for h in (h1, h2, h3):
+        h.remove()
+    assert lin(x).tolist() == [[1.0, 2.0]] and len(seen) == 2
+    with pytest.raises(TypeError, match="register_forward_hook: expected a function"):
+        lin.register_forward_hook("not a function")
+    assert "weight" in lin.state_dict() and len(lin.state_dict()) == 1   # hooks are not state
+
+
+def test_forward_hook_collects_activations_of_a_model():
+    """The use hooks exist for: record each block's output without touching the model."""
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    acts = {}
+    for name, m in model.named_children():
+        m.register_forward_hook(lambda m, args, out, name=name: acts.update({name: out}))
+    out = model(mg.randn(5, 3))
+    assert list(acts) == ["0", "1", "2"] and acts["2"] is out and acts["1"].shape == (5, 4)

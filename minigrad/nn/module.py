@@ -3,6 +3,7 @@ save their state. Attribute assignment registers parameters and sub-modules, as 
 from collections import OrderedDict
 
 from minigrad import backend
+from minigrad.autograd import HookHandle
 from minigrad.tensor import Tensor, split_device_dtype
 
 
@@ -97,7 +98,34 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        pre, post = self.__dict__.get("_forward_pre_hooks"), self.__dict__.get("_forward_hooks")
+        for hook in list(pre.values()) if pre else ():
+            new = hook(self, args)                       # None keeps the inputs
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(post.values()) if post else ():
+            new = hook(self, args, out)                  # None keeps the output
+            if new is not None:
+                out = new
+        return out
+
+    def register_forward_pre_hook(self, hook):
+        """hook(module, args) runs before forward; a value it returns replaces the positional
+        inputs (a tuple, or one value). Returns a handle: handle.remove() takes it off."""
+        return self._add_hook("_forward_pre_hooks", hook, "register_forward_pre_hook")
+
+    def register_forward_hook(self, hook):
+        """hook(module, args, output) runs after forward, e.g. to record activations; a value
+        it returns replaces the output. Returns a handle: handle.remove() takes it off."""
+        return self._add_hook("_forward_hooks", hook, "register_forward_hook")
+
+    def _add_hook(self, kind, hook, caller):
+        if not callable(hook):
+            raise TypeError(f"{caller}: expected a function, got {type(hook).__name__}")
+        if kind not in self.__dict__:                    # made on first use: most never are
+            object.__setattr__(self, kind, OrderedDict())
+        return HookHandle(self.__dict__[kind], hook)
 
     # ---- traversal ------------------------------------------------------------------------
     def named_modules(self, prefix="", remove_duplicate=True):
