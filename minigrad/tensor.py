@@ -319,6 +319,10 @@ class Tensor:
     def __neg__(self): return ops.elementwise.neg(self)
     def __matmul__(self, o): return ops.matmul.matmul(self, o)
     def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
+    # PyTorch's method spellings of the same ops: x.add(y), x.pow(2), x.matmul(w) ...
+    add, sub, mul, div, pow, matmul, neg = \
+        __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__, __neg__
+    def square(self): return ops.elementwise.mul(self, self)
 
     # comparisons give boolean tensors and are not differentiable
     def __lt__(self, o): return ops.elementwise.compare("less", self, o)
@@ -393,6 +397,8 @@ class Tensor:
     def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
     def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape))
     def expand_as(self, other): return ops.shape.expand(self, other.shape)
+    def view_as(self, other): return ops.shape.reshape(self, other.shape)
+    reshape_as = view_as
     def tril(self, diagonal=0): return ops.shape.tril(self, diagonal)
     def triu(self, diagonal=0): return ops.shape.triu(self, diagonal)
     def split(self, split_size, dim=0): return ops.shape.split(self, split_size, dim)

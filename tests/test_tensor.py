@@ -160,3 +160,21 @@ def test_full_takes_its_dtype_from_the_value_as_torch(device):
     assert mg.full((2,), True, device=device).dtype == mg.bool
     assert mg.full((2,), 7.0, device=device).dtype == mg.float32
     assert mg.full((2,), 7, dtype=mg.float64, device=device).dtype == mg.float64
+
+
+def test_method_spellings_match_the_operators(device):
+    """x.add(y), x.mul(y), ... are the operators under PyTorch's method names: same values,
+    same gradients."""
+    a = mg.tensor([1.0, -2.0, 3.0], device=device, dtype=mg.float64, requires_grad=True)
+    b = mg.tensor([0.5, 4.0, -1.0], device=device, dtype=mg.float64, requires_grad=True)
+    pairs = [(a.add(b), a + b), (a.sub(b), a - b), (a.mul(b), a * b), (a.div(b), a / b),
+             (a.pow(2), a ** 2), (a.matmul(b), a @ b), (a.neg(), -a), (a.square(), a * a),
+             (a.add(2.0), a + 2.0), (a.view_as(b), a.reshape(3)),
+             (a.reshape_as(mg.zeros(3, 1)), a.reshape(3, 1))]
+    for got, want in pairs:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        ga = mg.grad(got.sum(), [a], allow_unused=True)[0]
+        wa = mg.grad(want.sum(), [a], allow_unused=True)[0]
+        np.testing.assert_array_equal(ga.numpy(), wa.numpy())
+    with pytest.raises(ValueError, match="cannot view"):
+        a.view_as(mg.zeros(2, 2))
