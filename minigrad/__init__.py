@@ -13,7 +13,7 @@ from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: m
 from minigrad.tensor import Tensor  # noqa: F401
 from minigrad.autograd import no_grad, enable_grad, is_grad_enabled, grad  # noqa: F401
 from minigrad.creation import (tensor, zeros, ones, full, arange, randn, rand,  # noqa: F401
-                               randint, zeros_like, ones_like, randn_like)
+                               randint, zeros_like, ones_like, randn_like, multinomial)
 from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maximum,  # noqa
                                       minimum, clip, where, masked_fill)
 from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu  # noqa: F401

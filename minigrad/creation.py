@@ -1,4 +1,5 @@
-"""Tensor factories: tensor, zeros, ones, full, arange, randn, rand, randint, *_like."""
+"""Tensor factories: tensor, zeros, ones, full, arange, randn, rand, randint, *_like, and
+multinomial (sampling indices from weights)."""
 import operator
 
 from minigrad import backend
@@ -113,3 +114,54 @@ def ones_like(x, dtype=None, device=None, requires_grad=False):
 def randn_like(x, dtype=None, device=None, requires_grad=False):
     return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False):
+    """Indices drawn from each row of non-negative weights `input`, (K,) or (N, K), which need
+    not sum to 1 (as PyTorch): int64 of shape (num_samples,) or (N, num_samples).
+
+    With replacement each draw inverts the row's cumulative weights at a uniform number; all
+    rows go through one sorted search, row r's cumulative weights (scaled to end at 1) shifted
+    by r. Without it, the draws are the num_samples largest keys log(u)/w (Efraimidis and
+    Spirakis): the same distribution as drawing one at a time and removing what was drawn,
+    and in that order. A zero weight is never drawn."""
+    if not isinstance(input, Tensor) or not backend.is_floating(input.dtype):
+        raise TypeError(f"multinomial: needs a tensor of floating-point weights, got "
+                        f"{getattr(input, 'dtype', type(input).__name__)}")
+    if input.ndim not in (1, 2) or input.shape[-1] == 0:
+        raise ValueError(f"multinomial: the weights must have shape (K,) or (N, K) with "
+                         f"K >= 1, got {input.shape}")
+    try:
+        num_samples = operator.index(num_samples)
+    except TypeError:
+        raise TypeError(f"multinomial: num_samples must be an int, got "
+                        f"{type(num_samples).__name__}") from None
+    b, xp = input.backend, input.backend.xp
+    w = input.data.reshape(-1, input.shape[-1]).astype(backend.float64)
+    n, k = w.shape
+    total = w.sum(axis=1, keepdims=True)
+    positive = (w > 0).sum(axis=1)
+    if not bool(xp.isfinite(w).all()) or bool((w < 0).any()) or bool((total <= 0).any()):
+        raise ValueError("multinomial: the weights must be finite and >= 0, with a positive "
+                         "sum in every row")
+    fewest = int(positive.min())
+    if num_samples < 1 or (not replacement and num_samples > fewest):
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples "
+                         f"{'with' if replacement else 'without'} replacement from a row with "
+                         f"{fewest} categor{'y' if fewest == 1 else 'ies'} of positive weight "
+                         f"(needs 1 <= num_samples{'' if replacement else ' <= that number'})")
+    if replacement:
+        rows = xp.arange(n, dtype=backend.float64)[:, None]
+        cdf = xp.cumsum(w, axis=1) / total + rows        # row r rises from r to r + 1
+        u = b.rng.random((n, num_samples)) + rows
+        ids = xp.searchsorted(cdf.reshape(-1), u.reshape(-1), side="right").reshape(u.shape)
+        ids = ids - xp.arange(n)[:, None] * k
+        # rounding may put u at its row's very end: the last category of positive weight
+        last = k - 1 - xp.argmax(w[:, ::-1] > 0, axis=1)[:, None]
+        ids = xp.minimum(ids, last)
+    else:
+        u = 1.0 - b.rng.random((n, k))                   # in (0, 1]: log(u) is finite
+        keys = xp.where(w > 0, xp.log(u) / xp.where(w > 0, w, 1.0), -xp.inf)   # w = 0: never
+        ids = xp.argsort(-keys, axis=1)[:, :num_samples]
+    ids = ids.astype(backend.int64)
+    return Tensor._make(ids.reshape(input.shape[:-1] + (num_samples,)), input.device)

@@ -1,5 +1,7 @@
 """`minigrad.functional` (imported as F): the stateless functions the nn layers are made of,
 under PyTorch's names and argument names."""
+from minigrad import backend
+from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import relu, tanh, sigmoid, gelu  # noqa: F401
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy, check_reduction as _check_reduction  # noqa
@@ -22,3 +24,19 @@ def mse_loss(input, target, reduction="mean"):
     d = (input - target) ** 2
     return d if reduction == "none" else d.mean() if reduction == "mean" else d.sum()
 
+
+def one_hot(tensor, num_classes=-1):
+    """int64 indices (any shape) -> int64 (..., num_classes) with a 1 at each index, 0
+    elsewhere; num_classes=-1 takes the largest index + 1 (as PyTorch)."""
+    if not isinstance(tensor, Tensor) or tensor.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: needs a tensor of integer class indices, got "
+                        f"{getattr(tensor, 'dtype', type(tensor).__name__)}")
+    xp = tensor.backend.xp
+    if num_classes == -1:
+        num_classes = int(tensor.data.max()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.data.min()) < 0 or
+                           int(tensor.data.max()) >= num_classes):
+        raise ValueError(f"one_hot: class indices must lie in [0, {num_classes}), got values "
+                         f"from {int(tensor.data.min())} to {int(tensor.data.max())}")
+    hot = tensor.data[..., None] == xp.arange(num_classes)
+    return Tensor._make(hot.astype(backend.int64), tensor.device)

@@ -351,6 +351,9 @@ class Tensor:
     clamp = clip
     def masked_fill(self, mask, value): return ops.elementwise.masked_fill(self, mask, value)
     def softmax(self, dim=-1): return ops.softmax.softmax(self, dim)
+    def multinomial(self, num_samples, replacement=False):
+        from minigrad.creation import multinomial       # creation.py imports this module
+        return multinomial(self, num_samples, replacement)
     def log_softmax(self, dim=-1): return ops.softmax.log_softmax(self, dim)
 
     # ---- reductions (dim/keepdim as PyTorch; axis/keepdims accepted too) ----------------

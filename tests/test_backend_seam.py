@@ -174,7 +174,8 @@ def test_factories_comparisons_and_indices_stay_on_the_device():
     x = mg.randn(2, 3, device="spy", requires_grad=True)
     made += [mg.zeros_like(x), mg.ones_like(x), mg.randn_like(x), x < 0, x >= x, x == 1.0,
              ~(x > 0), (x > 0) & (x < 1), (x > 0) | (x < 1), x.argmax(), x.argmin(dim=1),
-             x.max(dim=1)[1], x.detach()]
+             x.max(dim=1)[1], x.detach(), mg.multinomial(x.softmax(-1), 2),
+             mg.multinomial(x.exp(), 4, replacement=True), F.one_hot(x.argmax(dim=1), 3)]
     for t in made:
         assert t.device == "spy" and isinstance(t.data, spy_backend.SpyArray), repr(t)
     with mg.no_grad():

@@ -1,0 +1,73 @@
+"""mg.multinomial (draw category indices from weights) and F.one_hot: the pieces a user needs
+to write their own sampling loop or bigram model, as in PyTorch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+
+
+def test_multinomial_with_replacement_follows_the_weights(device):
+    """Frequencies match the normalised weights (within 5 standard errors of 40,000 draws),
+    a zero weight is never drawn, and rows are independent distributions."""
+    mg.manual_seed(0)
+    w = mg.tensor([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 0.0, 2.0]], device=device)
+    n = 40_000
+    s = mg.multinomial(w, n, replacement=True)
+    assert s.shape == (2, n) and s.dtype == mg.int64 and s.device == device
+    for row, want in zip(s.numpy(), ([0.1, 0.0, 0.6, 0.3], [0.25, 0.25, 0.0, 0.5])):
+        freq = np.bincount(row, minlength=4) / n
+        se = np.sqrt(np.asarray(want) * (1 - np.asarray(want)) / n)
+        assert np.all(np.abs(freq - want) <= 5 * se + 1e-12), (freq, want)
+
+
+def test_multinomial_without_replacement_draws_distinct_categories_in_draw_order(device):
+    """Each row's draws are distinct; asking for every positive category gives a permutation
+    of them; the first draw follows the weights and the second is drawn from the rest, so
+    with weights (0.5, 0.3, 0.2) the pair (1, 0) comes with probability 0.3·0.5/0.7."""
+    mg.manual_seed(1)
+    w = mg.tensor([0.5, 0.3, 0.2, 0.0], device=device)
+    draws = np.array([mg.multinomial(w, 3).numpy() for _ in range(6000)])
+    assert (np.sort(draws, axis=1) == [0, 1, 2]).all()   # distinct, and never the zero
+    first = np.bincount(draws[:, 0], minlength=4) / len(draws)
+    np.testing.assert_allclose(first, [0.5, 0.3, 0.2, 0.0], atol=0.03)
+    pair = np.mean((draws[:, 0] == 1) & (draws[:, 1] == 0))
+    assert abs(pair - 0.3 * 0.5 / 0.7) < 0.03
+    assert mg.multinomial(mg.tensor([[0.0, 2.0, 0.0]], device=device), 1).tolist() == [[1]]
+
+
+def test_multinomial_is_seeded_and_has_a_method_spelling(device):
+    w = mg.tensor([1.0, 2.0, 3.0, 4.0], device=device)
+    mg.manual_seed(7)
+    a = mg.multinomial(w, 5, replacement=True).tolist()
+    mg.manual_seed(7)
+    assert w.multinomial(5, replacement=True).tolist() == a
+
+
+@pytest.mark.parametrize("weights, n, replacement, error, words", [
+    ([1.0, -1.0], 1, True, ValueError, "finite and >= 0"),
+    ([1.0, float("nan")], 1, True, ValueError, "finite and >= 0"),
+    ([1.0, float("inf")], 1, True, ValueError, "finite and >= 0"),
+    ([0.0, 0.0], 1, True, ValueError, "positive sum"),
+    ([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]], 2, False, ValueError, "1 category of positive"),
+    ([1.0, 1.0], 0, True, ValueError, "1 <= num_samples"),
+    ([1, 2], 1, True, TypeError, "floating-point weights, got int64"),
+    ([[[1.0]]], 1, True, ValueError, r"\(K,\) or \(N, K\)"),
+    ([1.0, 1.0], 1.5, True, TypeError, "num_samples must be an int"),
+])
+def test_multinomial_bad_input(weights, n, replacement, error, words):
+    with pytest.raises(error, match=words):
+        mg.multinomial(mg.tensor(weights), n, replacement=replacement)
+
+
+def test_one_hot(device):
+    x = mg.tensor([[0, 2], [1, 0]], device=device)
+    h = F.one_hot(x)
+    assert h.dtype == mg.int64 and h.device == device and h.shape == (2, 2, 3)
+    assert h.tolist() == [[[1, 0, 0], [0, 0, 1]], [[0, 1, 0], [1, 0, 0]]]
+    assert F.one_hot(x, num_classes=5).shape == (2, 2, 5)
+    assert F.one_hot(x).float().argmax(-1).tolist() == x.tolist()
+    with pytest.raises(ValueError, match=r"\[0, 2\), got values from 0 to 2"):
+        F.one_hot(x, num_classes=2)
+    with pytest.raises(TypeError, match="integer class indices, got float32"):
+        F.one_hot(mg.tensor([0.0, 1.0]))
