@@ -18,6 +18,7 @@ from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maxim
                                       minimum, clip, where, masked_fill)
 from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu  # noqa: F401
 from minigrad.ops.matmul import matmul  # noqa: F401
+from minigrad.ops.index import gather, sort, topk  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401

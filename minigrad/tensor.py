@@ -408,6 +408,10 @@ class Tensor:
     def chunk(self, chunks, dim=0): return ops.shape.chunk(self, chunks, dim)
     def unbind(self, dim=0): return ops.shape.unbind(self, dim)
     def __getitem__(self, index): return ops.index.getitem(self, index)
+    def gather(self, dim, index): return ops.index.gather(self, dim, index)
+    def sort(self, dim=-1, descending=False): return ops.index.sort(self, dim, descending)
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return ops.index.topk(self, k, dim, largest, sorted)
 
 
 def split_device_dtype(device, dtype):

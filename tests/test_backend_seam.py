@@ -68,6 +68,8 @@ OPS = [
                              a.swapaxes(0, 1), a[:1].expand(4, 3), a.clone()), [(2, 3)]),
     ("getitem", lambda a: (a[1], a[:, 1:], a[..., None], a[_IDX], a[[1, 1]], a[:, _MASK],
                            a[_t(_IDX, a)], a[0, 2]), [(3, 3)]),
+    ("gather_sort_topk", lambda a: (a.gather(1, _t(_IDS[:, :2].T, a)), a.sort(0)[0],
+                                    a.sort(1, descending=True)[0], a.topk(2)[0]), [(3, 4)]),
     ("cat_stack", lambda a, b: (mg.cat([a, b], 1), mg.stack([a, a], -1)), [(2, 3), (2, 1)]),
     ("split_chunk", lambda a: a.split(2, dim=1) + a.chunk(2) + mg.split(a, [1, 3], 1),
      [(2, 4)]),

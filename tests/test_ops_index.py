@@ -69,6 +69,24 @@ CASES += [
            torch_fn=lambda w: _torch_embedding(w, padding_idx=0)),
 ]
 
+_G = np.array([[2, 0, 2], [1, 1, 0], [0, 2, 1]])         # repeated: gradients add up
+
+CASES += [
+    OpCase("gather_dim1", lambda x: x.gather(1, mg.tensor(_G, device=x.device)), ((4, 3),),
+           torch_fn=lambda x: x.gather(1, _t(_G)),
+           np_fn=lambda x: np.take_along_axis(x[:3], _G, 1)),
+    OpCase("gather_dim0", lambda x: mg.gather(x, 0, _G[:2, :2] + 1), ((4, 3),),
+           torch_fn=lambda x: x.gather(0, _t(_G[:2, :2] + 1)),
+           np_fn=lambda x: np.take_along_axis(x[:, :2], _G[:2, :2] + 1, 0)),
+    OpCase("sort", lambda x: x.sort(1)[0], ((4, 3),), np_fn=lambda x: np.sort(x, 1)),
+    OpCase("sort_descending", lambda x: x.sort(0, descending=True)[0], ((4, 3),),
+           np_fn=lambda x: -np.sort(-x, 0)),
+    OpCase("topk", lambda x: x.topk(2)[0], ((4, 3),), np_fn=lambda x: -np.sort(-x, 1)[:, :2]),
+    OpCase("topk_smallest", lambda x: mg.topk(x, 3, dim=0, largest=False)[0], ((4, 3),),
+           torch_fn=lambda x: x.topk(3, dim=0, largest=False)[0],
+           np_fn=lambda x: np.sort(x, 0)[:3]),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_vs_torch(case, device, dtype):
@@ -220,3 +238,45 @@ def test_setitem_of_a_value_that_requires_grad_is_refused(device):
     with mg.no_grad():
         x[1] = w * 3
     assert x.tolist() == [[2.0] * 3, [3.0] * 3]
+
+
+def test_sort_and_topk_indices(device):
+    """Indices point where each value came from; ties keep their order (a stable sort, also
+    descending); topk takes the first k of the descending sort; a 0-d tensor sorts to
+    itself at index 0."""
+    x = mg.tensor([[3, 1, 2, 1, 3], [0, 0, 5, -1, 5]], device=device)
+    v, i = x.sort(1)
+    assert v.tolist() == [[1, 1, 2, 3, 3], [-1, 0, 0, 5, 5]]
+    assert i.tolist() == [[1, 3, 2, 0, 4], [3, 0, 1, 2, 4]]
+    v, i = x.sort(1, descending=True)
+    assert v.tolist() == [[3, 3, 2, 1, 1], [5, 5, 0, 0, -1]]
+    assert i.tolist() == [[0, 4, 2, 1, 3], [2, 4, 0, 1, 3]]
+    assert x.topk(2, dim=1).indices.tolist() == [[0, 4], [2, 4]]
+    b = mg.tensor([True, False, True], device=device)
+    assert b.sort(descending=True).indices.tolist() == [0, 2, 1]
+    f = mg.tensor([1.0, float("nan"), -2.0], device=device)
+    assert f.sort().indices.tolist() == [2, 0, 1]        # NaN last (first when descending)
+    assert f.sort(descending=True).indices.tolist() == [1, 0, 2]
+    v, i = mg.tensor(2.0, device=device).sort()
+    assert v.item() == 2.0 and i.item() == 0
+    assert mg.tensor([1.0, 2.0], device=device).topk(0).values.shape == (0,)
+
+
+def test_gather_and_topk_bad_input(device):
+    x = mg.zeros(3, 4, device=device)
+    with pytest.raises(IndexError, match=r"\[0, 4\).*got values from -1 to 2"):
+        x.gather(1, mg.tensor([[-1, 2]], device=device))
+    with pytest.raises(IndexError, match=r"\[0, 3\).*from 0 to 3"):
+        x.gather(0, mg.tensor([[3, 0]], device=device))
+    with pytest.raises(ValueError, match="must have the 2 dims"):
+        x.gather(1, mg.tensor([1, 2], device=device))
+    with pytest.raises(ValueError, match="no larger except dim 1"):
+        x.gather(1, mg.zeros(4, 1, dtype=mg.int64, device=device))
+    with pytest.raises(TypeError, match="tensor of integers, got float32"):
+        x.gather(1, mg.zeros(1, 1, device=device))
+    with pytest.raises(IndexError, match="dim 2 out of range"):
+        x.gather(2, mg.zeros(1, 1, dtype=mg.int64, device=device))
+    with pytest.raises(ValueError, match=r"k must be an int in \[0, 4\]"):
+        x.topk(5)
+    with pytest.raises(ValueError, match=r"k must be an int in \[0, 3\]"):
+        x.topk(1.5, dim=0)

@@ -4,6 +4,7 @@ or lists of ints or bools, with integer indices applied before array ones."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
+from minigrad.ops.reduce import normalize_dims, ValuesIndices
 
 
 class GetItem(Function):
@@ -188,3 +189,61 @@ def embedding(indices, weight, padding_idx=None):
         raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows "
                          f"(valid: 0..{n - 1})")
     return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)
+
+
+def gather(x, dim, index):
+    """out[i][j][k] = x[index[i][j][k]][j][k] for dim 0 (likewise for the others), as
+    torch.gather: `index` has x's number of dims and is no larger in the others; the output
+    has its shape. Indexing with index along `dim` and a position grid along every other dim,
+    so the gradient is indexing's scatter-add (repeated indices accumulate)."""
+    (d,) = normalize_dims(dim, max(x.ndim, 1), "gather")
+    idx = raw_index(index, x, "gather", "index")
+    if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
+        raise TypeError(f"gather: index must be a tensor of integers, got "
+                        f"{getattr(idx, 'dtype', type(idx).__name__)}")
+    if idx.ndim != x.ndim or any(i > s for k, (i, s) in enumerate(zip(idx.shape, x.shape))
+                                 if k != d):
+        raise ValueError(f"gather: index of shape {tuple(idx.shape)} must have the {x.ndim} "
+                         f"dims of the input {x.shape}, each no larger except dim {d}")
+    n = x.shape[d] if x.ndim else 1
+    if idx.size and bool(((idx < 0) | (idx >= n)).any()):   # no wrapping, as PyTorch
+        raise IndexError(f"gather: index values must lie in [0, {n}) (the size of dim {d} of "
+                         f"the input {x.shape}), got values from {int(idx.min())} to "
+                         f"{int(idx.max())}")
+    xp = x.backend.xp
+    grid = tuple(idx if k == d else
+                 xp.arange(n).reshape((n,) + (1,) * (idx.ndim - k - 1))
+                 for k, n in enumerate(idx.shape))
+    return GetItem.apply(x, index=grid)
+
+
+def sort(x, dim=-1, descending=False):
+    """(values, indices) along dim, as torch.sort; ties keep their order (a stable sort).
+    The values are differentiable: their gradient goes back to where each came from."""
+    (d,) = normalize_dims(dim, max(x.ndim, 1), "sort")
+    xp = x.backend.xp
+    if x.ndim == 0:
+        return ValuesIndices(getitem(x, ()), Tensor._make(xp.zeros((), backend.int64), x.device))
+    if not descending:
+        order = xp.argsort(x.data, axis=d, kind="stable")
+    else:    # stable descending without negating (ints, bools): sort the reversed array
+        rev = xp.flip(x.data, axis=d)                  # ascending, then reverse back
+        order = x.shape[d] - 1 - xp.flip(xp.argsort(rev, axis=d, kind="stable"), axis=d)
+    order = order.astype(backend.int64)
+    return ValuesIndices(gather(x, d, Tensor._make(order, x.device)),
+                         Tensor._make(order, x.device))
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest with largest=False) values along dim and their indices, as
+    torch.topk, largest first (with sorted=True; this implementation always sorts)."""
+    (d,) = normalize_dims(dim, max(x.ndim, 1), "topk")
+    n = x.shape[d] if x.ndim else 1
+    if not backend.is_integer(k) or not 0 <= k <= n:
+        raise ValueError(f"topk: k must be an int in [0, {n}] (the size of dim {dim}), got "
+                         f"{k!r}")
+    values, indices = sort(x, d, descending=largest)
+    if x.ndim == 0:
+        return values, indices
+    part = (slice(None),) * d + (slice(0, k),)
+    return ValuesIndices(getitem(values, part), getitem(indices, part))
