@@ -160,7 +160,7 @@ stack expand_dims squeeze zeros ones full empty zeros_like ones_like full_like e
 arange tri tril triu isfinite isnan isinf take_along_axis ascontiguousarray
 logical_not logical_and logical_or less less_equal greater greater_equal equal not_equal
 add subtract multiply divide power negative sum mean max min argmax argmin vdot
-cumsum argsort searchsorted flip""".split())
+cumsum searchsorted flip""".split())
 
 
 def _function(fn, allow_host=False):
@@ -202,7 +202,7 @@ class _UfuncWithoutReduce:
 
 class SpyModule:
     """The spy device's `xp`: NumPy's functions behind the spy arrays' wall. Missing, as in
-    CuPy 13: put_along_axis; ufunc.reduce other than add and multiply."""
+    CuPy 13: put_along_axis; ufunc.reduce other than add and multiply; argsort's `kind`."""
     fmax, fmin = _UfuncWithoutReduce("fmax"), _UfuncWithoutReduce("fmin")
     ndarray = SpyArray
     nan, inf, pi, e, newaxis = np.nan, np.inf, np.pi, np.e, None
@@ -212,6 +212,12 @@ class SpyModule:
     # host -> device transfers are legitimate (cupy.asarray(host) is how data gets there)
     asarray = staticmethod(_function(np.asarray, allow_host=True))
     array = staticmethod(_function(np.array, allow_host=True))
+
+    @staticmethod
+    def argsort(a, axis=-1, kind=None):
+        if kind is not None:                             # CuPy: always stable, no `kind`
+            raise ValueError(f"spy argsort: kind={kind!r} is not accepted (as CuPy's)")
+        return _function(np.argsort)(a, axis=axis, kind="stable")
 
     def __getattr__(self, name):
         if name in FUNCTIONS:

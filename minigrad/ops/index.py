@@ -211,9 +211,9 @@ def gather(x, dim, index):
                          f"the input {x.shape}), got values from {int(idx.min())} to "
                          f"{int(idx.max())}")
     xp = x.backend.xp
-    grid = tuple(idx if k == d else
-                 xp.arange(n).reshape((n,) + (1,) * (idx.ndim - k - 1))
-                 for k, n in enumerate(idx.shape))
+    grid = tuple(idx if k == d else        # positions 0..size-1 along dim k, broadcast
+                 xp.arange(size).reshape((size,) + (1,) * (idx.ndim - k - 1))
+                 for k, size in enumerate(idx.shape))
     return GetItem.apply(x, index=grid)
 
 
@@ -224,11 +224,13 @@ def sort(x, dim=-1, descending=False):
     xp = x.backend.xp
     if x.ndim == 0:
         return ValuesIndices(getitem(x, ()), Tensor._make(xp.zeros((), backend.int64), x.device))
+    # NumPy sorts stably when asked; CuPy always does, and refuses the `kind` argument
+    stable = {"kind": "stable"} if backend.is_numpy(xp) else {}
     if not descending:
-        order = xp.argsort(x.data, axis=d, kind="stable")
+        order = xp.argsort(x.data, axis=d, **stable)
     else:    # stable descending without negating (ints, bools): sort the reversed array
         rev = xp.flip(x.data, axis=d)                  # ascending, then reverse back
-        order = x.shape[d] - 1 - xp.flip(xp.argsort(rev, axis=d, kind="stable"), axis=d)
+        order = x.shape[d] - 1 - xp.flip(xp.argsort(rev, axis=d, **stable), axis=d)
     order = order.astype(backend.int64)
     return ValuesIndices(gather(x, d, Tensor._make(order, x.device)),
                          Tensor._make(order, x.device))
