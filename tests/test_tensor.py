@@ -178,3 +178,90 @@ def test_method_spellings_match_the_operators(device):
         np.testing.assert_array_equal(ga.numpy(), wa.numpy())
     with pytest.raises(ValueError, match="cannot view"):
         a.view_as(mg.zeros(2, 2))
+
+
+def test_in_place_operators_write_into_the_tensor(device):
+    """x += y changes x itself (as PyTorch): a hand-written SGD step over a list of
+    parameters updates them, a view's change reaches its base, and the version count moves
+    (so a graph that saved x notices)."""
+    w = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (w * w).sum().backward()                             # grad 2w = [2, 4]
+    with mg.no_grad():
+        for p in [w]:
+            p -= 0.1 * p.grad
+    assert w.tolist() == pytest.approx([0.8, 1.6]) and w._version == 1 and w.requires_grad
+    x = mg.tensor([1.0, 2.0, 3.0], device=device)
+    v = x[1:]
+    v *= 10
+    v /= 2
+    v += mg.tensor([1.0, 1.0], device=device)
+    x **= 2
+    assert x.tolist() == [1.0, 121.0, 256.0] and x._version == v._version == 4
+    one = x[0]                                           # an element is a 0-d view too
+    one += 1
+    assert x.tolist()[0] == 2.0
+    i = mg.tensor([1, 2], device=device)
+    i *= 3
+    assert i.tolist() == [3, 6] and i.dtype == mg.int64
+    f = mg.zeros(2, device=device)
+    f += mg.ones(2, dtype=mg.float64, device=device)      # a wider float is cast down
+    assert f.dtype == mg.float32 and f.tolist() == [1.0, 1.0]
+
+
+def test_in_place_operators_in_grad_mode(device):
+    """Where a tensor requires grad (in grad mode) autograd records no in-place write, so
+    x += y binds x to a new tensor, as x = x + y: `loss += term` works as in PyTorch. A leaf
+    that requires grad, or memory another tensor views, is refused."""
+    w = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    loss = 0
+    for k in (1.0, 2.0):
+        loss += (w * k).sum()
+    loss *= 2
+    loss.backward()
+    assert loss.item() == 18.0 and w.grad.tolist() == [6.0, 6.0]
+    acc = mg.zeros(2, device=device)
+    before = acc
+    acc += w                                             # a constant += a graph tensor
+    assert acc.requires_grad and before.tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match=r"leaf tensor that requires grad.*x = x \+ y"):
+        w += 1
+    h = w * 2
+    view = h[:1]
+    with pytest.raises(RuntimeError, match=r"shares its memory with another tensor"):
+        h += 1
+    del view
+
+
+def test_in_place_operators_refuse_what_they_cannot_do(device):
+    i = mg.tensor([1, 2], device=device)
+    with pytest.raises(TypeError, match="float32, which x of dtype int64 cannot hold"):
+        i += 0.5
+    with pytest.raises(TypeError, match="cannot hold"):
+        i /= 2
+    z = mg.zeros(2, device=device)
+    with pytest.raises(ValueError, match=r"result has shape \(3, 2\), but x has shape \(2,\)"):
+        z += mg.ones(3, 2, device=device)
+    e = mg.zeros(1, 2, device=device).expand(3, 2)
+    with pytest.raises(ValueError, match="broadcast view"):
+        e += 1
+
+
+def test_numpy_array_on_the_left():
+    """array (op) tensor is the tensor op, as tensor (op) array; array += tensor writes into
+    the array (micrograd's `p.data += -lr * p.grad`, where .data is the raw array); another
+    NumPy function of a tensor gives an array of its values."""
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    a = np.array([3.0, 4.0], dtype=np.float32)
+    for got, want in ((a + x, [4.0, 6.0]), (a - x, [2.0, 2.0]), (a * x, [3.0, 8.0]),
+                      (a / x, [3.0, 2.0]), (a ** x, [3.0, 16.0]), (a @ x, 11.0)):
+        assert isinstance(got, mg.Tensor) and got.requires_grad and got.tolist() == want
+    assert (a > x).tolist() == [True, True] and (a == x).tolist() == [False, False]
+    g = mg.grad((a * x).sum(), x)[0]
+    assert g.tolist() == [3.0, 4.0]
+    data = x.data
+    x.data += -0.5 * g                                   # stays the same array
+    assert x.data is data and x.tolist() == [-0.5, 0.0]
+    e = np.exp(mg.tensor([0.0]))
+    assert isinstance(e, np.ndarray) and e.tolist() == [1.0]
+    with pytest.raises(TypeError, match="cannot write into a Tensor through out="):
+        np.add(a, a, out=mg.zeros(2))

@@ -10,7 +10,11 @@ from minigrad.ops.reduce import normalize_dims, ValuesIndices
 class GetItem(Function):
     def forward(self, a, index):                         # gradient: scatter-add back
         self.index, self.in_shape = index, a.shape
-        return a[index]
+        out = a[index]
+        # NumPy's x[0, 1] is a scalar, a copy; x[0, 1, ...] a 0-d view, as PyTorch's x[0, 1]
+        if not isinstance(out, self.xp.ndarray):
+            out = a[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        return out
     def backward(self, g): return IndexAdd.apply(g, index=self.index, shape=self.in_shape)
 
     def scatter_backward(self, buf, g):
