@@ -2,7 +2,6 @@
 `Function` that produced it). Every operator and method a user calls is defined here, each a
 one-line call into the op that implements it in `minigrad/ops/`."""
 import builtins
-import sys
 
 from minigrad import backend
 from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
@@ -259,107 +258,22 @@ class Tensor:
             g = g.to(dtype=self.dtype)
         self.grad = g if self.grad is None else self.grad + g
 
-    # ---- in-place changes: each checks it may, writes, then counts itself in `_version` --
-    def _check_in_place(self, op):
-        if self.requires_grad and is_grad_enabled():
-            what = "a leaf tensor" if self.is_leaf else "a tensor"
-            raise RuntimeError(f"{op}: in-place change of {what} that requires grad; do it "
-                               f"under mg.no_grad() (e.g. to initialise a weight) or build a "
-                               f"new tensor (x * 0, mg.where, mg.cat)")
-
-    def zero_(self):
-        self._check_in_place("zero_")
-        self.data[...] = 0
-        self._version_counter[0] += 1
-        return self
-
-    def __setitem__(self, index, value):
-        self._check_in_place("setitem")
-        index = ops.index.raw_index(index, self, "setitem")
-        ops.index.check_index(self, index, "setitem")
-        if isinstance(value, Tensor):
-            if value.device != self.device:
-                raise RuntimeError(f"setitem: value on {value.device}, tensor on "
-                                   f"{self.device}; move it with .to({self.device!r}) first")
-            if value.requires_grad and is_grad_enabled():
-                # the write is not recorded in the graph: the value's gradient would be lost
-                # without a word (PyTorch records it; here build the tensor out of place)
-                raise RuntimeError(f"setitem: the value (shape {value.shape}) requires grad, "
-                                   f"but an in-place write is not recorded by autograd, so "
-                                   f"its gradient would be lost; build the tensor out of "
-                                   f"place (mg.cat, mg.stack, mg.where), or write "
-                                   f"value.detach() (or under mg.no_grad()) if no gradient "
-                                   f"should flow")
-            value = value.data
-        elif not backend.is_scalar(value):      # a list or host array: to this device first
-            value = self.backend.from_numpy(backend.to_host(value))
-        parts = ops.index.ints_first(index)     # PyTorch's order of ints and arrays
-        target = self.data if parts is None else self.data[parts[0]]  # a view: writes through
-        index = index if parts is None else parts[1]
-        try:
-            target[index] = value
-        except ValueError:  # NumPy's words ("setting an array element with a sequence")
-            raise ValueError(f"setitem: a value of shape {tuple(self.backend.xp.shape(value))} "
-                             f"cannot be assigned to the part of shape "
-                             f"{tuple(target[index].shape)} that the index selects (tensor "
-                             f"of shape {self.shape}); the value must broadcast to that "
-                             f"part") from None
-        self._version_counter[0] += 1
-
-    # ---- x += y and friends: written into x's memory, as PyTorch ----------------------
-    def __iadd__(self, o): return self._in_place("+=", ops.elementwise.add, o)
-    def __isub__(self, o): return self._in_place("-=", ops.elementwise.sub, o)
-    def __imul__(self, o): return self._in_place("*=", ops.elementwise.mul, o)
-    def __itruediv__(self, o): return self._in_place("/=", ops.elementwise.div, o)
-    def __ipow__(self, o): return self._in_place("**=", ops.elementwise.pow, o)
-
-    def _in_place(self, what, op, o):
-        """Without these Python would rebind x to a new tensor: `p -= lr * p.grad` in a loop
-        over parameters would leave every parameter as it was, and a view's change would not
-        reach its base. Autograd records no in-place write, so where a tensor requires grad
-        (in grad mode) x is rebound to the new tensor after all, as `x = x + y` would be:
-        the same thing unless another tensor views x's memory, which is refused."""
-        if is_grad_enabled() and (self.requires_grad or getattr(o, "requires_grad", False)):
-            if self.requires_grad and self.is_leaf:
-                raise RuntimeError(f"x {what} y: x is a leaf tensor that requires grad; "
-                                   f"change it under mg.no_grad() (e.g. a hand-written "
-                                   f"optimiser step), or write x = x {what[:-1]} y")
-            # the count is shared by every tensor that views this memory: held here and by
-            # getrefcount's own argument alone, it has no other viewer
-            if sys.getrefcount(self._version_counter) > 2:
-                raise RuntimeError(f"x {what} y: x shares its memory with another tensor (a "
-                                   f"view), which would not see the change, and autograd "
-                                   f"records no in-place write; write x = x {what[:-1]} y, "
-                                   f"or do it under mg.no_grad()")
-            return op(self, o)                           # Python binds x to the result
-        result = op(self, o)
-        if result.shape != self.shape:
-            raise ValueError(f"x {what} y: the result has shape {result.shape}, but x has "
-                             f"shape {self.shape}; an in-place op cannot change x's shape")
-        if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[self.dtype.kind]:
-            raise TypeError(f"x {what} y: the result is {result.dtype}, which x of dtype "
-                            f"{self.dtype} cannot hold; convert x first (x = x.float())")
-        try:
-            self.data[...] = result.data                 # through any views of this memory
-        except ValueError:                               # a read-only broadcast (expand)
-            raise ValueError(f"x {what} y: x is a broadcast view (expand), whose elements "
-                             f"share memory, so it cannot be written; clone() it "
-                             f"first") from None
-        self._version_counter[0] += 1
-        return self
+    # ---- in-place changes (ops/inplace.py): each checks it may, writes, then counts itself
+    # in `_version`. Without the augmented operators Python would rebind x += y to a new
+    # tensor: a loop `p -= lr * p.grad` over parameters would change none of them
+    def zero_(self): return ops.inplace.fill(self, 0, "zero_")
+    def __setitem__(self, index, value): ops.inplace.setitem(self, index, value)
+    def __iadd__(self, o): return ops.inplace.update(self, "+=", ops.elementwise.add, o)
+    def __isub__(self, o): return ops.inplace.update(self, "-=", ops.elementwise.sub, o)
+    def __imul__(self, o): return ops.inplace.update(self, "*=", ops.elementwise.mul, o)
+    def __itruediv__(self, o): return ops.inplace.update(self, "/=", ops.elementwise.div, o)
+    def __ipow__(self, o): return ops.inplace.update(self, "**=", ops.elementwise.pow, o)
 
     # NumPy on the left: `array + tensor` (and -, *, /, **, @, comparisons) is the tensor op,
     # as `tensor + array`; `array += tensor` writes into the array (micrograd's
     # `p.data += -lr * p.grad`); any other NumPy function of a tensor works on its values
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        op = _numpy_operators().get(ufunc.__name__)
-        if op is not None and method == "__call__" and not kwargs and len(inputs) == 2:
-            return op(*inputs)
-        if any(isinstance(o, Tensor) for o in kwargs.get("out", ())):
-            raise TypeError(f"numpy.{ufunc.__name__}: cannot write into a Tensor through "
-                            f"out=; use tensor operators (x += y under mg.no_grad())")
-        values = [x.numpy() if isinstance(x, Tensor) else x for x in inputs]
-        return getattr(ufunc, method)(*values, **kwargs)
+        return ops.elementwise.numpy_ufunc(ufunc, method, inputs, kwargs)
 
     # ---- arithmetic (a Python scalar or array on either side becomes a constant) -------
     def __add__(self, o): return ops.elementwise.add(self, o)
@@ -515,21 +429,6 @@ def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(int(s) for s in shape)
-
-
-_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # what an in-place result may cast to
-
-
-def _numpy_operators():
-    """NumPy ufunc name -> the tensor op that a Python operator with an array on its left
-    runs (the same op as with the array on the right)."""
-    e = ops.elementwise
-    compare = {name: (lambda a, b, name=name: e.compare(name, a, b)) for name in
-               ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")}
-    return {"add": e.add, "subtract": e.sub, "multiply": e.mul, "divide": e.div,
-            "true_divide": e.div, "power": e.pow, "matmul": ops.matmul.matmul,
-            "bitwise_and": lambda a, b: e.compare("logical_and", a, b),
-            "bitwise_or": lambda a, b: e.compare("logical_or", a, b), **compare}
 
 
 from minigrad import ops  # noqa: E402  (the ops need Tensor; Tensor's methods need the ops)

@@ -6,6 +6,7 @@ from minigrad import backend
 from minigrad.ops.blocks import in_pieces, contiguous
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
+from minigrad.ops.matmul import matmul
 
 
 def lift(x, like):
@@ -379,3 +380,26 @@ def compare(name, a, b):
 
 def logical_not(a):
     return Tensor._make(a.backend.xp.logical_not(a.data), a.device)
+
+
+def numpy_ufunc(ufunc, method, inputs, kwargs):
+    """A NumPy ufunc called with a Tensor among its inputs (Tensor.__array_ufunc__). An
+    operator with an array on its left (`array + tensor`) is the tensor op, as with the array
+    on the right; anything else (`np.exp(t)`, `array += t`) runs on the tensors' values."""
+    op = _NUMPY_OPERATORS.get(ufunc.__name__)
+    if op is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+        return op(*inputs)
+    if any(isinstance(o, Tensor) for o in kwargs.get("out", ())):
+        raise TypeError(f"numpy.{ufunc.__name__}: cannot write into a Tensor through out=; "
+                        f"use tensor operators (x += y under mg.no_grad())")
+    values = [x.numpy() if isinstance(x, Tensor) else x for x in inputs]
+    return getattr(ufunc, method)(*values, **kwargs)
+
+
+_NUMPY_OPERATORS = {
+    "add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div,
+    "power": pow, "matmul": matmul,
+    "bitwise_and": lambda a, b: compare("logical_and", a, b),
+    "bitwise_or": lambda a, b: compare("logical_or", a, b),
+    **{name: (lambda a, b, name=name: compare(name, a, b)) for name in
+       ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")}}

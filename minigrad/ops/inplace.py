@@ -1,0 +1,97 @@
+"""In-place changes of a tensor: `t[i] = v`, `zero_()` and `x += y` (with -=, *=, /=, **=).
+Each writes into the tensor's memory, so every view of it sees the change (as PyTorch), and
+counts itself in the version shared by those views (autograd then refuses a backward that
+would read the old values). Autograd records no in-place write: where a tensor requires grad
+in grad mode these refuse, or `x += y` builds a new tensor, as `x = x + y` would."""
+import sys
+
+from minigrad import backend
+from minigrad.autograd import is_grad_enabled
+from minigrad.tensor import Tensor
+from minigrad.ops import index as _index
+
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # what an in-place result may cast to
+
+
+def check_allowed(t, op):
+    """Refuse to change a tensor that requires grad while the graph is being recorded."""
+    if t.requires_grad and is_grad_enabled():
+        what = "a leaf tensor" if t.is_leaf else "a tensor"
+        raise RuntimeError(f"{op}: in-place change of {what} that requires grad; do it "
+                           f"under mg.no_grad() (e.g. to initialise a weight) or build a "
+                           f"new tensor (x * 0, mg.where, mg.cat)")
+
+
+def _counted(t):
+    t._version_counter[0] += 1
+    return t
+
+
+def fill(t, value, op):
+    check_allowed(t, op)
+    t.data[...] = value
+    return _counted(t)
+
+
+def setitem(t, index, value):
+    check_allowed(t, "setitem")
+    index = _index.raw_index(index, t, "setitem")
+    _index.check_index(t, index, "setitem")
+    if isinstance(value, Tensor):
+        if value.device != t.device:
+            raise RuntimeError(f"setitem: value on {value.device}, tensor on {t.device}; "
+                               f"move it with .to({t.device!r}) first")
+        if value.requires_grad and is_grad_enabled():
+            # the write is not recorded in the graph: the value's gradient would be lost
+            # without a word (PyTorch records it; here build the tensor out of place)
+            raise RuntimeError(f"setitem: the value (shape {value.shape}) requires grad, "
+                               f"but an in-place write is not recorded by autograd, so its "
+                               f"gradient would be lost; build the tensor out of place "
+                               f"(mg.cat, mg.stack, mg.where), or write value.detach() (or "
+                               f"under mg.no_grad()) if no gradient should flow")
+        value = value.data
+    elif not backend.is_scalar(value):          # a list or host array: to this device first
+        value = t.backend.from_numpy(backend.to_host(value))
+    parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
+    target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
+    index = index if parts is None else parts[1]
+    try:
+        target[index] = value
+    except ValueError:  # NumPy's words ("setting an array element with a sequence")
+        raise ValueError(f"setitem: a value of shape {tuple(t.backend.xp.shape(value))} "
+                         f"cannot be assigned to the part of shape "
+                         f"{tuple(target[index].shape)} that the index selects (tensor of "
+                         f"shape {t.shape}); the value must broadcast to that part") from None
+    _counted(t)
+
+
+def update(x, what, op, o):
+    """x {what} o, e.g. x += o: op(x, o) written into x. Where a tensor requires grad (in grad
+    mode) x is rebound to op(x, o) instead, which is the same thing unless another tensor
+    views x's memory (refused) or x is a leaf that requires grad (refused, as PyTorch)."""
+    if is_grad_enabled() and (x.requires_grad or getattr(o, "requires_grad", False)):
+        if x.requires_grad and x.is_leaf:
+            raise RuntimeError(f"x {what} y: x is a leaf tensor that requires grad; change "
+                               f"it under mg.no_grad() (e.g. a hand-written optimiser step), "
+                               f"or write x = x {what[:-1]} y")
+        # the version count is shared by every tensor that views this memory: held by x and
+        # by getrefcount's own argument alone, it has no other viewer
+        if sys.getrefcount(x._version_counter) > 2:
+            raise RuntimeError(f"x {what} y: x shares its memory with another tensor (a "
+                               f"view), which would not see the change, and autograd "
+                               f"records no in-place write; write x = x {what[:-1]} y, or "
+                               f"do it under mg.no_grad()")
+        return op(x, o)                          # Python binds x to the result
+    result = op(x, o)
+    if result.shape != x.shape:
+        raise ValueError(f"x {what} y: the result has shape {result.shape}, but x has shape "
+                         f"{x.shape}; an in-place op cannot change x's shape")
+    if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[x.dtype.kind]:
+        raise TypeError(f"x {what} y: the result is {result.dtype}, which x of dtype "
+                        f"{x.dtype} cannot hold; convert x first (x = x.float())")
+    try:
+        x.data[...] = result.data                # through any views of this memory
+    except ValueError:                           # a read-only broadcast (expand)
+        raise ValueError(f"x {what} y: x is a broadcast view (expand), whose elements share "
+                         f"memory, so it cannot be written; clone() it first") from None
+    return _counted(x)
