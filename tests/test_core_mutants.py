@@ -232,6 +232,17 @@ def test_max_over_everything_shares_the_gradient_among_ties(device):
     assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0]
 
 
+def test_max_and_min_of_a_tensor_with_nan_send_the_gradient_to_the_nans(device):
+    """A NaN is the max and the min, as PyTorch: its gradient goes to the NaNs, shared evenly
+    among them (an equality test alone finds no element equal to NaN: 0/0 everywhere)."""
+    nan = float("nan")
+    for values, want in (([1.0, nan, 2.0], [0.0, 1.0, 0.0]), ([1.0, nan, nan], [0.0, 0.5, 0.5])):
+        for kind in ("max", "min"):
+            x = _leaf(values, device)
+            getattr(x, kind)().backward()
+            assert x.grad.tolist() == want, (kind, values)
+
+
 def test_max_with_keepdim_keeps_the_dim_of_the_indices_too(device):
     """max(dim, keepdim=True) returns indices shaped like the values, with or without a graph."""
     for requires_grad in (False, True):

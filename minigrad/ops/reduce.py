@@ -82,7 +82,8 @@ class Extremum(Function):
         self.in_shape = a.shape
         if dim is None:
             out = a.max() if kind == "max" else a.min()
-            hit = a == out
+            # a NaN is the max (and the min): the gradient then goes to the NaNs (x != x)
+            hit = (a == out) | ((a != a) & (out != out))
             self.weight = (hit / hit.sum()).astype(a.dtype)  # bool/int is float64: no upcast
             self.kept = (1,) * a.ndim
             return out
