@@ -7,7 +7,8 @@ We compute a small expression of two numbers,
 
 then draw the graph that minigrad recorded while computing it (Graphviz DOT, also written to
 OUT/graph.dot), run backward(), and check each gradient against the derivative worked out by hand
-with the chain rule. Finally a second derivative through `mg.grad(..., create_graph=True)`.
+with the chain rule, the intermediate ones too (`retain_grad()` keeps them). Finally a second
+derivative through `mg.grad(..., create_graph=True)`.
 
     python demos/00_autograd.py                  # from the repo root; runs in about a second
     dot -Tpng out/graph.dot -o out/graph.png     # render the graph (needs Graphviz)
@@ -35,6 +36,8 @@ def main(a0=0.5, b0=-1.2, out="out"):
     w = a2 / b                # w = a²/b
     f = t + w
     print(f"a = {a0}, b = {b0}:  f(a, b) = tanh(a·b + b²) + a²/b = {f.item():.6f}\n")
+    for node in (u, v, s, t, a2, w):
+        node.retain_grad()    # keep these intermediate gradients in .grad (leaves keep theirs)
 
     # 2. the recorded graph, drawn before backward() frees what it saved
     names = {a: "a", b: "b", u: "u = a·b", v: "v = b²", s: "s = u + v", t: "t = tanh(s)",
@@ -50,16 +53,25 @@ def main(a0=0.5, b0=-1.2, out="out"):
     # 3. backward: walk the graph from f to the leaves, multiplying local derivatives
     f.backward()
 
-    # 4. the same derivatives by hand (chain rule): d tanh(s)/ds = 1 - tanh²(s)
+    # each node's gradient is the one of the node after it times the local derivative
     th = math.tanh(a0 * b0 + b0 ** 2)
+    steps = [("df/dt", t, 1.0), ("df/dw", w, 1.0),            # f = t + w
+             ("df/ds", s, 1 - th ** 2),                        # · d tanh(s)/ds = 1 - tanh²(s)
+             ("df/du", u, 1 - th ** 2), ("df/dv", v, 1 - th ** 2),   # s = u + v
+             ("df/da²", a2, 1 / b0)]                           # w = a²/b: · 1/b
+    print(f"{'':7} {'autograd':>14} {'by hand':>14}")
+    for name, node, hand in steps:
+        print(f"{name:7} {node.grad.item():14.10f} {hand:14.10f}")
+        assert math.isclose(node.grad.item(), hand, rel_tol=1e-12), name
+
+    # 4. the leaves' derivatives by hand (chain rule), summed over every path to them
     by_hand = {
         "df/da": (1 - th ** 2) * b0 + 2 * a0 / b0,                 # ∂s/∂a = b, ∂w/∂a = 2a/b
         "df/db": (1 - th ** 2) * (a0 + 2 * b0) - a0 ** 2 / b0 ** 2,  # ∂s/∂b = a + 2b
     }
     autograd = {"df/da": a.grad.item(), "df/db": b.grad.item()}
-    print(f"{'':6} {'autograd':>14} {'by hand':>14}")
     for k in by_hand:
-        print(f"{k:6} {autograd[k]:14.10f} {by_hand[k]:14.10f}")
+        print(f"{k:7} {autograd[k]:14.10f} {by_hand[k]:14.10f}")
         assert math.isclose(autograd[k], by_hand[k], rel_tol=1e-12), k
 
     # 5. a second derivative: differentiate the gradient itself (create_graph=True)
@@ -69,7 +81,7 @@ def main(a0=0.5, b0=-1.2, out="out"):
     d2fda2, = mg.grad(dfda, a)
     # d/da [(1 - t²)·b + 2a/b] = -2t·(1 - t²)·b² + 2/b
     hand2 = -2 * th * (1 - th ** 2) * b0 ** 2 + 2 / b0
-    print(f"d2f/da2 {d2fda2.item():14.10f} {hand2:14.10f}")
+    print(f"d²f/da² {d2fda2.item():14.10f} {hand2:14.10f}")
     assert math.isclose(d2fda2.item(), hand2, rel_tol=1e-12)
     print("\nautograd agrees with the chain rule worked by hand.")
 
