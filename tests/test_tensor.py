@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.functional as F
 
 
 def test_dtype_rules(device):
@@ -265,3 +266,32 @@ def test_numpy_array_on_the_left():
     assert isinstance(e, np.ndarray) and e.tolist() == [1.0]
     with pytest.raises(TypeError, match="cannot write into a Tensor through out="):
         np.add(a, a, out=mg.zeros(2))
+
+
+def test_changing_an_index_mask_or_target_after_forward_keeps_the_gradient_right(device):
+    """Ops keep copies of their non-differentiable arguments (indices, masks, conditions,
+    targets): changing the caller's tensor or array in place before backward does not move
+    the gradient (PyTorch refuses that backward; silently using the new values would be
+    wrong)."""
+    x = mg.tensor([3.0, 1.0, 2.0], device=device, requires_grad=True)
+    idx, mask = mg.tensor([0, 0], device=device), np.array([True, False, False])
+    cond = mg.tensor([True, False, True], device=device)
+    logits = mg.tensor([[2.0, 0.0, 0.0]], device=device, requires_grad=True)
+    target = mg.tensor([0], device=device)
+    y = ((x[idx] ** 2).sum() + (x.masked_fill(mg.tensor(mask, device=device), 0.0) ** 2).sum()
+         + (mg.where(cond, x, 0.0) ** 2).sum() + x.gather(0, idx).sum()
+         + F.embedding(idx, x[:, None]).sum() + F.cross_entropy(logits, target))
+    with mg.no_grad():
+        idx += 2
+        cond[...] = False
+        target[0] = 2
+    mask[:] = True
+    y.backward()
+    # x[idx]²: 2·3·2 at 0; masked x²: 2x at 1, 2; where: 2x at 0, 2; gather, embedding: 2 each
+    assert x.grad.tolist() == [12.0 + 6.0 + 2.0 + 2.0, 2.0, 4.0 + 4.0]
+    assert logits.grad.numpy()[0, 0] < 0                 # the target is still class 0
+    v = mg.tensor([1.0, 2.0], device=device)
+    e = v[mg.tensor(1, device=device)]                   # a 0-d integer index is an int: a view
+    with mg.no_grad():
+        v[1] = 7.0
+    assert e.item() == 7.0

@@ -335,7 +335,10 @@ def _bound(v, like, name):
 
 
 def _cond_array(cond, like, op):
-    c = cond.data if isinstance(cond, Tensor) else like.backend.xp.asarray(backend.to_host(cond))
+    # a copy: Where keeps it for backward, and a later in-place change of the caller's mask
+    # must not move the gradient (PyTorch refuses that backward)
+    c = (cond.data if isinstance(cond, Tensor) else
+         like.backend.xp.asarray(backend.to_host(cond))).copy()
     if isinstance(cond, Tensor) and cond.device != like.device:
         raise RuntimeError(f"{op}: condition on {cond.device}, tensor on {like.device}")
     if c.dtype != backend.bool_:

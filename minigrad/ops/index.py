@@ -60,8 +60,9 @@ def _has_array_index(index):
 
 
 def raw_index(index, x, op="getitem", what="index"):
-    """An index with any Tensors in it replaced by their arrays (on x's device), host arrays
-    and lists moved there, and NumPy scalars as Python ones (np.int64(1) indexes like 1).
+    """An index with any Tensors in it replaced by copies of their arrays (on x's device),
+    host arrays and lists moved there, and NumPy scalars and 0-d integer arrays as Python
+    ints (np.int64(1) indexes like 1).
     `op` and `what` name the op and the argument in the error for one on another device."""
     def conv(i):
         if backend.is_scalar(i):
@@ -82,7 +83,11 @@ def raw_index(index, x, op="getitem", what="index"):
         if device != x.device:
             raise RuntimeError(f"{op}: {what} on {device}, tensor on {x.device}; move the "
                                f"{what} with .to({x.device!r}) first")
-        return i
+        if i.ndim == 0 and i.dtype.kind in "iu":  # t[mg.tensor(1)] is t[1]: a view, as PyTorch
+            return int(i)
+        # a copy: ops keep the index for backward, and a later in-place change of the
+        # caller's array must not move the gradient (PyTorch refuses that backward)
+        return i.copy()
     return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
 
 
