@@ -211,8 +211,10 @@ def test_in_place_operators_write_into_the_tensor(device):
 
 def test_in_place_operators_in_grad_mode(device):
     """Where a tensor requires grad (in grad mode) autograd records no in-place write, so
-    x += y binds x to a new tensor, as x = x + y: `loss += term` works as in PyTorch. A leaf
-    that requires grad, or memory another tensor views, is refused."""
+    x += y binds x to a new tensor, as x = x + y: `loss += term` works as in PyTorch, with
+    x's shape and dtype kept. Refused where that would differ from a real in-place write:
+    for a leaf that requires grad, and where something else holds x (another name, a list,
+    a function's caller, an op's graph, a view of its memory), which would keep the old x."""
     w = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
     loss = 0
     for k in (1.0, 2.0):
@@ -221,16 +223,42 @@ def test_in_place_operators_in_grad_mode(device):
     loss.backward()
     assert loss.item() == 18.0 and w.grad.tolist() == [6.0, 6.0]
     acc = mg.zeros(2, device=device)
-    before = acc
-    acc += w                                             # a constant += a graph tensor
-    assert acc.requires_grad and before.tolist() == [0.0, 0.0]
+    acc += w.double()                                    # a constant += a graph tensor
+    assert acc.requires_grad and acc.dtype == mg.float32   # x's dtype, as in place
     with pytest.raises(RuntimeError, match=r"leaf tensor that requires grad.*x = x \+ y"):
         w += 1
+
     h = w * 2
-    view = h[:1]
-    with pytest.raises(RuntimeError, match=r"shares its memory with another tensor"):
-        h += 1
+    other = h                                            # another name
+    with pytest.raises(RuntimeError, match="something else holds x"):
+        h *= 10
+    del other
+    held = [h]                                           # a list
+    with pytest.raises(RuntimeError, match="something else holds x"):
+        h *= 10
+    del held
+    view = h[:1]                                         # a view of its memory
+    with pytest.raises(RuntimeError, match="something else holds x"):
+        h *= 10
     del view
+    y = h * 3                                            # the graph of an op that used it
+    with pytest.raises(RuntimeError, match="something else holds x"):
+        h *= 10
+    del y
+    with pytest.raises(RuntimeError, match="something else holds x"):
+        _imul(h)                                         # the caller of a function
+    h *= 10                                              # nothing else: rebound
+    assert h.tolist() == [20.0, 40.0] and h.requires_grad
+    h2 = mg.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True) * 1
+    with pytest.raises(ValueError, match=r"result has shape \(2, 3\)"):
+        h2 += mg.ones(2, 3, device=device)
+    i = mg.zeros(3, dtype=mg.int64, device=device)
+    with pytest.raises(TypeError, match="cannot hold"):
+        i += w.sum()
+
+
+def _imul(h):
+    h *= 10
 
 
 def test_in_place_operators_refuse_what_they_cannot_do(device):

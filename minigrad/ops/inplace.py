@@ -66,22 +66,24 @@ def setitem(t, index, value):
 
 
 def update(x, what, op, o):
-    """x {what} o, e.g. x += o: op(x, o) written into x. Where a tensor requires grad (in grad
-    mode) x is rebound to op(x, o) instead, which is the same thing unless another tensor
-    views x's memory (refused) or x is a leaf that requires grad (refused, as PyTorch)."""
-    if is_grad_enabled() and (x.requires_grad or getattr(o, "requires_grad", False)):
-        if x.requires_grad and x.is_leaf:
-            raise RuntimeError(f"x {what} y: x is a leaf tensor that requires grad; change "
-                               f"it under mg.no_grad() (e.g. a hand-written optimiser step), "
-                               f"or write x = x {what[:-1]} y")
-        # the version count is shared by every tensor that views this memory: held by x and
-        # by getrefcount's own argument alone, it has no other viewer
-        if sys.getrefcount(x._version_counter) > 2:
-            raise RuntimeError(f"x {what} y: x shares its memory with another tensor (a "
-                               f"view), which would not see the change, and autograd "
-                               f"records no in-place write; write x = x {what[:-1]} y, or "
-                               f"do it under mg.no_grad()")
-        return op(x, o)                          # Python binds x to the result
+    """x {what} o, e.g. x += o: op(x, o) written into x. Autograd records no in-place write,
+    so where a tensor requires grad (in grad mode) x is rebound to op(x, o) instead, as
+    `x = x + o` would: `loss += term` works. That is the same thing only when nothing else
+    holds x, so it is refused when something does: another variable, a list, the caller of
+    a function that got x, the graph of an op that used x, or a tensor viewing its memory."""
+    grad_mode = is_grad_enabled() and (x.requires_grad or getattr(o, "requires_grad", False))
+    if grad_mode and x.requires_grad and x.is_leaf:
+        raise RuntimeError(f"x {what} y: x is a leaf tensor that requires grad; change it "
+                           f"under mg.no_grad() (e.g. a hand-written optimiser step), or "
+                           f"write x = x {what[:-1]} y")
+    if grad_mode and (sys.getrefcount(x) > _SOLE_OWNER_REFS or
+                      sys.getrefcount(x._version_counter) > 2):   # see _SOLE_OWNER_REFS
+        raise RuntimeError(f"x {what} y: autograd records no in-place write, so here x would "
+                           f"be rebound to a new tensor (as x = x {what[:-1]} y), but "
+                           f"something else holds x (another name, a list, a caller, an "
+                           f"earlier op, a view) and would keep the old value; write "
+                           f"x = x {what[:-1]} y where x is used, or do it under "
+                           f"mg.no_grad()")
     result = op(x, o)
     if result.shape != x.shape:
         raise ValueError(f"x {what} y: the result has shape {result.shape}, but x has shape "
@@ -89,9 +91,34 @@ def update(x, what, op, o):
     if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[x.dtype.kind]:
         raise TypeError(f"x {what} y: the result is {result.dtype}, which x of dtype "
                         f"{x.dtype} cannot hold; convert x first (x = x.float())")
+    if grad_mode:                                # Python binds x to the result
+        return result if result.dtype == x.dtype else result.to(dtype=x.dtype)
     try:
         x.data[...] = result.data                # through any views of this memory
     except ValueError:                           # a read-only broadcast (expand)
         raise ValueError(f"x {what} y: x is a broadcast view (expand), whose elements share "
                          f"memory, so it cannot be written; clone() it first") from None
     return _counted(x)
+
+
+class _Probe:
+    def __iadd__(self, o):
+        return _references(self, "+=", None, o)
+
+
+def _references(x, what, op, o):                 # called as update() is, from an __iadd__
+    return sys.getrefcount(x)
+
+
+def _sole_owner_refs():
+    probe = _Probe()
+    probe += None                                # now the count update() would see
+    return probe
+
+
+# How many references sys.getrefcount sees in update() for an x that one name alone holds:
+# that name, the interpreter's stack, __iadd__'s self, update's x and getrefcount's own
+# argument (5 on CPython 3.11). Measured on this interpreter, as it differs between
+# versions. The version count is shared by every tensor viewing x's memory: held by x and
+# getrefcount's argument alone, no other tensor views it.
+_SOLE_OWNER_REFS = _sole_owner_refs()
