@@ -189,11 +189,12 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     for r, g in zip(roots, root_grads):
         _accumulate(grads, r, g, False)
     order = _topological_order(roots)
+    needed = None if wanted is None else _on_a_path_to(order, wanted)
     with _GradMode(create_graph):
         while order:
             t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
             entry = grads.pop(id(t), None)
-            if entry is None:
+            if entry is None or (needed is not None and id(t) not in needed):
                 continue
             g = entry[0]
             if t._hooks:
@@ -208,6 +209,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 if wanted is None:
                     t._accumulate_grad(g)
                 continue
+            if needed is not None and not any(id(p) in needed for p in ctx.inputs):
+                continue                               # nothing below t was asked for
             if [p._version_counter[0] for p in ctx.inputs] != ctx.versions or \
                     t._version_counter[0] != ctx.out_version:
                 raise RuntimeError(_modified_in_place(ctx, t))
@@ -215,6 +218,19 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if not retain_graph:
                 ctx.release()
     return found
+
+
+def _on_a_path_to(order, wanted):
+    """ids of the tensors that mg.grad's inputs are, or lie below (order: inputs first). Only
+    their gradients are computed, so hooks and retain_grad elsewhere stay quiet (as
+    PyTorch), and no time goes to branches that lead to no input."""
+    on = set()
+    for t in order:
+        ctx = t._ctx
+        if id(t) in wanted or (ctx is not None and ctx.inputs is not None and
+                               any(id(p) in on for p in ctx.inputs)):
+            on.add(id(t))
+    return on
 
 
 class HookHandle:
@@ -228,6 +244,12 @@ class HookHandle:
 
     def remove(self):
         self.hooks.pop(self.id, None)
+
+    def __enter__(self):                  # with t.register_hook(f): ... removes it at the end
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 def _run_hooks(t, g):

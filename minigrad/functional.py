@@ -33,7 +33,10 @@ def one_hot(tensor, num_classes=-1):
                         f"{getattr(tensor, 'dtype', type(tensor).__name__)}")
     xp = tensor.backend.xp
     if num_classes == -1:
-        num_classes = int(tensor.data.max()) + 1 if tensor.numel() else 0
+        if not tensor.numel():
+            raise ValueError("one_hot: cannot infer the number of classes from an empty "
+                             "tensor; pass num_classes")
+        num_classes = int(tensor.data.max()) + 1
     if tensor.numel() and (int(tensor.data.min()) < 0 or
                            int(tensor.data.max()) >= num_classes):
         raise ValueError(f"one_hot: class indices must lie in [0, {num_classes}), got values "

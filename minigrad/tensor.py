@@ -301,9 +301,14 @@ class Tensor:
     def __ge__(self, o): return ops.elementwise.compare("greater_equal", self, o)
     def __eq__(self, o): return ops.elementwise.compare("equal", self, o)
     def __ne__(self, o): return ops.elementwise.compare("not_equal", self, o)
-    def __invert__(self): return ops.elementwise.logical_not(self)
-    def __and__(self, o): return ops.elementwise.compare("logical_and", self, o)
-    def __or__(self, o): return ops.elementwise.compare("logical_or", self, o)
+    # &, |, ^, ~ on bool tensors are logical, on integer ones bitwise (as PyTorch)
+    def __invert__(self): return ops.elementwise.invert(self)
+    def __and__(self, o): return ops.elementwise.bitwise("bitwise_and", self, o)
+    def __rand__(self, o): return ops.elementwise.bitwise("bitwise_and", o, self)
+    def __or__(self, o): return ops.elementwise.bitwise("bitwise_or", self, o)
+    def __ror__(self, o): return ops.elementwise.bitwise("bitwise_or", o, self)
+    def __xor__(self, o): return ops.elementwise.bitwise("bitwise_xor", self, o)
+    def __rxor__(self, o): return ops.elementwise.bitwise("bitwise_xor", o, self)
 
     # ---- elementwise functions --------------------------------------------------------
     def exp(self): return ops.elementwise.exp(self)

@@ -464,3 +464,26 @@ def test_hook_under_create_graph_is_differentiable(device):
     assert x.grad.tolist() == [2.0, 8.0]
     (gg,) = mg.grad(x.grad.sum(), [x])
     assert gg.tolist() == [4.0, 8.0]                     # d(2x²)/dx = 4x
+
+
+def test_mg_grad_computes_only_what_leads_to_its_inputs(device):
+    """mg.grad runs backward only on the part of the graph between the outputs and the
+    asked-for inputs, as torch.autograd.grad: hooks and retain_grad below the inputs or on
+    side branches stay quiet. A hook handle also works as a context manager."""
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    side = mg.tensor([1.0], device=device, requires_grad=True)
+    fired = []
+    x.register_hook(lambda g: fired.append("x"))
+    side.register_hook(lambda g: fired.append("side"))
+    a = x * 2
+    a.retain_grad()
+    h = a * 3
+    (gh,) = mg.grad((h * h).sum() + (side * 2).sum(), h)
+    assert gh.tolist() == [12.0, 24.0] and fired == [] and a.grad is None
+    (gx,) = mg.grad((x * x).sum() + (side * 2).sum(), x)
+    assert gx.tolist() == [2.0, 4.0] and fired == ["x"]
+    y = mg.tensor([1.0], device=device, requires_grad=True)
+    with y.register_hook(lambda g: fired.append("y")):
+        (y * 2).sum().backward()
+    (y * 2).sum().backward()
+    assert fired == ["x", "y"]

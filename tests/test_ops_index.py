@@ -280,3 +280,10 @@ def test_gather_and_topk_bad_input(device):
         x.topk(5)
     with pytest.raises(ValueError, match=r"k must be an int in \[0, 3\]"):
         x.topk(1.5, dim=0)
+
+
+def test_topk_of_a_0d_tensor_and_gather_with_an_empty_index(device):
+    v, i = mg.tensor(3.0, device=device).topk(1)
+    assert mg.tensor(3.0, device=device).topk(1).values.item() == 3.0 and i.item() == 0
+    empty = mg.zeros(5, 0, dtype=mg.int64, device=device)  # bigger than x along dim 0: empty
+    assert mg.zeros(2, 3, device=device).gather(1, empty).shape == (5, 0)

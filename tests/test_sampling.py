@@ -71,3 +71,6 @@ def test_one_hot(device):
         F.one_hot(x, num_classes=2)
     with pytest.raises(TypeError, match="integer class indices, got float32"):
         F.one_hot(mg.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="empty tensor; pass num_classes"):
+        F.one_hot(mg.zeros(0, dtype=mg.int64))
+    assert F.one_hot(mg.zeros(0, dtype=mg.int64), 3).shape == (0, 3)

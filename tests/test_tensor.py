@@ -323,3 +323,24 @@ def test_changing_an_index_mask_or_target_after_forward_keeps_the_gradient_right
     with mg.no_grad():
         v[1] = 7.0
     assert e.item() == 7.0
+
+
+def test_bitwise_operators_follow_the_dtype(device):
+    """&, |, ^, ~ are logical on bool tensors and bitwise on integer ones (as PyTorch), also
+    with a NumPy array or a Python int on the left; float tensors are refused. Comparisons of
+    0-d tensors give 0-d tensors (not NumPy scalars), which can be written in place."""
+    i = mg.tensor([5, 6], device=device)
+    assert (i & 3).tolist() == [1, 2] and (i | 3).tolist() == [7, 7]
+    assert (i ^ 3).tolist() == [6, 5] and (~i).tolist() == [-6, -7]
+    assert (3 & i).tolist() == [1, 2] and (np.array([2, 3]) & mg.tensor([1, 1])).tolist() == [0, 1]
+    b = mg.tensor([True, False], device=device)
+    assert (b & True).tolist() == [True, False] and (~b).tolist() == [False, True]
+    assert (b ^ mg.tensor([True, True], device=device)).tolist() == [False, True]
+    with pytest.raises(TypeError, match="& needs bool or integer tensors, got float32"):
+        mg.tensor([1.0], device=device) & 1
+    with pytest.raises(TypeError, match="~ needs bool or integer"):
+        ~mg.tensor([1.0], device=device)
+    c = mg.tensor([1.0, 2.0], device=device)[0] > 0
+    assert c.shape == () and "tensor(True" in repr(c)
+    c.zero_()
+    assert c.item() is False and mg.tensor([1.0, 3.0]).argmax(dim=0).shape == ()

@@ -378,11 +378,36 @@ def compare(name, a, b):
     a, b = _pair(a, b)
     if a.device != b.device:
         raise RuntimeError(f"{name}: tensors on different devices ({a.device}, {b.device})")
-    return Tensor._make(getattr(a.backend.xp, name)(a.data, b.data), a.device)
+    xp = a.backend.xp                    # asarray: NumPy gives 0-d inputs a scalar, not an array
+    return Tensor._make(xp.asarray(getattr(xp, name)(a.data, b.data)), a.device)
 
 
 def logical_not(a):
-    return Tensor._make(a.backend.xp.logical_not(a.data), a.device)
+    return Tensor._make(a.backend.xp.asarray(a.backend.xp.logical_not(a.data)), a.device)
+
+
+_SYMBOLS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "invert": "~"}
+
+
+def _bool_or_int(tensors, name):
+    for t in tensors:
+        if t.dtype.kind not in "biu":
+            raise TypeError(f"{_SYMBOLS[name]} needs bool or integer tensors, got {t.dtype}; "
+                            f"compare first (x > 0) or convert with .long()")
+
+
+def bitwise(name, a, b):
+    """&, |, ^: logical on bools, bitwise on integers (as PyTorch); outside the graph."""
+    a, b = _pair(a, b)
+    _bool_or_int((a, b), name)
+    return compare(name, a, b)
+
+
+def invert(a):
+    """~: logical not of a bool tensor, bitwise not of an integer one (as PyTorch)."""
+    _bool_or_int((a,), "invert")
+    return logical_not(a) if a.dtype == backend.bool_ else \
+        Tensor._make(a.backend.xp.asarray(a.backend.xp.invert(a.data)), a.device)
 
 
 def numpy_ufunc(ufunc, method, inputs, kwargs):
@@ -402,7 +427,7 @@ def numpy_ufunc(ufunc, method, inputs, kwargs):
 _NUMPY_OPERATORS = {
     "add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div,
     "power": pow, "matmul": matmul,
-    "bitwise_and": lambda a, b: compare("logical_and", a, b),
-    "bitwise_or": lambda a, b: compare("logical_or", a, b),
+    **{name: (lambda a, b, name=name: bitwise(name, a, b)) for name in
+       ("bitwise_and", "bitwise_or", "bitwise_xor")},
     **{name: (lambda a, b, name=name: compare(name, a, b)) for name in
        ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")}}

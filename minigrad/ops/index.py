@@ -210,8 +210,8 @@ def gather(x, dim, index):
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be a tensor of integers, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
-    if idx.ndim != x.ndim or any(i > s for k, (i, s) in enumerate(zip(idx.shape, x.shape))
-                                 if k != d):
+    if idx.ndim != x.ndim or idx.size and any(i > s for k, (i, s) in
+                                              enumerate(zip(idx.shape, x.shape)) if k != d):
         raise ValueError(f"gather: index of shape {tuple(idx.shape)} must have the {x.ndim} "
                          f"dims of the input {x.shape}, each no larger except dim {d}")
     n = x.shape[d] if x.ndim else 1
@@ -255,6 +255,6 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
                          f"{k!r}")
     values, indices = sort(x, d, descending=largest)
     if x.ndim == 0:
-        return values, indices
+        return ValuesIndices(values, indices)
     part = (slice(None),) * d + (slice(0, k),)
     return ValuesIndices(getitem(values, part), getitem(indices, part))

@@ -168,7 +168,7 @@ def std(x, dim=None, keepdim=False, correction=1):
     v = var(x, dim, keepdim, correction)
     # where σ = 0 (a constant row) d√v = dv/(2√v) reads ∞·0 = NaN; PyTorch's gradient is 0
     # there. The inner where keeps √ away from 0, the outer one gives 0 its value back
-    zero = Tensor._make(v.data == 0, v.device)
+    zero = Tensor._make(v.backend.xp.asarray(v.data == 0), v.device)
     return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
@@ -213,4 +213,5 @@ def arg(kind, x, dim=None, keepdim=False):
     if x.shape[d] == 0:
         raise ValueError(f"{kind}: dim {dim} of shape {x.shape} has size 0, so there is no "
                          f"index to take along it")
-    return Tensor._make(getattr(x.data, kind)(axis=d, keepdims=keepdim), x.device)
+    return Tensor._make(x.backend.xp.asarray(getattr(x.data, kind)(axis=d, keepdims=keepdim)),
+                        x.device)
