@@ -249,6 +249,8 @@ def test_in_place_operators_in_grad_mode(device):
         _imul(h)                                         # the caller of a function
     h *= 10                                              # nothing else: rebound
     assert h.tolist() == [20.0, 40.0] and h.requires_grad
+    h += h                                               # y is x: not another holder
+    assert h.tolist() == [40.0, 80.0]
     h2 = mg.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True) * 1
     with pytest.raises(ValueError, match=r"result has shape \(2, 3\)"):
         h2 += mg.ones(2, 3, device=device)

@@ -76,7 +76,7 @@ def update(x, what, op, o):
         raise RuntimeError(f"x {what} y: x is a leaf tensor that requires grad; change it "
                            f"under mg.no_grad() (e.g. a hand-written optimiser step), or "
                            f"write x = x {what[:-1]} y")
-    if grad_mode and (sys.getrefcount(x) > _SOLE_OWNER_REFS or
+    if grad_mode and (sys.getrefcount(x) > _SOLE_OWNER_REFS[o is x] or   # x += x: o holds x
                       sys.getrefcount(x._version_counter) > 2):   # see _SOLE_OWNER_REFS
         raise RuntimeError(f"x {what} y: autograd records no in-place write, so here x would "
                            f"be rebound to a new tensor (as x = x {what[:-1]} y), but "
@@ -110,15 +110,18 @@ def _references(x, what, op, o):                 # called as update() is, from a
     return sys.getrefcount(x)
 
 
-def _sole_owner_refs():
+def _sole_owner_refs(self_update):
     probe = _Probe()
-    probe += None                                # now the count update() would see
+    if self_update:
+        probe += probe                           # now the count update() would see
+    else:
+        probe += None
     return probe
 
 
 # How many references sys.getrefcount sees in update() for an x that one name alone holds:
 # that name, the interpreter's stack, __iadd__'s self, update's x and getrefcount's own
-# argument (5 on CPython 3.11). Measured on this interpreter, as it differs between
-# versions. The version count is shared by every tensor viewing x's memory: held by x and
-# getrefcount's argument alone, no other tensor views it.
-_SOLE_OWNER_REFS = _sole_owner_refs()
+# argument (5 on CPython 3.11), and more for x += x, where y is x too. Measured on this
+# interpreter, as it differs between versions. The version count is shared by every tensor
+# viewing x's memory: held by x and getrefcount's argument alone, no other tensor views it.
+_SOLE_OWNER_REFS = {False: _sole_owner_refs(False), True: _sole_owner_refs(True)}
