@@ -287,3 +287,6 @@ def test_topk_of_a_0d_tensor_and_gather_with_an_empty_index(device):
     assert mg.tensor(3.0, device=device).topk(1).values.item() == 3.0 and i.item() == 0
     empty = mg.zeros(5, 0, dtype=mg.int64, device=device)  # bigger than x along dim 0: empty
     assert mg.zeros(2, 3, device=device).gather(1, empty).shape == (5, 0)
+    x = mg.tensor(5.0, device=device, requires_grad=True)   # 0-d input and index
+    x.gather(0, mg.tensor(0, device=device)).backward()
+    assert x.grad.item() == 1.0

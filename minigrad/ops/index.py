@@ -207,6 +207,8 @@ def gather(x, dim, index):
     so the gradient is indexing's scatter-add (repeated indices accumulate)."""
     (d,) = normalize_dims(dim, max(x.ndim, 1), "gather")
     idx = raw_index(index, x, "gather", "index")
+    if isinstance(idx, int):                     # raw_index made a 0-d index an int
+        idx = x.backend.xp.asarray(idx)
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be a tensor of integers, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
