@@ -290,3 +290,5 @@ def test_topk_of_a_0d_tensor_and_gather_with_an_empty_index(device):
     x = mg.tensor(5.0, device=device, requires_grad=True)   # 0-d input and index
     x.gather(0, mg.tensor(0, device=device)).backward()
     assert x.grad.item() == 1.0
+    w = mg.ones(4, 3, device=device)                         # a 0-d index picks one row
+    assert F.embedding(mg.tensor(2, device=device), w).shape == (3,)

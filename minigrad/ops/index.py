@@ -61,8 +61,8 @@ def _has_array_index(index):
 
 def raw_index(index, x, op="getitem", what="index"):
     """An index with any Tensors in it replaced by copies of their arrays (on x's device),
-    host arrays and lists moved there, and NumPy scalars and 0-d integer arrays as Python
-    ints (np.int64(1) indexes like 1).
+    host arrays and lists moved there, and NumPy scalars as Python ones (np.int64(1) indexes
+    like 1); for t[...] (getitem, setitem) a 0-d integer array too.
     `op` and `what` name the op and the argument in the error for one on another device."""
     def conv(i):
         if backend.is_scalar(i):
@@ -83,8 +83,8 @@ def raw_index(index, x, op="getitem", what="index"):
         if device != x.device:
             raise RuntimeError(f"{op}: {what} on {device}, tensor on {x.device}; move the "
                                f"{what} with .to({x.device!r}) first")
-        if i.ndim == 0 and i.dtype.kind in "iu":  # t[mg.tensor(1)] is t[1]: a view, as PyTorch
-            return int(i)
+        if i.ndim == 0 and i.dtype.kind in "iu" and op in ("getitem", "setitem"):
+            return int(i)                         # t[mg.tensor(1)] is t[1]: a view (PyTorch)
         # a copy: ops keep the index for backward, and a later in-place change of the
         # caller's array must not move the gradient (PyTorch refuses that backward)
         return i.copy()
@@ -207,8 +207,6 @@ def gather(x, dim, index):
     so the gradient is indexing's scatter-add (repeated indices accumulate)."""
     (d,) = normalize_dims(dim, max(x.ndim, 1), "gather")
     idx = raw_index(index, x, "gather", "index")
-    if isinstance(idx, int):                     # raw_index made a 0-d index an int
-        idx = x.backend.xp.asarray(idx)
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be a tensor of integers, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
