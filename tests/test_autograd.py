@@ -487,3 +487,17 @@ def test_mg_grad_computes_only_what_leads_to_its_inputs(device):
         (y * 2).sum().backward()
     (y * 2).sum().backward()
     assert fired == ["x", "y"]
+
+
+def test_mg_grad_refuses_a_graph_with_a_freed_branch(device):
+    """A branch an earlier backward freed has lost its links, so whether it leads to an
+    input cannot be known: mg.grad refuses (PyTorch, which keeps the links, may answer),
+    rather than return the gradient of the other branches alone."""
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    a, c = x * 3, x * 4
+    s1 = (a * a).sum()
+    s1.backward()                                        # frees s1's branch
+    y = s1 + (c * c).sum()
+    for wanted in ([x], [c]):
+        with pytest.raises(RuntimeError, match="a second time"):
+            mg.grad(y, wanted)

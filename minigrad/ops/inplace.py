@@ -81,7 +81,8 @@ def update(x, what, op, o):
         raise RuntimeError(f"x {what} y: autograd records no in-place write, so here x would "
                            f"be rebound to a new tensor (as x = x {what[:-1]} y), but "
                            f"something else holds x (another name, a list, a caller, an "
-                           f"earlier op, a view) and would keep the old value; write "
+                           f"earlier op, a view, a debugger showing this frame) and would "
+                           f"keep the old value; write "
                            f"x = x {what[:-1]} y where x is used, or do it under "
                            f"mg.no_grad()")
     result = op(x, o)
