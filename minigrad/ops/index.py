@@ -240,9 +240,8 @@ def sort(x, dim=-1, descending=False):
     else:    # stable descending without negating (ints, bools): sort the reversed array
         rev = xp.flip(x.data, axis=d)                  # ascending, then reverse back
         order = x.shape[d] - 1 - xp.flip(xp.argsort(rev, axis=d, **stable), axis=d)
-    order = order.astype(backend.int64)
-    return ValuesIndices(gather(x, d, Tensor._make(order, x.device)),
-                         Tensor._make(order, x.device))
+    indices = Tensor._make(order.astype(backend.int64), x.device)
+    return ValuesIndices(gather(x, d, indices), indices)
 
 
 def topk(x, k, dim=-1, largest=True, sorted=True):
