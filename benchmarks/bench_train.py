@@ -3,11 +3,14 @@ installed), on the same weights and batches, interleaved in one run.
 
     python benchmarks/bench_train.py --preset baby --steps 20
     python benchmarks/bench_train.py --preset small --steps 3 --device cuda
+    python benchmarks/bench_train.py --preset small --device cuda --matmul-precision highest
 
 Each framework runs in its own worker process and the two take turns, a few steps each
 (with a short pause between turns), so neither one's idle-spinning BLAS/OpenMP threads slow
 the other; the median step time is reported. Prints ms/step, tokens/s, each worker's peak memory, the minigrad/PyTorch ratios, and
-model-FLOPs utilisation against a float32 GEMM peak measured on this machine.
+model-FLOPs utilisation against a float32 GEMM peak measured on this machine. On a GPU both
+sides use the same float32 matmul precision (default "high": TensorFloat-32 tensor cores,
+as the trainer and nanoGPT; "highest": float32), and the peak is measured with it.
 """
 import argparse
 import json
@@ -50,6 +53,7 @@ class MinigradRun:
         import minigrad as mg
         from minitransformer.gpt import GPT
         self.mg, self.device = mg, args.device
+        mg.set_float32_matmul_precision(args.matmul_precision)
         mg.manual_seed(args.seed)
         self.model = GPT(cfg).to(args.device)
         self.model.train()
@@ -75,6 +79,8 @@ class TorchRun:
         from torch_gpt import TorchGPT, load_from
         self.torch = torch
         self.dev = "cuda" if args.device == "cuda" else "cpu"
+        if self.dev == "cuda":     # on the CPU, "medium" may let oneDNN use bfloat16
+            torch.set_float32_matmul_precision(args.matmul_precision)
         self.model = load_from(TorchGPT(cfg), weights).to(self.dev)
         decay = [p for p in self.model.parameters() if p.dim() >= 2]
         no_decay = [p for p in self.model.parameters() if p.dim() < 2]
@@ -159,7 +165,8 @@ def worker(args):
 def start_worker(name, args, weights):
     cmd = [sys.executable, __file__, "--child", name, "--weights", weights,
            "--preset", args.preset, "--steps", str(args.steps), "--warmup", str(args.warmup),
-           "--device", args.device, "--seed", str(args.seed)]
+           "--device", args.device, "--seed", str(args.seed),
+           "--matmul-precision", args.matmul_precision]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     if p.stdout.readline().strip() != "ready":
         raise SystemExit(f"the {name} worker failed to start")
@@ -184,6 +191,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--matmul-precision", choices=["highest", "high", "medium"], default="high",
+                    help="float32 GEMMs on a GPU: high/medium allow TF32 (default: high)")
     ap.add_argument("--block", type=int, default=5, help="steps per turn")
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between turns, so the other side's threads go idle")
@@ -224,11 +233,12 @@ def main():
     from minitransformer.gpt import GPT
     mg.manual_seed(args.seed)
     n_params = sum(q.numel() for q in GPT(cfg).parameters())
+    mg.set_float32_matmul_precision(args.matmul_precision)
     peak = gemm_peak(args.device)
     print(f"preset {args.preset}: {n_params / 1e6:.2f}M params, {tokens} tokens/step, "
           f"device {args.device}, {os.cpu_count()} cores")
-    print(f"float32 GEMM peak (2048^3, {'CuPy' if args.device == 'cuda' else 'NumPy'}): "
-          f"{peak:.0f} GFLOP/s")
+    lib = f"CuPy, matmul precision {args.matmul_precision}" if args.device == "cuda" else "NumPy"
+    print(f"float32 GEMM peak (2048^3, {lib}): {peak:.0f} GFLOP/s")
     print("losses, step by step (same weights, same batches): " + "; ".join(
         f"{name} " + " ".join(f"{v:.4f}" for v in losses[name][:4]) for name in losses))
     rows = {}

@@ -7,14 +7,17 @@
 #
 #   DATA=path/to/tinyshakespeare.txt bash benchmarks/gpu_check.sh
 #
-# A device call may last at most 10 minutes: run the stages in two calls, e.g.
-#   STAGES="device tests bench" ... bash benchmarks/gpu_check.sh   (CuPy compiles kernels
-#   on first use, so the tests may take minutes), then STAGES=train with TRAIN_TIMEOUT=540.
+# Each stage has its own time limit, and the defaults add up to under 10 minutes, so the
+# whole check fits one call of a machine lent for a few minutes: tests first (CuPy compiles
+# each kernel on first use and caches it, so the later stages start warm), then the
+# benchmark, then the training run, which writes its val loss every 250 steps, so a run cut
+# short still shows how far it got in how long. A longer lease: STAGES=train TRAIN_TIMEOUT=580.
 #
 # Knobs (environment): STAGES (device tests bench train), DEVICE (cuda), DATA (the corpus;
-# the machine may be offline),
-# BENCH_PRESET (small), BENCH_STEPS (20), MAX_ITERS (5000, the preset's), TRAIN_TIMEOUT
-# (seconds, 480), TRAIN_ARGS (more `train` flags). A dry run of the script itself on a CPU:
+# the machine may be offline: copy it into the tree), TESTS_TIMEOUT (150 s), BENCH_PRESET
+# (small), BENCH_STEPS (10), BENCH_TIMEOUT (100 s), MAX_ITERS (5000, the preset's),
+# TRAIN_TIMEOUT (300 s), TRAIN_ARGS (more `train` flags, e.g. --matmul-precision highest).
+# A dry run of the script itself on a CPU:
 #   DEVICE=cpu BENCH_PRESET=baby BENCH_STEPS=2 MAX_ITERS=4 \
 #   TRAIN_ARGS="--batch-size 2 --eval-iters 2 --eval-interval 2" bash benchmarks/gpu_check.sh
 set -u
@@ -24,9 +27,11 @@ DEVICE=${DEVICE:-cuda}
 OUT=${OUT:-gpu-check}
 DATA=${DATA:-../shared/data/tinyshakespeare.txt}
 BENCH_PRESET=${BENCH_PRESET:-small}
-BENCH_STEPS=${BENCH_STEPS:-20}
+BENCH_STEPS=${BENCH_STEPS:-10}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-100}
+TESTS_TIMEOUT=${TESTS_TIMEOUT:-150}
 MAX_ITERS=${MAX_ITERS:-5000}
-TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-480}
+TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-300}
 TRAIN_ARGS=${TRAIN_ARGS:-}
 STAGES=" ${STAGES:-device tests bench train} "
 mkdir -p "$OUT"
@@ -45,12 +50,19 @@ stage() {  # stage NAME COMMAND...: run (if in STAGES), keep its output, remembe
     [ "$rc" -eq 0 ] || status=1
 }
 
-stage device python -c "import minigrad as mg; print(mg.randn(2, 2, device='$DEVICE').device)"
+case "$STAGES" in *" train "*)
+    if [ ! -f "$DATA" ]; then   # found out now, not after the minutes the tests take
+        echo "DATA=$DATA is not a file: copy the corpus into the tree and pass its path"
+        exit 2
+    fi ;;
+esac
+stage device python -c "import minigrad as mg; xp = mg.backend.get('$DEVICE').xp
+print(mg.randn(2, 2, device='$DEVICE').device, xp.__name__, getattr(xp, '__version__', ''))"
 if [ "$DEVICE" = cuda ]; then
-    stage tests python -m pytest -q -m gpu -p no:cacheprovider tests
+    stage tests timeout "$TESTS_TIMEOUT" python -m pytest -q -m gpu -p no:cacheprovider tests
 fi
-stage bench python benchmarks/bench_train.py --preset "$BENCH_PRESET" --device "$DEVICE" \
-    --steps "$BENCH_STEPS" --warmup 2
+stage bench timeout "$BENCH_TIMEOUT" python benchmarks/bench_train.py \
+    --preset "$BENCH_PRESET" --device "$DEVICE" --steps "$BENCH_STEPS" --warmup 2
 stage train timeout "$TRAIN_TIMEOUT" python -m minitransformer train --preset small \
     --device "$DEVICE" --data "$DATA" --max-iters "$MAX_ITERS" --out "$OUT/small" $TRAIN_ARGS
 if [ -f "$OUT/small/metrics.jsonl" ]; then

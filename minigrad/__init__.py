@@ -9,6 +9,8 @@ from minigrad import backend
 from minigrad.backend import (float16, float32, float64, int32, int64,  # noqa: F401
                               cuda_is_available)
 from minigrad.backend import keep_freed_host_memory  # noqa: F401
+from minigrad.backend import (set_float32_matmul_precision,  # noqa: F401
+                              get_float32_matmul_precision)
 from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)
 from minigrad.tensor import Tensor  # noqa: F401
 from minigrad.autograd import no_grad, enable_grad, is_grad_enabled, grad  # noqa: F401

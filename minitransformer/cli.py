@@ -10,6 +10,7 @@ import os
 import sys
 
 import minigrad as mg
+from minigrad.backend import MATMUL_PRECISIONS
 
 from minitransformer.data import DataError, DATA_ENV
 from minitransformer.plot import PlotUnavailable
@@ -82,6 +83,10 @@ def build_parser():
         t.add_argument(flag, dest=name, type=typ, default=None, help=text)
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help="biases in Linear and LayerNorm (default: off, as nanoGPT)")
+    t.add_argument("--matmul-precision", choices=MATMUL_PRECISIONS, default=None,
+                   help="float32 GEMMs on an NVIDIA GPU: high (or medium) lets them use "
+                        "TensorFloat-32 tensor cores, as nanoGPT; highest keeps them float32. "
+                        "The CPU computes in float32 either way (default: high)")
     t.add_argument("--resume", action="store_true",
                    help="continue the run in --out from its latest checkpoint, with its "
                         "saved values (flags given override them). Exact (the losses of a "
@@ -118,7 +123,8 @@ def build_parser():
 
 def cmd_train(args):
     overrides = {name: getattr(args, name) for _, name, _, _ in TRAIN_FLAGS}
-    overrides.update(data=args.data, device=args.device, seed=args.seed, bias=args.bias)
+    overrides.update(data=args.data, device=args.device, seed=args.seed, bias=args.bias,
+                     matmul_precision=args.matmul_precision)
     out = args.out or f"out-{args.preset}"
     flags = dict(progress=not args.no_progress, plot=not args.no_plot)
     if args.resume:

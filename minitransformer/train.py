@@ -27,6 +27,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import optim
+from minigrad.backend import MATMUL_PRECISIONS
 from minitransformer.checkpointing import (  # noqa: F401 (re-exported: the trainer's API)
     CheckpointError, Checkpoint, save_checkpoint, read_checkpoint, find_checkpoint,
     load_checkpoint, pointed_checkpoint, checkpoint_dirs, run_lock)
@@ -63,6 +64,7 @@ class TrainConfig:
     out: str = "out-baby"
     device: str = "cpu"
     seed: int = 1337
+    matmul_precision: str = "high"  # TF32 GEMMs on an NVIDIA GPU, as nanoGPT; CPU: float32
     # model
     n_layer: int = 4
     n_head: int = 4
@@ -112,6 +114,10 @@ class TrainConfig:
                      "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"TrainConfig: {name} must be >= 0, got {getattr(self, name)}")
+        if self.matmul_precision not in MATMUL_PRECISIONS:
+            raise ValueError(f"TrainConfig: matmul_precision must be one of "
+                             f"{', '.join(MATMUL_PRECISIONS)}, got "
+                             f"{self.matmul_precision!r}")
 
     @property
     def decay_iters(self):
@@ -186,8 +192,13 @@ def train(cfg, resume=False, log=print):
     check_device(cfg.device)
     if resume:
         find_checkpoint(out)     # nothing to resume: say so before the lock makes OUT
-    with run_lock(out):          # one run at a time per OUT
-        return _train(cfg, out, resume, log)
+    previous = mg.get_float32_matmul_precision()
+    mg.set_float32_matmul_precision(cfg.matmul_precision)
+    try:
+        with run_lock(out):      # one run at a time per OUT
+            return _train(cfg, out, resume, log)
+    finally:
+        mg.set_float32_matmul_precision(previous)
 
 
 def _train(cfg, out, resume, log):
