@@ -553,3 +553,18 @@ def test_lambda_lr_by_hand():
     resumed.step()
     assert resumed.last_epoch == 3
     assert resumed.get_last_lr() == pytest.approx([0.4, 0.0625])
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.Adam(ps, lr=0.1),
+                                  lambda ps: optim.AdamW(ps, lr=0.1),
+                                  lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9)])
+def test_a_0d_parameter_steps_as_a_1_element_one(make):
+    """A scalar parameter (a temperature, a gate) takes the same steps as a (1,) one (Adam
+    broke on it: NumPy turns 0-d arithmetic results into scalars)."""
+    scalar, vector = nn.Parameter(mg.tensor(1.5)), nn.Parameter(mg.tensor([1.5]))
+    opts = make([scalar]), make([vector])
+    for g in (0.3, -1.0, 2.0):
+        scalar.grad, vector.grad = mg.tensor(g), mg.tensor([g])
+        for o in opts:
+            o.step()
+    assert scalar.shape == () and scalar.numpy().item() == vector.numpy()[0]

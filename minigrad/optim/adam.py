@@ -10,13 +10,22 @@ from minigrad.optim.optimizer import Optimizer
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba). `decoupled_weight_decay=True` makes it AdamW, as in PyTorch."""
+    """Adam (Kingma & Ba). `decoupled_weight_decay=True` makes it AdamW, as in PyTorch.
+
+    `foreach` (PyTorch's name): update a group's parameters together, as one flat array,
+    instead of one by one. Each step is then a dozen array operations in all rather than a
+    dozen per parameter, which on a GPU, where each operation is a kernel launch that costs
+    more than its arithmetic, is most of the optimiser's time. The result is the same to the
+    bit. None (default): on for GPU parameters, off on the CPU, where each parameter's
+    arrays stay in cache through the dozen passes and the flat ones do not (a step of the
+    baby GPT's AdamW measured 2.2 ms one by one, 4.3 ms flat)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 decoupled_weight_decay=False):
+                 decoupled_weight_decay=False, foreach=None):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        decoupled_weight_decay=decoupled_weight_decay)
+                        decoupled_weight_decay=decoupled_weight_decay, foreach=foreach)
         super().__init__(params, defaults)
+        self._flat = {}      # params' ids -> (the state's views, flat exp_avg, flat exp_avg_sq)
 
     def _validate_options(self, options, where):
         super()._validate_options(options, where)
@@ -27,42 +36,102 @@ class Adam(Optimizer):
                              f"in [0, 1))")
         if options["eps"] < 0:
             raise ValueError(f"{name}: invalid eps {options['eps']} in {where} (must be >= 0)")
+        if options.get("foreach") not in (None, True, False):
+            raise ValueError(f"{name}: foreach must be None, True or False, got "
+                             f"{options['foreach']!r} in {where}")
 
     def _update(self, param, g, state, group):
         p, xp = param.data, param.backend.xp
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-        beta1, beta2 = group["betas"]
         if not state:
             state["step"] = 0
             state["exp_avg"] = xp.zeros_like(p)
             state["exp_avg_sq"] = xp.zeros_like(p)
         state["step"] += 1
-        t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        if wd != 0 and not group["decoupled_weight_decay"]:
-            g = g + wd * p
-        # in place on the optimiser's own arrays and one scratch array: a step is a dozen
-        # passes over every parameter, so temporaries would cost as much as the arithmetic
-        tmp = xp.subtract(g, m)
-        tmp *= 1 - beta1
-        m += tmp                                     # m += (1-β1)(g - m)
-        v *= beta2
-        xp.multiply(g, g, out=tmp)
-        tmp *= 1 - beta2
-        v += tmp                                     # v = β2 v + (1-β2) g²
-        xp.sqrt(v, out=tmp)
-        tmp /= (1 - beta2 ** t) ** 0.5
-        tmp += eps                                   # √v̂ + eps
-        xp.divide(m, tmp, out=tmp)
-        tmp *= -lr / (1 - beta1 ** t)                # -lr·m̂/(√v̂ + eps)
-        if wd != 0 and group["decoupled_weight_decay"]:
-            p *= 1 - lr * wd                         # p(1 - lr·λ), then the update
-        p += tmp
+        _adam(xp, p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group)
+
+    def _update_group(self, todo, group):
+        """The whole group as one flat array: the same arithmetic as `_update`, on the
+        concatenated parameters and gradients, with the moments kept flat (each parameter's
+        state holds views of them), then each parameter's slice copied back."""
+        if len(todo) < 2:
+            return False
+        first, _, state0 = todo[0]
+        use = group["foreach"]
+        if use is False or (use is None and first.backend.host):
+            return False
+        if any(p.device != first.device or p.dtype != first.dtype or
+               s.get("step") != state0.get("step") for p, _, s in todo):
+            return False                 # mixed kinds or histories: one by one
+        xp = first.backend.xp
+        m, v = self._flat_moments(xp, todo)
+        g = xp.concatenate([g.reshape(-1) for _, g, _ in todo])
+        p = xp.concatenate([q.data.reshape(-1) for q, _, _ in todo])
+        for _, _, s in todo:
+            s["step"] += 1
+        _adam(xp, p, g, m, v, state0["step"], group)
+        start = 0
+        for q, _, _ in todo:
+            q.data[...] = p[start:start + q.data.size].reshape(q.shape)
+            start += q.data.size
+        return True
+
+    def _flat_moments(self, xp, todo):
+        """(exp_avg, exp_avg_sq) of the group as flat arrays, each parameter's state entries
+        being views of them. Built (from the states as they are, zeros for new ones) when the
+        states are not yet those views: the first step, or after load_state_dict."""
+        key = tuple(id(p) for p, _, _ in todo)
+        cached = self._flat.get(key)
+        views = [(s.get("exp_avg"), s.get("exp_avg_sq")) for _, _, s in todo]
+        if cached is not None and all(a is b and c is d for (a, c), (b, d)
+                                      in zip(views, cached[0])):
+            return cached[1], cached[2]
+        flats = []
+        for name in ("exp_avg", "exp_avg_sq"):
+            flats.append(xp.concatenate([
+                s[name].reshape(-1) if s else xp.zeros(p.data.size, p.dtype)
+                for p, _, s in todo]))
+        start = 0
+        for p, _, s in todo:
+            s.setdefault("step", 0)
+            for name, flat in zip(("exp_avg", "exp_avg_sq"), flats):
+                s[name] = flat[start:start + p.data.size].reshape(p.shape)
+            start += p.data.size
+        self._flat[key] = ([(s["exp_avg"], s["exp_avg_sq"]) for _, _, s in todo], *flats)
+        return flats[0], flats[1]
+
+
+def _adam(xp, p, g, m, v, t, group):
+    """One Adam step at step t (from 1) on arrays, in place on p, m and v (the module doc's
+    equations)."""
+    lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    if wd != 0 and not group["decoupled_weight_decay"]:
+        g = g + wd * p
+    # in place on the optimiser's own arrays and one scratch array: a step is a dozen
+    # passes over every parameter, so temporaries would cost as much as the arithmetic
+    tmp = xp.subtract(g, m, out=xp.empty_like(m))  # out=: a 0-d result stays an array
+    tmp *= 1 - beta1
+    m += tmp                                     # m += (1-β1)(g - m)
+    v *= beta2
+    xp.multiply(g, g, out=tmp)
+    tmp *= 1 - beta2
+    v += tmp                                     # v = β2 v + (1-β2) g²
+    xp.sqrt(v, out=tmp)
+    tmp /= (1 - beta2 ** t) ** 0.5
+    tmp += eps                                   # √v̂ + eps
+    xp.divide(m, tmp, out=tmp)
+    tmp *= -lr / (1 - beta1 ** t)                # -lr·m̂/(√v̂ + eps)
+    if wd != 0 and group["decoupled_weight_decay"]:
+        p *= 1 - lr * wd                         # p(1 - lr·λ), then the update
+    p += tmp
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter): p ← p(1 - lr·λ) before the
     Adam step, instead of adding λp to the gradient. Default weight_decay=0.01 as PyTorch."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
-        super().__init__(params, lr, betas, eps, weight_decay, decoupled_weight_decay=True)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                 foreach=None):
+        super().__init__(params, lr, betas, eps, weight_decay, decoupled_weight_decay=True,
+                         foreach=foreach)
 

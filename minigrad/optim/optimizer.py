@@ -104,6 +104,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            todo = []                              # (param, gradient array, state)
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -111,11 +112,13 @@ class Optimizer:
                     raise RuntimeError(f"{type(self).__name__}: gradient {p.grad.shape} on "
                                        f"{p.grad.device} does not match parameter {p.shape} on "
                                        f"{p.device}")
-                state = self.state.setdefault(id(p), {})
                 g = p.grad.data
-                if g.dtype != p.dtype:
-                    g = g.astype(p.dtype)
-                self._update(p, g, state, group)
+                todo.append((p, g if g.dtype == p.dtype else g.astype(p.dtype),
+                             self.state.setdefault(id(p), {})))
+            if not self._update_group(todo, group):
+                for p, g, state in todo:
+                    self._update(p, g, state, group)
+            for p, _, _ in todo:
                 # an in-place change, counted as one: backward through a graph built before
                 # this step now fails clearly instead of using the updated values
                 p._version_counter[0] += 1
@@ -123,6 +126,11 @@ class Optimizer:
 
     def _update(self, param, grad, state, group):
         raise NotImplementedError
+
+    def _update_group(self, todo, group):
+        """A faster update of a whole group at once (PyTorch's foreach), where a subclass
+        has one: returns False when it did nothing, and then `_update` runs per parameter."""
+        return False
 
     # ---- state --------------------------------------------------------------------------
     def state_dict(self):
