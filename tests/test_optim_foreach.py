@@ -66,6 +66,7 @@ def _same(a, b):
 def test_foreach_equals_one_by_one_to_the_bit(make):
     ref, flat = _run(make, False), _run(make, True)
     assert flat[1]._flat and not ref[1]._flat              # the flat path really ran
+    assert len(flat[1]._flat) == len(flat[1].param_groups)  # one flat pair per group, kept
     _same(ref, flat)
 
 

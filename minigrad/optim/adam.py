@@ -25,7 +25,7 @@ class Adam(Optimizer):
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         decoupled_weight_decay=decoupled_weight_decay, foreach=foreach)
         super().__init__(params, defaults)
-        self._flat = {}      # params' ids -> (the state's views, flat exp_avg, flat exp_avg_sq)
+        self._flat = {}      # id(group) -> (the state's views, flat exp_avg, flat exp_avg_sq)
 
     def _validate_options(self, options, where):
         super()._validate_options(options, where)
@@ -63,7 +63,7 @@ class Adam(Optimizer):
                s.get("step") != state0.get("step") for p, _, s in todo):
             return False                 # mixed kinds or histories: one by one
         xp = first.backend.xp
-        m, v = self._flat_moments(xp, todo)
+        m, v = self._flat_moments(xp, todo, group)
         g = xp.concatenate([g.reshape(-1) for _, g, _ in todo])
         p = xp.concatenate([q.data.reshape(-1) for q, _, _ in todo])
         for _, _, s in todo:
@@ -75,15 +75,15 @@ class Adam(Optimizer):
             start += q.data.size
         return True
 
-    def _flat_moments(self, xp, todo):
+    def _flat_moments(self, xp, todo, group):
         """(exp_avg, exp_avg_sq) of the group as flat arrays, each parameter's state entries
         being views of them. Built (from the states as they are, zeros for new ones) when the
-        states are not yet those views: the first step, or after load_state_dict."""
-        key = tuple(id(p) for p, _, _ in todo)
-        cached = self._flat.get(key)
+        states are not yet those views: the first step, after load_state_dict, or when
+        another set of the group's parameters has gradients."""
+        cached = self._flat.get(id(group))
         views = [(s.get("exp_avg"), s.get("exp_avg_sq")) for _, _, s in todo]
-        if cached is not None and all(a is b and c is d for (a, c), (b, d)
-                                      in zip(views, cached[0])):
+        if cached is not None and len(views) == len(cached[0]) and all(
+                a is b and c is d for (a, c), (b, d) in zip(views, cached[0])):
             return cached[1], cached[2]
         flats = []
         for name in ("exp_avg", "exp_avg_sq"):
@@ -96,7 +96,7 @@ class Adam(Optimizer):
             for name, flat in zip(("exp_avg", "exp_avg_sq"), flats):
                 s[name] = flat[start:start + p.data.size].reshape(p.shape)
             start += p.data.size
-        self._flat[key] = ([(s["exp_avg"], s["exp_avg_sq"]) for _, _, s in todo], *flats)
+        self._flat[id(group)] = ([(s["exp_avg"], s["exp_avg_sq"]) for _, _, s in todo], *flats)
         return flats[0], flats[1]
 
 
