@@ -5,6 +5,9 @@ import builtins
 
 from minigrad import backend
 from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
+from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
+                           is_device_array as _is_device_array, dim_arg as _dim,
+                           keepdim_arg as _kd, shape_args as _shape_args)
 
 
 class Tensor:
@@ -293,6 +296,12 @@ class Tensor:
     add, sub, mul, div, pow, matmul, neg = \
         __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__, __neg__
     def square(self): return ops.elementwise.mul(self, self)
+    def reciprocal(self): return ops.elementwise.div(1.0, self)
+    def rsqrt(self): return ops.elementwise.pow(self, -0.5)
+    def mm(self, o): return ops.matmul.mm(self, o)
+    def bmm(self, o): return ops.matmul.bmm(self, o)
+    def dot(self, o): return ops.matmul.dot(self, o)
+    def outer(self, o): return ops.matmul.outer(self, o)
 
     # comparisons give boolean tensors and are not differentiable
     def __lt__(self, o): return ops.elementwise.compare("less", self, o)
@@ -301,6 +310,10 @@ class Tensor:
     def __ge__(self, o): return ops.elementwise.compare("greater_equal", self, o)
     def __eq__(self, o): return ops.elementwise.compare("equal", self, o)
     def __ne__(self, o): return ops.elementwise.compare("not_equal", self, o)
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+    def isnan(self): return ops.elementwise.predicate("isnan", self)
+    def isinf(self): return ops.elementwise.predicate("isinf", self)
+    def isfinite(self): return ops.elementwise.predicate("isfinite", self)
     # &, |, ^, ~ on bool tensors are logical, on integer ones bitwise (as PyTorch)
     def __invert__(self): return ops.elementwise.invert(self)
     def __and__(self, o): return ops.elementwise.bitwise("bitwise_and", self, o)
@@ -358,6 +371,11 @@ class Tensor:
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return ops.reduce.extremum("min", self, _dim(dim, axis), _kd(keepdim, keepdims))
 
+    def logsumexp(self, dim, keepdim=False): return ops.reduce.logsumexp(self, dim, keepdim)
+    def cumsum(self, dim): return ops.reduce.cumsum(self, dim)
+    def any(self, dim=None, keepdim=False): return ops.reduce.logical("any", self, dim, keepdim)
+    def all(self, dim=None, keepdim=False): return ops.reduce.logical("all", self, dim, keepdim)
+
     def argmax(self, dim=None, keepdim=False):
         return ops.reduce.arg("argmax", self, dim, keepdim)
 
@@ -377,6 +395,8 @@ class Tensor:
     def expand_as(self, other): return ops.shape.expand(self, other.shape)
     def view_as(self, other): return ops.shape.reshape(self, other.shape)
     reshape_as = view_as
+    def flip(self, *dims): return ops.shape.flip(self, _shape_args(dims))
+    def repeat(self, *sizes): return ops.shape.repeat(self, _shape_args(sizes))
     def tril(self, diagonal=0): return ops.shape.tril(self, diagonal)
     def triu(self, diagonal=0): return ops.shape.triu(self, diagonal)
     def split(self, split_size, dim=0): return ops.shape.split(self, split_size, dim)
@@ -387,53 +407,6 @@ class Tensor:
     def sort(self, dim=-1, descending=False): return ops.index.sort(self, dim, descending)
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return ops.index.topk(self, k, dim, largest, sorted)
-
-
-def split_device_dtype(device, dtype):
-    """(device, dtype) from .to()'s arguments, where a dtype may come first: t.to("float64"),
-    t.to(mg.float64)."""
-    if isinstance(device, str) and device in backend._DTYPE_NAMES:
-        return None, device
-    if device is not None and not isinstance(device, str):
-        try:
-            return None, backend.dtype(device)
-        except TypeError:
-            return str(device), dtype
-    return device, dtype
-
-
-def _stack_values(items):
-    """[t0, t1, ...] (tensors of one shape, or numbers) as one host array of their values,
-    in their dtype: mg.tensor([mg.tensor(1.), mg.tensor(2.)]) as torch.tensor."""
-    values = [x.numpy() if isinstance(x, Tensor) else x for x in items]
-    shapes = {tuple(getattr(v, "shape", ())) for v in values}
-    if len(shapes) > 1:
-        raise ValueError(f"tensor: a list of tensors is stacked, so they must all have one "
-                         f"shape; got shapes {sorted(shapes)}")
-    return backend.to_host(values)
-
-
-def _is_device_array(a):
-    try:
-        backend.device_of_array(a)
-        return True
-    except TypeError:
-        return False
-
-
-def _dim(dim, axis):
-    return axis if dim is None else dim
-
-
-def _kd(keepdim, keepdims):
-    return keepdim if keepdims is None else keepdims
-
-
-def _shape_args(shape):
-    """Accept both f(2, 3) and f((2, 3))."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(int(s) for s in shape)
 
 
 from minigrad import ops  # noqa: E402  (the ops need Tensor; Tensor's methods need the ops)

@@ -46,6 +46,7 @@ OPS = [
     ("neg", lambda a: -a, [(3,)]), ("exp", lambda a: a.exp(), [(3,)]),
     ("log", lambda a: a.log(), [(3,)], "pos"), ("sqrt", lambda a: a.sqrt(), [(3,)], "pos"),
     ("abs", lambda a: a.abs(), [(3,)]), ("tanh", lambda a: a.tanh(), [(3,)]),
+    ("flip", lambda a: a.flip(0, 2), [(2, 3, 2)]), ("cumsum", lambda a: a.cumsum(1), [(2, 3)]),
     ("sigmoid", lambda a: a.sigmoid(), [(3,)]), ("relu", lambda a: a.relu(), [(2, 3)]),
     ("erf", lambda a: a.erf(), [(3,)]), ("gelu", lambda a: F.gelu(a), [(3,)]),
     ("gelu_tanh", lambda a: F.gelu(a, approximate="tanh"), [(3,)]),

@@ -386,6 +386,11 @@ def logical_not(a):
     return Tensor._make(a.backend.xp.asarray(a.backend.xp.logical_not(a.data)), a.device)
 
 
+def predicate(name, a):
+    """isnan/isinf/isfinite: a boolean tensor, outside the graph."""
+    return Tensor._make(a.backend.xp.asarray(getattr(a.backend.xp, name)(a.data)), a.device)
+
+
 _SYMBOLS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "invert": "~"}
 
 

@@ -63,3 +63,39 @@ def matmul(a, b):
                          f"dim of the first) != {kb} (the second's "
                          f"{'only' if b.ndim == 1 else 'second-to-last'} dim)")
     return MatMul.apply(a, b)
+
+
+def _need(op, a, b, ndims, what):
+    from minigrad.ops.elementwise import _pair
+    a, b = _pair(a, b)
+    if a.ndim != ndims or b.ndim != ndims:
+        raise ValueError(f"{op}: needs two {what}, got shapes {a.shape} and {b.shape}"
+                         f"{'' if op == 'outer' else '; matmul (@) takes any'}")
+    return a, b
+
+
+def mm(a, b):
+    """(n, k) @ (k, m): matmul for matrices only, as torch.mm."""
+    a, b = _need("mm", a, b, 2, "matrices (2-D)")
+    return matmul(a, b)
+
+
+def bmm(a, b):
+    """(B, n, k) @ (B, k, m) with the same B: matmul for batches of matrices, as torch.bmm."""
+    a, b = _need("bmm", a, b, 3, "batches of matrices (3-D)")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"bmm: batch sizes differ, {a.shape} and {b.shape}; matmul (@) "
+                         f"broadcasts them")
+    return matmul(a, b)
+
+
+def dot(a, b):
+    """The inner product of two vectors of one length, as torch.dot."""
+    a, b = _need("dot", a, b, 1, "vectors (1-D)")
+    return matmul(a, b)
+
+
+def outer(a, b):
+    """(n,) and (m,) -> (n, m) with entries a_i·b_j, as torch.outer."""
+    a, b = _need("outer", a, b, 1, "vectors (1-D)")
+    return a.reshape(-1, 1) * b.reshape(1, -1)

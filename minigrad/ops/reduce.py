@@ -1,4 +1,5 @@
-"""Reductions: sum (and its broadcasting inverse sum_to), max/min, and mean/var built on sum."""
+"""Reductions: sum (and its broadcasting inverse sum_to), max/min, mean/var built on sum,
+logsumexp, any/all, and the running sum cumsum."""
 from collections import namedtuple
 
 from minigrad import backend
@@ -170,6 +171,55 @@ def std(x, dim=None, keepdim=False, correction=1):
     # there. The inner where keeps √ away from 0, the outer one gives 0 its value back
     zero = Tensor._make(v.backend.xp.asarray(v.data == 0), v.device)
     return where(zero, 0.0, where(zero, 1.0, v).sqrt())
+
+
+class CumSum(Function):
+    def forward(self, a, dim):                           # y_i = Σ_{j<=i} x_j along dim
+        self.dim = dim
+        return self.xp.cumsum(a, axis=dim)
+    def backward(self, g):                               # dx_j = Σ_{i>=j} g_i: the same
+        from minigrad.ops.shape import flip              # sum, run from the other end
+        return flip(cumsum(flip(g, self.dim), self.dim), self.dim)
+
+
+def cumsum(x, dim):
+    """Running sums along dim, as torch.cumsum (integers and bools sum as int64)."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
+    if x.ndim == 0:
+        normalize_dims(dim, 0, "cumsum")
+        return x.clone() if backend.is_floating(x.dtype) else x.to(dtype=backend.int64)
+    d = normalize_dims(dim, x.ndim, "cumsum")[0]
+    if not backend.is_floating(x.dtype):
+        return Tensor._make(x.backend.xp.cumsum(x.data, axis=d, dtype=backend.int64), x.device)
+    return CumSum.apply(x, dim=d)
+
+
+def logsumexp(x, dim, keepdim=False):
+    """log Σ exp(x) over dim, computed as m + log Σ exp(x - m) with m the max (a constant
+    here: the result does not depend on it), so large values do not overflow. Its gradient
+    is softmax(x). A slice of only -inf gives -inf, one holding +inf gives +inf. Integers
+    and bools give float32, as PyTorch."""
+    if not backend.is_floating(x.dtype):
+        x = x.to(dtype=backend.DEFAULT_FLOAT)
+    dims = reduce_dims(dim, x.ndim, "logsumexp")
+    xp = x.backend.xp
+    m = x.data.max(axis=dims, keepdims=True) if x.numel() else xp.zeros(
+        _kept_shape(x.shape, dims), x.dtype)
+    m = xp.where(xp.isinf(m), 0, m).astype(x.dtype)     # ±inf slices: no shift (inf - inf)
+    shift = Tensor._make(m, x.device)
+    out = (x - shift).exp().sum(dims, keepdim=True).log() + shift
+    return out if keepdim else out.reshape(tuple(
+        n for i, n in enumerate(x.shape) if i not in dims))
+
+
+def logical(kind, x, dim=None, keepdim=False):
+    """any/all: whether any/every element (of each slice along dim) is nonzero; a bool
+    tensor outside the graph."""
+    dims = reduce_dims(dim, x.ndim, kind)
+    xp = x.backend.xp
+    return Tensor._make(xp.asarray(getattr(x.data.astype(bool), kind)(
+        axis=dims, keepdims=keepdim)), x.device)
 
 
 # what max(dim)/min(dim) return: a tuple that also names its parts, as PyTorch's

@@ -48,6 +48,13 @@ class Triangle(Function):
     def backward(self, g): return g * self.const(self.mask.astype(g.dtype))
 
 
+class Flip(Function):
+    def forward(self, a, dims):                          # reverse the order along dims
+        self.dims = dims
+        return self.xp.flip(a, axis=dims).copy()         # a copy, as PyTorch's (not a view)
+    def backward(self, g): return flip(g, self.dims)
+
+
 class AsType(Function):
     def forward(self, a, dtype):
         self.in_dtype = a.dtype
@@ -246,3 +253,24 @@ def to_device(x, device):
 
 def clone(x):
     return Clone.apply(x)
+
+
+def flip(x, dims):
+    """The elements in reverse order along each of `dims` (an int or a tuple), as
+    torch.flip."""
+    dims = normalize_dims(dims, x.ndim, "flip")
+    return Flip.apply(x, dims=dims) if x.ndim else clone(x)
+
+
+def repeat(x, sizes):
+    """x tiled sizes[i] times along dim i, as torch.Tensor.repeat (numpy.tile): extra
+    leading sizes add dims. Built from reshape and expand, so the gradient sums the tiles."""
+    sizes = tuple(sizes)
+    if len(sizes) < x.ndim or any(not isinstance(r, int) or r < 0 for r in sizes):
+        raise ValueError(f"repeat: needs one non-negative int per dim of the tensor "
+                         f"(shape {x.shape}), or more for new leading dims; got {sizes}")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    # (s0, s1) -> (1, s0, 1, s1) -> (r0, s0, r1, s1) -> (r0·s0, r1·s1)
+    spread = tuple(d for s in shape for d in (1, s))
+    tiled = tuple(d for r, s in zip(sizes, shape) for d in (r, s))
+    return x.reshape(spread).expand(tiled).reshape(tuple(r * s for r, s in zip(sizes, shape)))

@@ -1,0 +1,53 @@
+"""How Tensor's methods read their arguments: PyTorch's spellings and NumPy's (axis=,
+keepdims=), shapes given as f(2, 3) or f((2, 3)), .to()'s device-or-dtype, lists of tensors."""
+from minigrad import backend
+
+
+def split_device_dtype(device, dtype):
+    """(device, dtype) from .to()'s arguments, where a dtype may come first: t.to("float64"),
+    t.to(mg.float64)."""
+    if isinstance(device, str) and device in backend._DTYPE_NAMES:
+        return None, device
+    if device is not None and not isinstance(device, str):
+        try:
+            return None, backend.dtype(device)
+        except TypeError:
+            return str(device), dtype
+    return device, dtype
+
+
+def stack_values(items):
+    """[t0, t1, ...] (tensors of one shape, or numbers) as one host array of their values,
+    in their dtype: mg.tensor([mg.tensor(1.), mg.tensor(2.)]) as torch.tensor."""
+    from minigrad.tensor import Tensor               # tensor.py imports this module
+    values = [x.numpy() if isinstance(x, Tensor) else x for x in items]
+    shapes = {tuple(getattr(v, "shape", ())) for v in values}
+    if len(shapes) > 1:
+        raise ValueError(f"tensor: a list of tensors is stacked, so they must all have one "
+                         f"shape; got shapes {sorted(shapes)}")
+    return backend.to_host(values)
+
+
+def is_device_array(a):
+    try:
+        backend.device_of_array(a)
+        return True
+    except TypeError:
+        return False
+
+
+def dim_arg(dim, axis):
+    """dim, or NumPy's spelling axis."""
+    return axis if dim is None else dim
+
+
+def keepdim_arg(keepdim, keepdims):
+    """keepdim, or NumPy's spelling keepdims."""
+    return keepdim if keepdims is None else keepdims
+
+
+def shape_args(shape):
+    """Accept both f(2, 3) and f((2, 3))."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(int(s) for s in shape)

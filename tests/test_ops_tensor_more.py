@@ -1,0 +1,137 @@
+"""PyTorch's smaller tensor methods: flip, repeat, cumsum, logsumexp, reciprocal/rsqrt,
+mm/bmm/dot/outer (differentiable, through the op suite), and the boolean ones
+(eq/ne/lt/le/gt/ge, isnan/isinf/isfinite, any/all)."""
+import numpy as np
+import pytest
+from scipy.special import logsumexp as np_logsumexp
+
+import minigrad as mg
+from op_helpers import OpCase, unary, check_vs_torch, check_gradcheck, \
+    check_double_backward_vs_torch
+
+import spy_backend
+
+CASES = (
+    [OpCase("flip0", lambda x: x.flip(0), ((3, 4),), np_fn=lambda a: a[::-1]),
+     OpCase("flip_02", lambda x: x.flip(0, -1), ((2, 3, 4),), torch_fn=lambda x: x.flip(0, -1),
+            np_fn=lambda a: a[::-1, :, ::-1]),
+     OpCase("repeat", lambda x: x.repeat(2, 3), ((2, 3),), np_fn=lambda a: np.tile(a, (2, 3))),
+     OpCase("repeat_new_dims", lambda x: x.repeat(2, 1, 3), ((3,),),
+            np_fn=lambda a: np.tile(a, (2, 1, 3))),
+     OpCase("repeat_0d", lambda x: x.repeat(4), ((),), np_fn=lambda a: np.tile(a, 4)),
+     OpCase("cumsum1", lambda x: x.cumsum(1), ((3, 4),), np_fn=lambda a: np.cumsum(a, 1)),
+     OpCase("cumsum_neg", lambda x: x.cumsum(-3), ((2, 3, 4),),
+            np_fn=lambda a: np.cumsum(a, 0)),
+     OpCase("cumsum_0d", lambda x: x.cumsum(0), ((),), np_fn=lambda a: a),
+     OpCase("logsumexp", lambda x: x.logsumexp(1), ((3, 4),),
+            np_fn=lambda a: np_logsumexp(a, 1)),
+     OpCase("logsumexp_keep", lambda x: x.logsumexp((0, 2), keepdim=True), ((2, 3, 4),),
+            np_fn=lambda a: np_logsumexp(a, (0, 2), keepdims=True)),
+     OpCase("mm", lambda a, b: a.mm(b), ((2, 3), (3, 4)), np_fn=lambda a, b: a @ b),
+     OpCase("bmm", lambda a, b: a.bmm(b), ((2, 2, 3), (2, 3, 4)), np_fn=lambda a, b: a @ b),
+     OpCase("dot", lambda a, b: a.dot(b), ((5,), (5,)), np_fn=lambda a, b: a @ b),
+     OpCase("outer", lambda a, b: a.outer(b), ((3,), (4,)), np_fn=np.outer)]
+    + unary("reciprocal", lambda x: x.reciprocal(), np_fn=lambda a: 1 / a, domain="nonzero")
+    + unary("rsqrt", lambda x: x.rsqrt(), np_fn=lambda a: a ** -0.5, domain="positive")
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_vs_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_double_backward_vs_torch(case, device):
+    check_double_backward_vs_torch(case, device)
+
+
+@pytest.fixture
+def spy():
+    spy_backend.register()
+    yield "spy"
+    spy_backend.unregister()
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_on_the_gpu_stand_in(case, spy):
+    """No op reaches NumPy behind the backend's back (the spy device refuses it)."""
+    xs = [mg.tensor(a, device=spy, requires_grad=True) for a in case.arrays()]
+    out = case.fn(*xs)
+    out.sum().backward()
+    np.testing.assert_allclose(out.numpy(), case.np_fn(*case.arrays()), rtol=1e-5)
+    assert all(x.grad is not None and x.grad.device == spy for x in xs)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")        # NumPy on log(0), inf - inf
+def test_logsumexp_extremes():
+    x = mg.tensor([[1000.0, 1000.0], [-1000.0, -1000.0], [-np.inf, -np.inf],
+                   [np.inf, 0.0], [np.nan, 0.0]], dtype="float64", requires_grad=True)
+    y = x.logsumexp(1)
+    np.testing.assert_allclose(y.numpy()[:2], [1000 + np.log(2), -1000 + np.log(2)])
+    assert y.numpy()[2] == -np.inf and y.numpy()[3] == np.inf and np.isnan(y.numpy()[4])
+    y[:2].sum().backward()                                 # the gradient is the softmax
+    np.testing.assert_allclose(x.grad.numpy()[:2], 0.5)
+    assert mg.zeros(0, 3).logsumexp(0).numpy().tolist() == [-np.inf] * 3
+
+
+def test_logsumexp_of_integers_is_float32_as_torch():
+    y = mg.tensor([1, 2]).logsumexp(0)
+    assert y.dtype == mg.float32 and abs(y.numpy().item() - np_logsumexp([1, 2])) < 1e-6
+
+
+def test_cumsum_of_integers_and_bools_is_int64_as_torch():
+    for t in (mg.tensor([1, 2, 3], dtype="int32"), mg.tensor([True, False, True])):
+        c = t.cumsum(0)
+        assert c.dtype == mg.int64 and c.numpy().tolist() == np.cumsum(t.numpy()).tolist()
+
+
+def test_boolean_methods(device):
+    a = mg.tensor([[1.0, np.nan, 3.0], [np.inf, -2.0, 0.0]], device=device)
+    b = mg.tensor([1.0, 0.0, 4.0], device=device)
+    an, bn = a.numpy(), b.numpy()
+    with np.errstate(invalid="ignore"):
+        for name, ref in [("eq", an == bn), ("ne", an != bn), ("lt", an < bn),
+                          ("le", an <= bn), ("gt", an > bn), ("ge", an >= bn)]:
+            out = getattr(a, name)(b)
+            assert out.dtype == mg.bool and out.numpy().tolist() == ref.tolist(), name
+    for name in ("isnan", "isinf", "isfinite"):
+        out = getattr(a, name)()
+        assert out.dtype == mg.bool and not out.requires_grad
+        assert out.numpy().tolist() == getattr(np, name)(an).tolist(), name
+    z = mg.tensor([[0.0, 1.0], [0.0, 0.0]], device=device, requires_grad=True)
+    assert z.any().numpy().item() is True and z.all().numpy().item() is False
+    assert z.any(1).numpy().tolist() == [True, False]
+    assert z.all(0, keepdim=True).shape == (1, 2) and z.any().dtype == mg.bool
+    assert mg.tensor(2.0, device=device).all().shape == ()
+
+
+def test_flip_and_repeat_are_copies_with_their_own_memory():
+    x = mg.tensor([1.0, 2.0, 3.0])
+    f, r = x.flip(0), x.repeat(2)
+    with mg.no_grad():
+        x[0] = 10.0
+    assert f.numpy().tolist() == [3.0, 2.0, 1.0] and r.numpy().tolist() == [1, 2, 3, 1, 2, 3]
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: mg.ones(2, 3).repeat(2), "one non-negative int per dim"),
+    (lambda: mg.ones(2).repeat(-1), "one non-negative int per dim"),
+    (lambda: mg.ones(2, 3).mm(mg.ones(3)), r"mm: needs two matrices.*\(2, 3\) and \(3,\)"),
+    (lambda: mg.ones(2, 2, 3).bmm(mg.ones(3, 3, 4)), "bmm: batch sizes differ"),
+    (lambda: mg.ones(3).dot(mg.ones(2, 3)), "dot: needs two vectors"),
+    (lambda: mg.ones(3).dot(mg.ones(4)), "do not align"),
+    (lambda: mg.ones(2, 3).outer(mg.ones(2)), "outer: needs two vectors"),
+    (lambda: mg.ones(2, 3).cumsum(2), "dim 2"),
+    (lambda: mg.ones(2, 3).cumsum((0, 1)), "cumsum: dim must be an int"),
+    (lambda: mg.ones(2, 3).flip(3), "dim 3"),
+    (lambda: mg.ones(2, 3).logsumexp(2), "dim 2"),
+])
+def test_bad_arguments_are_named(call, match):
+    with pytest.raises((ValueError, TypeError, IndexError), match=match):
+        call()
