@@ -76,3 +76,44 @@ def test_repeated_index_gradients_on_cuda():
     x = mg.zeros(3, device="cuda", requires_grad=True)
     x[[2, 2, 1]].sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_matmul_precision_sets_cupys_compute_type(cupy, monkeypatch):
+    """"high" asks CuPy for TF32 GEMMs on an A100-class GPU (float32 on older ones), and the
+    product stays within TF32's rounding of the float32 one; "highest" goes back."""
+    from cupy._core import _routines_linalg as linalg
+    from minigrad import backend
+    monkeypatch.setattr(backend, "_PRECISION", [None])
+    a, b = mg.randn(256, 256, device="cuda"), mg.randn(256, 256, device="cuda")
+    exact = (a.double() @ b.double()).numpy()
+    try:
+        mg.set_float32_matmul_precision("high")
+        tf32 = int(cupy.cuda.Device().compute_capability) >= 80
+        assert cupy._core.get_compute_type(cupy.float32) == (
+            linalg.COMPUTE_TYPE_TF32 if tf32 else linalg.COMPUTE_TYPE_DEFAULT)
+        # TF32 rounds inputs to 10 mantissa bits: errors ~0.02 here (sums of ~16), max ~0.1
+        np.testing.assert_allclose((a @ b).numpy(), exact, rtol=0, atol=0.25)
+    finally:
+        mg.set_float32_matmul_precision("highest")
+    assert cupy._core.get_compute_type(cupy.float32) == linalg.COMPUTE_TYPE_DEFAULT
+    np.testing.assert_allclose((a @ b).numpy(), exact, rtol=0, atol=1e-3)
+
+
+def test_adamw_foreach_on_cuda_matches_the_cpu():
+    """The flat (foreach) update GPU parameters get by default equals the CPU's one by one."""
+    from minigrad import nn, optim
+    rng = np.random.default_rng(0)
+    init = [rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (3,), ())]
+    runs = []
+    for device in ("cpu", "cuda"):
+        ps = [nn.Parameter(mg.tensor(a, device=device)) for a in init]
+        opt = optim.AdamW([{"params": ps[:1], "weight_decay": 0.1},
+                           {"params": ps[1:], "weight_decay": 0.0}], lr=0.01)
+        for k in range(3):
+            for p, a in zip(ps, init):
+                p.grad = mg.tensor(a * (k + 1), device=device)
+            opt.step()
+        runs.append(([p.numpy() for p in ps], opt))
+    assert runs[1][1]._flat and not runs[0][1]._flat
+    for c, g in zip(runs[0][0], runs[1][0]):
+        np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-7)
