@@ -14,12 +14,16 @@ from minigrad.backend import (set_float32_matmul_precision,  # noqa: F401
 from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)
 from minigrad.tensor import Tensor  # noqa: F401
 from minigrad.autograd import no_grad, enable_grad, is_grad_enabled, grad  # noqa: F401
+from minigrad.autograd import set_grad_enabled, inference_mode  # noqa: F401
 from minigrad.creation import (tensor, zeros, ones, full, arange, randn, rand,  # noqa: F401
                                randint, zeros_like, ones_like, randn_like, multinomial)
+from minigrad.creation import (as_tensor, from_numpy, is_tensor, numel, empty,  # noqa: F401
+                               eye, linspace, randperm, rand_like, full_like, empty_like)
 from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maximum,  # noqa
                                       minimum, clip, where, masked_fill)
-from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu  # noqa: F401
-from minigrad.ops.matmul import matmul  # noqa: F401
+from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu, flip  # noqa
+from minigrad.ops.matmul import matmul, mm, bmm, dot, outer  # noqa: F401
+from minigrad.ops.reduce import cumsum, logsumexp  # noqa: F401
 from minigrad.ops.index import gather, sort, topk  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim  # noqa: F401
@@ -39,3 +43,8 @@ def sum(x, dim=None, keepdim=False):  # noqa: A001
 
 def mean(x, dim=None, keepdim=False):
     return x.mean(dim, keepdim)
+
+
+def isnan(x): return x.isnan()
+def isinf(x): return x.isinf()
+def isfinite(x): return x.isfinite()

@@ -58,6 +58,47 @@ def enable_grad():
     return _GradMode(True)
 
 
+class set_grad_enabled(_GradMode):
+    """Grad mode on (True) or off (False), as torch.set_grad_enabled. It takes effect at the
+    call, so `mg.set_grad_enabled(False)` alone switches it; in a `with` block, or as a
+    decorator around each call of a function, the mode found at the call comes back on exit
+    (exception or not): `with mg.set_grad_enabled(is_train): ...`. Per thread, as every
+    grad mode here."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):   # as PyTorch: 0/1 or None are mistakes, not modes
+            raise TypeError(f"set_grad_enabled: mode must be a bool (True: record graphs, "
+                            f"False: do not), got {type(mode).__name__} {mode!r}")
+        super().__init__(mode)
+        self.prev, _state.grad_enabled = _state.grad_enabled, mode
+
+    def __enter__(self):                 # prev was taken at the call: restored by __exit__
+        _state.grad_enabled = self.enabled
+
+    def __call__(self, fn):
+        """As a decorator: undo the setting made at the call; each call of fn sets it anew."""
+        _state.grad_enabled = self.prev
+        return super().__call__(fn)
+
+
+class inference_mode(_GradMode):
+    """PyTorch's inference mode, as a context manager or decorator (`@mg.inference_mode()`,
+    or bare `@mg.inference_mode`). PyTorch adds inference tensors, which skip version counts
+    and may never enter a graph later; minigrad has no such tensors, so inference_mode() is
+    exactly no_grad(), and inference_mode(False) turns grad mode on (as PyTorch's does)."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        if callable(mode):                           # bare @inference_mode: mode is the fn
+            return cls()(mode)
+        raise TypeError(f"inference_mode: mode must be a bool or a function to decorate, "
+                        f"got {type(mode).__name__} {mode!r}")
+
+    def __init__(self, mode=True):
+        super().__init__(not mode)
+
+
 class Function:
     """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
     `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`

@@ -1,5 +1,6 @@
-"""Tensor factories: tensor, zeros, ones, full, arange, randn, rand, randint, *_like, and
-multinomial (sampling indices from weights)."""
+"""Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, empty, full, eye, arange,
+linspace, randn, rand, randint, randperm, *_like, and multinomial (sampling indices from
+weights); is_tensor and numel."""
 import operator
 
 from minigrad import backend
@@ -14,6 +15,41 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if t.data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
         t.data = t.data.copy()
     return t
+
+
+def as_tensor(data, dtype=None, device=None):
+    """data as a tensor, copying only when it must (as torch.as_tensor): a tensor already of
+    that dtype and device is returned itself (else converted, differentiably, as .to()); an
+    array on the target device of that dtype is shared, not copied (so a write to one is
+    seen by the other); anything else (lists, scalars, other devices or dtypes) is a copy."""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    return Tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    """A CPU tensor sharing the NumPy array's memory and keeping its dtype (as
+    torch.from_numpy): a write to either is seen by the other. A read-only array gives a
+    tensor that cannot be written (PyTorch warns and leaves writes undefined)."""
+    if not isinstance(ndarray, backend.get("cpu").xp.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}"
+                        f"; use mg.tensor(data) (a copy) or mg.as_tensor(data) for others")
+    if ndarray.dtype.kind not in "biuf":
+        raise TypeError(f"from_numpy: cannot make a tensor of dtype {ndarray.dtype}; "
+                        f"supported: bool, integer and floating-point arrays")
+    return Tensor._make(ndarray, "cpu")
+
+
+def is_tensor(obj):
+    """Whether obj is a minigrad Tensor (a Parameter is one)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """The number of elements of a tensor."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"numel: expected a Tensor, got {type(input).__name__}")
+    return input.numel()
 
 
 def _shape(shape):
@@ -42,6 +78,13 @@ def zeros(*shape, dtype=None, device=None, requires_grad=False):
 
 def ones(*shape, dtype=None, device=None, requires_grad=False):
     return _new(lambda b, s, d: b.xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
+
+
+def empty(*shape, dtype=None, device=None, requires_grad=False):
+    """A tensor whose values are to be overwritten. PyTorch leaves them uninitialised;
+    here they are zeros, which cost about as little and make a read-before-write bug
+    reproducible instead of random."""
+    return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
@@ -101,6 +144,68 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return t.requires_grad_(True) if requires_grad else t
 
 
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """The (n, m) identity matrix (m defaults to n): ones where row == column."""
+    n = _count("eye", "n", n)
+    m = n if m is None else _count("eye", "m", m)
+    return _new(lambda b, s, d: (b.xp.arange(n)[:, None] == b.xp.arange(m)).astype(d),
+                (n, m), dtype, device, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """`steps` values evenly spaced from start to end, both included (float32 unless dtype
+    says otherwise, even for integer ends). PyTorch's formula: the first half counts up
+    from start, the second half down from end, so both ends are exact; the step is
+    computed in the dtype (float64 for integer dtypes, whose values are then truncated)."""
+    start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v
+                  for v in (start, end))
+    if not all(backend.is_scalar(v) and not isinstance(v, bool) for v in (start, end)):
+        raise TypeError(f"linspace: start and end must be numbers (or 0-d tensors), got "
+                        f"{type(start).__name__} and {type(end).__name__}")
+    steps = _count("linspace", "steps", steps)
+
+    def fill(b, s, d):
+        if d == backend.bool_:
+            raise TypeError("linspace: needs a numeric dtype (float16/32/64, int32/64), "
+                            "got bool")
+        if steps == 1:
+            return b.xp.full(s, start, dtype=d)
+        # as PyTorch: the ends in the dtype (an int dtype truncates them), the step in the
+        # dtype (float64 for ints), the sums in it too, but float16's in float32 (rounded
+        # once at the end). Python floats holding those values leave the arrays' dtype be
+        work = d if backend.is_floating(d) else backend.float64
+        lo, hi = float(d.type(start)), float(d.type(end))
+        step = float((work.type(hi) - work.type(lo)) / work.type(steps - 1))
+        i = b.xp.arange(steps, dtype=backend.float32 if d == backend.float16 else work)
+        up, down = i * step + lo, hi - (steps - 1 - i) * step
+        return b.xp.where(i < steps // 2, up, down).astype(d)
+    return _new(fill, (steps,), dtype, device, requires_grad)
+
+
+def randperm(n, dtype=backend.int64, device=None, requires_grad=False):
+    """A random permutation of 0..n-1 from the device's generator (seeded by
+    mg.manual_seed). Sorting uniform draws gives every order with equal chance, and needs
+    only random() and argsort, which every device's library has (CuPy's generator has no
+    permutation())."""
+    n = _count("randperm", "n", n)
+    dtype = backend.dtype(dtype) or backend.int64        # dtype=None: still int64
+
+    def fill(b, s, d):
+        if d == backend.bool_:
+            raise TypeError("randperm: needs a numeric dtype (int64 by default), got bool")
+        return b.xp.argsort(b.rng.random(s)).astype(d)
+    return _new(fill, (n,), dtype, device, requires_grad)
+
+
+def _count(fn, name, value):
+    """A size argument: a non-negative int (a NumPy int too, never a bool or a float)."""
+    if not backend.is_integer(value):
+        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{fn}: {name} must be >= 0, got {value}")
+    return int(value)
+
+
 def zeros_like(x, dtype=None, device=None, requires_grad=False):
     return zeros(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad)
@@ -113,6 +218,23 @@ def ones_like(x, dtype=None, device=None, requires_grad=False):
 
 def randn_like(x, dtype=None, device=None, requires_grad=False):
     return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                 requires_grad=requires_grad)
+
+
+def rand_like(x, dtype=None, device=None, requires_grad=False):
+    return rand(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                requires_grad=requires_grad)
+
+
+def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):
+    """x's shape filled with fill_value, in x's dtype unless given (as PyTorch: not the
+    value's kind, so full_like(int_tensor, 2.7) holds 2)."""
+    return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x.device,
+                requires_grad=requires_grad)
+
+
+def empty_like(x, dtype=None, device=None, requires_grad=False):
+    return empty(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad)
 
 

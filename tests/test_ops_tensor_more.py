@@ -135,3 +135,15 @@ def test_flip_and_repeat_are_copies_with_their_own_memory():
 def test_bad_arguments_are_named(call, match):
     with pytest.raises((ValueError, TypeError, IndexError), match=match):
         call()
+
+
+def test_module_level_spellings_match_the_methods():
+    x = mg.randn(3, 4)
+    v, w = mg.randn(4), mg.randn(4)
+    for a, b in [(mg.flip(x, 1), x.flip(1)), (mg.flip(x, (0, 1)), x.flip(0, 1)),
+                 (mg.cumsum(x, 0), x.cumsum(0)), (mg.logsumexp(x, 1), x.logsumexp(1)),
+                 (mg.mm(x, x.T), x.mm(x.T)), (mg.bmm(x[None], x.T[None]), x[None].bmm(x.T[None])),
+                 (mg.dot(v, w), v.dot(w)), (mg.outer(v, w), v.outer(w)),
+                 (mg.isnan(x), x.isnan()), (mg.isinf(x), x.isinf()),
+                 (mg.isfinite(x), x.isfinite())]:
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

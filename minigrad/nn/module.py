@@ -93,6 +93,28 @@ class Module:
         self.__dict__.pop(name, None)
         self._parameters[name] = param
 
+    def add_module(self, name, module):
+        """Register `module` (or None) as the child `name`, as `self.name = module` would,
+        for names that are not identifiers ("0", "block-1"). The name becomes part of
+        state-dict keys, so, as PyTorch, it must be a non-empty string without dots and
+        not an attribute the module already has (other than a child of that name)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"add_module: module name should be a string, got "
+                            f"{type(name).__name__}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"add_module: attribute '{name}' already exists in "
+                           f"{type(self).__name__}")
+        if "." in name:
+            raise KeyError(f"add_module: module name can't contain \".\" (it separates "
+                           f"names in state-dict keys), got: {name}")
+        if name == "":
+            raise KeyError('add_module: module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module    # PyTorch's alias
+
     # ---- calling --------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
@@ -170,11 +192,42 @@ class Module:
     def parameters(self, recurse=True):
         return (p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self):
-        for mname, m in self.named_modules():
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(name, buffer) pairs; a buffer held under several names comes once (its first
+        name) unless remove_duplicate=False."""
+        seen = set()
+        mods = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
+        for mname, m in mods:
             for n, b in m._buffers.items():
-                if b is not None:
+                if b is not None and not (remove_duplicate and id(b) in seen):
+                    seen.add(id(b))
                     yield (f"{mname}.{n}" if mname else n), b
+
+    def buffers(self, recurse=True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def get_submodule(self, target):
+        """The sub-module at a dotted path ("encoder.layers.0"; "" is self), as PyTorch:
+        an AttributeError names the first step that is missing or not a Module."""
+        mod = self
+        for item in target.split(".") if target else ():
+            if not hasattr(mod, item):
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target):
+        """The parameter at a dotted path ("encoder.layers.0.linear.weight")."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
 
     def apply(self, fn):
         """Call fn(module) on every sub-module, children first, then self (as PyTorch)."""
@@ -191,6 +244,13 @@ class Module:
 
     def eval(self):
         return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad on every parameter, e.g. False to freeze a pretrained part
+        (backward then leaves its .grad None, and optimisers skip it); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     def zero_grad(self, set_to_none=True):
         for p in self.parameters():
@@ -226,6 +286,17 @@ class Module:
 
     def double(self):
         return self.to(dtype=backend.float64)
+
+    def half(self):
+        return self.to(dtype=backend.float16)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        """Move to the GPU; `device`, a GPU index, is accepted as PyTorch's (minigrad drives
+        one GPU, so every index means "cuda")."""
+        return self.to("cuda" if device is None else f"cuda:{device}")
 
     # ---- state ----------------------------------------------------------------------------
     def state_dict(self):
@@ -279,14 +350,6 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-def _check_module(container, m):
-    if not isinstance(m, Module):
-        raise TypeError(f"{type(container).__name__} holds Modules, got a "
-                        f"{type(m).__name__} ({m!r:.60}); wrap a function in a Module "
-                        f"subclass whose forward calls it")
-    return m
-
-
 def _shape(v):
     return v.shape if hasattr(v, "shape") else backend.to_host(v).shape
 
@@ -307,106 +370,6 @@ def _host(v):
     return backend.to_host(v)
 
 
-class ModuleList(Module):
-    """A list of sub-modules, registered under "0", "1", ..."""
-
-    def __init__(self, modules=()):
-        super().__init__()
-        for m in modules:
-            self.append(m)
-
-    def append(self, m):
-        self._modules[str(len(self._modules))] = _check_module(self, m)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return ModuleList(list(self._modules.values())[i])
-        n = len(self._modules)
-        if not backend.is_integer(i):
-            raise TypeError(f"{type(self).__name__} indices must be integers or slices, not "
-                            f"{type(i).__name__}")
-        if not -n <= i < n:
-            raise IndexError(f"{type(self).__name__} index {i} out of range for {n} modules")
-        return self._modules[str(i % n)]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __repr__(self):
-        """Runs of identical modules print once, as PyTorch: "(0-11): 12 x Block(...)"."""
-        runs = []  # [first index, last index, repr]
-        for i, m in enumerate(self):
-            r = repr(m)
-            if runs and runs[-1][2] == r:
-                runs[-1][1] = i
-            else:
-                runs.append([i, i, r])
-        if not runs:
-            return f"{type(self).__name__}()"
-        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") +
-                 r.replace("\n", "\n  ") for a, b, r in runs]
-        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
-
-
-class ModuleDict(Module):
-    """A dict of sub-modules, registered under their keys."""
-
-    def __init__(self, modules=None):
-        super().__init__()
-        for k, m in (modules or {}).items():
-            self[k] = m
-
-    def __setitem__(self, k, m):
-        if not isinstance(k, str):
-            raise TypeError(f"ModuleDict keys must be strings (they become parameter names), "
-                            f"got {type(k).__name__}")
-        self._modules[k] = _check_module(self, m)
-
-    def __getitem__(self, k):
-        return self._modules[k]
-
-    def __contains__(self, k):
-        return k in self._modules
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def keys(self):
-        return self._modules.keys()
-
-    def values(self):
-        return self._modules.values()
-
-    def items(self):
-        return self._modules.items()
-
-
-class Sequential(ModuleList):
-    """Modules applied in order: Sequential(a, b)(x) == b(a(x))."""
-
-    def __init__(self, *modules):
-        super().__init__(modules)
-
-    __repr__ = Module.__repr__  # every stage printed, as PyTorch
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):  # a slice of a Sequential is a Sequential, as PyTorch
-            return Sequential(*list(self)[i])
-        return super().__getitem__(i)
-
-    def forward(self, x):
-        for m in self:
-            x = m(x)
-        return x
+# kept for minigrad/nn/__init__.py, which imports the containers from here until it
+# imports them from minigrad.nn.containers (nothing else in the repository does)
+from minigrad.nn.containers import ModuleList, ModuleDict, Sequential  # noqa: E402,F401

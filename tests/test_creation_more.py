@@ -1,0 +1,305 @@
+"""The factories beside zeros/ones/randn: eye, linspace, randperm, empty(_like), full_like,
+rand_like, from_numpy, as_tensor, is_tensor, numel. Each on every device, the spy device too
+(so none calls NumPy on device data), by hand or NumPy, and against PyTorch where present."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+
+import spy_backend
+from conftest import DEVICES
+
+
+@pytest.fixture(autouse=True)
+def spy():
+    spy_backend.register()
+    yield
+    spy_backend.unregister()
+
+
+@pytest.fixture(params=DEVICES + ["spy"])
+def dev(request):
+    return request.param
+
+
+def _check(t, shape, dtype, device, requires_grad=False):
+    assert t.shape == shape and t.dtype == np.dtype(dtype) and t.device == device
+    assert t.requires_grad is requires_grad and t.is_leaf
+
+
+# ---- eye ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("n, m", [(3, None), (2, 3), (3, 2), (0, None), (0, 4), (1, 1)])
+def test_eye_values_shapes_and_dtype(dev, n, m):
+    t = mg.eye(n, m, device=dev)
+    _check(t, (n, n if m is None else m), "float32", dev)
+    np.testing.assert_array_equal(t.numpy(), np.eye(n, m))
+
+
+def test_eye_dtypes_and_requires_grad(dev):
+    _check(mg.eye(2, dtype="float64", device=dev, requires_grad=True), (2, 2), "float64",
+           dev, True)
+    np.testing.assert_array_equal(mg.eye(2, 3, dtype=mg.bool, device=dev).numpy(),
+                                  [[True, False, False], [False, True, False]])
+    assert mg.eye(2, dtype="int64", device=dev).tolist() == [[1, 0], [0, 1]]
+    with pytest.raises(RuntimeError, match="floating"):
+        mg.eye(2, dtype="int64", requires_grad=True)
+
+
+def test_eye_errors():
+    with pytest.raises(ValueError, match=r"eye: n must be >= 0, got -1"):
+        mg.eye(-1)
+    with pytest.raises(ValueError, match=r"eye: m must be >= 0, got -2"):
+        mg.eye(2, -2)
+    for bad in (2.5, True, "3", None):
+        with pytest.raises(TypeError, match="eye: n must be an int"):
+            mg.eye(bad)
+    with pytest.raises(TypeError, match="eye: m must be an int"):
+        mg.eye(2, 1.0)
+    assert mg.eye(np.int64(2)).shape == (2, 2)          # NumPy ints are ints
+
+
+# ---- linspace ----------------------------------------------------------------------------
+def test_linspace_values_by_hand(dev):
+    t = mg.linspace(0, 1, 5, device=dev)
+    _check(t, (5,), "float32", dev)                      # float32 even for int ends
+    assert t.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert mg.linspace(1, 0, 3, device=dev).tolist() == [1.0, 0.5, 0.0]
+    assert mg.linspace(2.5, 9, 1, device=dev).tolist() == [2.5]   # steps=1: [start]
+    _check(mg.linspace(0, 1, 0, device=dev), (0,), "float32", dev)
+    assert mg.linspace(0, 10, 4, dtype="int64", device=dev).tolist() == [0, 3, 6, 10]
+    _check(mg.linspace(-1, 1, 3, dtype="float64", device=dev, requires_grad=True), (3,),
+           "float64", dev, True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_linspace_ends_exact_and_close_to_numpy(dev, dtype):
+    t = mg.linspace(-3.3, 7.1, 1001, dtype=dtype, device=dev).numpy()
+    want = np.linspace(-3.3, 7.1, 1001)
+    assert t.dtype == np.dtype(dtype)
+    assert t[0] == np.dtype(dtype).type(-3.3) and t[-1] == np.dtype(dtype).type(7.1)
+    np.testing.assert_allclose(t, want, rtol=0, atol={"float16": 8e-3, "float32": 2e-6,
+                                                      "float64": 1e-14}[dtype])
+
+
+def test_linspace_takes_0d_tensors_and_numpy_scalars():
+    assert mg.linspace(mg.tensor(0.0), np.float64(2), 3).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_linspace_errors():
+    with pytest.raises(ValueError, match="linspace: steps must be >= 0, got -1"):
+        mg.linspace(0, 1, -1)
+    with pytest.raises(TypeError, match="linspace: steps must be an int"):
+        mg.linspace(0, 1, 2.5)
+    with pytest.raises(TypeError, match="linspace: start and end must be numbers"):
+        mg.linspace("0", 1, 3)
+    with pytest.raises(TypeError, match="linspace: start and end must be numbers"):
+        mg.linspace(mg.tensor([0.0, 1.0]), 1, 3)
+    with pytest.raises(TypeError, match="linspace: needs a numeric dtype"):
+        mg.linspace(0, 1, 3, dtype="bool")
+
+
+def test_linspace_matches_torch():
+    torch = pytest.importorskip("torch")
+    for args in [(0, 1, 5), (-3.3, 7.1, 11), (1, 0, 6), (0.1, 0.7, 37), (2.7, 9, 1),
+                 (5, 5, 3), (0, 1, 0), (0, 1, 1000)]:
+        for dtype in ["float32", "float64", "int64", "int32"]:
+            got = mg.linspace(*args, dtype=dtype)
+            want = torch.linspace(*args, dtype=getattr(torch, dtype)).numpy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if dtype.startswith("int"):
+                np.testing.assert_array_equal(got.numpy(), want)
+            else:   # PyTorch's vectorised loop may round the middle 1 ulp differently
+                ulp = np.finfo(dtype).eps * max(abs(args[0]), abs(args[1]))
+                np.testing.assert_allclose(got.numpy(), want, rtol=0, atol=2 * ulp)
+                if args[2]:                                  # both ends exact
+                    assert got.numpy()[[0, -1]].tolist() == want[[0, -1]].tolist()
+    assert mg.linspace(0, 1, 3).dtype == torch.linspace(0, 1, 3).numpy().dtype
+
+
+# ---- randperm ----------------------------------------------------------------------------
+def test_randperm_is_a_permutation(dev):
+    t = mg.randperm(50, device=dev)
+    _check(t, (50,), "int64", dev)
+    assert sorted(t.tolist()) == list(range(50)) and t.tolist() != list(range(50))
+    _check(mg.randperm(0, device=dev), (0,), "int64", dev)
+    f = mg.randperm(6, dtype="float32", device=dev, requires_grad=True)
+    _check(f, (6,), "float32", dev, True)
+    assert sorted(f.tolist()) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    _check(mg.randperm(3, dtype=None), (3,), "int64", "cpu")     # None: still int64
+
+
+def test_randperm_reproducible_under_manual_seed():
+    mg.manual_seed(7)
+    a = mg.randperm(20).tolist()
+    mg.manual_seed(7)
+    assert mg.randperm(20).tolist() == a
+    assert mg.randperm(20).tolist() != a                 # the generator moved on
+    mg.manual_seed(7)                                    # the spy device draws as NumPy
+    assert mg.randperm(20, device="spy").tolist() == a
+
+
+def test_randperm_is_uniform_enough():
+    mg.manual_seed(0)
+    counts = np.zeros((3, 3))
+    for _ in range(600):
+        counts[np.arange(3), mg.randperm(3).numpy()] += 1
+    assert np.all(np.abs(counts - 200) < 50)             # each value at each place ~1/3
+
+
+def test_randperm_errors():
+    with pytest.raises(ValueError, match="randperm: n must be >= 0, got -1"):
+        mg.randperm(-1)
+    with pytest.raises(TypeError, match="randperm: n must be an int, got float"):
+        mg.randperm(3.0)
+    with pytest.raises(TypeError, match="randperm: needs a numeric dtype"):
+        mg.randperm(3, dtype="bool")
+    with pytest.raises(RuntimeError, match="floating"):
+        mg.randperm(3, requires_grad=True)               # int64 cannot require grad
+
+
+# ---- empty, empty_like, full_like, rand_like ---------------------------------------------
+def test_empty_and_empty_like(dev):
+    for shape_args, shape in [((2, 3), (2, 3)), (((2, 3),), (2, 3)), (([],), ()), ((0,), (0,))]:
+        t = mg.empty(*shape_args, device=dev)
+        _check(t, shape, "float32", dev)
+        assert not t.numpy().any()                       # zeros here (documented)
+    _check(mg.empty(2, dtype="int64", device=dev), (2,), "int64", dev)
+    _check(mg.empty(2, device=dev, requires_grad=True), (2,), "float32", dev, True)
+    x = mg.ones(4, 1, dtype="float64", device=dev)
+    _check(mg.empty_like(x), (4, 1), "float64", dev)
+    _check(mg.empty_like(x, dtype="float32", device="cpu", requires_grad=True), (4, 1),
+           "float32", "cpu", True)
+    with pytest.raises(ValueError, match="negative dimension"):
+        mg.empty(2, -1)
+
+
+def test_full_like(dev):
+    x = mg.zeros(2, 3, dtype="float64", device=dev)
+    t = mg.full_like(x, 7)
+    _check(t, (2, 3), "float64", dev)                    # x's dtype, not the value's kind
+    assert t.tolist() == [[7.0] * 3] * 2
+    i = mg.full_like(mg.zeros(2, dtype="int64", device=dev), 2.7)
+    _check(i, (2,), "int64", dev)
+    assert i.tolist() == [2, 2]                          # truncated, as PyTorch
+    r = mg.full_like(x, 0.5, dtype="float32", device="cpu", requires_grad=True)
+    _check(r, (2, 3), "float32", "cpu", True)
+    assert mg.full_like(x, True, dtype="bool").tolist() == [[True] * 3] * 2
+
+
+def test_rand_like(dev):
+    x = mg.zeros(200, dtype="float64", device=dev)
+    t = mg.rand_like(x)
+    _check(t, (200,), "float64", dev)
+    v = t.numpy()
+    assert v.min() >= 0 and v.max() < 1 and v.std() > 0.2
+    _check(mg.rand_like(x, dtype="float32", requires_grad=True), (200,), "float32", dev,
+           True)
+    mg.manual_seed(3)
+    a = mg.rand_like(x).numpy()
+    mg.manual_seed(3)
+    np.testing.assert_array_equal(mg.rand_like(x).numpy(), a)
+    with pytest.raises(TypeError, match="rand: needs a floating dtype"):
+        mg.rand_like(mg.zeros(2, dtype="int64"))
+
+
+def test_like_functions_match_torch():
+    torch = pytest.importorskip("torch")
+    for dtype in ["float32", "float64", "int64"]:
+        x, tx = mg.zeros(2, 3, dtype=dtype), torch.zeros(2, 3, dtype=getattr(torch, dtype))
+        for fill in [2.7, 3, True]:
+            np.testing.assert_array_equal(mg.full_like(x, fill).numpy(),
+                                          torch.full_like(tx, fill).numpy())
+        assert mg.empty_like(x).dtype == torch.empty_like(tx).numpy().dtype
+    assert mg.eye(3, 2).numpy().tolist() == torch.eye(3, 2).tolist()
+    assert mg.eye(3).dtype == torch.eye(3).numpy().dtype
+    assert mg.randperm(4).dtype == torch.randperm(4).numpy().dtype
+    assert mg.empty(2, 3).shape == tuple(torch.empty(2, 3).shape)
+
+
+# ---- from_numpy, as_tensor, is_tensor, numel ---------------------------------------------
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64", "uint8",
+                                   "bool"])
+def test_from_numpy_keeps_dtype(dtype):
+    a = np.arange(6).reshape(2, 3).astype(dtype)
+    t = mg.from_numpy(a)
+    _check(t, (2, 3), dtype, "cpu")
+    np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_from_numpy_shares_memory_both_ways():
+    a = np.zeros(4)
+    t = mg.from_numpy(a)
+    a[1] = 5.0                                           # the array's write: seen by t
+    assert t.tolist() == [0.0, 5.0, 0.0, 0.0]
+    t[2] = 7.0                                           # the tensor's write: seen by a
+    assert a.tolist() == [0.0, 5.0, 7.0, 0.0]
+    t.zero_()
+    assert not a.any()
+    s = np.float32(1) * np.ones((3, 4), np.float32)[:, ::2]   # a strided view shares too
+    mg.from_numpy(s)[0, 0] = 9
+    assert s[0, 0] == 9
+    z = np.array(3.0)                                    # 0-d
+    mg.from_numpy(z).zero_()
+    assert z == 0
+
+
+def test_from_numpy_refuses_other_input():
+    for bad, name in [([1.0, 2.0], "list"), (3.0, "float"), (mg.zeros(2), "Tensor")]:
+        with pytest.raises(TypeError, match=f"from_numpy: expected a numpy.ndarray, got {name}"):
+            mg.from_numpy(bad)
+    with pytest.raises(TypeError, match="from_numpy: cannot make a tensor of dtype object"):
+        mg.from_numpy(np.array([1, "a"], dtype=object))
+
+
+def test_as_tensor_copies_only_when_it_must():
+    x = mg.ones(3, requires_grad=True)
+    assert mg.as_tensor(x) is x and mg.as_tensor(x, dtype="float32", device="cpu") is x
+    y = mg.as_tensor(x, dtype="float64")                 # converted, still differentiable
+    assert y.dtype == np.float64 and y.requires_grad and not y.is_leaf
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+    a = np.arange(3.0)
+    shared = mg.as_tensor(a)                             # same dtype, same device: shared
+    a[0] = 9
+    assert shared.dtype == np.float64 and shared.tolist() == [9.0, 1.0, 2.0]
+    shared[1] = 8
+    assert a[1] == 8
+    copied = mg.as_tensor(a, dtype="float32")            # another dtype: a copy
+    a[2] = -1
+    assert copied.tolist() == [9.0, 8.0, 2.0]
+
+    assert mg.as_tensor([1, 2]).dtype == np.int64
+    assert mg.as_tensor([1.0, 2]).dtype == np.float32
+    assert mg.as_tensor(3).shape == () and mg.as_tensor(True).dtype == np.bool_
+
+
+def test_as_tensor_devices():
+    a = np.arange(3.0)
+    t = mg.as_tensor(a, device="spy")                    # another device: a copy there
+    assert t.device == "spy" and isinstance(t.data, spy_backend.SpyArray)
+    a[0] = 5
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    d = mg.zeros(2, device="spy").data
+    s = mg.as_tensor(d)                                  # a device array stays where it is
+    assert s.device == "spy" and s.data is d
+    back = mg.as_tensor(s, device="cpu")
+    assert back.device == "cpu" and back.tolist() == [0.0, 0.0]
+
+
+def test_as_tensor_matches_torch():
+    torch = pytest.importorskip("torch")
+    for data in ([1, 2], [1.0, 2.0], 3, 2.5, True, np.arange(3, dtype=np.int32)):
+        assert mg.as_tensor(data).dtype == torch.as_tensor(data).numpy().dtype
+
+
+def test_is_tensor_and_numel():
+    t = mg.zeros(2, 3)
+    assert mg.is_tensor(t) and mg.is_tensor(nn.Parameter(t))
+    assert not mg.is_tensor(np.zeros(2)) and not mg.is_tensor([1.0]) and not mg.is_tensor(1)
+    assert mg.numel(t) == 6 and mg.numel(mg.tensor(1.0)) == 1 and mg.numel(mg.zeros(0, 4)) == 0
+    assert mg.numel(mg.zeros(3, device="spy")) == 3
+    with pytest.raises(TypeError, match="numel: expected a Tensor, got list"):
+        mg.numel([1, 2])

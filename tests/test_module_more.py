@@ -1,0 +1,190 @@
+"""Module conveniences beside the core API: buffers, add_module/register_module,
+requires_grad_, cpu/cuda/half, get_submodule/get_parameter, and the containers' new home."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import backend, nn, optim
+
+import spy_backend
+
+
+def _net_class(lib):
+    """The same nesting written against minigrad.nn or torch.nn."""
+    class Block(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = lib.Linear(3, 3)
+            self.register_buffer("running", mg.zeros(3) if lib is nn else _torch().zeros(3))
+
+    class Net(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = lib.ModuleList([Block(), Block()])
+            self.head = lib.Linear(3, 2, bias=False)
+            self.scale = lib.Parameter(mg.ones(1) if lib is nn else _torch().ones(1))
+    return Net
+
+
+def _torch():
+    import torch
+    return torch
+
+
+# ---- buffers ------------------------------------------------------------------------------
+def test_buffers_recurse_prefix_and_duplicates():
+    m = _net_class(nn)()
+    names = ["layers.0.running", "layers.1.running"]
+    assert [n for n, _ in m.named_buffers()] == names
+    assert [b for b in m.buffers()] == [m.layers[0].running, m.layers[1].running]
+    assert list(m.buffers(recurse=False)) == []
+    assert [n for n, _ in m.layers[0].named_buffers(prefix="b")] == ["b.running"]
+    m.layers[1].running = m.layers[0].running           # one buffer under two names
+    assert len(list(m.buffers())) == 1
+    assert [n for n, _ in m.named_buffers(remove_duplicate=False)] == names
+
+
+# ---- add_module / register_module ---------------------------------------------------------
+def test_add_module_registers_like_an_attribute():
+    m = nn.Module()
+    lin = nn.Linear(2, 2)
+    m.add_module("block-1", lin)                          # not an identifier: fine
+    m.register_module("0", nn.ReLU())
+    m.add_module("empty", None)
+    assert m.get_submodule("block-1") is lin
+    assert [n for n, _ in m.named_children()] == ["block-1", "0"]
+    assert list(m.state_dict()) == ["block-1.weight", "block-1.bias"]
+    other = nn.Linear(2, 2)
+    m.add_module("block-1", other)                        # replacing a child is allowed
+    assert m.get_submodule("block-1") is other
+
+
+def test_add_module_validates_names_as_torch():
+    m = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="add_module: int is not a Module subclass"):
+        m.add_module("x", 3)
+    with pytest.raises(TypeError, match="add_module: module name should be a string, got int"):
+        m.add_module(1, nn.ReLU())
+    with pytest.raises(KeyError, match="module name can.*t contain"):
+        m.add_module("a.b", nn.ReLU())
+    with pytest.raises(KeyError, match="module name can.*t be empty string"):
+        m.add_module("", nn.ReLU())
+    for taken in ("weight", "training", "forward"):     # a parameter, a flag, a method
+        with pytest.raises(KeyError, match=f"attribute '{taken}' already exists"):
+            m.add_module(taken, nn.ReLU())
+
+
+def test_add_module_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    for name, module in [("x", 3), (1, "relu"), ("a.b", "relu"), ("", "relu"),
+                         ("weight", "relu")]:
+        errors = []
+        for lib in (nn, torch.nn):
+            child = lib.ReLU() if module == "relu" else module
+            with pytest.raises(Exception) as e:
+                lib.Linear(2, 2).add_module(name, child)
+            errors.append(e.type)
+        assert errors[0] is errors[1]
+
+
+# ---- requires_grad_ -----------------------------------------------------------------------
+def test_requires_grad_freezes_and_an_optimiser_skips_frozen_parameters():
+    m = _net_class(nn)()
+    assert m.layers[0].requires_grad_(False) is m.layers[0]
+    frozen = list(m.layers[0].parameters())
+    assert all(not p.requires_grad for p in frozen)
+    assert all(p.requires_grad for p in m.head.parameters())
+    before = [p.numpy().copy() for p in m.parameters()]
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    x = mg.ones(4, 3)
+    for block in m.layers:
+        x = block.linear(x)
+    (m.head(x) * m.scale).sum().backward()
+    assert all(p.grad is None for p in frozen)
+    opt.step()
+    for p, old in zip(m.parameters(), before):
+        assert np.array_equal(p.numpy(), old) == any(p is q for q in frozen)
+    m.requires_grad_()                                    # default True: unfreeze
+    assert all(p.requires_grad for p in m.parameters())
+
+
+# ---- devices and dtypes -------------------------------------------------------------------
+def test_cpu_returns_self_and_half_casts():
+    m = nn.Linear(2, 3)
+    assert m.cpu() is m and m.weight.device == "cpu"
+    assert m.half() is m and m.weight.dtype == np.float16 and m.bias.dtype == np.float16
+    assert m.float().weight.dtype == np.float32 and m.double().bias.dtype == np.float64
+
+
+def test_cuda_moves_to_the_gpu_backend_and_back(monkeypatch):
+    """No GPU here: the spy array library stands in for CuPy as the "cuda" backend (undone
+    after the test), which also proves the move never computes with NumPy on device data."""
+    monkeypatch.setitem(backend._BACKENDS, "cuda", spy_backend.make_backend("cuda"))
+    m = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
+    w = m[0].weight
+    assert m.cuda() is m
+    assert all(p.device == "cuda" and isinstance(p.data, spy_backend.SpyArray)
+               for p in m.parameters())
+    assert m[0].weight is w                               # moved in place, as PyTorch
+    out = m(mg.ones(4, 2, device="cuda"))
+    assert out.device == "cuda" and out.shape == (4, 3)
+    assert m.cpu() is m and all(p.device == "cpu" for p in m.parameters())
+    assert m.cuda(0) is m and m[0].bias.device == "cuda"  # a GPU index: the one GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not mg.cuda_is_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_cuda_on_a_real_gpu():
+    m = nn.Linear(2, 3)
+    assert m.cuda() is m and m.weight.device == "cuda"
+    assert m(mg.ones(1, 2, device="cuda")).device == "cuda"
+    assert m.cpu() is m and m.weight.device == "cpu"
+
+
+# ---- get_submodule / get_parameter --------------------------------------------------------
+def test_get_submodule_and_get_parameter():
+    m = _net_class(nn)()
+    assert m.get_submodule("") is m
+    assert m.get_submodule("layers") is m.layers
+    assert m.get_submodule("layers.1.linear") is m.layers[1].linear
+    assert m.get_parameter("layers.1.linear.weight") is m.layers[1].linear.weight
+    assert m.get_parameter("scale") is m.scale
+    assert m.layers.get_parameter("0.linear.bias") is m.layers[0].linear.bias
+
+
+@pytest.mark.parametrize("call, target, message", [
+    ("get_submodule", "layers.5", "ModuleList has no attribute `5`"),
+    ("get_submodule", "nothing.linear", "Net has no attribute `nothing`"),
+    ("get_submodule", "layers.0.linear.weight", "`weight` is not an nn.Module"),
+    ("get_submodule", "training", "`training` is not an nn.Module"),
+    ("get_parameter", "layers.0.linear.missing", "Linear has no attribute `missing`"),
+    ("get_parameter", "layers.0.running", "`running` is not an nn.Parameter"),
+    ("get_parameter", "head.bias", "`bias` is not an nn.Parameter"),    # bias=False: None
+    ("get_parameter", "layers.9.linear.weight", "ModuleList has no attribute `9`"),
+    ("get_parameter", "layers", "`layers` is not an nn.Parameter"),
+])
+def test_get_errors_name_the_missing_step(call, target, message):
+    with pytest.raises(AttributeError) as e:
+        getattr(_net_class(nn)(), call)(target)
+    assert str(e.value) == message
+    torch = pytest.importorskip("torch")                  # PyTorch's words, exactly
+    with pytest.raises(AttributeError) as t:
+        getattr(_net_class(torch.nn)(), call)(target)
+    assert str(t.value) == message
+
+
+def test_dotted_names_round_trip_named_parameters():
+    m = _net_class(nn)()
+    assert all(m.get_parameter(n) is p for n, p in m.named_parameters())
+    assert all(m.get_submodule(n) is s for n, s in m.named_modules())
+
+
+# ---- the containers' own file -------------------------------------------------------------
+def test_containers_live_in_their_own_module():
+    from minigrad.nn import containers
+    assert nn.ModuleList is containers.ModuleList and nn.Sequential is containers.Sequential
+    assert nn.ModuleDict is containers.ModuleDict
+    s = containers.Sequential(nn.Linear(2, 2), nn.ReLU())
+    assert s.get_submodule("0") is s[0] and isinstance(s[0:1], containers.Sequential)
+    with pytest.raises(TypeError, match="ModuleList holds Modules"):
+        containers.ModuleList([lambda x: x])
