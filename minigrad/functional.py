@@ -3,14 +3,24 @@ under PyTorch's names and argument names."""
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import relu, tanh, sigmoid, gelu  # noqa: F401
+from minigrad.ops.activations import silu, leaky_relu, softplus, elu  # noqa: F401
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy, check_reduction as _check_reduction  # noqa
+from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
+                              binary_cross_entropy_with_logits, l1_loss)
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
 from minigrad.ops.index import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
+
+# the public names (pyflakes reads the imports above as used through this list)
+__all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", "elu",
+           "softmax", "log_softmax", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "l1_loss", "mse_loss", "layer_norm", "linear",
+           "dropout", "embedding", "one_hot", "scaled_dot_product_attention",
+           "attention_with_weights"]
 
 
 def embedding(input, weight, padding_idx=None):

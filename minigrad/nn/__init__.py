@@ -1,8 +1,11 @@
 """minigrad.nn: modules and layers, with PyTorch's names, arguments and parameter names."""
-from minigrad.nn.module import Module, Parameter, ModuleList, ModuleDict, Sequential  # noqa
+from minigrad.nn.module import Module, Parameter  # noqa: F401
+from minigrad.nn.containers import ModuleList, ModuleDict, Sequential  # noqa: F401
 from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GELU,  # noqa
                                 Tanh, Sigmoid, Identity, Softmax, LogSoftmax,
                                 CrossEntropyLoss, MSELoss)
+from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss,  # noqa: F401
+                                BCEWithLogitsLoss, BCELoss, L1Loss)
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401

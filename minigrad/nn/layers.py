@@ -145,6 +145,47 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
+class SiLU(Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope=0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class Softplus(Module):
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class ELU(Module):
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x):
+        return F.elu(x, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}"
+
+
 class Tanh(Module):
     def forward(self, x):
         return x.tanh()
@@ -201,3 +242,59 @@ class MSELoss(Module):
 
     def forward(self, input, target):
         return F.mse_loss(input, target, self.reduction)
+
+
+class NLLLoss(Module):
+    """F.nll_loss as a module: (N, C) log-probabilities and (N,) class targets. `weight`
+    (one per class) is a buffer, as PyTorch: saved in state_dict, moved by .to()."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "NLLLoss")
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """F.binary_cross_entropy_with_logits as a module; `weight` and `pos_weight` are
+    buffers, as PyTorch."""
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__()
+        check_reduction(reduction, "BCEWithLogitsLoss")
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
+                                                  self.pos_weight)
+
+
+class BCELoss(Module):
+    """F.binary_cross_entropy as a module (probabilities in, not logits); `weight` is a
+    buffer, as PyTorch."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "BCELoss")
+        self.register_buffer("weight", weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class L1Loss(Module):
+    """Mean (or sum) of absolute differences."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "L1Loss")
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, self.reduction)

@@ -368,8 +368,3 @@ def _host(v):
     if hasattr(v, "detach") and hasattr(v, "cpu"):  # torch.Tensor, without importing torch
         return v.detach().cpu().numpy()
     return backend.to_host(v)
-
-
-# kept for minigrad/nn/__init__.py, which imports the containers from here until it
-# imports them from minigrad.nn.containers (nothing else in the repository does)
-from minigrad.nn.containers import ModuleList, ModuleDict, Sequential  # noqa: E402,F401

@@ -1,9 +1,15 @@
-"""Fused cross-entropy: log-softmax and negative log-likelihood in one op, with PyTorch's
-`ignore_index` and `label_smoothing`."""
+"""Losses. Cross-entropy is fused (log-softmax and negative log-likelihood in one op, with
+PyTorch's `ignore_index` and `label_smoothing`); the others are compositions of
+differentiable ops, so their gradients and gradients of gradients come from those ops."""
+import warnings
+
 from minigrad import backend
 from minigrad.autograd import Function
+from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax_array
-from minigrad.ops.index import raw_index
+from minigrad.ops.index import raw_index, gather
+from minigrad.ops.elementwise import where, log, lift
+from minigrad.ops.activations import log1p_exp_parts
 
 
 class CrossEntropy(Function):
@@ -79,6 +85,167 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
                          f"classes (valid: 0..{c - 1}, or ignore_index={ignore_index})")
     return CrossEntropy.apply(logits, target=t, ignore_index=ignore_index,
                               label_smoothing=float(label_smoothing), reduction=reduction)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood of (N, C) log-probabilities at (N,) integer class targets:
+    loss_i = -weight[t_i]·input[i, t_i], and 0 where t_i is ignore_index. "mean" divides the
+    sum by the summed weights of the targets that count (a weighted mean, as PyTorch); with
+    none counting it is nan, with a zero gradient."""
+    t = _class_targets(input, target, ignore_index, "nll_loss")
+    check_reduction(reduction, "nll_loss")
+    xp, dtype, device = input.backend.xp, input.dtype, input.device
+    valid = t != ignore_index
+    t = xp.where(valid, t, 0)                       # an ignored row reads class 0, counts 0
+    w = valid.astype(dtype) if weight is None else \
+        _class_weight(weight, input, "nll_loss").data[t] * valid
+    picked = gather(input, 1, t[:, None])[:, 0]     # log p of each row's target
+    # a where, not ·0: an ignored row's log p may be -inf, and -inf·0 is NaN
+    losses = where(Tensor._make(valid, device), -picked * Tensor._make(w, device), 0.0)
+    if reduction != "mean":
+        return _reduce(losses, reduction)
+    # no device sync to ask whether any row counts: when none does, the sum (0) is divided
+    # by 1 and a constant nan added, so the loss is nan and its gradient 0, as PyTorch (a
+    # batch of padding only must not put NaN into every weight)
+    none = ~valid.any()
+    total = Tensor._make(xp.where(none, 1, w.sum()).astype(dtype), device)
+    nan = Tensor._make(xp.where(none, xp.nan, 0).astype(dtype), device)
+    return losses.sum() / total + nan
+
+
+def _class_targets(input, target, ignore_index, op):
+    """(N,) integer targets as an int64 array on input's device, checked against (N, C)
+    input: shapes, dtypes, and every target that counts in 0..C-1 (one device sync)."""
+    t = raw_index(target, input, op, "target")
+    if not hasattr(t, "dtype"):
+        t = input.backend.from_numpy(backend.to_host(t))
+    if input.ndim != 2 or t.ndim != 1 or t.shape[0] != input.shape[0]:
+        raise ValueError(f"{op}: expected input (N, C) and targets (N,), got {input.shape} "
+                         f"and {tuple(t.shape)}; reshape (B, T, C) input to (B*T, C) and "
+                         f"targets to (B*T,) first")
+    if input.dtype.kind != "f" or t.dtype.kind not in "iu":
+        raise TypeError(f"{op}: needs floating-point log-probabilities and integer class "
+                        f"targets, got {input.dtype} and {t.dtype}")
+    t = t.astype(backend.int64, copy=False)       # a uint8 t != -100 would not compare
+    c = input.shape[1]
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bool(bad.any()):
+        raise IndexError(f"{op}: target {int(t[bad][0])} is out of range for {c} classes "
+                         f"(valid: 0..{c - 1}, or ignore_index={ignore_index})")
+    return t
+
+
+def _class_weight(weight, input, op):
+    """A (C,) weight per class, of input's dtype and device, as PyTorch requires (it is a
+    constant here: PyTorch refuses a weight that requires grad, and so do we)."""
+    c = input.shape[1]
+    if not isinstance(weight, Tensor) or weight.shape != (c,) or weight.dtype != input.dtype \
+            or weight.device != input.device:
+        raise TypeError(f"{op}: weight must be a tensor of shape ({c},) (one per class), "
+                        f"dtype {input.dtype} and device {input.device!r} as the input, got "
+                        f"{_describe(weight)}")
+    if weight.requires_grad:
+        raise RuntimeError(f"{op}: weight requires grad, but the loss is not differentiable "
+                           f"with respect to it (as PyTorch); pass weight.detach()")
+    return weight
+
+
+def _describe(t):
+    if not isinstance(t, Tensor):
+        return type(t).__name__
+    return f"shape {t.shape}, dtype {t.dtype}, device {t.device!r}"
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross-entropy of logits x against targets y in [0, 1], as PyTorch:
+    (1 - y)·x + p·log(1 + e⁻ˣ), p = 1 + (pos_weight - 1)·y, with log(1 + e⁻ˣ) = -log σ(x)
+    = relu(-x) + log(1 + e^-|x|), which never overflows. Without pos_weight this is the
+    stable max(x, 0) - x·y + log(1 + e^-|x|): finite and exact for logits of any size.
+    pos_weight weighs the positive term (one per class, broadcasting along the last dim);
+    weight multiplies each element's loss."""
+    op = "binary_cross_entropy_with_logits"
+    target, weight, pos_weight = _binary_args(input, target, weight, pos_weight, op)
+    check_reduction(reduction, op)
+    large, small = log1p_exp_parts(-input)
+    if pos_weight is not None:
+        p = (pos_weight - 1) * target + 1
+        large, small = p * large, p * small
+    # relu(-x) first meets (1 - y)·x, which it cancels for y = 0, x < 0 (x = -50: 0, then
+    # + e^-50, where PyTorch's order rounds the loss to 0)
+    loss = ((1 - target) * input + large) + small
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """-weight·(y·log x + (1 - y)·log(1 - x)) for probabilities x and targets y, both in
+    [0, 1] (checked, one device sync each), target of input's dtype (as PyTorch). Each log
+    is at least -100, as PyTorch, so x = 0 or 1 gives a finite loss. On logits,
+    binary_cross_entropy_with_logits is exact where σ then log loses digits."""
+    op = "binary_cross_entropy"
+    target, weight, _ = _binary_args(input, target, weight, None, op)
+    if target.dtype != input.dtype:
+        raise TypeError(f"{op}: target must have the input's dtype {input.dtype}, got "
+                        f"{target.dtype} (as PyTorch); convert it with .to(dtype=...)")
+    check_reduction(reduction, op)
+    for name, t in (("input", input), ("target", target)):
+        if bool((~((t.data >= 0) & (t.data <= 1))).any()):     # NaN counts as outside
+            raise ValueError(f"{op}: all elements of {name} should be between 0 and 1, got "
+                             f"values from {float(t.data.min())} to {float(t.data.max())}")
+    loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _clamped_log(u):
+    """log u, at least -100 (PyTorch's clamp). log reads a 1 where u = 0, so no inf and
+    no 0·inf gradient sits under the `where` there."""
+    positive = u > 0
+    return where(positive, log(where(positive, u, 1.0)).clip(min=-100.0), -100.0)
+
+
+def _binary_args(input, target, weight, pos_weight, op):
+    """The checks both binary cross-entropies share: floating input and target (a NumPy
+    array becomes a tensor) of the same shape (PyTorch does not broadcast the target
+    here); weight and pos_weight, if given, broadcast to that shape and take input's dtype
+    (PyTorch's result keeps it: no float32 -> float64 upcast)."""
+    target = lift(target, input)
+    if target.shape != input.shape:
+        raise ValueError(f"{op}: target size {target.shape} must be the same as input size "
+                         f"{input.shape}")
+    if input.dtype.kind != "f" or target.dtype.kind != "f":
+        raise TypeError(f"{op}: input and target must be floating-point, got {input.dtype} "
+                        f"and {target.dtype}; convert targets with .float()")
+
+    def fit(w, name):
+        if w is None:
+            return None
+        w = lift(w, input)
+        try:
+            fits = tuple(backend.broadcast_shapes(w.shape, input.shape)) == input.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{op}: {name} of shape {w.shape} must broadcast to the input's "
+                             f"shape {input.shape}")
+        return w.to(dtype=input.dtype)
+    return target, fit(weight, "weight"), fit(pos_weight, "pos_weight")
+
+
+def l1_loss(input, target, reduction="mean"):
+    """|input - target|, averaged ('mean'), summed ('sum') or as it is ('none'); at
+    input = target the gradient is 0, as PyTorch. target broadcasts against input, with
+    PyTorch's warning when the shapes differ ((N,) against (N, 1) gives (N, N))."""
+    check_reduction(reduction, "l1_loss")
+    shape = tuple(getattr(target, "shape", ()))
+    if shape != input.shape:
+        warnings.warn(f"l1_loss: using a target size {shape} that is different to the input "
+                      f"size {input.shape}; this will likely lead to incorrect results due "
+                      f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
+    return _reduce((input - target).abs(), reduction)
+
+
+def _reduce(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
 
 
 def check_reduction(reduction, op):
