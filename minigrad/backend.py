@@ -84,6 +84,9 @@ class Backend:
         # how the library's float32 GEMMs may round (see set_float32_matmul_precision);
         # None where there is no choice (NumPy's BLAS always computes in float32)
         self.set_matmul_precision = None
+        # fused elementwise kernels (backend_kernels.py) where the library compiles them
+        # (CuPy); None: the ops run their array chains
+        self.kernels = None
 
     def keep_mask(self, shape, p, out=None):
         """Booleans, each True with probability 1 - p (dropout's mask). On the host, 32 bits
@@ -167,6 +170,8 @@ def _cupy_backend():
     b = Backend("cuda", cupy, cupyx.scipy.special.erf, cupy.add.at, cupy.asnumpy,
                 cupy.asarray)
     b.set_matmul_precision = lambda precision: _cupy_matmul_precision(cupy, precision)
+    from minigrad.backend_kernels import Kernels
+    b.kernels = Kernels(cupy)
     return b
 
 

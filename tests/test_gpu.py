@@ -117,3 +117,27 @@ def test_adamw_foreach_on_cuda_matches_the_cpu():
     assert runs[1][1]._flat and not runs[0][1]._flat
     for c, g in zip(runs[0][0], runs[1][0]):
         np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-7)
+
+
+def test_fused_kernels_run_and_match_the_cpu():
+    """On a GPU the tanh-GELU and Adam chains run as single kernels (backend_kernels.py):
+    they compile (no fallback warning), and agree with the CPU's chains."""
+    import warnings
+    from minigrad import backend, nn, optim
+    kernels = backend.get("cuda").kernels
+    x = np.random.default_rng(0).standard_normal((64, 33)) * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # a kernel that fell back would warn
+        outs = []
+        for device in ("cpu", "cuda"):
+            t = mg.tensor(x, device=device, requires_grad=True)
+            y = F.gelu(t, approximate="tanh")
+            (y * y).sum().backward()
+            p = nn.Parameter(mg.tensor(x, device=device))
+            opt = optim.AdamW([p], lr=0.01, foreach=False)
+            p.grad = t.grad
+            opt.step()
+            outs.append((y.numpy(), t.grad.numpy(), p.numpy()))
+    assert {"gelu_tanh", "gelu_tanh_grad", "adam"} <= kernels.worked and not kernels.failed
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-5)

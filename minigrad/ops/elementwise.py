@@ -192,9 +192,14 @@ class Gelu(Function):
         self.approximate = approximate
         xp = self.xp
         if approximate == "tanh":                        # ½x(1 + tanh(c(x + 0.044715x³)))
+            be = backend.get(self.device)
+            fused = be.kernels("gelu_tanh", a) if be.kernels else None  # one GPU kernel
+            if fused is not None:
+                self.w, y = fused
+                return y
             x = contiguous(xp, a)
             self.w, y = xp.empty(x.shape, x.dtype), xp.empty(x.shape, x.dtype)
-            in_pieces(backend.get(self.device), lambda *p: _tanh_gelu(xp, *p), x, self.w, y)
+            in_pieces(be, lambda *p: _tanh_gelu(xp, *p), x, self.w, y)
             return y
         cdf = backend.get(self.device).erf(a * (1 / math.sqrt(2))).astype(a.dtype, copy=False)
         cdf += 1
@@ -214,10 +219,14 @@ class Gelu(Function):
     def backward_arrays(self, g):                        # the same, reusing forward's w / Φ
         xp = self.xp
         if self.approximate == "tanh":
+            be = backend.get(self.device)
+            fused = be.kernels("gelu_tanh_grad", self.inputs[0].data, self.w, g) \
+                if be.kernels else None
+            if fused is not None:
+                return (fused,)
             x, g = contiguous(xp, self.inputs[0].data), contiguous(xp, g)
             d = xp.empty(x.shape, x.dtype)
-            in_pieces(backend.get(self.device), lambda *p: _tanh_gelu_grad(xp, *p),
-                      x, self.w, g, d)
+            in_pieces(be, lambda *p: _tanh_gelu_grad(xp, *p), x, self.w, g, d)
             return (d,)
         x = self.inputs[0].data
         d = xp.multiply(x, x, out=xp.empty_like(x))

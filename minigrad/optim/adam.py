@@ -47,7 +47,7 @@ class Adam(Optimizer):
             state["exp_avg"] = xp.zeros_like(p)
             state["exp_avg_sq"] = xp.zeros_like(p)
         state["step"] += 1
-        _adam(xp, p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group)
+        _adam(param.backend, p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group)
 
     def _update_group(self, todo, group):
         """The whole group as one flat array: the same arithmetic as `_update`, on the
@@ -68,7 +68,7 @@ class Adam(Optimizer):
         p = xp.concatenate([q.data.reshape(-1) for q, _, _ in todo])
         for _, _, s in todo:
             s["step"] += 1
-        _adam(xp, p, g, m, v, state0["step"], group)
+        _adam(first.backend, p, g, m, v, state0["step"], group)
         start = 0
         for q, _, _ in todo:
             q.data[...] = p[start:start + q.data.size].reshape(q.shape)
@@ -100,11 +100,17 @@ class Adam(Optimizer):
         return flats[0], flats[1]
 
 
-def _adam(xp, p, g, m, v, t, group):
+def _adam(backend, p, g, m, v, t, group):
     """One Adam step at step t (from 1) on arrays, in place on p, m and v (the module doc's
-    equations)."""
+    equations): one fused kernel on a GPU (backend_kernels.py), else a chain of passes."""
+    xp = backend.xp
     lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
     beta1, beta2 = group["betas"]
+    l2 = wd if not group["decoupled_weight_decay"] else 0.0
+    if backend.kernels and backend.kernels(
+            "adam", g, l2, beta1, beta2, eps, lr / (1 - beta1 ** t), (1 - beta2 ** t) ** 0.5,
+            1 - lr * (wd - l2), p, m, v) is not None:
+        return
     if wd != 0 and not group["decoupled_weight_decay"]:
         g = g + wd * p
     # in place on the optimiser's own arrays and one scratch array: a step is a dozen

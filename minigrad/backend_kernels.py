@@ -1,0 +1,76 @@
+"""Fused elementwise kernels for the CUDA backend (CuPy's ElementwiseKernel).
+
+On a GPU each array operation is a kernel launch (microseconds of Python and driver work)
+and a trip of its operands through GPU memory. The ops' array code is written as chains of
+in-place NumPy-style passes, which the CPU runs piece by piece in cache (ops/blocks.py);
+on a GPU the same chain of eight passes is eight launches and eight trips. The chains that
+run on every training step are fused here into one kernel each: tanh-GELU forward and
+backward, and the Adam(W) update. The ops use a kernel where the backend has it (CuPy,
+float32/float64) and their readable chain everywhere else, and tests check the two agree.
+
+Each body below is plain arithmetic on one element, in the shared subset of CUDA C++ and
+Python (`const T` declarations aside), so the tests run the very same text with NumPy on
+the CPU (and compile it with nvcc where one is installed): that a kernel computes what its
+chain computes is checked without a GPU.
+"""
+import warnings
+
+C, A = 0.7978845608028654, 0.044715          # tanh-GELU: tanh(C·(x + A·x³)), C = √(2/π)
+
+# name: (inputs, outputs, body); outputs given as arguments are updated in place
+KERNELS = {
+    # w = ½(1 + tanh(c(x + 0.044715x³))) (kept for backward) and y = x·w
+    "gelu_tanh": ("T x", "T w, T y", f"""
+        const T u = x * (T({C!r}) + T({C * A!r}) * x * x);
+        w = T(0.5) + T(0.5) * tanh(u);
+        y = x * w;
+    """),
+    # d = g·(w + 2c·x(1 + 3·0.044715x²)·w(1 - w)): d(x·w)/dx with 1 - t² = 4w(1 - w)
+    "gelu_tanh_grad": ("T x, T w, T g", "T d", f"""
+        const T q = x * (T({2 * C!r}) + T({6 * A * C!r}) * x * x);
+        d = g * (w + q * w * (T(1) - w));
+    """),
+    # one Adam step in place (optim/adam.py's equations): l2 is Adam's weight decay folded
+    # into the gradient, decay AdamW's factor 1 - lr·λ; step = lr/(1 - β1ᵗ),
+    # root = √(1 - β2ᵗ)
+    "adam": ("T g, float64 l2, float64 b1, float64 b2, float64 eps, float64 step, "
+             "float64 root, float64 decay", "T p, T m, T v", """
+        const T gg = g + T(l2) * p;
+        m = m + (T(1) - T(b1)) * (gg - m);
+        v = T(b2) * v + (T(1) - T(b2)) * (gg * gg);
+        p = p * T(decay) - T(step) * (m / (sqrt(v) / T(root) + T(eps)));
+    """),
+}
+
+
+class Kernels:
+    """The fused kernels of one CuPy backend, compiled on first use. kernels(name, *args)
+    returns the kernel's outputs, or None where the op should run its array chain instead:
+    for a dtype other than float32/float64, or when the kernel failed the first time it
+    ran (a compiler or driver that refuses it: said once, as a warning, and not tried
+    again; a kernel that has worked raises its errors as they come)."""
+
+    DTYPES = ("float32", "float64")
+
+    def __init__(self, cupy):
+        self.cupy, self.built, self.worked, self.failed = cupy, {}, set(), set()
+
+    def __call__(self, name, *args):
+        if name in self.failed or str(args[0].dtype) not in self.DTYPES:
+            return None
+        try:
+            kernel = self.built.get(name)
+            if kernel is None:
+                kernel = self.built[name] = self.cupy.ElementwiseKernel(
+                    *KERNELS[name][:2], KERNELS[name][2], "minigrad_" + name)
+            out = kernel(*args)
+        except Exception as e:
+            if name in self.worked:
+                raise
+            self.failed.add(name)
+            warnings.warn(f"minigrad: the fused CUDA kernel {name!r} failed ({type(e).__name__}:"
+                          f" {e}); its op runs unfused from now on (slower, same results)",
+                          RuntimeWarning, stacklevel=3)
+            return None
+        self.worked.add(name)
+        return out

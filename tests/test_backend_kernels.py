@@ -1,0 +1,205 @@
+"""The CUDA backend's fused kernels (minigrad/backend_kernels.py), checked without a GPU:
+each kernel's body runs here with NumPy (the bodies are written in the subset of C++ and
+Python they share) inside ops on the spy device, and must give what the ops' array chains
+give on the CPU; with nvcc installed, each body also compiles as CUDA the way CuPy wraps it.
+The fallback (a kernel that fails on its first run) is tested with a fake CuPy."""
+import re
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+from minigrad import backend, nn, optim
+from minigrad.backend_kernels import KERNELS, Kernels
+
+import spy_backend
+
+
+def _params(spec):
+    """"T x, float64 l2" -> [("T", "x"), ("float64", "l2")]."""
+    return [tuple(p.split()) for p in spec.split(",")]
+
+
+def run_body(name, *args):
+    """A kernel as CuPy would run it, on NumPy arrays: inputs, then outputs to update in
+    place (or none: new arrays are returned), the body executed as Python."""
+    ins, outs, body = KERNELS[name]
+    ins, outs = _params(ins), _params(outs)
+    T = args[0].dtype.type
+    ns = {"T": T, "tanh": np.tanh, "sqrt": np.sqrt}
+    ns.update({n: a for (_, n), a in zip(ins, args)})
+    given = args[len(ins):]
+    ns.update({n: a.copy() for (_, n), a in zip(outs, given)})
+    code = "\n".join(line.strip().removeprefix("const T ").rstrip(";")
+                     for line in body.strip().splitlines())
+    exec(code, ns)
+    results = [np.asarray(ns[n], dtype=T) for _, n in outs]
+    for a, r in zip(given, results):
+        a[...] = r
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+class NumPyKernels(Kernels):
+    """Kernels whose 'compiled' kernels are run_body on the spy device's arrays."""
+
+    def __init__(self):
+        calls = self.calls = []
+
+        class FakeCupy:
+            @staticmethod
+            def ElementwiseKernel(ins, outs, body, name):
+                def kernel(*args):
+                    calls.append(name)
+                    out = run_body(name.removeprefix("minigrad_"), *spy_backend.unwrap(args))
+                    return spy_backend.wrap(out)
+                return kernel
+        super().__init__(FakeCupy)
+
+
+@pytest.fixture
+def fused_spy(monkeypatch):
+    """The spy device with the fused kernels, as CuPy's backend has them."""
+    kernels = NumPyKernels()
+
+    def factory():
+        b = spy_backend.make_backend("fused")
+        b.kernels = kernels
+        return b
+    monkeypatch.setitem(backend._FACTORIES, "fused", factory)
+    monkeypatch.setattr(backend, "_BACKENDS", dict(backend._BACKENDS))
+    return kernels
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-6), ("float64", 1e-13)])
+def test_gelu_kernels_match_the_array_chain(fused_spy, dtype, tol):
+    x = np.random.default_rng(0).standard_normal((3, 5, 7)) * 3
+    g = np.random.default_rng(1).standard_normal(x.shape)
+    out = []
+    for device in ("cpu", "fused"):
+        t = mg.tensor(x, dtype=dtype, device=device, requires_grad=True)
+        y = F.gelu(t, approximate="tanh")
+        y.backward(mg.tensor(g, dtype=dtype, device=device))
+        assert y.dtype == t.grad.dtype == t.dtype
+        out.append((y.numpy(), t.grad.numpy()))
+    assert fused_spy.calls == ["minigrad_gelu_tanh", "minigrad_gelu_tanh_grad"]
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol)
+
+
+def test_gelu_of_float16_runs_the_chain(fused_spy):
+    t = mg.tensor([0.5, -1.0], dtype="float16", device="fused", requires_grad=True)
+    F.gelu(t, approximate="tanh").sum().backward()
+    assert fused_spy.calls == [] and t.grad.dtype == mg.float16
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("make", [lambda ps, f: optim.AdamW(ps, lr=0.05, weight_decay=0.1,
+                                                            foreach=f),
+                                  lambda ps, f: optim.Adam(ps, lr=0.05, weight_decay=0.1,
+                                                           foreach=f)])
+def test_adam_kernel_matches_the_array_chain(fused_spy, foreach, make):
+    rng = np.random.default_rng(0)
+    init = [rng.standard_normal(s) for s in ((3, 4), (4,), ())]
+    grads = [[rng.standard_normal(a.shape) for a in init] for _ in range(4)]
+    runs = []
+    for device in ("cpu", "fused"):
+        ps = [nn.Parameter(mg.tensor(a, dtype="float64", device=device)) for a in init]
+        opt = make(ps, foreach)
+        for step in grads:
+            for p, gr in zip(ps, step):
+                p.grad = mg.tensor(gr, dtype="float64", device=device)
+            opt.step()
+        runs.append([p.numpy() for p in ps] + [s[k].numpy() for s in
+                                               opt.state_dict()["state"].values()
+                                               for k in ("exp_avg", "exp_avg_sq")])
+    assert fused_spy.calls and set(fused_spy.calls) == {"minigrad_adam"}
+    for a, b in zip(*runs):
+        np.testing.assert_allclose(b, a, rtol=1e-13, atol=1e-15)
+
+
+class _BrokenCupy:
+    """A CuPy whose kernels fail to compile (or, with `after`, fail after that many runs)."""
+    def __init__(self, after=0):
+        self.runs, self.after = 0, after
+
+    def ElementwiseKernel(self, *spec):
+        def kernel(*args):
+            self.runs += 1
+            if self.runs > self.after:
+                raise RuntimeError("nvrtc: error")
+            return "ran"
+        return kernel
+
+
+def test_a_kernel_that_fails_at_first_is_reported_once_and_not_tried_again():
+    k = Kernels(_BrokenCupy())
+    x = np.ones(3, np.float32)
+    with pytest.warns(RuntimeWarning, match="'gelu_tanh' failed.*runs unfused"):
+        assert k("gelu_tanh", x) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert k("gelu_tanh", x) is None                # quietly the chain from now on
+    assert k.cupy.runs == 1
+
+
+def test_a_kernel_that_worked_raises_its_later_errors():
+    k = Kernels(_BrokenCupy(after=1))
+    x = np.ones(3, np.float32)
+    assert k("gelu_tanh", x) == "ran"
+    with pytest.raises(RuntimeError, match="nvrtc"):
+        k("gelu_tanh", x)
+
+
+def test_the_ops_fall_back_when_a_kernel_fails(monkeypatch):
+    def factory():
+        b = spy_backend.make_backend("broken")
+        b.kernels = Kernels(_BrokenCupy())
+        return b
+    monkeypatch.setitem(backend._FACTORIES, "broken", factory)
+    monkeypatch.setattr(backend, "_BACKENDS", dict(backend._BACKENDS))
+    x = np.linspace(-3, 3, 7)
+    with pytest.warns(RuntimeWarning, match="failed"):
+        y = F.gelu(mg.tensor(x, device="broken"), approximate="tanh")
+    np.testing.assert_allclose(y.numpy(), F.gelu(mg.tensor(x), approximate="tanh").numpy())
+
+
+def _cuda_harness(name):
+    """The kernel wrapped as CuPy wraps it: inputs read as `const T`, outputs as `T&`."""
+    ins, outs, body = KERNELS[name]
+    args, reads = [], []
+    for typ, n in _params(ins):
+        if typ == "T":
+            args.append(f"const T* _raw_{n}")
+            reads.append(f"const T {n} = _raw_{n}[i];")
+        else:
+            args.append(f"{ {'float64': 'double'}[typ]} {n}")
+    for _, n in _params(outs):
+        args.append(f"T* _raw_{n}")
+        reads.append(f"T &{n} = _raw_{n}[i];")
+    return (f"template <typename T> __global__ void k({', '.join(args)}, long n) {{\n"
+            f"  for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;"
+            f" i += blockDim.x * gridDim.x) {{\n    {' '.join(reads)}\n{body}  }}\n}}\n"
+            f"template __global__ void k<float>({', '.join(args).replace('T*', 'float*')}, long);\n"
+            f"template __global__ void k<double>({', '.join(args).replace('T*', 'double*')}, long);\n")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_each_kernel_compiles_as_cuda(name, tmp_path):
+    src = tmp_path / f"{name}.cu"
+    src.write_text(_cuda_harness(name))
+    r = subprocess.run(["nvcc", "-ptx", "-arch=compute_80", str(src), "-o",
+                        str(tmp_path / "k.ptx")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr + "\n" + src.read_text()
+    ptx = (tmp_path / "k.ptx").read_text()
+    float_kernel = ptx[ptx.index(".entry _Z1kIfEv"):ptx.index(".entry _Z1kIdEv")] \
+        if ".entry _Z1kIdEv" in ptx and ptx.index(".entry _Z1kIfEv") < ptx.index(
+            ".entry _Z1kIdEv") else None
+    if float_kernel is not None:            # float32 stays float32 (no silent double math;
+        # the float64 scalars are loaded and converted once)
+        assert not re.search(r"\b(add|sub|mul|fma|div|sqrt|rcp|ex2|lg2)(\.\w+)*\.f64",
+                             float_kernel), float_kernel
