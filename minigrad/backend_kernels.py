@@ -4,8 +4,8 @@ On a GPU each array operation is a kernel launch (microseconds of Python and dri
 and a trip of its operands through GPU memory. The ops' array code is written as chains of
 in-place NumPy-style passes, which the CPU runs piece by piece in cache (ops/blocks.py);
 on a GPU the same chain of eight passes is eight launches and eight trips. The chains that
-run on every training step are fused here into one kernel each: tanh-GELU forward and
-backward, and the Adam(W) update. The ops use a kernel where the backend has it (CuPy,
+run on every training step are fused here: tanh-GELU forward and backward, the Adam(W)
+update, and layer norm's elementwise steps. The ops use a kernel where the backend has it (CuPy,
 float32/float64) and their readable chain everywhere else, and tests check the two agree.
 
 Each body below is plain arithmetic on one element, in the shared subset of CUDA C++ and
@@ -29,6 +29,24 @@ KERNELS = {
     "gelu_tanh_grad": ("T x, T w, T g", "T d", f"""
         const T q = x * (T({2 * C!r}) + T({6 * A * C!r}) * x * x);
         d = g * (w + q * w * (T(1) - w));
+    """),
+    # layer norm (ops/layer_norm.py): the row statistics are matrix-vector products; these
+    # are the elementwise steps between them, mu and r broadcasting as (R, 1) columns
+    "ln_center_sq": ("T x, T mu", "T sq", """
+        const T c = x - mu;
+        sq = c * c;
+    """),
+    "ln_rstd": ("T var, float64 eps", "T r", """
+        r = T(1) / sqrt(var + T(eps));
+    """),
+    "ln_out": ("T x, T mu, T r, T w, T b", "T y", """
+        y = (x - mu) * r * w + b;
+    """),
+    "ln_grad_t": ("T g, T x, T mu", "T t", """
+        t = g * (x - mu);
+    """),
+    "ln_grad_x": ("T g, T w, T mg, T x, T mu, T c1, T r", "T d", """
+        d = r * (g * w - mg - (x - mu) * c1);
     """),
     # one Adam step in place (optim/adam.py's equations): l2 is Adam's weight decay folded
     # into the gradient, decay AdamW's factor 1 - lr·λ; step = lr/(1 - β1ᵗ),

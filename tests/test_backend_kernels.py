@@ -203,3 +203,26 @@ def test_each_kernel_compiles_as_cuda(name, tmp_path):
         # the float64 scalars are loaded and converted once)
         assert not re.search(r"\b(add|sub|mul|fma|div|sqrt|rcp|ex2|lg2)(\.\w+)*\.f64",
                              float_kernel), float_kernel
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-12)])
+def test_layer_norm_kernels_match_the_array_chain(fused_spy, affine, dtype, tol):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 6)) * 3 + 1
+    g = rng.standard_normal(x.shape)
+    w, b = rng.standard_normal(6), rng.standard_normal(6)
+    out = []
+    for device in ("cpu", "fused"):
+        def t(a):
+            return mg.tensor(a, dtype=dtype, device=device, requires_grad=True)
+        xt, wt, bt = t(x), t(w), t(b)
+        y = F.layer_norm(xt, (6,), wt if affine != "none" else None,
+                         bt if affine == "both" else None)
+        y.backward(mg.tensor(g, dtype=dtype, device=device))
+        grads = [xt.grad] + ([wt.grad] if affine != "none" else []) + (
+            [bt.grad] if affine == "both" else [])
+        out.append([y.numpy()] + [a.numpy() for a in grads])
+    assert {"minigrad_ln_out", "minigrad_ln_grad_x"} <= set(fused_spy.calls)
+    for a, b_ in zip(*out):
+        np.testing.assert_allclose(b_, a, rtol=tol, atol=tol)

@@ -120,7 +120,7 @@ def test_adamw_foreach_on_cuda_matches_the_cpu():
 
 
 def test_fused_kernels_run_and_match_the_cpu():
-    """On a GPU the tanh-GELU and Adam chains run as single kernels (backend_kernels.py):
+    """On a GPU the tanh-GELU, Adam and layer-norm chains run as fused kernels (backend_kernels.py):
     they compile (no fallback warning), and agree with the CPU's chains."""
     import warnings
     from minigrad import backend, nn, optim
@@ -137,7 +137,13 @@ def test_fused_kernels_run_and_match_the_cpu():
             opt = optim.AdamW([p], lr=0.01, foreach=False)
             p.grad = t.grad
             opt.step()
-            outs.append((y.numpy(), t.grad.numpy(), p.numpy()))
-    assert {"gelu_tanh", "gelu_tanh_grad", "adam"} <= kernels.worked and not kernels.failed
+            ln_in = mg.tensor(x, device=device, requires_grad=True)
+            ln_w = mg.tensor(x[0], device=device, requires_grad=True)
+            ln = F.layer_norm(ln_in, (33,), ln_w)
+            (ln * ln_in).sum().backward()
+            outs.append((y.numpy(), t.grad.numpy(), p.numpy(), ln.numpy(),
+                         ln_in.grad.numpy(), ln_w.grad.numpy()))
+    assert {"gelu_tanh", "gelu_tanh_grad", "adam", "ln_center_sq", "ln_rstd", "ln_out",
+            "ln_grad_t", "ln_grad_x"} <= kernels.worked and not kernels.failed
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-5)

@@ -44,7 +44,12 @@ class LayerNorm(Function):
                 yr *= w
             if b is not None:
                 yr += b
-        in_row_pieces(backend.get(self.device), normalise, rows, y, mean, rstd)
+        be = backend.get(self.device)
+        fused = _fused_forward(be.kernels, xp, rows, to_mean, w, b, eps)
+        if fused is None:
+            in_row_pieces(be, normalise, rows, y, mean, rstd)
+        else:
+            y, mean, rstd = fused
         self.mean = mean.reshape(lead + (1,) * len(dims))
         self.rstd = rstd.reshape(lead + (1,) * len(dims))
         return y.reshape(x.shape).astype(out_dtype, copy=False)
@@ -98,13 +103,48 @@ class LayerNorm(Function):
             out -= mean_g
             out -= xp.multiply(xc, c1, out=t)
             out *= rr
-        in_row_pieces(backend.get(self.device), grad, g, xs, mean, rstd, gx)
+        fused = _fused_backward(backend.get(self.device).kernels, xp, g, xs, mean, rstd, w)
+        if fused is None:
+            in_row_pieces(backend.get(self.device), grad, g, xs, mean, rstd, gx)
+        else:
+            gx, sums = fused
         gx = gx.reshape(x.shape)
         if not affine:
             return (gx,)
         shape = affine[0].shape
         gw = sums[0].reshape(shape)
         return (gx, gw) if len(affine) == 1 else (gx, gw, sums[1].reshape(shape))
+
+
+def _fused_forward(kernels, xp, rows, to_mean, w, b, eps):
+    """(y, μ, 1/σ) of rows (R, D) in four GPU launches, the row sums as matrix-vector
+    products and the rest as fused kernels (backend_kernels.py); None without them."""
+    if not kernels:
+        return None
+    mean = xp.matmul(rows, to_mean)
+    sq = kernels("ln_center_sq", rows, mean)             # (x - μ)²
+    rstd = None if sq is None else kernels("ln_rstd", xp.matmul(sq, to_mean), eps)
+    d = rows.shape[1]
+    y = None if rstd is None else kernels(
+        "ln_out", rows, mean, rstd, xp.ones(d, rows.dtype) if w is None else w,
+        xp.zeros(d, rows.dtype) if b is None else b)
+    return None if y is None else (y, mean, rstd)
+
+
+def _fused_backward(kernels, xp, g, x, mean, rstd, w):
+    """backward_arrays' dx (and Σ g⊙x̂, Σ g over rows) with fused GPU kernels: the same
+    formula, dx = r·(ĝ - mean(ĝ) - (x - μ)·r²·mean(ĝ⊙(x - μ))); None without them."""
+    t = kernels("ln_grad_t", g, x, mean) if kernels else None     # g⊙(x - μ)
+    if t is None:
+        return None
+    d = x.shape[1]
+    to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
+    c1 = rstd * rstd * xp.matmul(t, to_mean)
+    gx = kernels("ln_grad_x", g, xp.ones(d, g.dtype) if w is None else w,
+                 xp.matmul(g, to_mean), x, mean, c1, rstd)
+    if gx is None:
+        return None
+    return gx, None if w is None else (xp.matmul(rstd.reshape(1, -1), t)[0], col_sum(xp, g))
 
 
 def _mean_vector(xp, d, dtype):
