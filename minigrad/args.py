@@ -51,3 +51,14 @@ def shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(int(s) for s in shape)
+
+
+def check_broadcast(op, *shapes):
+    """The broadcast shape of `shapes`, or a ValueError naming the op (for the functions
+    that are not Functions, whose errors Function.apply would otherwise name)."""
+    try:
+        return backend.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {', '.join(str(tuple(s)) for s in shapes)} do not "
+                         f"broadcast (each dim, counted from the last, must be equal or "
+                         f"1)") from None

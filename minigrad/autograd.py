@@ -9,6 +9,8 @@ indexing) also define a fast path on raw arrays, `backward_arrays` or `scatter_b
 which the ordinary backward uses instead; their `backward` then runs only under
 create_graph=True, and a test checks that the two agree.
 """
+import functools
+import inspect
 import threading
 import weakref
 
@@ -42,20 +44,39 @@ class _GradMode:
         _state.grad_enabled = self.prev
 
     def __call__(self, fn):
+        """As a decorator: fn runs in this mode. A generator function's body runs lazily, at
+        each next(), so there the mode is set around every resumption (as PyTorch does),
+        not only around the call that makes the generator."""
+        enabled = self.enabled
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args, **kwargs):
+                gen, sent = fn(*args, **kwargs), None
+                while True:
+                    try:
+                        with _GradMode(enabled):
+                            value = gen.send(sent)
+                    except StopIteration as stop:
+                        return stop.value
+                    sent = yield value
+            return generator
+
+        @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with _GradMode(self.enabled):
+            with _GradMode(enabled):
                 return fn(*args, **kwargs)
-        wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
         return wrapper
 
 
-def no_grad():
-    """Ops inside build no graph: for evaluation, sampling and optimiser updates."""
-    return _GradMode(False)
+def no_grad(fn=None):
+    """Ops inside build no graph: for evaluation, sampling and optimiser updates. A context
+    manager (`with mg.no_grad():`) or a decorator, `@mg.no_grad()` or bare `@mg.no_grad`."""
+    return _GradMode(False) if fn is None else _GradMode(False)(fn)
 
 
-def enable_grad():
-    return _GradMode(True)
+def enable_grad(fn=None):
+    """Ops inside record graphs again (within no_grad), as no_grad is used."""
+    return _GradMode(True) if fn is None else _GradMode(True)(fn)
 
 
 class set_grad_enabled(_GradMode):

@@ -190,3 +190,35 @@ def test_same_sequence_of_modes_as_torch():
     assert _script(mg) == _script(torch)
     assert _script(mg) == [False, True, False, True, True, False, False, True, False, True,
                            False]
+
+
+@pytest.mark.parametrize("decorate,inside", [
+    (mg.no_grad(), False), (mg.no_grad, False), (mg.enable_grad(), True),
+    (mg.set_grad_enabled(False), False), (mg.inference_mode(), False)])
+def test_decorated_generators_run_in_the_mode_at_every_resumption(decorate, inside):
+    """A generator's body runs at next(), after the decorated call has returned: the mode
+    must be set around each resumption (sampling loops are often generators)."""
+    @decorate
+    def steps(x):
+        got = yield (x * 2).requires_grad
+        yield got, mg.is_grad_enabled()
+        return "done"
+
+    outside = not inside
+    with mg.set_grad_enabled(outside):
+        g = steps(mg.tensor([1.0], requires_grad=True))
+        assert next(g) is inside and mg.is_grad_enabled() is outside
+        assert g.send("sent") == ("sent", inside) and mg.is_grad_enabled() is outside
+        with pytest.raises(StopIteration) as stop:
+            next(g)
+        assert stop.value.value == "done"
+
+
+def test_decorators_keep_the_function_s_identity():
+    def evaluate(x, *, scale=2):
+        """Docs."""
+        return x * scale
+    for deco in (mg.no_grad(), mg.no_grad, mg.enable_grad(), mg.set_grad_enabled(False)):
+        f = deco(evaluate)
+        assert (f.__name__, f.__doc__, f.__qualname__) == (
+            "evaluate", "Docs.", evaluate.__qualname__) and f.__wrapped__ is evaluate

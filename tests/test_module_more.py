@@ -188,3 +188,32 @@ def test_containers_live_in_their_own_module():
     assert s.get_submodule("0") is s[0] and isinstance(s[0:1], containers.Sequential)
     with pytest.raises(TypeError, match="ModuleList holds Modules"):
         containers.ModuleList([lambda x: x])
+
+
+def test_reassigning_a_child_or_parameter_keeps_its_place():
+    """As PyTorch: m.a = new keeps a's position, so state_dict and parameters() keep their
+    order (an optimiser's state is matched to parameters by position)."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+            self.w, self.v = nn.Parameter(mg.ones(1)), nn.Parameter(mg.ones(1))
+    m = Net()
+    m.a, m.w = nn.Linear(2, 2), nn.Parameter(mg.zeros(1))
+    assert list(m.state_dict()) == ["w", "v", "a.weight", "a.bias", "b.weight", "b.bias"]
+    m.a = None
+    assert [n for n, _ in m.named_children()] == ["b"]
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda m: m.register_buffer("bias", mg.ones(2)), KeyError, "attribute 'bias' already"),
+    (lambda m: m.register_buffer("x", 5), TypeError, "cannot assign 'int' object to buffer"),
+    (lambda m: m.register_buffer("a.b", None), KeyError, "contain"),
+    (lambda m: m.register_buffer("", None), KeyError, "empty"),
+    (lambda m: m.register_buffer(3, None), TypeError, "buffer name should be a string"),
+    (lambda m: m.register_parameter("w", mg.ones(2)), TypeError, "Parameter or None"),
+    (lambda m: m.register_parameter("training", None), KeyError, "already exists"),
+])
+def test_register_buffer_and_parameter_check_as_pytorch(call, error, match):
+    with pytest.raises(error, match=match):
+        call(nn.Linear(2, 2))

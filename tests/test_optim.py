@@ -568,3 +568,12 @@ def test_a_0d_parameter_steps_as_a_1_element_one(make):
         for o in opts:
             o.step()
     assert scalar.shape == () and scalar.numpy().item() == vector.numpy()[0]
+
+
+def test_clip_grad_norm_of_order_minus_inf_is_the_smallest_magnitude():
+    """(It was 1.0: Σ|g|^-inf raised to -1/inf.) As PyTorch, min over every element."""
+    ps = [nn.Parameter(mg.zeros(3)), nn.Parameter(mg.zeros(2)), nn.Parameter(mg.zeros(0))]
+    for p, g in zip(ps, ([1.0, -0.5, 2.0], [3.0, 4.0], [])):
+        p.grad = mg.tensor(g)
+    for foreach in (False, True):
+        assert nn.utils.clip_grad_norm_(ps, 10.0, -np.inf, foreach=foreach).item() == 0.5

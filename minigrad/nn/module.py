@@ -58,15 +58,15 @@ class Module:
                                     f"parameter's values assign its .data, or del it first")
                 store[name] = None
                 return
+        target = self._parameters if isinstance(value, Parameter) else \
+            self._modules if isinstance(value, Module) else None
         for store in (self._parameters, self._modules, self._buffers):
-            store.pop(name, None)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
-        else:
+            if store is not target:
+                store.pop(name, None)
+        if target is None:
             object.__setattr__(self, name, value)
             return
+        target[name] = value     # a name already there keeps its place (state_dict order)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name):  # only called when normal lookup fails
@@ -85,13 +85,28 @@ class Module:
 
     def register_buffer(self, name, tensor):
         """A tensor that is state but not a weight (saved in state_dict, moved by .to)."""
+        self._check_new_name("buffer", name, self._buffers, tensor, Tensor)
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
 
     def register_parameter(self, name, param):
         """Register `param` (or None, for an absent optional weight such as a bias)."""
+        self._check_new_name("parameter", name, self._parameters, param, Parameter)
         self.__dict__.pop(name, None)
         self._parameters[name] = param
+
+    def _check_new_name(self, kind, name, store, value, cls):
+        """PyTorch's checks: the name becomes a state-dict key, so a non-empty string
+        without dots that is not another attribute; the value a `cls` or None."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if "." in name or not name:
+            raise KeyError(f"{kind} name can't contain \".\" or be empty, got {name!r}")
+        if hasattr(self, name) and name not in store:
+            raise KeyError(f"attribute '{name}' already exists")
+        if value is not None and not isinstance(value, cls):
+            raise TypeError(f"cannot assign '{type(value).__name__}' object to {kind} "
+                            f"'{name}' ({cls.__name__} or None required)")
 
     def add_module(self, name, module):
         """Register `module` (or None) as the child `name`, as `self.name = module` would,

@@ -47,7 +47,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if norm_type == float("inf"):
         total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
                                  for g in grads]))
-    elif norm_type == 0.0:                               # how many elements are nonzero
+    elif norm_type == -float("inf"):                     # the smallest |g|
+        total = xp.min(xp.stack([xp.abs(g).min() for g in grads if g.size] or
+                                [xp.full((), float("inf"), dtype)]))
+    elif norm_type == 0.0:
+        # how many elements are nonzero: the 0-"norm" of all elements as one vector, as the
+        # other orders. (PyTorch takes it of the per-gradient counts, so it counts the
+        # gradients that have a nonzero element; for every p > 0 the two agree)
         total = sum(xp.count_nonzero(g) for g in grads)
     elif norm_type == 2.0:
         # Σg² as a BLAS dot product: one pass, no g*g temporary

@@ -3,6 +3,7 @@ input's shape (autograd.run_backward), so no backward here deals with broadcasti
 import math
 
 from minigrad import backend
+from minigrad.args import check_broadcast
 from minigrad.ops.blocks import in_pieces, contiguous
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
@@ -387,6 +388,7 @@ def compare(name, a, b):
     a, b = _pair(a, b)
     if a.device != b.device:
         raise RuntimeError(f"{name}: tensors on different devices ({a.device}, {b.device})")
+    check_broadcast(name, a.shape, b.shape)
     xp = a.backend.xp                    # asarray: NumPy gives 0-d inputs a scalar, not an array
     return Tensor._make(xp.asarray(getattr(xp, name)(a.data, b.data)), a.device)
 

@@ -71,6 +71,9 @@ def _need(op, a, b, ndims, what):
     if a.ndim != ndims or b.ndim != ndims:
         raise ValueError(f"{op}: needs two {what}, got shapes {a.shape} and {b.shape}"
                          f"{'' if op == 'outer' else '; matmul (@) takes any'}")
+    if op != "outer" and a.shape[-1] != b.shape[-2 if ndims > 1 else 0]:
+        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not align ({a.shape[-1]} "
+                         f"!= {b.shape[-2 if ndims > 1 else 0]})")
     return a, b
 
 
