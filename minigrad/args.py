@@ -47,9 +47,13 @@ def keepdim_arg(keepdim, keepdims):
 
 
 def shape_args(shape):
-    """Accept both f(2, 3) and f((2, 3))."""
+    """Accept both f(2, 3) and f((2, 3)); each size (or dim) an integer, as PyTorch: 2.5
+    is an error, not a silent 2."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
+        shape = tuple(shape[0])
+    for s in shape:
+        if not backend.is_integer(s):
+            raise TypeError(f"sizes and dims must be integers, got {s!r} in {tuple(shape)}")
     return tuple(int(s) for s in shape)
 
 

@@ -149,3 +149,11 @@ def test_module_level_spellings_match_the_methods():
                  (mg.isnan(x), x.isnan()), (mg.isinf(x), x.isinf()),
                  (mg.isfinite(x), x.isfinite())]:
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("call", [lambda x: x.reshape(3.0, 2), lambda x: x.flip(0.5),
+                                  lambda x: x.repeat(True, 1), lambda x: x.permute(1, 0.0),
+                                  lambda x: x.view((2.0, 3)), lambda x: x.expand(2, 3.5)])
+def test_sizes_and_dims_must_be_integers_not_truncated(call):
+    with pytest.raises(TypeError, match="must be integers"):
+        call(mg.ones(2, 3))
