@@ -22,9 +22,13 @@ from minigrad.creation import (as_tensor, from_numpy, is_tensor, numel, empty,  
 from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maximum,  # noqa
                                       minimum, clip, where, masked_fill)
 from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu, flip  # noqa
+from minigrad.ops.shape import roll, unflatten  # noqa: F401
+from minigrad.ops.math import (sin, cos, log1p, expm1, sign, floor, ceil, trunc,  # noqa
+                               round, nan_to_num)
+from minigrad.ops.norms import norm  # noqa: F401
 from minigrad.ops.matmul import matmul, mm, bmm, dot, outer  # noqa: F401
-from minigrad.ops.reduce import cumsum, logsumexp  # noqa: F401
-from minigrad.ops.index import gather, sort, topk  # noqa: F401
+from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401
+from minigrad.ops.index import gather, sort, topk, index_select, masked_select  # noqa
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
@@ -45,6 +49,8 @@ def mean(x, dim=None, keepdim=False):
     return x.mean(dim, keepdim)
 
 
+def amax(x, dim=None, keepdim=False): return x.amax(dim, keepdim)
+def amin(x, dim=None, keepdim=False): return x.amin(dim, keepdim)
 def isnan(x): return x.isnan()
 def isinf(x): return x.isinf()
 def isfinite(x): return x.isfinite()

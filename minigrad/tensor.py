@@ -188,6 +188,14 @@ class Tensor:
     def bool(self):
         return self.to(dtype=backend.bool_)
 
+    def type_as(self, other): return self.to(other.device, other.dtype)  # as PyTorch: both
+    # new tensors on self's device, of self's dtype, outside any graph (PyTorch's new_*)
+    def new_zeros(self, *size): return creation.zeros(*size, **self._like())
+    def new_ones(self, *size): return creation.ones(*size, **self._like())
+    def new_full(self, size, fill_value): return creation.full(size, fill_value, **self._like())
+    def new_tensor(self, data): return creation.tensor(data, **self._like())
+    def _like(self): return {"dtype": self.dtype, "device": self.device}
+
     def detach(self):
         """The same data, cut from the graph (an in-place change of either is seen by both,
         so they share the version count)."""
@@ -332,6 +340,18 @@ class Tensor:
     def sigmoid(self): return ops.elementwise.sigmoid(self)
     def relu(self): return ops.elementwise.relu(self)
     def erf(self): return ops.elementwise.erf(self)
+    def sin(self): return ops.math.sin(self)
+    def cos(self): return ops.math.cos(self)
+    def log1p(self): return ops.math.log1p(self)
+    def expm1(self): return ops.math.expm1(self)
+    # piecewise constant: gradient 0 (as PyTorch); integers come back unchanged
+    def sign(self): return ops.math.sign(self)
+    def floor(self): return ops.math.floor(self)
+    def ceil(self): return ops.math.ceil(self)
+    def trunc(self): return ops.math.trunc(self)
+    def round(self, *, decimals=0): return ops.math.round(self, decimals=decimals)
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return ops.math.nan_to_num(self, nan, posinf, neginf)
     def gelu(self, approximate="none"): return ops.elementwise.gelu(self, approximate)
     def maximum(self, o): return ops.elementwise.maximum(self, o)
     def minimum(self, o): return ops.elementwise.minimum(self, o)
@@ -371,6 +391,10 @@ class Tensor:
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         return ops.reduce.extremum("min", self, _dim(dim, axis), _kd(keepdim, keepdims))
 
+    def amax(self, dim=None, keepdim=False): return ops.reduce.amax("max", self, dim, keepdim)
+    def amin(self, dim=None, keepdim=False): return ops.reduce.amax("min", self, dim, keepdim)
+    def prod(self, dim=None, keepdim=False): return ops.reduce.prod(self, dim, keepdim)
+    def norm(self, p="fro", dim=None, keepdim=False): return ops.norms.norm(self, p, dim, keepdim)
     def logsumexp(self, dim, keepdim=False): return ops.reduce.logsumexp(self, dim, keepdim)
     def cumsum(self, dim): return ops.reduce.cumsum(self, dim)
     def any(self, dim=None, keepdim=False): return ops.reduce.logical("any", self, dim, keepdim)
@@ -386,6 +410,7 @@ class Tensor:
     def reshape(self, *shape): return ops.shape.reshape(self, _shape_args(shape))
     def view(self, *shape): return ops.shape.reshape(self, _shape_args(shape))
     def flatten(self, start_dim=0, end_dim=-1): return ops.shape.flatten(self, start_dim, end_dim)
+    def unflatten(self, dim, sizes): return ops.shape.unflatten(self, dim, sizes)
     def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims))
     def transpose(self, dim0, dim1): return ops.shape.transpose(self, dim0, dim1)
     swapaxes = transpose
@@ -397,6 +422,7 @@ class Tensor:
     reshape_as = view_as
     def flip(self, *dims): return ops.shape.flip(self, _shape_args(dims))
     def repeat(self, *sizes): return ops.shape.repeat(self, _shape_args(sizes))
+    def roll(self, shifts, dims=None): return ops.shape.roll(self, shifts, dims)
     def tril(self, diagonal=0): return ops.shape.tril(self, diagonal)
     def triu(self, diagonal=0): return ops.shape.triu(self, diagonal)
     def split(self, split_size, dim=0): return ops.shape.split(self, split_size, dim)
@@ -404,9 +430,11 @@ class Tensor:
     def unbind(self, dim=0): return ops.shape.unbind(self, dim)
     def __getitem__(self, index): return ops.index.getitem(self, index)
     def gather(self, dim, index): return ops.index.gather(self, dim, index)
+    def index_select(self, dim, index): return ops.index.index_select(self, dim, index)
+    def masked_select(self, mask): return ops.index.masked_select(self, mask)
     def sort(self, dim=-1, descending=False): return ops.index.sort(self, dim, descending)
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return ops.index.topk(self, k, dim, largest, sorted)
 
 
-from minigrad import ops  # noqa: E402  (the ops need Tensor; Tensor's methods need the ops)
+from minigrad import ops, creation  # noqa: E402  (they need Tensor; its methods need them)

@@ -92,6 +92,23 @@ OPS = [
     ("attention_with_weights", lambda q, k, v: F.attention_with_weights(q, k, v, _BOOL_ATTN),
      [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
     ("to_cpu_and_back", lambda a: (a.to("cpu") * 2).to(a.device), [(2, 3)]),
+    ("sin_cos_log1p_expm1", lambda a: (a.sin(), mg.cos(a), a.log1p(), a.expm1()), [(2, 3)],
+     "pos"),
+    ("step", lambda a: (a.sign(), a.floor(), a.ceil(), a.trunc(), a.round(),
+                        mg.round(a * 10, decimals=-1), a.round(decimals=2)), [(2, 3)]),
+    ("nan_to_num", lambda a: (mg.where(_t(_MASK, a), a, float("inf")).nan_to_num(posinf=9.0),
+                              mg.where(_t(_MASK, a), float("nan"), a).nan_to_num(1.0),
+                              mg.where(_t(_MASK, a), -a, -float("inf")).nan_to_num(
+                                  neginf=-3.0)), [(2, 3)]),
+    ("prod", lambda a: (a.prod(), a.prod(1), mg.prod(a, 0, keepdim=True),
+                        (a * _t(_MASK.astype(float), a)).prod(1)), [(2, 3)]),
+    ("amax_amin", lambda a: (a.amax(), a.amin((0, 1)), a.amax(1, keepdim=True)), [(2, 3)]),
+    ("norms", lambda a, b: (a.norm(), a.norm(1, 1), a.norm(float("inf"), 0), a.norm(3, 1),
+                            a.norm(0), F.normalize(a), F.cosine_similarity(a, b)),
+     [(2, 3), (3,)]),
+    ("index_shape_more", lambda a: (a.index_select(1, _t(_IDX, a)), a.masked_select(
+        _t(_MASK, a)), a.roll(1, 1), a.roll((1, -1), (0, 1)), a.unflatten(1, (3, 1)),
+        F.pad(a, (1, 2, -1, 0), value=0.5)), [(2, 3)]),
 ]
 
 

@@ -192,13 +192,16 @@ def test_same_sequence_of_modes_as_torch():
                            False]
 
 
-@pytest.mark.parametrize("decorate,inside", [
-    (mg.no_grad(), False), (mg.no_grad, False), (mg.enable_grad(), True),
-    (mg.set_grad_enabled(False), False), (mg.inference_mode(), False)])
-def test_decorated_generators_run_in_the_mode_at_every_resumption(decorate, inside):
+@pytest.mark.parametrize("make,inside", [
+    # made in the test: set_grad_enabled(False) takes effect when it is called, and at
+    # collection that would switch grad mode off for every test after
+    (lambda: mg.no_grad(), False), (lambda: mg.no_grad, False),
+    (lambda: mg.enable_grad(), True), (lambda: mg.set_grad_enabled(False), False),
+    (lambda: mg.inference_mode(), False)])
+def test_decorated_generators_run_in_the_mode_at_every_resumption(make, inside):
     """A generator's body runs at next(), after the decorated call has returned: the mode
     must be set around each resumption (sampling loops are often generators)."""
-    @decorate
+    @make()
     def steps(x):
         got = yield (x * 2).requires_grad
         yield got, mg.is_grad_enabled()
@@ -219,6 +222,6 @@ def test_decorators_keep_the_function_s_identity():
         """Docs."""
         return x * scale
     for deco in (mg.no_grad(), mg.no_grad, mg.enable_grad(), mg.set_grad_enabled(False)):
-        f = deco(evaluate)
+        f = deco(evaluate)                          # (decorating restores the mode)
         assert (f.__name__, f.__doc__, f.__qualname__) == (
             "evaluate", "Docs.", evaluate.__qualname__) and f.__wrapped__ is evaluate

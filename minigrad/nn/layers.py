@@ -1,5 +1,5 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout, the activation modules and the
-loss modules.
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout, the activation modules,
+Flatten/Unflatten and the loss modules.
 Names, arguments, parameter names/shapes and default initialisation follow PyTorch."""
 import math
 
@@ -199,6 +199,41 @@ class Sigmoid(Module):
 class Identity(Module):
     def forward(self, x):
         return x
+
+
+class Flatten(Module):
+    """Dims start_dim..end_dim merged into one; the default keeps dim 0, the batch."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Dim `dim` split into `unflattened_size` (a tuple of ints, one may be -1): the inverse
+    of Flatten. PyTorch's named-dim form (a str dim) is not supported."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if not backend.is_integer(dim):
+            raise TypeError(f"Unflatten: dim must be an int, got {dim!r}")
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+                backend.is_integer(s) for s in unflattened_size):
+            raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got "
+                            f"{unflattened_size!r}")
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, x):
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 class Softmax(Module):

@@ -1,4 +1,5 @@
 """Every differentiable op, grouped by kind; each is a `Function` with forward and backward
 side by side, and a lowercase function that users (and `Tensor`'s methods) call."""
 from minigrad.ops import (elementwise, reduce, shape, index, matmul, linear,  # noqa: F401
-                          softmax, loss, layer_norm, attention, random, inplace)
+                          softmax, loss, layer_norm, attention, random, inplace,
+                          activations, math, norms, pad)

@@ -1,10 +1,11 @@
-"""Indexing: t[index] and its gradient, a scatter-add back (IndexAdd), and the embedding
-lookup, which is indexing of a table's rows. Indices follow PyTorch: Tensors, NumPy arrays
-or lists of ints or bools, with integer indices applied before array ones."""
+"""Indexing: t[index] and its gradient, a scatter-add back (IndexAdd), and what is indexing
+underneath: the embedding lookup, gather, index_select, masked_select, sort and topk.
+Indices follow PyTorch: Tensors, NumPy arrays or lists of ints or bools, with integer indices
+applied before array ones."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.reduce import normalize_dims, ValuesIndices
+from minigrad.ops.reduce import normalize_dims, ValuesIndices, expand
 
 
 class GetItem(Function):
@@ -257,3 +258,47 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
         return ValuesIndices(values, indices)
     part = (slice(None),) * d + (slice(0, k),)
     return ValuesIndices(getitem(values, part), getitem(indices, part))
+
+
+def index_select(x, dim, index):
+    """The slices of x along dim at `index` (1-D integers, or one as a 0-d tensor), in that
+    order, as torch.index_select; a repeated index repeats its slice, and the slice's
+    gradients add up (indexing's scatter-add)."""
+    (d,) = normalize_dims(dim, x.ndim, "index_select")
+    idx = raw_index(index, x, "index_select", "index")
+    if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
+        raise TypeError(f"index_select: index must be a tensor of integers (int32 or int64), "
+                        f"got {getattr(idx, 'dtype', type(idx).__name__)}")
+    if idx.ndim > 1:
+        raise IndexError(f"index_select: index must be a vector (1-D) or a 0-d tensor, got "
+                         f"shape {tuple(idx.shape)}")
+    n = x.shape[d] if x.ndim else 1
+    if idx.size and bool(((idx < 0) | (idx >= n)).any()):    # no wrapping, as PyTorch
+        raise IndexError(f"index_select: index values must lie in [0, {n}) (the size of dim "
+                         f"{d} of the input {x.shape}), got values from {int(idx.min())} to "
+                         f"{int(idx.max())}")
+    if x.ndim == 0:
+        if idx.size != 1:
+            raise IndexError(f"index_select: a 0-d tensor takes one index (0), got "
+                             f"{idx.size}")
+        return x.clone()
+    return GetItem.apply(x, index=(slice(None),) * d + (idx.reshape(-1),))
+
+
+def masked_select(x, mask):
+    """The elements of x where the boolean `mask` is True, as a 1-D tensor in row-major
+    order, as torch.masked_select: x and mask broadcast against each other (either may
+    grow). The gradient goes back to the places picked (summed where x was broadcast)."""
+    m = raw_index(mask, x, "masked_select", "mask")
+    if getattr(m, "dtype", None) != backend.bool_:
+        raise TypeError(f"masked_select: mask must be a bool tensor, got "
+                        f"{getattr(m, 'dtype', type(m).__name__)}; compare first (x > 0)")
+    try:
+        shape = tuple(backend.broadcast_shapes(x.shape, m.shape))
+    except ValueError:
+        raise ValueError(f"masked_select: mask of shape {tuple(m.shape)} and tensor of shape "
+                         f"{x.shape} do not broadcast (each dim, counted from the last, must "
+                         f"be equal or 1)") from None
+    if m.shape != shape:
+        m = x.backend.xp.broadcast_to(m, shape)
+    return GetItem.apply(x if x.shape == shape else expand(x, shape), index=m)

@@ -1,5 +1,5 @@
-"""Reductions: sum (and its broadcasting inverse sum_to), max/min, mean/var built on sum,
-logsumexp, any/all, and the running sum cumsum."""
+"""Reductions: sum (and its broadcasting inverse sum_to), max/min, amax/amin, prod,
+mean/var built on sum, logsumexp, any/all, and the running sum cumsum."""
 from collections import namedtuple
 
 from minigrad import backend
@@ -100,6 +100,62 @@ class Extremum(Function):
     def backward(self, g):
         return expand(g.reshape(self.kept), self.in_shape) * self.const(self.weight)
 
+
+class Amax(Function):
+    """amax/amin over dims. The gradient is shared evenly by the elements equal to the
+    result (ties), as PyTorch's amax; a NaN result equals no element, and its slice gets a
+    NaN gradient there too (x.max() instead sends it to the NaNs)."""
+    def forward(self, a, kind, dims, keepdim):
+        xp = self.xp
+        out = getattr(a, kind)(axis=dims, keepdims=True)
+        hit = a == out
+        count = hit.sum(axis=dims, keepdims=True)
+        # hit/count, with count 0 (a NaN slice) read as NaN: 0/NaN is NaN without 0/0's warning
+        self.weight = (hit / xp.where(count == 0, xp.nan, count)).astype(a.dtype)
+        self.in_shape, self.kept = a.shape, out.shape
+        return out if keepdim else out.reshape([s for i, s in enumerate(a.shape)
+                                                if i not in dims])
+    def backward(self, g):
+        return expand(g.reshape(self.kept), self.in_shape) * self.const(self.weight)
+
+
+class Prod(Function):
+    """Product along one dim. d(Πx)/dxᵢ is the product of the others: out/xᵢ when no x is
+    0 (one read finds out, as PyTorch's); with zeros, out/xᵢ reads 0/0, so the products
+    before and after each element are multiplied instead (no division): exact with one zero
+    or many, and to second order, as PyTorch's."""
+    def forward(self, a, dim, keepdim):
+        self.dim, self.keepdim = dim, keepdim
+        return a.prod(axis=dim, keepdims=keepdim)
+    def backward(self, g):
+        x, d = self.inputs[0], self.dim
+        y = self.output()
+        if not self.keepdim:
+            g, y = g.unsqueeze(d), y.unsqueeze(d)
+        if not bool((x.data == 0).any()):
+            return g * (y / x)
+        from minigrad.ops.shape import flip                # shape.py imports this module
+        before = _exclusive_cumprod(x, d)
+        after = flip(_exclusive_cumprod(flip(x, d), d), d)
+        return g * (before * after)
+
+
+def _exclusive_cumprod(x, d):
+    """Along dim d, the product of the elements before each one (1 for the first), by
+    doubling (Hillis-Steele): log2(n) rounds, each multiplying by a copy shifted by 1, 2,
+    4, ... places. Only products, so zeros stay exact; built of ops, so differentiable."""
+    from minigrad.ops.shape import cat
+    n, lead = x.shape[d], (slice(None),) * d
+
+    def ones(k):
+        shape = x.shape[:d] + (k,) + x.shape[d + 1:]
+        return Tensor._make(x.backend.xp.ones(shape, dtype=x.dtype), x.device)
+    out = cat([ones(1), x[lead + (slice(0, n - 1),)]], d)
+    step = 1
+    while step < n:
+        out = out * cat([ones(step), out[lead + (slice(0, n - step),)]], d)
+        step *= 2
+    return out
 
 def sum(x, dim=None, keepdim=False):
     return Sum.apply(x, dims=reduce_dims(dim, x.ndim, "sum"), keepdim=keepdim)
@@ -265,3 +321,31 @@ def arg(kind, x, dim=None, keepdim=False):
                          f"index to take along it")
     return Tensor._make(x.backend.xp.asarray(getattr(x.data, kind)(axis=d, keepdims=keepdim)),
                         x.device)
+
+
+def amax(kind, x, dim=None, keepdim=False):
+    """amax/amin: the largest/smallest value over dim (an int or a tuple; None or () for
+    every dim), as torch.amax: values only, ties share the gradient."""
+    dims = reduce_dims(dim, x.ndim, "a" + kind)
+    for d in dims if x.numel() == 0 else ():
+        if x.shape[d] == 0:
+            raise IndexError(f"a{kind}: dim {d} of shape {x.shape} has size 0, so there is no "
+                             f"{kind} to take along it; reduce over dims whose size is not 0")
+    return Amax.apply(x, kind=kind, dims=dims, keepdim=keepdim)
+
+
+def prod(x, dim=None, keepdim=False):
+    """The product of all elements, or along one dim (an int, as torch.prod: keepdim only
+    with a dim). Integers and bools multiply as int64 (as PyTorch); the empty product is 1."""
+    if dim is None and keepdim:
+        raise TypeError("prod: keepdim=True needs a dim (as torch.prod: prod() or "
+                        "prod(dim, keepdim))")
+    if dim is not None and not backend.is_integer(dim):
+        raise TypeError(f"prod: dim must be an int (one dim, as torch.prod), got {dim!r}")
+    d = 0 if dim is None else normalize_dims(dim, x.ndim, "prod")[0]
+    if dim is None or x.ndim == 0:      # everything: the product of x flattened
+        x, keepdim = x.reshape(-1), False
+    if not backend.is_floating(x.dtype):
+        return Tensor._make(x.backend.xp.asarray(x.data.prod(
+            axis=d, dtype=backend.int64, keepdims=keepdim)), x.device)
+    return Prod.apply(x, dim=d, keepdim=keepdim)

@@ -1,6 +1,6 @@
-"""Ops that move elements without arithmetic: reshape, permute, cat/stack/split, tril/triu,
-dtype and device changes (indexing has its own file, index.py). Most forwards are views;
-each backward puts gradients back."""
+"""Ops that move elements without arithmetic: reshape, permute, cat/stack/split, roll,
+unflatten, tril/triu, dtype and device changes (indexing has its own file, index.py; F.pad
+has pad.py). Most forwards are views; each backward puts gradients back."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
@@ -274,3 +274,51 @@ def repeat(x, sizes):
     spread = tuple(d for s in shape for d in (1, s))
     tiled = tuple(d for r, s in zip(sizes, shape) for d in (r, s))
     return x.reshape(spread).expand(tiled).reshape(tuple(r * s for r, s in zip(sizes, shape)))
+
+
+def roll(x, shifts, dims=None):
+    """x's elements moved `shifts` places along `dims`, cyclically (what falls off one end
+    comes back at the other), as torch.roll; without dims, along x flattened, then back to
+    x's shape. Two slices and a cat per dim, so the gradient rolls back. Always a copy."""
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = () if dims is None else tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if not all(backend.is_integer(v) for v in shifts + dims):
+        raise TypeError(f"roll: shifts and dims must be ints or tuples of ints, got shifts="
+                        f"{shifts}, dims={dims}")
+    if not shifts or len(shifts) != max(len(dims), 1):
+        raise ValueError(f"roll: shifts and dims must align (one shift per dim, or a single "
+                         f"shift without dims), got shifts={shifts}, dims={dims}")
+    if not dims:
+        return reshape(roll(flatten(x), shifts, 0), x.shape)
+    if x.ndim == 0:
+        raise IndexError(f"roll: a 0-d tensor has no dim {dims[0]}; roll it without dims")
+    out = x
+    for shift, dim in zip(shifts, dims):
+        d = normalize_dims(dim, x.ndim, "roll")[0]
+        n = x.shape[d]
+        k = shift % n if n else 0
+        if k:
+            lead = (slice(None),) * d
+            out = cat([out[lead + (slice(n - k, None),)], out[lead + (slice(0, n - k),)]], d)
+    return clone(x) if out is x else out
+
+
+def unflatten(x, dim, sizes):
+    """Dim `dim` split into dims of `sizes` (one of them may be -1, inferred), as
+    torch.unflatten: a reshape, so a view."""
+    if x.ndim == 0:
+        raise IndexError("unflatten: a 0-d tensor has no dim to unflatten")
+    (d,) = normalize_dims(dim, x.ndim, "unflatten")
+    if not isinstance(sizes, (tuple, list)) or not all(backend.is_integer(s) for s in sizes):
+        raise TypeError(f"unflatten: sizes must be a tuple of ints, got {sizes!r}")
+    sizes, n = tuple(sizes), x.shape[d]
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    if not sizes or sizes.count(-1) > 1 or any(s < -1 for s in sizes) or (
+            known != n if -1 not in sizes else known == 0 or n % known):
+        raise ValueError(f"unflatten: sizes {sizes} do not multiply up to the size of dim "
+                         f"{dim} ({n}) of the tensor of shape {x.shape} (give at least one "
+                         f"size; one -1 at most, which is inferred, and not beside a 0)")
+    sizes = tuple(n // known if s == -1 else s for s in sizes)
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])

@@ -1,0 +1,98 @@
+"""Vector norms and what is built on them: Tensor.norm (torch.norm's vector norms: p = 2 or
+'fro', 1, ±inf, 0, or any other p), F.normalize and F.cosine_similarity. All are compositions
+of differentiable ops, so gradients of gradients come for free; the care is in PyTorch's
+values at the kinks: where a norm is 0 its gradient is 0 (the root's ∞ times 0 would be NaN),
+and so is the gradient of |x|ᵖ at x = 0 for p < 1."""
+import math
+
+from minigrad import backend
+from minigrad.ops.elementwise import where
+from minigrad.ops.math import nonzero_indicator
+from minigrad.ops.reduce import reduce_dims
+
+
+def _pow_where_not(t, e, zero, fill=0.0):
+    """tᵉ, but `fill` with a zero gradient where `zero` holds. The inner where keeps the
+    power's derivative there finite: the outer one sends it a 0, and 0·∞ would be NaN."""
+    return where(zero, fill, where(zero, 1.0, t) ** e)
+
+
+def _order(p, dim):
+    """p as a float; 'fro' and None are 2 (torch.norm's Frobenius norm over at most 2 dims
+    is the 2-norm of those elements)."""
+    if p is None or (isinstance(p, str) and p == "fro"):
+        if isinstance(dim, (tuple, list)) and len(dim) > 2:
+            raise ValueError(f"norm: p='fro' takes at most 2 dims (a matrix norm), got "
+                             f"dim={tuple(dim)}; use p=2 for the 2-norm over more dims")
+        return 2.0
+    if isinstance(p, str) or not backend.is_scalar(p) or isinstance(p, bool) or p != p:
+        raise ValueError(f"norm: p={p!r} is not supported; valid: 'fro', 2, 1, inf, -inf, 0 "
+                         f"or any other number (the matrix norm 'nuc' is not implemented)")
+    return float(p)
+
+
+def norm(x, p="fro", dim=None, keepdim=False):
+    """The vector p-norm (Σ|x|ᵖ)^(1/p) over dim (None: every element; an int or a tuple),
+    as torch.norm / torch.linalg.vector_norm: p=inf is max|x|, -inf min|x|, 0 the number of
+    nonzeros (gradient 0). Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share
+    theirs evenly."""
+    p = _order(p, dim)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"norm: needs a floating-point tensor, got {x.dtype}; convert with "
+                        f".float() first")
+    if x.dtype == backend.float16:      # squares overflow float16 past 256: float32 inside,
+        return norm(x.to(dtype=backend.float32), p, dim, keepdim).to(dtype=x.dtype)  # as torch
+    dims = reduce_dims(dim, x.ndim, "norm")
+    if (p < 0 or p == math.inf) and any(x.shape[d] == 0 for d in dims):
+        raise ValueError(f"norm: cannot compute the {p} norm over an empty dim (reducing dims "
+                         f"{dims} of shape {x.shape}): it has no value for no elements; "
+                         f"reduce over dims whose size is not 0")
+    if p == 2:
+        s = (x * x).sum(dims, keepdim)
+        zero = s == 0
+        return where(zero, 0.0, where(zero, 1.0, s).sqrt())    # as _pow_where_not(s, 0.5)
+    if p == 1:
+        return x.abs().sum(dims, keepdim)
+    if p == 0:
+        return nonzero_indicator(x).sum(dims, keepdim)
+    if p == math.inf or p == -math.inf:
+        return x.abs().amax(dims, keepdim) if p > 0 else x.abs().amin(dims, keepdim)
+    a = x.abs()
+    # |0|ᵖ is 0 for p > 0 (its gradient 0, not p·0^(p-1) = ∞ for p < 1), ∞ for p < 0: then
+    # the sum is ∞, the norm ∞^(1/p) = 0, and every gradient 0, as PyTorch's
+    s = _pow_where_not(a, p, a == 0, 0.0 if p > 0 else math.inf).sum(dims, keepdim)
+    return _pow_where_not(s, 1.0 / p, s == 0) if p > 0 else s ** (1.0 / p)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(‖input‖ₚ along dim, eps), as torch.nn.functional.normalize: unit vectors
+    along dim, and no division by 0 (the gradient through the clamp is 0 below eps)."""
+    return input / norm(input, p, dim, keepdim=True).clip(min=eps)
+
+
+def _norm_at_least(x, dim, eps):
+    """‖x‖ along dim, raised to eps where smaller. PyTorch clamps in place without recording
+    it, so the gradient stays the norm's own even where eps replaced the value; so here:
+    n - n.detach() is exactly 0 there, and carries the norm's gradient."""
+    n = norm(x, 2, dim, keepdim=True)
+    return where(n < eps, (n - n.detach()) + eps, n)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Σ (x1/‖x1‖)·(x2/‖x2‖) along dim, each norm at least eps, after broadcasting x1 and
+    x2: PyTorch's current formula, which normalises first, so the result stays within [-1, 1]
+    and large norms do not overflow. An integer input takes the other's float dtype."""
+    kinds = [backend.is_floating(t.dtype) for t in (x1, x2)]
+    if not any(kinds):
+        raise TypeError(f"cosine_similarity: needs a floating-point input, got {x1.dtype} and "
+                        f"{x2.dtype}; convert with .float() first")
+    x1 = x1 if kinds[0] else x1.to(dtype=x2.dtype)
+    x2 = x2 if kinds[1] else x2.to(dtype=x1.dtype)
+    try:
+        shape = tuple(backend.broadcast_shapes(x1.shape, x2.shape))
+    except ValueError:
+        raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
+                         f"broadcast (each dim, counted from the last, must be equal or 1)"
+                         ) from None
+    x1, x2 = (t if t.shape == shape else t.expand(*shape) for t in (x1, x2))
+    return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
