@@ -305,7 +305,7 @@ class Tensor:
         __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__, __neg__
     def square(self): return ops.elementwise.mul(self, self)
     def reciprocal(self): return ops.elementwise.div(1.0, self)
-    def rsqrt(self): return ops.elementwise.pow(self, -0.5)
+    def rsqrt(self): return ops.elementwise.div(1.0, self.sqrt())  # -0 -> -inf, as PyTorch
     def mm(self, o): return ops.matmul.mm(self, o)
     def bmm(self, o): return ops.matmul.bmm(self, o)
     def dot(self, o): return ops.matmul.dot(self, o)

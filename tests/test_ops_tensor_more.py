@@ -157,3 +157,37 @@ def test_module_level_spellings_match_the_methods():
 def test_sizes_and_dims_must_be_integers_not_truncated(call):
     with pytest.raises(TypeError, match="must be integers"):
         call(mg.ones(2, 3))
+
+
+def test_repeat_and_cumsum_always_return_new_memory():
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    y, z = x.repeat(1, 1), mg.tensor(3)
+    c = z.cumsum(0)
+    with mg.no_grad():
+        y += 1
+        c += 1
+    assert x.numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]] and z.item() == 3
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")         # NumPy on sqrt(-inf), 1/-0
+def test_cumsum_accumulates_wider_and_rsqrt_keeps_the_sign_of_zero():
+    assert mg.full((5000,), 0.1, dtype="float16").cumsum(0)[-1].item() == 500.0
+    assert mg.full((10 ** 6,), 0.1).cumsum(0)[-1].item() == pytest.approx(1e5, rel=1e-6)
+    r = mg.tensor([-0.0, -np.inf, 4.0]).rsqrt().numpy()
+    assert r[0] == -np.inf and np.isnan(r[1]) and r[2] == 0.5
+
+
+@pytest.mark.parametrize("call", [lambda x: x.flip(0, 0), lambda x: x.sum((1, -1)),
+                                  lambda x: x.logsumexp((0, 0)), lambda x: x.any((0, -2))])
+def test_a_dim_named_twice_is_refused(call):
+    with pytest.raises(ValueError, match="more than once"):
+        call(mg.ones(2, 3))
+
+
+def test_any_all_over_no_dims_and_logsumexp_needs_dims():
+    x = mg.tensor([[0.0, 2.0], [1.0, 0.0]])
+    assert x.any(()).numpy().tolist() == [[False, True], [True, False]]
+    assert x.all(()).shape == (2, 2)
+    for dim in (None, ()):
+        with pytest.raises(TypeError, match="logsumexp: needs the dim"):
+            x.logsumexp(dim)

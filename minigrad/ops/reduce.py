@@ -24,7 +24,10 @@ def normalize_dims(dim, ndim, op):
                              f"(valid: {-n}..{n - 1})")
     if len(dims) == 1:  # the common case, without the sort
         return (dims[0] % n,)
-    return tuple(sorted({d % n for d in dims}))
+    unique = sorted({d % n for d in dims})
+    if len(unique) != len(dims):                     # (0, 0) or (1, -1) of a 2-d tensor
+        raise ValueError(f"{op}: dim {dim!r} names a dim more than once")
+    return tuple(unique)
 
 
 def reduce_dims(dim, ndim, op):
@@ -232,7 +235,13 @@ def std(x, dim=None, keepdim=False, correction=1):
 class CumSum(Function):
     def forward(self, a, dim):                           # y_i = Σ_{j<=i} x_j along dim
         self.dim = dim
-        return self.xp.cumsum(a, axis=dim)
+        # summed in a wider type, as PyTorch: a running float16 sum stalls at 256 when
+        # adding 0.1s, float32 drifts (10⁶ × 0.1 = 100958); float64 on the CPU, where it
+        # costs little, float32 on a GPU (as PyTorch's CUDA kernels)
+        wide = {"float16": backend.float32,
+                "float32": backend.float64 if backend.get(self.device).host else None}
+        acc = wide.get(str(a.dtype))
+        return self.xp.cumsum(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
     def backward(self, g):                               # dx_j = Σ_{i>=j} g_i: the same
         from minigrad.ops.shape import flip              # sum, run from the other end
         return flip(cumsum(flip(g, self.dim), self.dim), self.dim)
@@ -244,7 +253,8 @@ def cumsum(x, dim):
         raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
     if x.ndim == 0:
         normalize_dims(dim, 0, "cumsum")
-        return x.clone() if backend.is_floating(x.dtype) else x.to(dtype=backend.int64)
+        return x.clone() if backend.is_floating(x.dtype) else Tensor._make(   # a copy
+            x.data.astype(backend.int64), x.device)
     d = normalize_dims(dim, x.ndim, "cumsum")[0]
     if not backend.is_floating(x.dtype):
         return Tensor._make(x.backend.xp.cumsum(x.data, axis=d, dtype=backend.int64), x.device)
@@ -256,6 +266,9 @@ def logsumexp(x, dim, keepdim=False):
     here: the result does not depend on it), so large values do not overflow. Its gradient
     is softmax(x). A slice of only -inf gives -inf, one holding +inf gives +inf. Integers
     and bools give float32, as PyTorch."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        raise TypeError(f"logsumexp: needs the dim(s) to reduce (an int or a non-empty "
+                        f"tuple), got {dim!r}")
     if not backend.is_floating(x.dtype):
         x = x.to(dtype=backend.DEFAULT_FLOAT)
     dims = reduce_dims(dim, x.ndim, "logsumexp")
@@ -271,8 +284,8 @@ def logsumexp(x, dim, keepdim=False):
 
 def logical(kind, x, dim=None, keepdim=False):
     """any/all: whether any/every element (of each slice along dim) is nonzero; a bool
-    tensor outside the graph."""
-    dims = reduce_dims(dim, x.ndim, kind)
+    tensor outside the graph. dim=() reduces nothing, as PyTorch's any/all."""
+    dims = () if isinstance(dim, (tuple, list)) and not dim else reduce_dims(dim, x.ndim, kind)
     xp = x.backend.xp
     return Tensor._make(xp.asarray(getattr(x.data.astype(bool), kind)(
         axis=dims, keepdims=keepdim)), x.device)

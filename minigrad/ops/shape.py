@@ -273,7 +273,9 @@ def repeat(x, sizes):
     # (s0, s1) -> (1, s0, 1, s1) -> (r0, s0, r1, s1) -> (r0·s0, r1·s1)
     spread = tuple(d for s in shape for d in (1, s))
     tiled = tuple(d for r, s in zip(sizes, shape) for d in (r, s))
-    return x.reshape(spread).expand(tiled).reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    out = x.reshape(spread).expand(tiled).reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    # every size 1 tiles nothing, and the reshapes are views: a copy, as PyTorch's always is
+    return out.clone() if all(r == 1 for r in sizes) else out
 
 
 def roll(x, shifts, dims=None):
