@@ -79,6 +79,8 @@ OPS = [
     ("softmax", lambda a: (a.softmax(-1), F.log_softmax(a, 0)), [(2, 3)]),
     ("cross_entropy", lambda a: (F.cross_entropy(a, _IDX), F.cross_entropy(
         a, _t(np.array([1, -100, 2]), a), label_smoothing=0.1, reduction="none")), [(3, 4)]),
+    ("bce", lambda a, b: F.binary_cross_entropy(a.sigmoid(), b.sigmoid(), reduction="none"),
+     [(2, 3), (2, 3)]),
     ("layer_norm", lambda a, w, b: (F.layer_norm(a, (3,), w, b), F.layer_norm(a, 3)),
      [(2, 3), (3,), (3,)]),
     ("embedding", lambda w: F.embedding(_t(_IDS, w), w, padding_idx=0), [(4, 3)]),

@@ -128,7 +128,20 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-class ReLU(Module):
+class _Activation(Module):
+    """An activation module with PyTorch's `inplace` flag, accepted so that models written
+    for PyTorch build unchanged. The output is a new tensor either way (autograd records
+    no in-place write), so the input keeps its values; `x = act(x)` is the same."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Activation):
     def forward(self, x):
         return x.relu()
 
@@ -145,21 +158,22 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_Activation):
     def forward(self, x):
         return F.silu(x)
 
 
-class LeakyReLU(Module):
-    def __init__(self, negative_slope=0.01):
-        super().__init__()
+class LeakyReLU(_Activation):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__(inplace)
         self.negative_slope = negative_slope
 
     def forward(self, x):
         return F.leaky_relu(x, self.negative_slope)
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return ", ".join([f"negative_slope={self.negative_slope}"] +
+                         [super().extra_repr()] * self.inplace)
 
 
 class Softplus(Module):
@@ -174,16 +188,16 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class ELU(Module):
-    def __init__(self, alpha=1.0):
-        super().__init__()
+class ELU(_Activation):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(inplace)
         self.alpha = alpha
 
     def forward(self, x):
         return F.elu(x, self.alpha)
 
     def extra_repr(self):
-        return f"alpha={self.alpha}"
+        return ", ".join([f"alpha={self.alpha}"] + [super().extra_repr()] * self.inplace)
 
 
 class Tanh(Module):

@@ -8,7 +8,7 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax_array
 from minigrad.ops.index import raw_index, gather
-from minigrad.ops.elementwise import where, log, lift
+from minigrad.ops.elementwise import where, log, lift, maximum
 from minigrad.ops.activations import log1p_exp_parts
 
 
@@ -192,15 +192,28 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
         if bool((~((t.data >= 0) & (t.data <= 1))).any()):     # NaN counts as outside
             raise ValueError(f"{op}: all elements of {name} should be between 0 and 1, got "
                              f"values from {float(t.data.min())} to {float(t.data.max())}")
-    loss = -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+    loss = BinaryCrossEntropy.apply(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
-def _clamped_log(u):
-    """log u, at least -100 (PyTorch's clamp). log reads a 1 where u = 0, so no inf and
-    no 0·inf gradient sits under the `where` there."""
-    positive = u > 0
-    return where(positive, log(where(positive, u, 1.0)).clip(min=-100.0), -100.0)
+_EPS = 9.999999960041972e-13           # PyTorch's floor 1e-12, as the float32 it stores it in
+
+
+class BinaryCrossEntropy(Function):
+    """-(y·log x + (1 - y)·log(1 - x)) per element, each log at least -100 (PyTorch's
+    clamp), with PyTorch's gradient (x - y)/max(x(1 - x), 1e-12) rather than the clamped
+    function's own: that is 0 where a log is clamped, so a confidently wrong x (0 where
+    y = 1) would get no push at all; PyTorch's gives it a large one. The target's gradient
+    is log(1 - x) - log x, as PyTorch's (unclamped)."""
+    def forward(self, x, y):
+        xp = self.xp
+        def clamped_log(u):                              # log of 1 where u = 0: no warning
+            return xp.where(u > 0, xp.maximum(xp.log(xp.where(u > 0, u, 1)), -100), -100)
+        return -(y * clamped_log(x) + (1 - y) * clamped_log(1 - x))
+    def backward(self, g):
+        x, y = self.inputs
+        gx = g * (x - y) / maximum(x * (1 - x), _EPS)
+        return gx, (g * (log(1 - x) - log(x)) if y.requires_grad else None)
 
 
 def _binary_args(input, target, weight, pos_weight, op):
