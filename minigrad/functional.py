@@ -2,7 +2,8 @@
 under PyTorch's names and argument names."""
 from minigrad import backend
 from minigrad.tensor import Tensor
-from minigrad.ops.elementwise import relu, tanh, sigmoid, gelu  # noqa: F401
+from minigrad.ops.elementwise import relu, tanh, sigmoid  # noqa: F401
+from minigrad.ops.gelu import gelu  # noqa: F401
 from minigrad.ops.activations import silu, leaky_relu, softplus, elu  # noqa: F401
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy, check_reduction as _check_reduction  # noqa

@@ -352,7 +352,7 @@ class Tensor:
     def round(self, *, decimals=0): return ops.math.round(self, decimals=decimals)
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
         return ops.math.nan_to_num(self, nan, posinf, neginf)
-    def gelu(self, approximate="none"): return ops.elementwise.gelu(self, approximate)
+    def gelu(self, approximate="none"): return ops.gelu.gelu(self, approximate)
     def maximum(self, o): return ops.elementwise.maximum(self, o)
     def minimum(self, o): return ops.elementwise.minimum(self, o)
     def clip(self, min=None, max=None): return ops.elementwise.clip(self, min, max)
