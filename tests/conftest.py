@@ -23,3 +23,13 @@ def device(request):
 @pytest.fixture(params=["float32", "float64"])
 def dtype(request):
     return request.param
+
+
+@pytest.fixture
+def spy():
+    """The spy device for one test: spy_backend.py's stand-in for CuPy, which refuses NumPy
+    on device data, so an op that leaks to the host fails loudly."""
+    import spy_backend
+    spy_backend.register()
+    yield "spy"
+    spy_backend.unregister()
