@@ -6,6 +6,7 @@ and so is the gradient of |x|ᵖ at x = 0 for p < 1."""
 import math
 
 from minigrad import backend
+from minigrad.args import check_broadcast
 from minigrad.ops.elementwise import where
 from minigrad.ops.math import nonzero_indicator
 from minigrad.ops.reduce import reduce_dims
@@ -88,11 +89,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
                         f"{x2.dtype}; convert with .float() first")
     x1 = x1 if kinds[0] else x1.to(dtype=x2.dtype)
     x2 = x2 if kinds[1] else x2.to(dtype=x1.dtype)
-    try:
-        shape = tuple(backend.broadcast_shapes(x1.shape, x2.shape))
-    except ValueError:
-        raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
-                         f"broadcast (each dim, counted from the last, must be equal or 1)"
-                         ) from None
+    shape = tuple(check_broadcast("cosine_similarity", x1.shape, x2.shape))
     x1, x2 = (t if t.shape == shape else t.expand(*shape) for t in (x1, x2))
     return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
