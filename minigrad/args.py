@@ -63,6 +63,6 @@ def check_broadcast(op, *shapes):
     try:
         return backend.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"{op}: shapes {', '.join(str(tuple(s)) for s in shapes)} do not "
+        raise ValueError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} do not "
                          f"broadcast (each dim, counted from the last, must be equal or "
                          f"1)") from None

@@ -114,7 +114,7 @@ def test_flip_and_repeat_are_copies_with_their_own_memory():
     (lambda: mg.ones(3).dot(mg.ones(2, 3)), "dot: needs two vectors"),
     (lambda: mg.ones(3).dot(mg.ones(4)), r"dot: shapes \(3,\) and \(4,\) do not align"),
     (lambda: mg.ones(2, 3).mm(mg.ones(4, 2)), "mm: shapes .* do not align"),
-    (lambda: mg.ones(2, 3).eq(mg.ones(4)), r"equal: shapes \(2, 3\), \(4,\) do not broadcast"),
+    (lambda: mg.ones(2, 3).eq(mg.ones(4)), r"equal: shapes \(2, 3\) and \(4,\) do not broadcast"),
     (lambda: mg.ones(2, 3).outer(mg.ones(2)), "outer: needs two vectors"),
     (lambda: mg.ones(2, 3).cumsum(2), "dim 2"),
     (lambda: mg.ones(2, 3).cumsum((0, 1)), "cumsum: dim must be an int"),
