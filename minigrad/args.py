@@ -46,14 +46,15 @@ def keepdim_arg(keepdim, keepdims):
     return keepdim if keepdims is None else keepdims
 
 
-def shape_args(shape):
+def shape_args(shape, op):
     """Accept both f(2, 3) and f((2, 3)); each size (or dim) an integer, as PyTorch: 2.5
     is an error, not a silent 2."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for s in shape:
         if not backend.is_integer(s):
-            raise TypeError(f"sizes and dims must be integers, got {s!r} in {tuple(shape)}")
+            raise TypeError(f"{op}: sizes and dims must be integers, got {s!r} in "
+                            f"{tuple(shape)}")
     return tuple(int(s) for s in shape)
 
 
@@ -66,3 +67,20 @@ def check_broadcast(op, *shapes):
         raise ValueError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} do not "
                          f"broadcast (each dim, counted from the last, must be equal or "
                          f"1)") from None
+
+
+def check_fill_value(op, value, dtype):
+    """A fill value the dtype can hold, as PyTorch checks: NaN, ±inf or 1e300 would become
+    garbage in an integer tensor (NumPy writes -2⁶³) and inf in a float32 one."""
+    if not backend.is_scalar(value) or dtype.kind not in "iuf" or \
+            isinstance(backend.python_scalar(value), bool):
+        return
+    v = float(value) if not backend.is_integer(value) else int(value)
+    low, high = backend.value_range(dtype)
+    if dtype.kind in "iu":
+        ok = v == v and low <= v <= high                     # v == v: not NaN
+    else:
+        ok = v != v or abs(v) == float("inf") or abs(v) <= high
+    if not ok:
+        raise ValueError(f"{op}: value {value!r} cannot be converted to {dtype} without "
+                         f"overflow; pass a value the dtype can hold")

@@ -51,14 +51,25 @@ class _GradMode:
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def generator(*args, **kwargs):
-                gen, sent = fn(*args, **kwargs), None
-                while True:
-                    try:
-                        with _GradMode(enabled):
-                            value = gen.send(sent)
-                    except StopIteration as stop:
-                        return stop.value
-                    sent = yield value
+                gen = fn(*args, **kwargs)
+                try:
+                    with _GradMode(enabled):
+                        value = gen.send(None)
+                    while True:            # what the caller sends, throws or closes goes on
+                        try:
+                            sent = yield value
+                        except GeneratorExit:
+                            with _GradMode(enabled):
+                                gen.close()
+                            raise
+                        except BaseException as e:
+                            with _GradMode(enabled):
+                                value = gen.throw(e)
+                        else:
+                            with _GradMode(enabled):
+                                value = gen.send(sent)
+                except StopIteration as stop:
+                    return stop.value
             return generator
 
         @functools.wraps(fn)

@@ -43,6 +43,16 @@ def is_floating(d):
     return np.dtype(d).kind == "f"
 
 
+def value_range(d):
+    """(lowest, highest) finite value of a dtype, as Python numbers."""
+    d = np.dtype(d)
+    if d.kind == "b":
+        return 0, 1
+    info = np.iinfo(d) if d.kind in "iu" else np.finfo(d)
+    return (int(info.min), int(info.max)) if d.kind in "iu" else (float(info.min),
+                                                                   float(info.max))
+
+
 def is_integer(n):
     """A Python or NumPy integer, not a bool (True is an int to Python, never a size here)."""
     return isinstance(n, numbers.Integral) and not isinstance(n, bool)

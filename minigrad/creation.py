@@ -4,6 +4,7 @@ weights); is_tensor and numel."""
 import operator
 
 from minigrad import backend
+from minigrad.args import check_fill_value
 from minigrad.tensor import Tensor
 
 
@@ -92,8 +93,11 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     bool gives bool, an int int64, a float float32."""
     if dtype is None and isinstance(fill_value, (bool, int)):
         dtype = backend.bool_ if isinstance(fill_value, bool) else backend.int64
-    return _new(lambda b, s, d: b.xp.full(s, fill_value, dtype=d), (shape,), dtype, device,
-                requires_grad)
+
+    def fill(b, s, d):
+        check_fill_value("full", fill_value, d)
+        return b.xp.full(s, fill_value, dtype=d)
+    return _new(fill, (shape,), dtype, device, requires_grad)
 
 
 def randn(*shape, dtype=None, device=None, requires_grad=False):

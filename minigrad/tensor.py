@@ -407,21 +407,21 @@ class Tensor:
         return ops.reduce.arg("argmin", self, dim, keepdim)
 
     # ---- shape ------------------------------------------------------------------------
-    def reshape(self, *shape): return ops.shape.reshape(self, _shape_args(shape))
-    def view(self, *shape): return ops.shape.reshape(self, _shape_args(shape))
+    def reshape(self, *shape): return ops.shape.reshape(self, _shape_args(shape, "reshape"))
+    def view(self, *shape): return ops.shape.reshape(self, _shape_args(shape, "view"))
     def flatten(self, start_dim=0, end_dim=-1): return ops.shape.flatten(self, start_dim, end_dim)
     def unflatten(self, dim, sizes): return ops.shape.unflatten(self, dim, sizes)
-    def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims))
+    def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims, "permute"))
     def transpose(self, dim0, dim1): return ops.shape.transpose(self, dim0, dim1)
     swapaxes = transpose
     def squeeze(self, dim=None): return ops.shape.squeeze(self, dim)
     def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
-    def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape))
+    def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape, "expand"))
     def expand_as(self, other): return ops.shape.expand(self, other.shape)
     def view_as(self, other): return ops.shape.reshape(self, other.shape)
     reshape_as = view_as
-    def flip(self, *dims): return ops.shape.flip(self, _shape_args(dims))
-    def repeat(self, *sizes): return ops.shape.repeat(self, _shape_args(sizes))
+    def flip(self, *dims): return ops.shape.flip(self, _shape_args(dims, "flip"))
+    def repeat(self, *sizes): return ops.shape.repeat(self, _shape_args(sizes, "repeat"))
     def roll(self, shifts, dims=None): return ops.shape.roll(self, shifts, dims)
     def tril(self, diagonal=0): return ops.shape.tril(self, diagonal)
     def triu(self, diagonal=0): return ops.shape.triu(self, diagonal)

@@ -225,3 +225,36 @@ def test_decorators_keep_the_function_s_identity():
         f = deco(evaluate)                          # (decorating restores the mode)
         assert (f.__name__, f.__doc__, f.__qualname__) == (
             "evaluate", "Docs.", evaluate.__qualname__) and f.__wrapped__ is evaluate
+
+
+def test_a_decorated_generator_receives_throws_and_closes_in_its_mode():
+    """contextlib.contextmanager over @no_grad(): the exception of the with-block reaches
+    the generator, and its cleanup runs, in no-grad mode (as PyTorch)."""
+    import contextlib
+    log = []
+
+    @contextlib.contextmanager
+    @mg.no_grad()
+    def ctx():
+        try:
+            yield
+        except KeyError:
+            log.append(("handled", mg.is_grad_enabled()))
+        finally:
+            log.append(("cleanup", mg.is_grad_enabled()))
+
+    with ctx():
+        raise KeyError
+    assert log == [("handled", False), ("cleanup", False)] and mg.is_grad_enabled()
+
+    @mg.no_grad()
+    def numbers():
+        try:
+            yield 1
+            yield 2
+        finally:
+            log.append(("closed", mg.is_grad_enabled()))
+    it = numbers()
+    assert next(it) == 1
+    it.close()
+    assert log[-1] == ("closed", False)

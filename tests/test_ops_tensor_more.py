@@ -178,3 +178,35 @@ def test_any_all_over_no_dims_and_logsumexp_needs_dims():
     for dim in (None, ()):
         with pytest.raises(TypeError, match="logsumexp: needs the dim"):
             x.logsumexp(dim)
+
+
+@pytest.mark.parametrize("call,op", [(lambda x: x.reshape(3.0, 2), "reshape"),
+                                     (lambda x: x.repeat(True, 1), "repeat")])
+def test_the_size_error_names_the_op(call, op):
+    with pytest.raises(TypeError, match=f"{op}: sizes and dims must be integers"):
+        call(mg.ones(2, 3))
+
+
+def test_dims_are_integers_numpy_ones_too_but_never_bools():
+    x = mg.ones(2, 3)
+    assert x.sum(np.int64(1)).shape == (2,) and x.max(np.int32(0))[0].shape == (3,)
+    assert x.cumsum(np.int64(1)).shape == (2, 3) and x.sum((np.int64(0), 1)).shape == ()
+    for call in (lambda: x.sum(True), lambda: x.transpose(True, 0), lambda: x.max(True),
+                 lambda: x.softmax(False), lambda: x.cumsum(True), lambda: x.sum((0, True))):
+        with pytest.raises(TypeError, match="dim must be an int"):
+            call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: mg.full((2,), float("nan"), dtype="int64"), lambda: mg.full((2,), 1e300),
+    lambda: mg.full((2,), 2 ** 40, dtype="int32"),
+    lambda: mg.tensor([1, 2]).new_full((2,), float("inf")),
+    lambda: mg.full_like(mg.tensor([1, 2]), float("nan")),
+    lambda: __import__("minigrad.functional").functional.pad(mg.tensor([1, 2]), (1, 0),
+                                                             value=float("nan"))])
+def test_fill_values_the_dtype_cannot_hold_are_refused(call):
+    """NumPy would write -2^63 (NaN into int64) or inf; PyTorch refuses, and so do we."""
+    with pytest.raises(ValueError, match="cannot be converted to .* without overflow"):
+        call()
+    assert mg.full((2,), 2.7, dtype="int64").numpy().tolist() == [2, 2]   # truncation is fine
+    assert np.isnan(mg.full((1,), float("nan")).numpy()).all()

@@ -1,6 +1,7 @@
 """F.pad in constant mode, composed of slicing (a negative pad crops) and cat with blocks of
 the fill value, so its gradient is the matching slice of the upstream one."""
 from minigrad import backend
+from minigrad.args import check_fill_value
 from minigrad.tensor import Tensor
 from minigrad.ops.shape import cat, clone
 
@@ -24,6 +25,9 @@ def pad(input, pad, mode="constant", value=None):
                          f"(from the last dim backwards), got {len(pad)} values {pad} for a "
                          f"tensor of shape {input.shape}")
     value = 0 if value is None else value
+    if not backend.is_scalar(value):
+        raise TypeError(f"pad: value must be a number, got {type(value).__name__} {value!r}")
+    check_fill_value("pad", value, input.dtype)
     out, grew = input, False
     for i in range(len(pad) // 2):
         d, (before, after) = input.ndim - 1 - i, pad[2 * i:2 * i + 2]

@@ -12,10 +12,11 @@ def normalize_dims(dim, ndim, op):
     if dim is None:
         return tuple(range(ndim))
     n = max(ndim, 1)  # a 0-d tensor accepts dim 0 and -1, as PyTorch
-    if isinstance(dim, int):
-        dims = (dim,)
-    elif isinstance(dim, (tuple, list)) and all(isinstance(d, int) for d in dim):
-        dims = tuple(dim)
+    # a NumPy integer is one; a bool is not (True would silently be dim 1), as PyTorch
+    if backend.is_integer(dim):
+        dims = (int(dim),)
+    elif isinstance(dim, (tuple, list)) and all(backend.is_integer(d) for d in dim):
+        dims = tuple(int(d) for d in dim)
     else:
         raise TypeError(f"{op}: dim must be an int or a tuple of ints, got {dim!r}")
     for d in dims:
@@ -249,7 +250,7 @@ class CumSum(Function):
 
 def cumsum(x, dim):
     """Running sums along dim, as torch.cumsum (integers and bools sum as int64)."""
-    if not isinstance(dim, int) or isinstance(dim, bool):
+    if not backend.is_integer(dim):
         raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
     if x.ndim == 0:
         normalize_dims(dim, 0, "cumsum")
@@ -301,7 +302,7 @@ def extremum(kind, x, dim=None, keepdim=False):
             raise ValueError(f"{kind}: the tensor is empty (shape {x.shape}); give a dim "
                              f"whose size is not 0 to reduce over")
         return Extremum.apply(x, kind=kind, dim=None, keepdim=False)
-    if not isinstance(dim, int):
+    if not backend.is_integer(dim):
         raise TypeError(f"{kind}: dim must be an int, got {dim!r}")
     d = normalize_dims(dim, x.ndim, kind)[0]
     if x.ndim == 0:  # dim 0 of a 0-d tensor: the value itself, at index 0 (as PyTorch)
