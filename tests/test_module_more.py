@@ -217,3 +217,33 @@ def test_reassigning_a_child_or_parameter_keeps_its_place():
 def test_register_buffer_and_parameter_check_as_pytorch(call, error, match):
     with pytest.raises(error, match=match):
         call(nn.Linear(2, 2))
+
+
+def test_non_persistent_buffers_move_but_stay_out_of_state_dict():
+    """register_buffer(..., persistent=False), as PyTorch: for state the module rebuilds
+    itself (a causal mask); loading a state dict without it is not 'missing keys'."""
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self.register_buffer("mask", mg.ones(2, 2), persistent=False)
+            self.register_buffer("count", mg.zeros(1))
+    m = Masked()
+    assert list(m.state_dict()) == ["count", "lin.weight", "lin.bias"]   # own state first
+    assert [n for n, _ in m.named_buffers()] == ["mask", "count"]
+    Masked().load_state_dict(m.state_dict())                      # strict: nothing missing
+    m.register_buffer("mask", mg.ones(2, 2))                      # persistent again
+    assert "mask" in m.state_dict()
+    m.register_buffer("mask", mg.ones(2, 2), persistent=False)
+    del m.mask
+    m.register_buffer("mask", mg.zeros(1))
+    assert "mask" in m.state_dict()
+    torch = pytest.importorskip("torch")
+
+    class TorchMasked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+            self.register_buffer("mask", torch.ones(2, 2), persistent=False)
+            self.register_buffer("count", torch.zeros(1))
+    assert list(TorchMasked().state_dict()) == list(Masked().state_dict())

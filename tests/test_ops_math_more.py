@@ -334,3 +334,10 @@ def test_module_level_spellings_match_the_methods():
         np.testing.assert_array_equal(getattr(mg, name)(x.abs()).numpy(),
                                       getattr(x.abs(), name)().numpy(), err_msg=name)
     assert (mg.round(x, decimals=2) == x.round(decimals=2)).all()
+
+
+def test_norm_with_p_none_is_the_2_norm_over_any_dims():
+    x = mg.ones(2, 2, 2)
+    assert x.norm(None, (0, 1, 2)).item() == pytest.approx(8 ** 0.5)
+    with pytest.raises(ValueError, match="at most 2 dims"):
+        x.norm("fro", (0, 1, 2))

@@ -32,6 +32,7 @@ class Module:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())   # buffers state_dict leaves out
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -80,14 +81,17 @@ class Module:
         for store in (self._parameters, self._modules, self._buffers):
             if name in store:
                 del store[name]
+                self._non_persistent.discard(name)
                 return
         object.__delattr__(self, name)
 
-    def register_buffer(self, name, tensor):
-        """A tensor that is state but not a weight (saved in state_dict, moved by .to)."""
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor that is state but not a weight (moved by .to, saved in state_dict unless
+        persistent=False: for what the module rebuilds itself, such as a causal mask)."""
         self._check_new_name("buffer", name, self._buffers, tensor, Tensor)
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
+        (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
 
     def register_parameter(self, name, param):
         """Register `param` (or None, for an absent optional weight such as a bias)."""
@@ -326,7 +330,7 @@ class Module:
         for mname, m in self.named_modules(remove_duplicate=False):
             for store in (m._parameters, m._buffers):
                 for n, t in store.items():
-                    if t is not None:
+                    if t is not None and not (store is m._buffers and n in m._non_persistent):
                         yield (f"{mname}.{n}" if mname else n), t
 
     def load_state_dict(self, state_dict, strict=True):

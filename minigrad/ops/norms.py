@@ -20,8 +20,10 @@ def _pow_where_not(t, e, zero, fill=0.0):
 
 def _order(p, dim):
     """p as a float; 'fro' and None are 2 (torch.norm's Frobenius norm over at most 2 dims
-    is the 2-norm of those elements)."""
-    if p is None or (isinstance(p, str) and p == "fro"):
+    is the 2-norm of those elements; None is the 2-norm over any dims)."""
+    if p is None:
+        return 2.0
+    if isinstance(p, str) and p == "fro":
         if isinstance(dim, (tuple, list)) and len(dim) > 2:
             raise ValueError(f"norm: p='fro' takes at most 2 dims (a matrix norm), got "
                              f"dim={tuple(dim)}; use p=2 for the 2-norm over more dims")
