@@ -25,7 +25,13 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH="${PYTHONPATH:-.}"
 DEVICE=${DEVICE:-cuda}
 OUT=${OUT:-gpu-check}
-DATA=${DATA:-../shared/data/tinyshakespeare.txt}
+# the device machine gets the tree but not ../shared: carry a copy in an ignored folder
+# (mkdir gpu-data; cp ../shared/data/tinyshakespeare.txt gpu-data/; echo /gpu-data/ >>
+# .git/info/exclude; then run with carry=["gpu-data"])
+if [ -z "${DATA:-}" ]; then
+    DATA=../shared/data/tinyshakespeare.txt
+    [ -f "$DATA" ] || DATA=gpu-data/tinyshakespeare.txt
+fi
 BENCH_PRESET=${BENCH_PRESET:-small}
 BENCH_STEPS=${BENCH_STEPS:-10}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-100}
