@@ -263,3 +263,17 @@ def test_minus_on_a_bool_tensor_is_refused_as_torch(device):
             fn()
     assert (~mask).tolist() == [False, True]
     assert (1 - mask.long()).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("op", [lambda a: a.relu(), lambda a: a.clamp(-0.5, 0.5),
+                                lambda a: a.max(), lambda a: a.max(0)[0],
+                                lambda a: a.maximum(mg.zeros(2)),
+                                lambda a: mg.minimum(a, mg.zeros(2))])
+def test_a_nan_upstream_gradient_stays_out_of_masked_off_inputs(op):
+    """As PyTorch: the gradient is selected (where), not multiplied by a 0/1 mask, so a NaN
+    reaching relu/clamp/max/maximum goes only where the output came from."""
+    a = mg.tensor([-1.0, 2.0], requires_grad=True)
+    out = op(a)
+    out.backward(mg.full(out.shape, float("nan")))
+    g = a.grad.numpy()
+    assert np.isnan(g).sum() <= 1 and (g[~np.isnan(g)] == 0).all()

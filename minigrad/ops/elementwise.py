@@ -141,7 +141,8 @@ class Relu(Function):
     def forward(self, a):
         self.mask = a > 0                                # d relu(x) = [x > 0] dx
         return self.xp.maximum(a, 0)                     # not a·mask: -inf·0 would be NaN
-    def backward(self, g): return g * self.const(self.mask.astype(g.dtype))
+    # where, not g·mask: a NaN or inf in g stays out of the masked-off places (as PyTorch)
+    def backward(self, g): return where(self.const(self.mask), g, 0.0)
 
 
 class Erf(Function):
@@ -160,18 +161,22 @@ class Maximum(Function):
         # the gradient goes to the larger input; ties split it evenly (as PyTorch)
         self.w = (a > b) + 0.5 * (a == b)
         return self.xp.maximum(a, b)
-    def backward(self, g):
-        w = self.const(self.w.astype(g.dtype))
-        return g * w, g * (1 - w)
+    def backward(self, g): return _split(self, g)
 
 
 class Minimum(Function):
     def forward(self, a, b):
         self.w = (a < b) + 0.5 * (a == b)
         return self.xp.minimum(a, b)
-    def backward(self, g):
-        w = self.const(self.w.astype(g.dtype))
-        return g * w, g * (1 - w)
+    def backward(self, g): return _split(self, g)
+
+
+def _split(ctx, g):
+    """g·w to the first input, g·(1 - w) to the second, and exactly 0 where a weight is 0
+    (a NaN in g reaches only the inputs it belongs to, as PyTorch)."""
+    w = ctx.const(ctx.w.astype(g.dtype))
+    return (where(ctx.const(ctx.w > 0), g * w, 0.0),
+            where(ctx.const(ctx.w < 1), g * (1 - w), 0.0))
 
 
 class Clip(Function):
@@ -179,7 +184,7 @@ class Clip(Function):
         self.inside = (a >= (-math.inf if lo is None else lo)) & \
                       (a <= (math.inf if hi is None else hi))
         return self.xp.clip(a, lo, hi)
-    def backward(self, g): return g * self.const(self.inside.astype(g.dtype))
+    def backward(self, g): return where(self.const(self.inside), g, 0.0)
 
 
 class Where(Function):

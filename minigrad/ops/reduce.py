@@ -102,7 +102,9 @@ class Extremum(Function):
         out = xp.take_along_axis(a, idx, axis=dim)
         return out if keepdim else out.squeeze(dim)
     def backward(self, g):
-        return expand(g.reshape(self.kept), self.in_shape) * self.const(self.weight)
+        from minigrad.ops.elementwise import where      # elementwise imports this module
+        spread = expand(g.reshape(self.kept), self.in_shape)
+        return where(self.const(self.weight > 0), spread * self.const(self.weight), 0.0)
 
 
 class Amax(Function):
