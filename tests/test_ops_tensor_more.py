@@ -210,3 +210,15 @@ def test_fill_values_the_dtype_cannot_hold_are_refused(call):
         call()
     assert mg.full((2,), 2.7, dtype="int64").numpy().tolist() == [2, 2]   # truncation is fine
     assert np.isnan(mg.full((1,), float("nan")).numpy()).all()
+
+
+@pytest.mark.parametrize("call", [
+    lambda x1, x2: x1.index_select(None, [0]), lambda x1, x2: x2.transpose(None, 0),
+    lambda x1, x2: x1.sort(None), lambda x1, x2: x2.unsqueeze(None),
+    lambda x1, x2: mg.stack([x1, x1], None), lambda x1, x2: x2.unsqueeze(2.0),
+    lambda x1, x2: x2.softmax(None), lambda x1, x2: mg.cat([x2, x2], (0,)),
+    lambda x1, x2: x2.gather(None, mg.zeros(2, 3, dtype="int64"))])
+def test_ops_along_one_dim_need_an_int(call):
+    """dim=None on a 1-d tensor was taken as dim 0, on a 2-d one a bare unpacking error."""
+    with pytest.raises(TypeError, match="dim must be an int"):
+        call(mg.ones(3), mg.ones(2, 3))

@@ -5,7 +5,7 @@ applied before array ones."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.reduce import normalize_dims, ValuesIndices, expand
+from minigrad.ops.reduce import normalize_dim, ValuesIndices, expand
 
 
 class GetItem(Function):
@@ -206,7 +206,7 @@ def gather(x, dim, index):
     torch.gather: `index` has x's number of dims and is no larger in the others; the output
     has its shape. Indexing with index along `dim` and a position grid along every other dim,
     so the gradient is indexing's scatter-add (repeated indices accumulate)."""
-    (d,) = normalize_dims(dim, max(x.ndim, 1), "gather")
+    d = normalize_dim(dim, max(x.ndim, 1), "gather")
     idx = raw_index(index, x, "gather", "index")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be a tensor of integers, got "
@@ -230,7 +230,7 @@ def gather(x, dim, index):
 def sort(x, dim=-1, descending=False):
     """(values, indices) along dim, as torch.sort; ties keep their order (a stable sort).
     The values are differentiable: their gradient goes back to where each came from."""
-    (d,) = normalize_dims(dim, max(x.ndim, 1), "sort")
+    d = normalize_dim(dim, max(x.ndim, 1), "sort")
     xp = x.backend.xp
     if x.ndim == 0:
         return ValuesIndices(getitem(x, ()), Tensor._make(xp.zeros((), backend.int64), x.device))
@@ -248,7 +248,7 @@ def sort(x, dim=-1, descending=False):
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """The k largest (smallest with largest=False) values along dim and their indices, as
     torch.topk, largest first (with sorted=True; this implementation always sorts)."""
-    (d,) = normalize_dims(dim, max(x.ndim, 1), "topk")
+    d = normalize_dim(dim, max(x.ndim, 1), "topk")
     n = x.shape[d] if x.ndim else 1
     if not backend.is_integer(k) or not 0 <= k <= n:
         raise ValueError(f"topk: k must be an int in [0, {n}] (the size of dim {dim}), got "
@@ -264,7 +264,7 @@ def index_select(x, dim, index):
     """The slices of x along dim at `index` (1-D integers, or one as a 0-d tensor), in that
     order, as torch.index_select; a repeated index repeats its slice, and the slice's
     gradients add up (indexing's scatter-add)."""
-    (d,) = normalize_dims(dim, x.ndim, "index_select")
+    d = normalize_dim(dim, x.ndim, "index_select")
     idx = raw_index(index, x, "index_select", "index")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"index_select: index must be a tensor of integers (int32 or int64), "

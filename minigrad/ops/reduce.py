@@ -31,6 +31,14 @@ def normalize_dims(dim, ndim, op):
     return tuple(unique)
 
 
+def normalize_dim(dim, ndim, op):
+    """One dim (an integer, negatives allowed; not None, not a tuple) as a non-negative int,
+    for ops that work along a single dim."""
+    if not backend.is_integer(dim):
+        raise TypeError(f"{op}: dim must be an int, got {dim!r}")
+    return normalize_dims(dim, ndim, op)[0]
+
+
 def reduce_dims(dim, ndim, op):
     """The dims a reduction sums over: as normalize_dims, but a 0-d tensor reduces nothing
     (dim 0 or -1 is accepted there and leaves the value as it is, as PyTorch), and an empty
@@ -258,7 +266,7 @@ def cumsum(x, dim):
         normalize_dims(dim, 0, "cumsum")
         return x.clone() if backend.is_floating(x.dtype) else Tensor._make(   # a copy
             x.data.astype(backend.int64), x.device)
-    d = normalize_dims(dim, x.ndim, "cumsum")[0]
+    d = normalize_dim(dim, x.ndim, "cumsum")
     if not backend.is_floating(x.dtype):
         return Tensor._make(x.backend.xp.cumsum(x.data, axis=d, dtype=backend.int64), x.device)
     return CumSum.apply(x, dim=d)

@@ -4,7 +4,7 @@ has pad.py). Most forwards are views; each backward puts gradients back."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.reduce import normalize_dims, expand  # noqa: F401  (expand re-exported)
+from minigrad.ops.reduce import normalize_dims, normalize_dim, expand  # noqa: F401 (expand)
 
 
 class Reshape(Function):
@@ -101,7 +101,7 @@ def permute(x, dims):
 
 
 def transpose(x, d0, d1):
-    (d0,), (d1,) = normalize_dims(d0, x.ndim, "transpose"), normalize_dims(d1, x.ndim,
+    d0, d1 = normalize_dim(d0, x.ndim, "transpose"), normalize_dim(d1, x.ndim,
                                                                              "transpose")
     dims = list(range(x.ndim))
     dims[d0], dims[d1] = d1, d0
@@ -116,6 +116,8 @@ def squeeze(x, dim=None):
 
 
 def unsqueeze(x, dim):
+    if not backend.is_integer(dim):
+        raise TypeError(f"unsqueeze: dim must be an int, got {dim!r}")
     if not -x.ndim - 1 <= dim <= x.ndim:
         raise IndexError(f"unsqueeze: dim {dim} out of range for a tensor with {x.ndim} dims "
                          f"(valid: {-x.ndim - 1}..{x.ndim})")
@@ -126,7 +128,7 @@ def unsqueeze(x, dim):
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, (1,))
-    s, e = (normalize_dims(d, x.ndim, "flatten")[0] for d in (start_dim, end_dim))
+    s, e = (normalize_dim(d, x.ndim, "flatten") for d in (start_dim, end_dim))
     if s > e:  # x.shape[s:e + 1] would be empty and insert a new dim of 1
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"(dims {s} > {e} of a tensor of shape {x.shape})")
@@ -146,7 +148,7 @@ def cat(tensors, dim=0):
         if t.ndim == 0:
             raise ValueError(f"cat: the tensor at position {i} is 0-d, and a 0-d tensor has "
                              f"no dim to join along; use mg.stack to join 0-d tensors")
-    d = normalize_dims(dim, tensors[0].ndim, "cat")[0]
+    d = normalize_dim(dim, tensors[0].ndim, "cat")
     ref = tensors[0].shape
     for t in tensors[1:]:
         if t.ndim != len(ref) or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref))
@@ -168,7 +170,7 @@ def stack(tensors, dim=0):
 
 def split(x, split_size, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
-    d = normalize_dims(dim, x.ndim, "split")[0]
+    d = normalize_dim(dim, x.ndim, "split")
     n = x.shape[d]
     if isinstance(split_size, int):
         if split_size <= 0:
@@ -194,7 +196,7 @@ def split(x, split_size, dim=0):
 def chunk(x, chunks, dim=0):
     if not isinstance(chunks, int) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
-    n = x.shape[normalize_dims(dim, x.ndim, "chunk")[0]]
+    n = x.shape[normalize_dim(dim, x.ndim, "chunk")]
     if n == 0:  # an empty dim: `chunks` empty pieces, as PyTorch
         return split(x, [0] * chunks, dim)
     return split(x, -(-n // chunks), dim)
@@ -212,7 +214,7 @@ def unbind(x, dim=0):
     halving measures no slower than direct slices.)"""
     if x.ndim == 0:
         raise IndexError("unbind: a 0-d tensor has no dim to unbind; give it a shape first")
-    d = normalize_dims(dim, x.ndim, "unbind")[0]
+    d = normalize_dim(dim, x.ndim, "unbind")
     lead = (slice(None),) * d
 
     def halves(p):
@@ -296,7 +298,7 @@ def roll(x, shifts, dims=None):
         raise IndexError(f"roll: a 0-d tensor has no dim {dims[0]}; roll it without dims")
     out = x
     for shift, dim in zip(shifts, dims):
-        d = normalize_dims(dim, x.ndim, "roll")[0]
+        d = normalize_dim(dim, x.ndim, "roll")
         n = x.shape[d]
         k = shift % n if n else 0
         if k:
@@ -310,7 +312,7 @@ def unflatten(x, dim, sizes):
     torch.unflatten: a reshape, so a view."""
     if x.ndim == 0:
         raise IndexError("unflatten: a 0-d tensor has no dim to unflatten")
-    (d,) = normalize_dims(dim, x.ndim, "unflatten")
+    d = normalize_dim(dim, x.ndim, "unflatten")
     if not isinstance(sizes, (tuple, list)) or not all(backend.is_integer(s) for s in sizes):
         raise TypeError(f"unflatten: sizes must be a tuple of ints, got {sizes!r}")
     sizes, n = tuple(sizes), x.shape[d]

@@ -2,7 +2,7 @@
 more stable than composing exp/sum/div, and what real frameworks do)."""
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.ops.reduce import normalize_dims
+from minigrad.ops.reduce import normalize_dim
 from minigrad.ops.rows import row_max, row_sum
 
 
@@ -65,7 +65,7 @@ def log_softmax(x, dim=-1):
 
 
 def _apply(op, x, dim, name):
-    dim = normalize_dims(dim, x.ndim, name)[0]
+    dim = normalize_dim(dim, x.ndim, name)
     if not backend.is_floating(x.dtype):
         raise TypeError(f"{name}: needs a floating-point tensor, got dtype {x.dtype}; "
                         f"convert with .float() first")
