@@ -82,6 +82,9 @@ class LayerNorm(Function):
         xs = contiguous(xp, x.data).reshape(-1, d).astype(dt, copy=False)
         g = contiguous(xp, g).reshape(-1, d).astype(dt, copy=False)
         w = affine[0].data.reshape(-1).astype(dt, copy=False) if affine else None
+        fused = _fused_backward(backend.get(self.device).kernels, xp, g, xs, mean, rstd, w)
+        if fused is not None:
+            return self._grads(*fused)
         gx = xp.empty(g.shape, g.dtype)
         sums = xp.zeros((2, d), g.dtype) if affine else None   # Σ g⊙x̂ and Σ g over rows
         # row means of ĝ = g⊙w and of ĝ⊙x̂ straight from g and g⊙x̂: mean(g⊙w) = g·(w/d)
@@ -103,11 +106,12 @@ class LayerNorm(Function):
             out -= mean_g
             out -= xp.multiply(xc, c1, out=t)
             out *= rr
-        fused = _fused_backward(backend.get(self.device).kernels, xp, g, xs, mean, rstd, w)
-        if fused is None:
-            in_row_pieces(backend.get(self.device), grad, g, xs, mean, rstd, gx)
-        else:
-            gx, sums = fused
+        in_row_pieces(backend.get(self.device), grad, g, xs, mean, rstd, gx)
+        return self._grads(gx, sums)
+
+    def _grads(self, gx, sums):
+        """(dx, dw, db) in the inputs' shapes from dx's rows and (Σ g⊙x̂, Σ g)."""
+        x, *affine = self.inputs
         gx = gx.reshape(x.shape)
         if not affine:
             return (gx,)
