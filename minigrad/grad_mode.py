@@ -1,0 +1,122 @@
+"""Grad mode: whether ops record a graph for backward. One flag per thread (as PyTorch),
+set by the context managers and decorators `no_grad`, `enable_grad`, `set_grad_enabled` and
+`inference_mode`; `Function.apply` (autograd.py) reads it."""
+import functools
+import inspect
+import threading
+
+
+class _ThreadState(threading.local):
+    """Grad mode, one per thread (as PyTorch's): a thread that evaluates under no_grad()
+    must not stop another thread's training step from recording its graph. threading.local
+    runs __init__ once in each thread that reads it."""
+
+    def __init__(self):
+        self.grad_enabled = True
+
+
+_state = _ThreadState()
+
+
+def is_grad_enabled():
+    return _state.grad_enabled
+
+
+class _GradMode:
+    """Context manager and decorator that sets grad mode (`no_grad`, `enable_grad`)."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.prev, _state.grad_enabled = _state.grad_enabled, self.enabled
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.prev
+
+    def __call__(self, fn):
+        """As a decorator: fn runs in this mode. A generator function's body runs lazily, at
+        each next(), so there the mode is set around every resumption (as PyTorch does),
+        not only around the call that makes the generator."""
+        enabled = self.enabled
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                try:
+                    with _GradMode(enabled):
+                        value = gen.send(None)
+                    while True:            # what the caller sends, throws or closes goes on
+                        try:
+                            sent = yield value
+                        except GeneratorExit:
+                            with _GradMode(enabled):
+                                gen.close()
+                            raise
+                        except BaseException as e:
+                            with _GradMode(enabled):
+                                value = gen.throw(e)
+                        else:
+                            with _GradMode(enabled):
+                                value = gen.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+            return generator
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with _GradMode(enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def no_grad(fn=None):
+    """Ops inside build no graph: for evaluation, sampling and optimiser updates. A context
+    manager (`with mg.no_grad():`) or a decorator, `@mg.no_grad()` or bare `@mg.no_grad`."""
+    return _GradMode(False) if fn is None else _GradMode(False)(fn)
+
+
+def enable_grad(fn=None):
+    """Ops inside record graphs again (within no_grad), as no_grad is used."""
+    return _GradMode(True) if fn is None else _GradMode(True)(fn)
+
+
+class set_grad_enabled(_GradMode):
+    """Grad mode on (True) or off (False), as torch.set_grad_enabled. It takes effect at the
+    call, so `mg.set_grad_enabled(False)` alone switches it; in a `with` block, or as a
+    decorator around each call of a function, the mode found at the call comes back on exit
+    (exception or not): `with mg.set_grad_enabled(is_train): ...`. Per thread, as every
+    grad mode here."""
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):   # as PyTorch: 0/1 or None are mistakes, not modes
+            raise TypeError(f"set_grad_enabled: mode must be a bool (True: record graphs, "
+                            f"False: do not), got {type(mode).__name__} {mode!r}")
+        super().__init__(mode)
+        self.prev, _state.grad_enabled = _state.grad_enabled, mode
+
+    def __enter__(self):                 # prev was taken at the call: restored by __exit__
+        _state.grad_enabled = self.enabled
+
+    def __call__(self, fn):
+        """As a decorator: undo the setting made at the call; each call of fn sets it anew."""
+        _state.grad_enabled = self.prev
+        return super().__call__(fn)
+
+
+class inference_mode(_GradMode):
+    """PyTorch's inference mode, as a context manager or decorator (`@mg.inference_mode()`,
+    or bare `@mg.inference_mode`). PyTorch adds inference tensors, which skip version counts
+    and may never enter a graph later; minigrad has no such tensors, so inference_mode() is
+    exactly no_grad(), and inference_mode(False) turns grad mode on (as PyTorch's does)."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        if callable(mode):                           # bare @inference_mode: mode is the fn
+            return cls()(mode)
+        raise TypeError(f"inference_mode: mode must be a bool or a function to decorate, "
+                        f"got {type(mode).__name__} {mode!r}")
+
+    def __init__(self, mode=True):
+        super().__init__(not mode)
