@@ -247,3 +247,14 @@ def test_non_persistent_buffers_move_but_stay_out_of_state_dict():
             self.register_buffer("mask", torch.ones(2, 2), persistent=False)
             self.register_buffer("count", torch.zeros(1))
     assert list(TorchMasked().state_dict()) == list(Masked().state_dict())
+
+
+def test_assigning_a_parameter_checks_its_name_as_register_parameter():
+    m = nn.Linear(2, 2)
+    with pytest.raises(KeyError, match="contain"):
+        setattr(m, "x.y", nn.Parameter(mg.ones(1)))
+    with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+        m.forward = nn.Parameter(mg.ones(1))
+    m.extra = None                                   # a plain attribute gives its name up
+    m.extra = nn.Parameter(mg.ones(1))
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias", "extra"]

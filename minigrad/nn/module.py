@@ -61,6 +61,9 @@ class Module:
                 return
         target = self._parameters if isinstance(value, Parameter) else \
             self._modules if isinstance(value, Module) else None
+        if target is self._parameters and name not in self._parameters:
+            self.__dict__.pop(name, None)    # a plain attribute of that name is replaced
+            self._check_new_name("parameter", name, self._parameters, value, Parameter)
         for store in (self._parameters, self._modules, self._buffers):
             if store is not target:
                 store.pop(name, None)
