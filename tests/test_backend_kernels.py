@@ -226,3 +226,36 @@ def test_layer_norm_kernels_match_the_array_chain(fused_spy, affine, dtype, tol)
     assert {"minigrad_ln_out", "minigrad_ln_grad_x"} <= set(fused_spy.calls)
     for a, b_ in zip(*out):
         np.testing.assert_allclose(b_, a, rtol=tol, atol=tol)
+
+
+def test_gpt_training_steps_with_the_kernels_match_the_cpu(fused_spy):
+    """Everything a GPU step would take that the CPU does not, together: the fused GELU,
+    layer-norm and Adam kernels, AdamW's flat (foreach) update and clip_grad_norm_'s
+    concatenated norm (both on by default off the CPU). Three steps of a small GPT in
+    float64 on the spy device with the kernels, against the CPU: the same losses and
+    weights. (Dropout off: its masks come from different draws on the two devices.)"""
+    from minitransformer.gpt import GPT, GPTConfig
+    cfg = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8, dropout=0.0)
+    rng = np.random.default_rng(0)
+    batches = [rng.integers(0, 11, (3, 8)) for _ in range(3)]
+    runs = []
+    for device in ("cpu", "fused"):
+        mg.manual_seed(0)
+        model = GPT(cfg).to(dtype=mg.float64).to(device)
+        opt = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-2,
+                                         betas=(0.9, 0.99))
+        losses = []
+        for x in batches:
+            _, loss = model(mg.tensor(x, device=device), mg.tensor(x, device=device))
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+            losses.append(float(loss))
+        runs.append((losses, [p.numpy() for p in model.parameters()], opt))
+    assert runs[1][2]._flat and not runs[0][2]._flat
+    assert {"minigrad_gelu_tanh", "minigrad_gelu_tanh_grad", "minigrad_ln_out",
+            "minigrad_ln_grad_x", "minigrad_adam"} <= set(fused_spy.calls)
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
+    for a, b in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
