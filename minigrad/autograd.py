@@ -72,6 +72,12 @@ class Function:
     # graph of the backward pass is wanted (create_graph=False); `backward` stays the
     # readable, twice-differentiable reference, and a test checks that the two agree.
 
+    # True where the gradients that ordinary backward (create_graph=False) gets from this op
+    # are new, writable arrays that nothing else holds, each input's its own: the engine may
+    # then add into them in place, and a leaf keeps its gradient as `.grad` without a copy
+    # (PyTorch's AccumulateGrad steals such a buffer too).
+    fresh_grads = False
+
     def const(self, array):
         """A saved array as a constant (non-differentiable) Tensor on this op's device."""
         from minigrad.tensor import Tensor
@@ -164,8 +170,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     found[i] = g
             ctx = t._ctx
             if ctx is None:
-                if wanted is None:
-                    t._accumulate_grad(g)
+                if wanted is None:   # an array only we hold becomes .grad as it is (a hook
+                    t._accumulate_grad(g, owned=entry[1] and not t._hooks)  # may keep g)
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for
@@ -246,6 +252,7 @@ def _propagate(ctx, g, grads, create_graph):
         fast = getattr(ctx, "backward_arrays", None)
     else:
         fast = None
+    owned = ctx.fresh_grads and not create_graph
     if fast is not None:
         in_grads = tuple(None if a is None else Tensor._make(a, g.device) for a in fast(g.data))
     else:
@@ -259,14 +266,16 @@ def _propagate(ctx, g, grads, create_graph):
             gp = sum_to(gp, p.shape)
         if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
             gp = gp.to(dtype=p.dtype)
-        _accumulate(grads, p, gp, create_graph)
+        _accumulate(grads, p, gp, create_graph, owned)   # (a view of an owned array is ours)
 
 
-def _accumulate(grads, p, gp, create_graph):
-    """Add gradient gp (shaped like p) to what p has gathered so far."""
+def _accumulate(grads, p, gp, create_graph, owned=False):
+    """Add gradient gp (shaped like p) to what p has gathered so far. `owned`: gp is an
+    array only the engine holds (see Function.fresh_grads)."""
     entry = grads.get(id(p))
     if entry is None:
-        grads[id(p)] = [gp, False]   # it may be an array another gradient shares: not owned
+        # unless the op says otherwise, it may be an array another gradient shares
+        grads[id(p)] = [gp, owned]
     elif entry[1] and not create_graph:
         entry[0].data += gp.data     # our own array: add in place
     else:

@@ -256,13 +256,13 @@ class Tensor:
             self._hooks = {}
         return HookHandle(self._hooks, hook)
 
-    def _accumulate_grad(self, g):
-        if self.grad is None:
+    def _accumulate_grad(self, g, owned=False):
+        if self.grad is None and not owned:
             # store a writable array of our own, never a (read-only) broadcast view nor an
             # array shared with another tensor's .grad or the caller's gradient (Add hands the
             # same g to both inputs); with create_graph=True (grad mode on) a differentiable
             # copy, so the stored gradient can itself be differentiated. Accumulating below
-            # makes a new array anyway
+            # makes a new array anyway. `owned`: the engine made g and holds it alone
             g = ops.shape.clone(g) if is_grad_enabled() else Tensor._make(g.data.copy(),
                                                                           g.device)
         if g.dtype != self.dtype:

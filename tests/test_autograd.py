@@ -74,6 +74,52 @@ def test_grads_stored_with_create_graph_are_writable_and_own_arrays(device):
     gx.sum().backward()                                   # d/dx Σ 2x = 2
     assert x.grad.tolist() == [2.0, 2.0]
 
+def test_a_fresh_gradient_becomes_grad_without_a_copy(device, monkeypatch):
+    """A fused op's gradients are new arrays nothing else holds (Function.fresh_grads): a leaf
+    keeps its gradient as .grad as it is (one pass over every parameter less per step, and on
+    a GPU one launch less per parameter), as PyTorch's AccumulateGrad steals such a buffer."""
+    from minigrad.ops.linear import Linear
+    made = []
+    plain = Linear.backward_arrays
+
+    def spy(self, g):
+        out = plain(self, g)
+        made.extend(out)
+        return out
+    monkeypatch.setattr(Linear, "backward_arrays", spy)
+    x = mg.randn(4, 3, device=device, requires_grad=True)
+    w = mg.randn(2, 3, device=device, requires_grad=True)
+    b = mg.randn(2, device=device, requires_grad=True)
+    F.linear(x, w, b).sum().backward()
+    assert len(made) == 3 and all(t.grad.data is a for t, a in zip((x, w, b), made))
+    # ...but not when a hook saw it (it may keep it), nor for a gradient another holds
+    seen = []
+    w.grad = None
+    w.register_hook(lambda g: seen.append(g))
+    F.linear(x, w).sum().backward()
+    assert w.grad is not seen[0] and w.grad.data is not seen[0].data
+    w.grad.zero_()
+    assert float(seen[0].abs().sum()) > 0
+
+
+def test_stolen_gradients_stay_separate(device):
+    """Layer norm's weight and bias gradients are two rows of one array, and a tensor used
+    twice gathers its gradient in place in the first array: each .grad still changes alone."""
+    x = mg.randn(5, 4, device=device, requires_grad=True)
+    w = mg.ones(4, device=device, requires_grad=True)
+    b = mg.zeros(4, device=device, requires_grad=True)
+    y = F.layer_norm(x, (4,), w, b)
+    (y * mg.arange(4.0, device=device)).sum().backward()
+    gb = b.grad.tolist()
+    w.grad.zero_()
+    assert b.grad.tolist() == gb == [0.0, 5.0, 10.0, 15.0] and w.grad.tolist() == [0.0] * 4
+    a = mg.randn(3, 3, device=device, requires_grad=True)
+    out = F.linear(a, a)                              # two fresh gradients for one leaf
+    out.sum().backward()
+    expect = (np.ones((3, 3)) @ a.numpy()) + (np.ones((3, 3)).T @ a.numpy())
+    np.testing.assert_allclose(a.grad.numpy(), expect, rtol=1e-5)
+
+
 
 def test_non_leaf_grad_is_not_stored(device):
     x = mg.ones(2, device=device, requires_grad=True)

@@ -20,6 +20,7 @@ class ScaledDotProductAttention(Function):
     first batch dim): on the CPU as many as fit in cache (ops/blocks.py), so each group's
     scores go through the mask, softmax and dropout passes while in cache, then straight
     into the product with V."""
+    fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, q, k, v, scale, allowed, additive, dropout_p):
         xp = self.xp

@@ -41,6 +41,7 @@ def _tanh_gelu_grad(xp, x, w, g, d):
 class Gelu(Function):
     """GELU: exact x·Φ(x) (erf form), or GPT-2's tanh approximation. The tanh form, which
     GPT uses, runs in place and piece by piece (ops/blocks.py): it is all memory traffic."""
+    fresh_grads = True                                   # see Function.fresh_grads
     C, A = math.sqrt(2 / math.pi), 0.044715          # tanh form: tanh(C·(x + A·x³))
 
     def forward(self, a, approximate):

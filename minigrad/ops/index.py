@@ -44,6 +44,7 @@ class IndexAdd(Function):
 
 class Embedding(Function):
     """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch)."""
+    fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, weight, indices, padding_idx):
         self.indices, self.padding_idx, self.shape = indices, padding_idx, weight.shape
         return weight[indices]

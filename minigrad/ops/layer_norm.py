@@ -12,6 +12,7 @@ from minigrad.tensor import Tensor
 class LayerNorm(Function):
     """Forward and the fast backward work on rows (R, D), D the normalised elements, piece by
     piece on the CPU (ops/blocks.py) so each piece's passes stay in cache."""
+    fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, x, *affine, dims, eps):            # y = (x - μ)/√(σ² + ε) · w + b
         xp = self.xp

@@ -14,6 +14,7 @@ from minigrad.ops.rows import col_sum
 
 
 class Linear(Function):
+    fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, w, *b):                     # y = x·Wᵀ (+ b)
         rows = _rows(x)                              # (..., in) -> (rows, in)
         y = self.xp.matmul(rows, w.T)

@@ -15,6 +15,7 @@ from minigrad.ops.activations import log1p_exp_parts
 class CrossEntropy(Function):
     """loss_i = -(1-ε)·log p[target_i] - ε/C·Σ_c log p[c], p = softmax(logits_i); rows whose
     target is ignore_index count for nothing; 'mean' divides by the rows that count."""
+    fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, logits, target, ignore_index, label_smoothing, reduction):
         xp = self.xp

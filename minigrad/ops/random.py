@@ -4,6 +4,7 @@ from minigrad.autograd import Function
 
 
 class Dropout(Function):
+    fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, p):                             # y = x ⊙ m / (1-p), m ~ Bernoulli(1-p)
         # the mask is kept as booleans (a quarter of a float32 mask's memory)
         self.keep = backend.get(self.device).keep_mask(x.shape, p)

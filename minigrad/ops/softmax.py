@@ -29,6 +29,7 @@ def log_softmax_array(xp, x, axis):
 
 
 class Softmax(Function):
+    fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, dim):                           # yᵢ = eˣⁱ / Σⱼ eˣʲ
         self.dim = dim
         return stable_softmax(self.xp, x, dim)
@@ -46,6 +47,7 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
+    fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, dim):                           # yᵢ = xᵢ - log Σⱼ eˣʲ
         self.dim = dim
         return log_softmax_array(self.xp, x, dim)
