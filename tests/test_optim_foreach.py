@@ -149,3 +149,27 @@ def test_clip_grad_norm_foreach_matches_one_by_one(norm_type, device):
         for a, b in zip(clipped[0], other):
             np.testing.assert_allclose(a, b, rtol=1e-3 if a.dtype == np.float16 else 1e-6)
     assert 1.0 < totals[0] < np.inf or norm_type == 0.0   # the clipping really happened
+
+
+@pytest.mark.parametrize("device", ["cpu", "spy"])
+def test_clip_grad_norm_foreach_scales_once_and_leaves_views(device):
+    """With one gradient dtype the concatenation is scaled once and each .grad becomes its
+    part of it: the same values as scaling each gradient, each .grad still changing alone."""
+    out = []
+    for foreach in (False, True):
+        ps = _model(device)
+        for p, g in zip(ps, _grads(1)[0]):
+            p.grad = mg.tensor(g * 3, dtype=p.dtype, device=device)
+        total = nn.utils.clip_grad_norm_(ps, 1.0, foreach=foreach)
+        out.append((float(total), [p.grad.numpy() for p in ps], ps))
+    assert out[0][0] == pytest.approx(out[1][0], rel=1e-6) and out[0][0] > 1.0
+    for a, b, p in zip(out[0][1], out[1][1], out[1][2]):
+        np.testing.assert_allclose(b, a, rtol=1e-6)
+        assert p.grad.shape == p.shape and p.grad.dtype == p.dtype
+    ps = out[1][2]
+    base = spy_backend.unwrap(ps[0].grad.data) if device == "spy" else ps[0].grad.data
+    assert base.base is not None and all(
+        np.shares_memory(base.base, spy_backend.unwrap(p.grad.data) if device == "spy"
+                         else p.grad.data) for p in ps if p.numel())
+    ps[0].grad.zero_()
+    np.testing.assert_allclose(ps[4].grad.numpy(), out[0][1][4], rtol=1e-6)

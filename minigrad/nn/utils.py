@@ -26,8 +26,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
     `foreach` (PyTorch's name): take the norm of all gradients concatenated, in a few array
     operations, instead of one norm per gradient and their sum (a few per parameter); on a
-    GPU each operation is a kernel launch. None (default): on for GPU gradients, off on the
-    CPU. Either way the result is the same up to rounding (the sums are ordered differently).
+    GPU each operation is a kernel launch. The concatenation is then scaled once, and each
+    .grad becomes a view of its part of it (where the gradients share a dtype). None
+    (default): on for GPU gradients, off on the CPU. Either way the result is the same up to
+    rounding (the sums are ordered differently).
     """
     params = _with_grads(parameters)
     max_norm, norm_type = float(max_norm), float(norm_type)
@@ -42,8 +44,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
              for g in (p.grad.data for p in params)]
     if dtype == backend.float16:
         dtype = backend.float32
+    flat = None
     if foreach if foreach is not None else not first.backend.host:
         grads = [xp.concatenate([g.reshape(-1) for g in grads])]
+        if all(p.grad.dtype == grads[0].dtype for p in params):
+            flat = grads[0]                              # ours: scaled in place below
     if norm_type == float("inf"):
         total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
                                  for g in grads]))
@@ -67,6 +72,14 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                            f"error_if_nonfinite=False to clip anyway")
     # always multiply (by 1 when within the norm): deciding whether to would need a sync
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    if flat is not None:     # one multiply, then each .grad a view of its part (no launch)
+        flat *= coef.astype(flat.dtype)
+        start = 0
+        for p in params:
+            n = p.grad.numel()
+            p.grad = Tensor._make(flat[start:start + n].reshape(p.grad.shape), p.grad.device)
+            start += n
+        return Tensor._make(total, first.device)
     coefs = {}                                           # the factor in each grad dtype, once
     for p in params:
         c = coefs.get(p.grad.dtype)
