@@ -7,6 +7,7 @@ by NumPy behind the user's back. CuPy is imported lazily, the first time "cuda" 
 """
 import math
 import numbers
+import threading
 
 import numpy as np
 
@@ -251,6 +252,38 @@ def get(device):
             if _PRECISION[0] is not None and b.set_matmul_precision is not None:
                 b.set_matmul_precision(_PRECISION[0])    # set before the device's first use
     return b
+
+
+_CONSTANTS = {}                          # (xp, key) -> array, oldest first (dicts keep order)
+_MAX_CONSTANTS = 64
+_CONSTANTS_LOCK = threading.Lock()
+
+
+def constant(xp, key, make):
+    """The array `make()` builds, kept by (xp, key) and reused: the constants the fused ops
+    need on every call (a column of ones to sum rows with, the causal mask), each of which
+    would otherwise cost a GPU kernel launch or two per call. Callers never write into it
+    (NumPy's copy is made read-only to make sure). The 64 most recently used are kept."""
+    k = (xp, key)
+    with _CONSTANTS_LOCK:
+        a = _CONSTANTS.pop(k, None)
+        if a is not None:
+            _CONSTANTS[k] = a            # (re)inserted last: the most recently used
+            return a
+    a = make()                           # outside the lock: make may ask for a constant
+    if xp is np:
+        a.flags.writeable = False
+    with _CONSTANTS_LOCK:
+        while len(_CONSTANTS) >= _MAX_CONSTANTS:
+            del _CONSTANTS[next(iter(_CONSTANTS))]
+        _CONSTANTS[k] = a
+    return a
+
+
+def filled(xp, shape, value, dtype):
+    """A kept constant array of `shape` filled with `value` (see `constant`)."""
+    dtype = np.dtype(dtype)
+    return constant(xp, ("full", shape, value, dtype.str), lambda: xp.full(shape, value, dtype))
 
 
 def cuda_is_available():

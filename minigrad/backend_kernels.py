@@ -5,7 +5,7 @@ and a trip of its operands through GPU memory. The ops' array code is written as
 in-place NumPy-style passes, which the CPU runs piece by piece in cache (ops/blocks.py);
 on a GPU the same chain of eight passes is eight launches and eight trips. The chains that
 run on every training step are fused here: tanh-GELU forward and backward, the Adam(W)
-update, and layer norm's elementwise steps. The ops use a kernel where the backend has it (CuPy,
+update, layer norm's and softmax's elementwise steps. The ops use a kernel where the backend has it (CuPy,
 float32/float64) and their readable chain everywhere else, and tests check the two agree.
 
 Each body below is plain arithmetic on one element, in the shared subset of CUDA C++ and
@@ -47,6 +47,15 @@ KERNELS = {
     """),
     "ln_grad_x": ("T g, T w, T mg, T x, T mu, T c1, T r", "T d", """
         d = r * (g * w - mg - (x - mu) * c1);
+    """),
+    # softmax along rows (ops/softmax.py's stable_softmax): e = exp(x - m), m the row's max,
+    # clamped to the finite range, which gives what the chain's "shift by 0 where the max is
+    # not finite" gives: a row of -inf gives zeros; then p = e / Σe, 0 where Σe is 0
+    "softmax_exp": ("T x, T m, float64 big", "T e", """
+        e = exp(x - fmin(fmax(m, -T(big)), T(big)));
+    """),
+    "softmax_div": ("T e, T den", "T p", """
+        p = e / (den + T(den == T(0)));
     """),
     # one Adam step in place (optim/adam.py's equations): l2 is Adam's weight decay folded
     # into the gradient, decay AdamW's factor 1 - lr·λ; step = lr/(1 - β1ᵗ),

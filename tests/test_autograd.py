@@ -288,7 +288,9 @@ def _weak_intermediates(loss):
     for t in _topological_order([loss]):
         if t._ctx is None:
             continue
-        saved = [v for v in vars(t._ctx).values() if isinstance(v, type(loss.data))]
+        kept = [id(a) for a in mg.backend._CONSTANTS.values()]   # reused by design
+        saved = [v for v in vars(t._ctx).values()
+                 if isinstance(v, type(loss.data)) and id(v) not in kept]
         refs += [weakref.ref(a) for a in saved]
         if t is not loss:
             refs += [weakref.ref(t), weakref.ref(t.data)]

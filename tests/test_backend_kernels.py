@@ -30,7 +30,8 @@ def run_body(name, *args):
     ins, outs, body = KERNELS[name]
     ins, outs = _params(ins), _params(outs)
     T = args[0].dtype.type
-    ns = {"T": T, "tanh": np.tanh, "sqrt": np.sqrt}
+    ns = {"T": T, "tanh": np.tanh, "sqrt": np.sqrt, "exp": np.exp, "fmax": np.fmax,
+          "fmin": np.fmin}
     ns.update({n: a for (_, n), a in zip(ins, args)})
     given = args[len(ins):]
     ns.update({n: a.copy() for (_, n), a in zip(outs, given)})
@@ -228,6 +229,50 @@ def test_layer_norm_kernels_match_the_array_chain(fused_spy, affine, dtype, tol)
         np.testing.assert_allclose(b_, a, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-6), ("float64", 1e-14)])
+def test_softmax_kernels_match_the_array_chain(fused_spy, dtype, tol):
+    """Rows as they come, a row of -inf (every key masked: zeros, not NaN), a row with +inf
+    and one with NaN (NaN where the chain gives NaN), forward and backward."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 7)) * 4
+    x[1] = -np.inf
+    x[2, 3] = np.inf
+    x[3, 0] = np.nan
+    x[4, :3] = -np.inf
+    g = rng.standard_normal(x.shape)
+    out = []
+    for device in ("cpu", "fused"):
+        t = mg.tensor(x, dtype=dtype, device=device, requires_grad=True)
+        with np.errstate(all="ignore"):                  # the inf and NaN rows, both ways
+            y = t.softmax(-1)
+            y.backward(mg.tensor(g, dtype=dtype, device=device))
+        out.append((y.numpy(), t.grad.numpy()))
+    assert fused_spy.calls == ["minigrad_softmax_exp", "minigrad_softmax_div"]
+    assert (out[1][0][1] == 0).all() and np.isnan(out[1][0][3]).all()
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("mask", ["causal", "bool", "none"])
+def test_attention_with_the_softmax_kernels_matches_the_cpu(fused_spy, mask):
+    rng = np.random.default_rng(0)
+    q, k, v, g = (rng.standard_normal((2, 3, 5, 4)) for _ in range(4))
+    allowed = rng.random((5, 5)) < 0.7
+    allowed[:, 0] = True
+    allowed[2] = False                                   # a query that sees no key
+    out = []
+    for device in ("cpu", "fused"):
+        ts = [mg.tensor(a, device=device, requires_grad=True) for a in (q, k, v)]
+        y = F.scaled_dot_product_attention(
+            *ts, is_causal=mask == "causal",
+            attn_mask=mg.tensor(allowed, device=device) if mask == "bool" else None)
+        y.backward(mg.tensor(g, device=device))
+        out.append([y.numpy()] + [t.grad.numpy() for t in ts])
+    assert "minigrad_softmax_exp" in fused_spy.calls
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
 def test_gpt_training_steps_with_the_kernels_match_the_cpu(fused_spy):
     """Everything a GPU step would take that the CPU does not, together: the fused GELU,
     layer-norm and Adam kernels, AdamW's flat (foreach) update and clip_grad_norm_'s
@@ -255,7 +300,8 @@ def test_gpt_training_steps_with_the_kernels_match_the_cpu(fused_spy):
         runs.append((losses, [p.numpy() for p in model.parameters()], opt))
     assert runs[1][2]._flat and not runs[0][2]._flat
     assert {"minigrad_gelu_tanh", "minigrad_gelu_tanh_grad", "minigrad_ln_out",
-            "minigrad_ln_grad_x", "minigrad_adam"} <= set(fused_spy.calls)
+            "minigrad_ln_grad_x", "minigrad_adam", "minigrad_softmax_exp",
+            "minigrad_softmax_div"} <= set(fused_spy.calls)
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
     for a, b in zip(runs[0][1], runs[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)

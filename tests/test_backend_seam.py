@@ -376,3 +376,27 @@ def test_the_cpu_backend_runs_without_scipy(monkeypatch):
     np.testing.assert_allclose(slow_erf(x32.astype(np.float64)), erf(x32.astype(np.float64)),
                                rtol=1e-15)
     np.testing.assert_array_equal(target, [[0, 0], [2, 2], [0, 0], [1, 1]])
+
+
+def test_kept_constants_are_reused_read_only_and_bounded(monkeypatch):
+    """backend.constant: what the fused ops need on every call (a column of ones, the causal
+    mask) is made once; NumPy's copy cannot be written; the least recently used go first; a
+    constant made of another (the causal bias of the causal mask) does not deadlock."""
+    monkeypatch.setattr(backend, "_CONSTANTS", {})
+    made = []
+
+    def make():
+        made.append(1)
+        return np.ones(3)
+    a = backend.constant(np, "k", make)
+    assert backend.constant(np, "k", make) is a and len(made) == 1
+    with pytest.raises(ValueError, match="read-only"):
+        a[0] = 2
+    assert backend.filled(np, (2, 1), 0.5, "float32").tolist() == [[0.5], [0.5]]
+    for i in range(backend._MAX_CONSTANTS):
+        backend.constant(np, i, lambda: np.zeros(1))
+        backend.constant(np, "k", make)                  # used again: stays
+    assert len(backend._CONSTANTS) == backend._MAX_CONSTANTS and len(made) == 1
+    assert (np, 0) not in backend._CONSTANTS
+    outer = backend.constant(np, "outer", lambda: backend.constant(np, "inner", make) * 2)
+    assert outer.tolist() == [2.0] * 3

@@ -43,7 +43,7 @@ class ScaledDotProductAttention(Function):
             s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
             if bias is not None:
                 s += bias[lo:hi]
-            p = _softmax(xp, s, self.probs[lo:hi], unshifted=unshifted)
+            p = _softmax(xp, s, self.probs[lo:hi], unshifted=unshifted, kernels=be.kernels)
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
                 be.keep_mask(p.shape, dropout_p, out=keep)
@@ -102,7 +102,7 @@ class ScaledDotProductAttention(Function):
         return tuple(a.reshape(self.batch + a.shape[-2:]) for a in (gq, gk, gv))
 
 
-def _softmax(xp, s, into, unshifted):
+def _softmax(xp, s, into, unshifted, kernels=None):
     """Softmax over the last axis of scores s (n, L, S) into `into`; s is scratch.
 
     `unshifted` skips the shift by each row's max, which only guards exp against overflow
@@ -112,7 +112,7 @@ def _softmax(xp, s, into, unshifted):
     shift; inside it nothing above e^-30 of the row's largest weight underflows, so float32
     results are exact to rounding. The check reads a value back: CPU only."""
     if not unshifted:
-        return stable_softmax(xp, s, -1, out=s, into=into)
+        return stable_softmax(xp, s, -1, out=s, into=into, kernels=kernels)
     with xp.errstate(over="ignore"):                    # overflowing rows are redone
         e = xp.exp(s, out=into)
         den = row_sum(xp, e)
@@ -174,9 +174,20 @@ def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):
         else:
             additive = m.astype(q.dtype)
     if is_causal:
-        causal = xp.tril(xp.ones((L, S), dtype=bool))
+        causal = _causal(xp, L, S)
         allowed = causal if allowed is None else allowed & causal
     return allowed, additive
+
+
+def _causal(xp, L, S):
+    """The (L, S) boolean causal mask, key j allowed for query i when j <= i; kept between
+    calls (backend.constant), as is its additive form, 0 or -inf in a dtype."""
+    return backend.constant(xp, ("causal", L, S), lambda: xp.tril(xp.ones((L, S), dtype=bool)))
+
+
+def _causal_bias(xp, L, S, dtype):
+    return backend.constant(xp, ("causal bias", L, S, dtype.str),
+                            lambda: _bias(xp, _causal(xp, L, S), None, dtype))
 
 
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
@@ -192,7 +203,12 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got "
                          f"{dropout_p}")
-    allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
+    if is_causal and attn_mask is None and backend.is_floating(q.dtype):
+        # the usual case: the mask as the kept additive bias (which the op makes of any
+        # boolean mask anyway), no mask arrays built per call
+        allowed, additive = None, _causal_bias(q.backend.xp, q.shape[-2], k.shape[-2], q.dtype)
+    else:
+        allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     return ScaledDotProductAttention.apply(q, k, v, scale=scale, allowed=allowed,
                                            additive=additive, dropout_p=dropout_p)

@@ -130,9 +130,9 @@ def _fused_forward(kernels, xp, rows, to_mean, w, b, eps):
     sq = kernels("ln_center_sq", rows, mean)             # (x - μ)²
     rstd = None if sq is None else kernels("ln_rstd", xp.matmul(sq, to_mean), eps)
     d = rows.shape[1]
-    y = None if rstd is None else kernels(
-        "ln_out", rows, mean, rstd, xp.ones(d, rows.dtype) if w is None else w,
-        xp.zeros(d, rows.dtype) if b is None else b)
+    w = backend.filled(xp, (d,), 1, rows.dtype) if w is None else w
+    b = backend.filled(xp, (d,), 0, rows.dtype) if b is None else b
+    y = None if rstd is None else kernels("ln_out", rows, mean, rstd, w, b)
     return None if y is None else (y, mean, rstd)
 
 
@@ -145,7 +145,7 @@ def _fused_backward(kernels, xp, g, x, mean, rstd, w):
     d = x.shape[1]
     to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
     c1 = rstd * rstd * xp.matmul(t, to_mean)
-    gx = kernels("ln_grad_x", g, xp.ones(d, g.dtype) if w is None else w,
+    gx = kernels("ln_grad_x", g, backend.filled(xp, (d,), 1, g.dtype) if w is None else w,
                  xp.matmul(g, to_mean), x, mean, c1, rstd)
     if gx is None:
         return None
@@ -154,8 +154,9 @@ def _fused_backward(kernels, xp, g, x, mean, rstd, w):
 
 def _mean_vector(xp, d, dtype):
     """A (d, 1) column of 1/d: rows @ it is each row's mean, as one matrix-vector product
-    (BLAS), which runs ~4x faster than NumPy's mean over a short last axis."""
-    return xp.full((d, 1), 1 / d, dtype)
+    (BLAS), which runs ~4x faster than NumPy's mean over a short last axis. Kept between
+    calls (backend.filled): on a GPU each fill is a launch."""
+    return backend.filled(xp, (d, 1), 1 / d, dtype)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -16,13 +16,13 @@ def row_sum(xp, a, scale=1.0):
     """Σ over the last axis times `scale`, kept as a trailing axis of 1: (..., n) -> (..., 1).
     Best on a C-contiguous `a` (the fused ops' own arrays are); another is copied first."""
     n = a.shape[-1]
-    col = xp.full((n, 1), scale, a.dtype)
+    col = backend.filled(xp, (n, 1), scale, a.dtype)
     return xp.matmul(a.reshape(-1, n), col).reshape(a.shape[:-1] + (1,))
 
 
 def col_sum(xp, a):
     """Σ over the rows of a 2-D array: (r, n) -> (n,)."""
-    return xp.matmul(xp.ones(a.shape[0], a.dtype), a)
+    return xp.matmul(backend.filled(xp, (a.shape[0],), 1, a.dtype), a)
 
 
 def row_max(xp, a):
