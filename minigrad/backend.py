@@ -99,13 +99,18 @@ class Backend:
         # (CuPy); None: the ops run their array chains
         self.kernels = None
 
+    def uniform(self, shape):
+        """float32 draws from [0, 1): what a GPU's dropout masks are made of (keep_mask; the
+        fused dropout kernel compares them with p itself)."""
+        return self.rng.random(shape, dtype=self.xp.float32)
+
     def keep_mask(self, shape, p, out=None):
         """Booleans, each True with probability 1 - p (dropout's mask). On the host, 32 bits
         of NumPy's raw 64-bit draws per element are compared with p·2³², about twice as fast
         as drawing floats and exact to 2⁻³²; elsewhere uniform floats (how many random bits
         a raw draw holds differs between generators)."""
         if not self.host:
-            u, threshold = self.rng.random(shape, dtype=self.xp.float32), p
+            u, threshold = self.uniform(shape), p
         else:
             n = math.prod(shape)
             u = self.rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]

@@ -5,7 +5,7 @@ and a trip of its operands through GPU memory. The ops' array code is written as
 in-place NumPy-style passes, which the CPU runs piece by piece in cache (ops/blocks.py);
 on a GPU the same chain of eight passes is eight launches and eight trips. The chains that
 run on every training step are fused here: tanh-GELU forward and backward, the Adam(W)
-update, layer norm's and softmax's elementwise steps. The ops use a kernel where the backend has it (CuPy,
+update, dropout, layer norm's and softmax's elementwise steps. The ops use a kernel where the backend has it (CuPy,
 float32/float64) and their readable chain everywhere else, and tests check the two agree.
 
 Each body below is plain arithmetic on one element, in the shared subset of CUDA C++ and
@@ -17,7 +17,9 @@ import warnings
 
 C, A = 0.7978845608028654, 0.044715          # tanh-GELU: tanh(C·(x + A·x³)), C = √(2/π)
 
-# name: (inputs, outputs, body); outputs given as arguments are updated in place
+# name: (inputs, outputs, body); outputs given as arguments are updated in place. T is the
+# first input's dtype; float64 parameters are scalars (Python floats), T, bool and float32
+# ones arrays (CuPy broadcasts them against each other)
 KERNELS = {
     # w = ½(1 + tanh(c(x + 0.044715x³))) (kept for backward) and y = x·w
     "gelu_tanh": ("T x", "T w, T y", f"""
@@ -45,8 +47,9 @@ KERNELS = {
     "ln_grad_t": ("T g, T x, T mu", "T t", """
         t = g * (x - mu);
     """),
-    "ln_grad_x": ("T g, T w, T mg, T x, T mu, T c1, T r", "T d", """
-        d = r * (g * w - mg - (x - mu) * c1);
+    # mt = mean(g⊙(x - μ)) per row; r²·mt is backward's c1 (ops/layer_norm.py)
+    "ln_grad_x": ("T g, T w, T mg, T x, T mu, T mt, T r", "T d", """
+        d = r * (g * w - mg - (x - mu) * (r * r * mt));
     """),
     # softmax along rows (ops/softmax.py's stable_softmax): e = exp(x - m), m the row's max,
     # clamped to the finite range, which gives what the chain's "shift by 0 where the max is
@@ -56,6 +59,15 @@ KERNELS = {
     """),
     "softmax_div": ("T e, T den", "T p", """
         p = e / (den + T(den == T(0)));
+    """),
+    # dropout (ops/random.py): keep where the uniform draw u >= p (as the backend's
+    # keep_mask), and y = x·keep·scale; its backward d = g·keep·scale
+    "dropout": ("T x, float32 u, float64 p, float64 scale", "bool keep, T y", """
+        keep = u >= float(p);
+        y = x * T(keep) * T(scale);
+    """),
+    "dropout_grad": ("T g, bool keep, float64 scale", "T d", """
+        d = g * T(keep) * T(scale);
     """),
     # one Adam step in place (optim/adam.py's equations): l2 is Adam's weight decay folded
     # into the gradient, decay AdamW's factor 1 - lr·λ; step = lr/(1 - β1ᵗ),

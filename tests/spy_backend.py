@@ -19,8 +19,12 @@ from minigrad import backend
 
 
 # What tests may count: "sync" is every device-to-host read (bool/int/float/item/tolist of an
-# array, to_numpy); "gather" every indexing with an array (advanced indexing, a copy).
-COUNTS = {"sync": 0, "gather": 0}
+# array, to_numpy); "gather" every indexing with an array (advanced indexing, a copy);
+# "launch" every call that on CuPy would launch a kernel: every array operation but views,
+# allocations and conversions that return their input (the fused kernels count apart).
+COUNTS = {"sync": 0, "gather": 0, "launch": 0}
+NO_LAUNCH = {"reshape", "transpose", "swapaxes", "squeeze", "broadcast_to", "expand_dims",
+             "moveaxis", "broadcast_shapes", "empty", "empty_like"}
 
 
 def _count(what):
@@ -86,9 +90,12 @@ class SpyArray:
         items = index if isinstance(index, tuple) else (index,)
         if any(isinstance(i, SpyArray) for i in items):
             _count("gather")
+            _count("launch")
         return wrap(self.a[unwrap(index)])
 
-    def __setitem__(self, index, value): self.a[unwrap(index)] = unwrap(value)
+    def __setitem__(self, index, value):
+        _count("launch")
+        self.a[unwrap(index)] = unwrap(value)
     __hash__ = None
 
 
@@ -117,9 +124,17 @@ def wrap(r):
     return r
 
 
+def _launched(name, inputs, result):
+    """Count a launch unless `name` only views or allocates, or returned its input as is."""
+    if name not in NO_LAUNCH and not any(result is a for a in inputs):
+        _count("launch")
+    return result
+
+
 def _operator(name):
     def op(self, other):
         if isinstance(other, (SpyArray, np.ndarray, int, float, bool, complex, np.generic)):
+            _count("launch")
             return wrap(getattr(self.a, name)(unwrap(other)))
         return NotImplemented               # a Tensor on the other side handles it
     op.__name__ = name
@@ -128,6 +143,7 @@ def _operator(name):
 
 def _inplace(name):
     def op(self, other):
+        _count("launch")
         getattr(self.a, name)(unwrap(other))
         return self
     return op
@@ -135,8 +151,8 @@ def _inplace(name):
 
 def _method(name):
     def method(self, *args, **kwargs):
-        return wrap(getattr(self.a, name)(*unwrap(args),
-                                          **{k: unwrap(v) for k, v in kwargs.items()}))
+        return wrap(_launched(name, [self.a], getattr(self.a, name)(
+            *unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()})))
     method.__name__ = name
     return method
 
@@ -166,8 +182,9 @@ floor ceil trunc rint nan_to_num""".split())
 
 def _function(fn, allow_host=False):
     def call(*args, **kwargs):
-        return wrap(fn(*unwrap(args, allow_host),
-                       **{k: unwrap(v, allow_host) for k, v in kwargs.items()}))
+        args = unwrap(args, allow_host)
+        return wrap(_launched(fn.__name__, args, fn(
+            *args, **{k: unwrap(v, allow_host) for k, v in kwargs.items()})))
     call.__name__ = fn.__name__
     return call
 

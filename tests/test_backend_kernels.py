@@ -38,7 +38,7 @@ def run_body(name, *args):
     code = "\n".join(line.strip().removeprefix("const T ").rstrip(";")
                      for line in body.strip().splitlines())
     exec(code, ns)
-    results = [np.asarray(ns[n], dtype=T) for _, n in outs]
+    results = [np.asarray(ns[n], dtype=T if typ == "T" else np.dtype(typ)) for typ, n in outs]
     for a, r in zip(given, results):
         a[...] = r
     return results[0] if len(results) == 1 else tuple(results)
@@ -171,16 +171,17 @@ def test_the_ops_fall_back_when_a_kernel_fails(monkeypatch):
 def _cuda_harness(name):
     """The kernel wrapped as CuPy wraps it: inputs read as `const T`, outputs as `T&`."""
     ins, outs, body = KERNELS[name]
+    ctype = {"T": "T", "bool": "bool", "float32": "float"}    # arrays; float64: a scalar
     args, reads = [], []
     for typ, n in _params(ins):
-        if typ == "T":
-            args.append(f"const T* _raw_{n}")
-            reads.append(f"const T {n} = _raw_{n}[i];")
+        if typ in ctype:
+            args.append(f"const {ctype[typ]}* _raw_{n}")
+            reads.append(f"const {ctype[typ]} {n} = _raw_{n}[i];")
         else:
             args.append(f"{ {'float64': 'double'}[typ]} {n}")
-    for _, n in _params(outs):
-        args.append(f"T* _raw_{n}")
-        reads.append(f"T &{n} = _raw_{n}[i];")
+    for typ, n in _params(outs):
+        args.append(f"{ctype[typ]}* _raw_{n}")
+        reads.append(f"{ctype[typ]} &{n} = _raw_{n}[i];")
     return (f"template <typename T> __global__ void k({', '.join(args)}, long n) {{\n"
             f"  for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;"
             f" i += blockDim.x * gridDim.x) {{\n    {' '.join(reads)}\n{body}  }}\n}}\n"
@@ -273,6 +274,48 @@ def test_attention_with_the_softmax_kernels_matches_the_cpu(fused_spy, mask):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
 
 
+@pytest.fixture
+def plain_spy(monkeypatch):
+    """The spy device without kernels: the same random draws as `fused_spy` for a seed."""
+    monkeypatch.setitem(backend._FACTORIES, "plain", lambda: spy_backend.make_backend("plain"))
+    return "plain"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_dropout_kernels_match_the_array_chain(fused_spy, plain_spy, dtype):
+    """Same seed, same uniform draws: the same mask, output and gradient to the bit."""
+    x = np.random.default_rng(0).standard_normal((4, 50))
+    g = np.random.default_rng(1).standard_normal(x.shape)
+    out = []
+    for device in (plain_spy, "fused"):
+        mg.manual_seed(3)
+        t = mg.tensor(x, dtype=dtype, device=device, requires_grad=True)
+        y = F.dropout(t, 0.3)
+        y.backward(mg.tensor(g, dtype=dtype, device=device))
+        out.append((y.numpy(), t.grad.numpy()))
+    assert fused_spy.calls == ["minigrad_dropout", "minigrad_dropout_grad"]
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(b, a)
+    kept = out[1][0] != 0
+    assert 0.5 < kept.mean() < 0.9                       # p = 0.3 of 200 dropped
+    np.testing.assert_allclose(out[1][0][kept], x[kept] / 0.7, rtol=1e-6)
+
+
+def test_attention_dropout_kernel_matches_the_array_chain(fused_spy, plain_spy):
+    rng = np.random.default_rng(0)
+    q, k, v, g = (rng.standard_normal((2, 3, 6, 4)) for _ in range(4))
+    out = []
+    for device in (plain_spy, "fused"):
+        mg.manual_seed(5)
+        ts = [mg.tensor(a, device=device, requires_grad=True) for a in (q, k, v)]
+        y = F.scaled_dot_product_attention(*ts, is_causal=True, dropout_p=0.25)
+        y.backward(mg.tensor(g, device=device))
+        out.append([y.numpy()] + [t.grad.numpy() for t in ts])
+    assert "minigrad_dropout" in fused_spy.calls
+    for a, b in zip(*out):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
 def test_gpt_training_steps_with_the_kernels_match_the_cpu(fused_spy):
     """Everything a GPU step would take that the CPU does not, together: the fused GELU,
     layer-norm and Adam kernels, AdamW's flat (foreach) update and clip_grad_norm_'s
@@ -305,3 +348,33 @@ def test_gpt_training_steps_with_the_kernels_match_the_cpu(fused_spy):
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
     for a, b in zip(runs[0][1], runs[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+
+
+def test_a_gpt_training_step_launch_budget(fused_spy):
+    """How many kernels a GPU training step launches, counted on the spy device (each array
+    operation but views and allocations, plus each fused kernel): on a GPU each launch
+    costs microseconds of host time whatever its size, so for the small preset's step the
+    count, not the arithmetic, can set the pace. 2 layers with dropout: 294 (it was 385 + 31
+    before constants were kept, gradients stolen, clipping scaled once and softmax and
+    dropout fused). If a change adds launches on purpose, raise the budget here; if not,
+    find the per-step or per-parameter loop that grew. Also: 3 host syncs (the embedding's
+    index checks and cross-entropy's target check), none in backward or the update."""
+    from minitransformer.gpt import GPT, GPTConfig
+    cfg = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8, dropout=0.1)
+    mg.manual_seed(0)
+    model = GPT(cfg).to("fused")
+    opt = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-2, betas=(0.9, 0.99))
+    x = mg.tensor(np.random.default_rng(0).integers(0, 11, (3, 8)), device="fused")
+
+    def step():
+        _, loss = model(x, x)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    step()                                               # the first step builds state
+    fused_spy.calls.clear()
+    with spy_backend.counted() as n:
+        step()
+    assert n["launch"] + len(fused_spy.calls) <= 300, (n["launch"], len(fused_spy.calls))
+    assert n["sync"] <= 3

@@ -44,12 +44,18 @@ class ScaledDotProductAttention(Function):
             if bias is not None:
                 s += bias[lo:hi]
             p = _softmax(xp, s, self.probs[lo:hi], unshifted=unshifted, kernels=be.kernels)
+            scaled = self.keep is None
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
-                be.keep_mask(p.shape, dropout_p, out=keep)
-                p = xp.multiply(p, keep, out=s)
+                if be.kernels and str(p.dtype) in be.kernels.DTYPES and be.kernels(
+                        "dropout", p, be.uniform(p.shape), dropout_p, self.dropout_scale,
+                        keep, s) is not None:
+                    p, scaled = s, True             # one GPU kernel, scaled too
+                else:
+                    be.keep_mask(p.shape, dropout_p, out=keep)
+                    p = xp.multiply(p, keep, out=s)
             xp.matmul(p, v[lo:hi], out=out[lo:hi])
-            if self.keep is not None:
+            if not scaled:
                 out[lo:hi] *= self.dropout_scale
         self.out = out                                  # for backward's Σ dP⊙P = G·O
         return out.reshape(self.batch + out.shape[-2:])

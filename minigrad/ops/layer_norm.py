@@ -144,9 +144,8 @@ def _fused_backward(kernels, xp, g, x, mean, rstd, w):
         return None
     d = x.shape[1]
     to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
-    c1 = rstd * rstd * xp.matmul(t, to_mean)
     gx = kernels("ln_grad_x", g, backend.filled(xp, (d,), 1, g.dtype) if w is None else w,
-                 xp.matmul(g, to_mean), x, mean, c1, rstd)
+                 xp.matmul(g, to_mean), x, mean, xp.matmul(t, to_mean), rstd)
     if gx is None:
         return None
     return gx, None if w is None else (xp.matmul(rstd.reshape(1, -1), t)[0], col_sum(xp, g))

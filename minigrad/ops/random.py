@@ -6,16 +6,25 @@ from minigrad.autograd import Function
 class Dropout(Function):
     fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, p):                             # y = x ⊙ m / (1-p), m ~ Bernoulli(1-p)
-        # the mask is kept as booleans (a quarter of a float32 mask's memory)
-        self.keep = backend.get(self.device).keep_mask(x.shape, p)
+        be = backend.get(self.device)
         self.scale = 1 / (1 - p)
+        if be.kernels and str(x.dtype) in be.kernels.DTYPES:     # one GPU kernel
+            fused = be.kernels("dropout", x, be.uniform(x.shape), p, self.scale)
+            if fused is not None:
+                self.keep, y = fused
+                return y
+        # the mask is kept as booleans (a quarter of a float32 mask's memory)
+        self.keep = be.keep_mask(x.shape, p)
         y = x * self.keep
         y *= self.scale
         return y
     def backward(self, g): return g * self.const(self.keep.astype(g.dtype) * self.scale)
     def backward_arrays(self, g):
-        d = g * self.keep
-        d *= self.scale
+        kernels = backend.get(self.device).kernels
+        d = kernels("dropout_grad", g, self.keep, self.scale) if kernels else None
+        if d is None:
+            d = g * self.keep
+            d *= self.scale
         return (d,)
 
 
