@@ -120,8 +120,9 @@ def test_adamw_foreach_on_cuda_matches_the_cpu():
 
 
 def test_fused_kernels_run_and_match_the_cpu():
-    """On a GPU the tanh-GELU, Adam and layer-norm chains run as fused kernels (backend_kernels.py):
-    they compile (no fallback warning), and agree with the CPU's chains."""
+    """On a GPU the tanh-GELU, Adam, layer-norm, softmax and dropout chains run as fused
+    kernels (backend_kernels.py): they compile (no fallback warning), and agree with the
+    CPU's chains (dropout, whose draws differ, with its definition)."""
     import warnings
     from minigrad import backend, nn, optim
     kernels = backend.get("cuda").kernels
@@ -141,9 +142,24 @@ def test_fused_kernels_run_and_match_the_cpu():
             ln_w = mg.tensor(x[0], device=device, requires_grad=True)
             ln = F.layer_norm(ln_in, (33,), ln_w)
             (ln * ln_in).sum().backward()
+            sm_in = mg.tensor(x, device=device, requires_grad=True)
+            sm = sm_in.softmax(-1)
+            (sm * sm_in).sum().backward()
             outs.append((y.numpy(), t.grad.numpy(), p.numpy(), ln.numpy(),
-                         ln_in.grad.numpy(), ln_w.grad.numpy()))
+                         ln_in.grad.numpy(), ln_w.grad.numpy(), sm.numpy(),
+                         sm_in.grad.numpy()))
+        d_in = mg.tensor(x, device="cuda", requires_grad=True)
+        d = F.dropout(d_in, 0.25)
+        d.sum().backward()
+        kept = d.numpy() != 0
+        att = F.scaled_dot_product_attention(*(mg.randn(2, 3, 5, 4, device="cuda")
+                                               for _ in range(3)), is_causal=True,
+                                             dropout_p=0.25)
     assert {"gelu_tanh", "gelu_tanh_grad", "adam", "ln_center_sq", "ln_rstd", "ln_out",
-            "ln_grad_t", "ln_grad_x"} <= kernels.worked and not kernels.failed
+            "ln_grad_t", "ln_grad_x", "softmax_exp", "softmax_div", "dropout",
+            "dropout_grad"} <= kernels.worked and not kernels.failed
+    assert 0.6 < kept.mean() < 0.9 and np.isfinite(att.numpy()).all()
+    np.testing.assert_allclose(d.numpy()[kept], x[kept] / 0.75, rtol=1e-6)
+    np.testing.assert_allclose(d_in.grad.numpy(), kept / 0.75, rtol=1e-6)
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-5)
