@@ -5,8 +5,9 @@ and a trip of its operands through GPU memory. The ops' array code is written as
 in-place NumPy-style passes, which the CPU runs piece by piece in cache (ops/blocks.py);
 on a GPU the same chain of eight passes is eight launches and eight trips. The chains that
 run on every training step are fused here: tanh-GELU forward and backward, the Adam(W)
-update, dropout, layer norm's and softmax's elementwise steps. The ops use a kernel where the backend has it (CuPy,
-float32/float64) and their readable chain everywhere else, and tests check the two agree.
+update, dropout, and the elementwise steps of layer norm and softmax. The ops use a kernel
+where the backend has it (CuPy, float32/float64) and their readable chain everywhere else,
+and tests check the two agree.
 
 Each body below is plain arithmetic on one element, in the shared subset of CUDA C++ and
 Python (`const T` declarations aside), so the tests run the very same text with NumPy on
