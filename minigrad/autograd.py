@@ -160,9 +160,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             entry = grads.pop(id(t), None)
             if entry is None or (needed is not None and id(t) not in needed):
                 continue
-            g = entry[0]
-            if t._hooks:
-                g = _run_hooks(t, g)
+            g, owned = entry
+            if t._hooks:     # a hook may keep g, or return a tensor of its own (and remove
+                g, owned = _run_hooks(t, g), False   # itself): never stolen after one ran
             if t._retains_grad:
                 t._accumulate_grad(g)
             if wanted is not None and id(t) in wanted:
@@ -170,8 +170,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     found[i] = g
             ctx = t._ctx
             if ctx is None:
-                if wanted is None:   # an array only we hold becomes .grad as it is (a hook
-                    t._accumulate_grad(g, owned=entry[1] and not t._hooks)  # may keep g)
+                if wanted is None:   # an array only we hold becomes .grad as it is
+                    t._accumulate_grad(g, owned=owned)
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for

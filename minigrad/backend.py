@@ -261,6 +261,7 @@ def get(device):
 
 _CONSTANTS = {}                          # (xp, key) -> array, oldest first (dicts keep order)
 _MAX_CONSTANTS = 64
+_MAX_CONSTANT_BYTES = 16 * 2 ** 20       # all of them together; one may take a quarter
 _CONSTANTS_LOCK = threading.Lock()
 
 
@@ -268,7 +269,8 @@ def constant(xp, key, make):
     """The array `make()` builds, kept by (xp, key) and reused: the constants the fused ops
     need on every call (a column of ones to sum rows with, the causal mask), each of which
     would otherwise cost a GPU kernel launch or two per call. Callers never write into it
-    (NumPy's copy is made read-only to make sure). The 64 most recently used are kept."""
+    (NumPy's copy is made read-only to make sure). The most recently used are kept, at most
+    64 and 16 MiB (a larger one, such as a long context's causal mask, is made each time)."""
     k = (xp, key)
     with _CONSTANTS_LOCK:
         a = _CONSTANTS.pop(k, None)
@@ -276,19 +278,24 @@ def constant(xp, key, make):
             _CONSTANTS[k] = a            # (re)inserted last: the most recently used
             return a
     a = make()                           # outside the lock: make may ask for a constant
+    if a.nbytes > _MAX_CONSTANT_BYTES // 4:
+        return a
     if xp is np:
         a.flags.writeable = False
     with _CONSTANTS_LOCK:
-        while len(_CONSTANTS) >= _MAX_CONSTANTS:
+        while _CONSTANTS and (len(_CONSTANTS) >= _MAX_CONSTANTS or a.nbytes + sum(
+                c.nbytes for c in _CONSTANTS.values()) > _MAX_CONSTANT_BYTES):
             del _CONSTANTS[next(iter(_CONSTANTS))]
         _CONSTANTS[k] = a
     return a
 
 
 def filled(xp, shape, value, dtype):
-    """A kept constant array of `shape` filled with `value` (see `constant`)."""
+    """A kept constant array of `shape` filled with `value` (see `constant`; the value is
+    keyed by its repr, so -0.0 is not 0.0 and an array value is keyed too)."""
     dtype = np.dtype(dtype)
-    return constant(xp, ("full", shape, value, dtype.str), lambda: xp.full(shape, value, dtype))
+    return constant(xp, ("full", shape, repr(value), dtype.str),
+                    lambda: xp.full(shape, value, dtype))
 
 
 def cuda_is_available():

@@ -63,6 +63,7 @@ class SpyArray:
     dtype = property(lambda self: self.a.dtype)
     ndim = property(lambda self: self.a.ndim)
     size = property(lambda self: self.a.size)
+    nbytes = property(lambda self: self.a.nbytes)
     strides = property(lambda self: self.a.strides)
     # CuPy's flags: these three only (no `writeable`)
     flags = property(lambda self: _Flags(self.a.flags.c_contiguous, self.a.flags.f_contiguous,

@@ -102,6 +102,28 @@ def test_a_fresh_gradient_becomes_grad_without_a_copy(device, monkeypatch):
     assert float(seen[0].abs().sum()) > 0
 
 
+def test_a_hook_that_removes_itself_still_gets_its_own_gradient(device):
+    """A one-shot hook (keeps g, or returns a tensor of the user's, then removes itself):
+    the leaf's .grad is a copy either way, so zeroing it changes neither (as PyTorch)."""
+    x = mg.ones(2, 3, device=device)
+    w, w2 = (mg.ones(4, 3, device=device, requires_grad=True) for _ in range(2))
+    saved, mine = [], mg.full((4, 3), 7.0, device=device)
+
+    def keep(g):
+        saved.append(g)
+        h.remove()
+
+    def replace(g):
+        h2.remove()
+        return mine
+    h, h2 = w.register_hook(keep), w2.register_hook(replace)
+    F.linear(x, w).sum().backward()
+    F.linear(x, w2).sum().backward()
+    w.grad.zero_()
+    w2.grad.zero_()
+    assert saved[0].tolist() == [[2.0] * 3] * 4 and mine.tolist() == [[7.0] * 3] * 4
+
+
 def test_stolen_gradients_stay_separate(device):
     """Layer norm's weight and bias gradients are two rows of one array, and a tensor used
     twice gathers its gradient in place in the first array: each .grad still changes alone."""

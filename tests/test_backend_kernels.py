@@ -155,6 +155,27 @@ def test_a_kernel_that_worked_raises_its_later_errors():
         k("gelu_tanh", x)
 
 
+def test_softmax_falls_back_when_only_its_second_kernel_fails(fused_spy, monkeypatch):
+    """softmax_exp ran (its output took the scores' place), softmax_div fails: the division
+    runs as the chain's, on what the first kernel made."""
+    real = fused_spy.cupy.ElementwiseKernel
+
+    def some_broken(ins, outs, body, name):
+        if name == "minigrad_softmax_div":
+            return _BrokenCupy().ElementwiseKernel(ins, outs, body, name)
+        return real(ins, outs, body, name)
+    monkeypatch.setattr(fused_spy.cupy, "ElementwiseKernel", some_broken)
+    x = np.random.default_rng(0).standard_normal((3, 6))
+    x[1] = -np.inf
+    with pytest.warns(RuntimeWarning, match="'softmax_div' failed"):
+        y = mg.tensor(x, device="fused").softmax(-1)
+    np.testing.assert_allclose(y.numpy(), mg.tensor(x).softmax(-1).numpy(), rtol=1e-6)
+    q = mg.randn(2, 5, 4, device="fused")
+    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    np.testing.assert_allclose(out.numpy(), F.scaled_dot_product_attention(
+        *(mg.tensor(q.numpy()),) * 3, is_causal=True).numpy(), rtol=1e-5)
+
+
 def test_the_ops_fall_back_when_a_kernel_fails(monkeypatch):
     def factory():
         b = spy_backend.make_backend("broken")

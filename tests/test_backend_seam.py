@@ -400,3 +400,13 @@ def test_kept_constants_are_reused_read_only_and_bounded(monkeypatch):
     assert (np, 0) not in backend._CONSTANTS
     outer = backend.constant(np, "outer", lambda: backend.constant(np, "inner", make) * 2)
     assert outer.tolist() == [2.0] * 3
+    # kept by bytes too: a long context's causal mask is made each time, not kept
+    backend.constant(np, "big", lambda: np.zeros(backend._MAX_CONSTANT_BYTES // 4 + 1, bool))
+    assert (np, "big") not in backend._CONSTANTS
+    for i in range(8):
+        backend.constant(np, ("mid", i), lambda: np.zeros(backend._MAX_CONSTANT_BYTES // 4,
+                                                          bool))
+    assert sum(a.nbytes for a in backend._CONSTANTS.values()) <= backend._MAX_CONSTANT_BYTES
+    # values are keyed exactly: -0.0 is not 0.0
+    assert np.signbit(backend.filled(np, (2,), -0.0, "float32")).all()
+    assert not np.signbit(backend.filled(np, (2,), 0.0, "float32")).any()

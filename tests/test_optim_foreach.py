@@ -173,3 +173,15 @@ def test_clip_grad_norm_foreach_scales_once_and_leaves_views(device):
                          else p.grad.data) for p in ps if p.numel())
     ps[0].grad.zero_()
     np.testing.assert_allclose(ps[4].grad.numpy(), out[0][1][4], rtol=1e-6)
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+def test_clip_grad_norm_scales_a_parameter_listed_twice_twice(foreach):
+    """As PyTorch: the norm counts it twice and its gradient is multiplied twice."""
+    w, b = nn.Parameter(mg.tensor([0.0, 0.0])), nn.Parameter(mg.tensor([0.0]))
+    w.grad, b.grad = mg.tensor([3.0, 4.0]), mg.tensor([1.0])
+    total = float(nn.utils.clip_grad_norm_([w, w, b], 1.0, foreach=foreach))
+    coef = 1.0 / (np.sqrt(51.0) + 1e-6)
+    assert total == pytest.approx(np.sqrt(51.0))
+    np.testing.assert_allclose(w.grad.numpy(), np.array([3.0, 4.0]) * coef ** 2, rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), [coef], rtol=1e-5)

@@ -47,8 +47,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     flat = None
     if foreach if foreach is not None else not first.backend.host:
         grads = [xp.concatenate([g.reshape(-1) for g in grads])]
-        if all(p.grad.dtype == grads[0].dtype for p in params):
-            flat = grads[0]                              # ours: scaled in place below
+        # ours, scaled in place below; not for a parameter listed twice (then scaled twice,
+        # as PyTorch's per-gradient multiply does)
+        if all(p.grad.dtype == grads[0].dtype for p in params) and \
+                len({id(p) for p in params}) == len(params):
+            flat = grads[0]
     if norm_type == float("inf"):
         total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
                                  for g in grads]))

@@ -16,8 +16,10 @@ def stable_softmax(xp, x, axis, out=None, into=None, kernels=None):
     if kernels and last:
         e = kernels("softmax_exp", x, row_max(xp, x), float(backend.value_range(x.dtype)[1]),
                     xp.empty_like(x) if out is None else out)
-        if e is not None:
-            return kernels("softmax_div", e, row_sum(xp, e), e if into is None else into)
+        if e is not None:                                # (x may be gone: e took its place)
+            den, target = row_sum(xp, e), e if into is None else into
+            p = kernels("softmax_div", e, den, target)
+            return p if p is not None else xp.divide(e, xp.where(den == 0, 1, den), out=target)
     m = row_max(xp, x) if last else x.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
     e = xp.subtract(x, m, out=xp.empty_like(x) if out is None else out)
