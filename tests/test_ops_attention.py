@@ -126,6 +126,27 @@ def test_fully_masked_rows_give_zeros_not_nan(device):
     assert mg.gradgradcheck(lambda *t: F.scaled_dot_product_attention(*t, attn_mask=mask), xs)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("how", ["causal", "bool"])
+def test_a_masked_key_that_overflowed_stays_out_of_the_row(device, bad, how):
+    """Masked scores are set to -inf, not added -inf to (as PyTorch's masked_fill): a NaN or
+    inf in a key no query may see (a future one, under the causal mask) changes no output,
+    so the outputs at t still do not depend on anything after t."""
+    q, k, v = (mg.tensor(a, device=device) for a in _arrays(_SELF))
+    mask = np.tri(4, dtype=bool) if how == "causal" else np.ones((4, 4), bool)
+    if how == "bool":
+        mask[:, 3] = False
+    kwargs = {"is_causal": True} if how == "causal" else {"attn_mask": mask}
+    ref = F.scaled_dot_product_attention(q, k, v, **kwargs).numpy()
+    k2 = k.numpy().copy()
+    k2[:, 3] = bad
+    with np.errstate(invalid="ignore"):                  # inf·x in the masked scores
+        out = F.scaled_dot_product_attention(q, mg.tensor(k2, device=device), v,
+                                             **kwargs).numpy()
+    rows = slice(0, 3) if how == "causal" else slice(None)
+    np.testing.assert_array_equal(out[:, rows], ref[:, rows])
+
+
 def test_bool_mask_and_causal_combine(device):
     q, k, v = (mg.tensor(a, dtype=mg.float64, device=device) for a in _arrays(_SELF))
     mask = np.ones((4, 4), dtype=bool)

@@ -22,7 +22,7 @@ class ScaledDotProductAttention(Function):
     into the product with V."""
     fresh_grads = True                                   # see Function.fresh_grads
 
-    def forward(self, q, k, v, scale, allowed, additive, dropout_p):
+    def forward(self, q, k, v, scale, allowed, additive, blocked, dropout_p):
         xp = self.xp
         self.scale, self.allowed, self.additive = scale, allowed, additive
         L, S = q.shape[-2], k.shape[-2]
@@ -30,9 +30,12 @@ class ScaledDotProductAttention(Function):
         self.batch = backend.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *masks)
         full = self.batch or (1,)                       # groups split the first batch dim
         q, k, v = (xp.broadcast_to(a, full + a.shape[-2:]) for a in (q, k, v))   # views
-        bias = _bias(xp, allowed, additive, q.dtype)
-        if bias is not None:
-            bias = xp.broadcast_to(bias, full + (L, S))
+        bias = None if additive is None else xp.broadcast_to(
+            additive.astype(q.dtype, copy=False), full + (L, S))
+        # a score not allowed is set to -inf (~allowed = blocked), not added -inf to: a NaN
+        # or inf there (an overflowed future key) stays out of the row, as masked_fill
+        if blocked is not None:
+            blocked = xp.broadcast_to(blocked, full + (L, S))
         self.probs = xp.empty(full + (L, S), q.dtype)
         self.keep = None if dropout_p == 0 else xp.empty(full + (L, S), bool)
         self.dropout_scale = 1 / (1 - dropout_p)
@@ -43,6 +46,8 @@ class ScaledDotProductAttention(Function):
             s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
             if bias is not None:
                 s += bias[lo:hi]
+            if blocked is not None:
+                xp.copyto(s, -math.inf, where=blocked[lo:hi])
             p = _softmax(xp, s, self.probs[lo:hi], unshifted=unshifted, kernels=be.kernels)
             scaled = self.keep is None
             if self.keep is not None:               # drop weights, rescale the output
@@ -145,17 +150,6 @@ def _empty_in_layout_of(xp, like, shape, dtype):
     return a.transpose([order.index(d) for d in range(len(shape))])
 
 
-def _bias(xp, allowed, additive, dtype):
-    """The mask as one float array added to the scores: the additive mask, with -inf where
-    attending is not allowed (None without a mask)."""
-    if allowed is None and additive is None:
-        return None
-    bias = xp.zeros((), dtype) if additive is None else additive.astype(dtype, copy=False)
-    if allowed is not None:
-        bias = xp.where(allowed, bias, -math.inf).astype(dtype, copy=False)
-    return bias
-
-
 def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):
     """(allowed, additive): a boolean array of where attending is allowed, and/or a float
     array added to the scores, each broadcastable to the scores' shape."""
@@ -187,13 +181,12 @@ def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):
 
 def _causal(xp, L, S):
     """The (L, S) boolean causal mask, key j allowed for query i when j <= i; kept between
-    calls (backend.constant), as is its additive form, 0 or -inf in a dtype."""
+    calls (backend.constant), as is its complement."""
     return backend.constant(xp, ("causal", L, S), lambda: xp.tril(xp.ones((L, S), dtype=bool)))
 
 
-def _causal_bias(xp, L, S, dtype):
-    return backend.constant(xp, ("causal bias", L, S, dtype.str),
-                            lambda: _bias(xp, _causal(xp, L, S), None, dtype))
+def _causal_blocked(xp, L, S):
+    return backend.constant(xp, ("causal blocked", L, S), lambda: ~_causal(xp, L, S))
 
 
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
@@ -209,15 +202,15 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got "
                          f"{dropout_p}")
-    if is_causal and attn_mask is None and backend.is_floating(q.dtype):
-        # the usual case: the mask as the kept additive bias (which the op makes of any
-        # boolean mask anyway), no mask arrays built per call
-        allowed, additive = None, _causal_bias(q.backend.xp, q.shape[-2], k.shape[-2], q.dtype)
-    else:
-        allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
+    allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
+    xp = q.backend.xp
+    blocked = None if allowed is None else \
+        _causal_blocked(xp, q.shape[-2], k.shape[-2]) if is_causal and attn_mask is None \
+        else xp.logical_not(allowed)      # the usual causal case: both masks kept, none made
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     return ScaledDotProductAttention.apply(q, k, v, scale=scale, allowed=allowed,
-                                           additive=additive, dropout_p=dropout_p)
+                                           additive=additive, blocked=blocked,
+                                           dropout_p=dropout_p)
 
 
 def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None):
