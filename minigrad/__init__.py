@@ -5,10 +5,20 @@
     (x @ x.T).relu().sum().backward()
     x.grad
 """
-from minigrad import backend
-from minigrad.backend import (float16, float32, float64, int32, int64,  # noqa: F401
+import os as _os
+import sys as _sys
+
+# OpenBLAS's idle threads spin ~0.1 s after every matmul unless told otherwise, on the cores
+# minigrad's own threads need for big elementwise work (parallel.py, backend_blas.py); ~1.5 ms
+# is plenty between a training step's matmuls. OpenBLAS reads this once, as NumPy loads it.
+if "numpy" not in _sys.modules:
+    _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "22")
+
+from minigrad import backend  # noqa: E402
+from minigrad.backend import (float16, float32, float64, int32, int64,  # noqa: F401,E402
                               cuda_is_available)
 from minigrad.backend import keep_freed_host_memory  # noqa: F401
+from minigrad.parallel import set_num_threads, get_num_threads  # noqa: F401
 from minigrad.backend import (set_float32_matmul_precision,  # noqa: F401
                               get_float32_matmul_precision)
 from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)

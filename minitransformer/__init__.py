@@ -3,6 +3,7 @@ sections 2.2.3.1 - 2.2.5.4), built only on minigrad's public API.
 
     from minitransformer import MultiHeadAttention, EncoderLayer, Transformer, causal_mask
 """
+import minigrad  # noqa: F401  (before NumPy: it sets how BLAS threads idle, see its __init__)
 from minitransformer.masks import (causal_mask, padding_mask, key_padding,  # noqa: F401
                                    lengths_mask, combine_masks)
 from minitransformer.attention import (scaled_dot_product_attention,  # noqa: F401

@@ -5,7 +5,7 @@ Masks follow PyTorch's SDPA: a boolean `attn_mask` is True where a query may att
 that may attend to nothing gets zero weights and a zero output, never NaN."""
 import math
 
-from minigrad import backend
+from minigrad import backend, parallel
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
@@ -19,7 +19,7 @@ class ScaledDotProductAttention(Function):
     """Forward and the fast backward run on groups of whole score matrices (a range of the
     first batch dim): on the CPU as many as fit in cache (ops/blocks.py), so each group's
     scores go through the mask, softmax and dropout passes while in cache, then straight
-    into the product with V."""
+    into the product with V. The groups of big inputs run on every core (parallel.py)."""
     fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, q, k, v, scale, allowed, additive, blocked, dropout_p):
@@ -42,7 +42,14 @@ class ScaledDotProductAttention(Function):
         out = _empty_in_layout_of(xp, q, full + (L, v.shape[-1]), q.dtype)
         be = backend.get(self.device)
         unshifted = be.host and q.dtype.itemsize >= 4     # float16's exp range is too short
-        for lo, hi in groups(be, full[0], math.prod(full[1:]) * L * S, blocks=4):
+        spans = groups(be, full[0], math.prod(full[1:]) * L * S, blocks=4)
+        # the CPU's dropout masks are drawn here, group by group in order, so that they do not
+        # depend on how many threads run the groups (parallel.py)
+        drawn = self.keep is not None and be.host
+        for lo, hi in spans if drawn else ():
+            be.keep_mask(self.keep[lo:hi].shape, dropout_p, out=self.keep[lo:hi])
+
+        def group(lo, hi):
             s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
             if bias is not None:
                 s += bias[lo:hi]
@@ -52,16 +59,18 @@ class ScaledDotProductAttention(Function):
             scaled = self.keep is None
             if self.keep is not None:               # drop weights, rescale the output
                 keep = self.keep[lo:hi]
-                if be.kernels and str(p.dtype) in be.kernels.DTYPES and be.kernels(
-                        "dropout", p, be.uniform(p.shape), dropout_p, self.dropout_scale,
-                        keep, s) is not None:
+                if not drawn and be.kernels and str(p.dtype) in be.kernels.DTYPES and \
+                        be.kernels("dropout", p, be.uniform(p.shape), dropout_p,
+                                   self.dropout_scale, keep, s) is not None:
                     p, scaled = s, True             # one GPU kernel, scaled too
                 else:
-                    be.keep_mask(p.shape, dropout_p, out=keep)
+                    if not drawn:
+                        be.keep_mask(p.shape, dropout_p, out=keep)
                     p = xp.multiply(p, keep, out=s)
             xp.matmul(p, v[lo:hi], out=out[lo:hi])
             if not scaled:
                 out[lo:hi] *= self.dropout_scale
+        parallel.run(group, spans, math.prod(full) * L * S)
         self.out = out                                  # for backward's Σ dP⊙P = G·O
         return out.reshape(self.batch + out.shape[-2:])
 
@@ -94,7 +103,8 @@ class ScaledDotProductAttention(Function):
         # Σⱼ dPᵢⱼPᵢⱼ = Gᵢ·Oᵢ, a dot product with the output (FlashAttention's trick), so the
         # scores take one pass fewer
         v_scale = self.scale * (1 if self.keep is None else self.dropout_scale)
-        for lo, hi in groups(backend.get(self.device), full[0], self.probs[0].size, blocks=4):
+
+        def group(lo, hi):
             p, gr = self.probs[lo:hi], g[lo:hi]
             ds = xp.matmul(gr, xp.swapaxes(v[lo:hi] * v_scale, -1, -2))     # dP·scale
             if self.keep is None:
@@ -109,6 +119,8 @@ class ScaledDotProductAttention(Function):
             ds *= p
             xp.matmul(ds, k[lo:hi], out=gq[lo:hi])                          # dQ = dS·K
             xp.matmul(xp.swapaxes(ds, -1, -2), q[lo:hi], out=gk[lo:hi])    # dK = dSᵀ·Q
+        parallel.run(group, groups(backend.get(self.device), full[0], self.probs[0].size,
+                                   blocks=4), self.probs.size)
         # shaped as the broadcast batch; the engine sums back any broadcast dims
         return tuple(a.reshape(self.batch + a.shape[-2:]) for a in (gq, gk, gv))
 

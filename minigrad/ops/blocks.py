@@ -3,8 +3,10 @@
 NumPy runs one pass over a whole array per operation, so a chain of eight elementwise passes
 over a 100 MB activation streams it through memory eight times. Running the same chain on
 cache-sized pieces, one piece at a time, touches memory once per piece instead. Only the CPU
-backend sets a block size; elsewhere (a GPU) the chain runs once on the whole arrays.
+backend sets a block size; elsewhere (a GPU) the chain runs once on the whole arrays. On
+the CPU the pieces of a big array run on every core at once (parallel.py).
 """
+from minigrad import parallel
 
 
 def in_pieces(backend, fn, *arrays):
@@ -14,23 +16,28 @@ def in_pieces(backend, fn, *arrays):
     if not block or n <= block or any(a.shape != arrays[0].shape for a in arrays):
         return fn(*arrays)
     flats = [a.reshape(-1) for a in arrays]
-    for start in range(0, n, block):
-        fn(*[f[start:start + block] for f in flats])
+    parallel.run(fn, [[f[start:start + block] for f in flats] for start in range(0, n, block)],
+                 n)
 
 
-def in_row_pieces(backend, fn, *arrays):
-    """fn(*pieces) on matching blocks of whole rows (the last axis) of C-contiguous arrays
-    with one leading shape (their rows may differ in length: a (R, D) array beside its (R, 1)
-    statistics), for chains that also reduce along the rows (softmax, layer norm)."""
+def row_pieces(backend, *arrays):
+    """Matching blocks of whole rows (the last axis) of C-contiguous arrays with one leading
+    shape (their rows may differ in length: a (R, D) array beside its (R, 1) statistics), as
+    a list of argument lists: one, of the arrays themselves, where no blocking applies."""
     first = arrays[0]
     block, n = backend.cache_block, first.size
     if not block or n <= block or first.ndim == 0 or \
             any(a.shape[:-1] != first.shape[:-1] for a in arrays):
-        return fn(*arrays)
+        return [list(arrays)]
     rows = [a.reshape(-1, a.shape[-1]) for a in arrays]
     step = max(1, block // (first.shape[-1] or 1))
-    for start in range(0, rows[0].shape[0], step):
-        fn(*[r[start:start + step] for r in rows])
+    return [[r[start:start + step] for r in rows] for start in range(0, rows[0].shape[0], step)]
+
+
+def in_row_pieces(backend, fn, *arrays):
+    """fn(*pieces) on row_pieces(backend, *arrays), for chains that also reduce along the rows
+    (softmax, layer norm)."""
+    parallel.run(fn, row_pieces(backend, *arrays), arrays[0].size)
 
 
 def groups(backend, n, item_size, blocks=1):

@@ -2,9 +2,9 @@
 biased variance and eps inside the square root, as PyTorch, then scale and shift."""
 import math
 
-from minigrad import backend
+from minigrad import backend, parallel
 from minigrad.autograd import Function
-from minigrad.ops.blocks import contiguous, in_row_pieces
+from minigrad.ops.blocks import contiguous, in_row_pieces, row_pieces
 from minigrad.ops.rows import col_sum
 from minigrad.tensor import Tensor
 
@@ -87,16 +87,19 @@ class LayerNorm(Function):
         if fused is not None:
             return self._grads(*fused)
         gx = xp.empty(g.shape, g.dtype)
-        sums = xp.zeros((2, d), g.dtype) if affine else None   # Σ g⊙x̂ and Σ g over rows
         # row means of ĝ = g⊙w and of ĝ⊙x̂ straight from g and g⊙x̂: mean(g⊙w) = g·(w/d)
         to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
+        pieces = row_pieces(backend.get(self.device), g, xs, mean, rstd, gx)
+        # Σ g⊙x̂ and Σ g over each piece's rows, added up in order after (pieces may run at
+        # once on several threads: parallel.py)
+        parts = xp.empty((len(pieces), 2, d), g.dtype) if affine else None
 
-        def grad(gr, xr, mr, rr, out):
+        def grad(gr, xr, mr, rr, out, k):
             xc = xp.subtract(xr, mr)                     # x - μ; x̂ = (x - μ)·r
             t = xp.multiply(gr, xc)                      # g⊙(x - μ)
-            if w is not None:                            # Σ over rows of g⊙x̂, and of g
-                sums[0] += xp.matmul(rr.reshape(1, -1), t)[0]
-                sums[1] += col_sum(xp, gr)
+            if w is not None:
+                xp.matmul(rr.reshape(1, -1), t, out=parts[k, :1])
+                parts[k, 1] = col_sum(xp, gr)
             mean_g = xp.matmul(gr, to_mean)              # mean(ĝ)
             c1 = rr * rr * xp.matmul(t, to_mean)         # r·mean(ĝ⊙x̂)
             # dx = r·(ĝ - mean(ĝ) - x̂·mean(ĝ⊙x̂)) = r·(ĝ - mean(ĝ) - (x - μ)·c1)
@@ -107,7 +110,8 @@ class LayerNorm(Function):
             out -= mean_g
             out -= xp.multiply(xc, c1, out=t)
             out *= rr
-        in_row_pieces(backend.get(self.device), grad, g, xs, mean, rstd, gx)
+        parallel.run(grad, [p + [k] for k, p in enumerate(pieces)], g.size)
+        sums = None if parts is None else parts.sum(0)
         return self._grads(gx, sums)
 
     def _grads(self, gx, sums):

@@ -1,0 +1,132 @@
+"""Running the pieces of a fused op's work on every core of the CPU.
+
+NumPy runs each operation on one core; only BLAS (matmul) uses them all. The fused ops cut
+big arrays into cache-sized pieces anyway (ops/blocks.py), and attention works on groups of
+whole score matrices; the pieces are independent, so several threads can work through them
+at once: NumPy lets go of Python's global lock (GIL) inside each operation on more than a few
+hundred elements. PyTorch runs its elementwise kernels on all cores the same way.
+
+It pays only on big arrays. Waking a thread costs tens of microseconds here, and the GIL
+goes back and forth between the threads at every operation of a chain: `run` is given the
+pieces' total size and uses threads from MIN_SIZE elements (the small GPT preset's
+activations: 1.15x a training step on 2 cores; the baby preset's arrays stay below it and
+run as before). And only when BLAS's idle threads let go of the cores: OpenBLAS's spin for a
+while after every matmul, on the cores these threads need (backend_blas.py says whether they
+stop soon enough). Meanwhile BLAS is held to one thread, since the pieces call it too
+(attention's per-head products).
+
+Results do not depend on the thread count: each piece writes only its own part of the
+outputs, the pieces are cut the same way for any number of threads, and a caller that sums
+over pieces keeps one partial sum per piece and adds them up in order afterwards.
+"""
+import os
+import threading
+
+from minigrad import backend_blas
+
+MIN_SIZE = 1 << 20          # elements below which threads cost more than they save
+
+_local = threading.local()  # .inside: this thread is a worker (a piece must not fan out)
+_lock = threading.Lock()    # one caller at a time uses the workers; others run serially
+_workers = []
+_threads = [None]           # set by set_num_threads; None: the default
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))             # the cores this process may use
+    except AttributeError:                              # (not on macOS or Windows)
+        return os.cpu_count() or 1
+
+
+def get_num_threads():
+    """How many threads the fused CPU ops use, the calling one included: set_num_threads's
+    value, else the cores (up to 8) where BLAS's idle threads let go of them, else 1."""
+    if _threads[0] is not None:
+        return _threads[0]
+    return max(1, min(_cores(), 8)) if backend_blas.lets_go()[0] else 1
+
+
+def set_num_threads(n):
+    """Use n threads (the calling one included) for the fused CPU ops; 1 turns threading
+    off. As torch.set_num_threads, but BLAS keeps its own thread count for plain matmuls."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: n must be a positive integer, got {n!r}")
+    _threads[0] = n
+
+
+class _Worker:
+    """A thread that runs one job at a time, handed over through two events."""
+
+    def __init__(self):
+        self.go, self.done = threading.Event(), threading.Event()
+        self.job = self.error = None
+        threading.Thread(target=self._loop, name="minigrad-worker", daemon=True).start()
+
+    def _loop(self):
+        _local.inside = True
+        while True:
+            self.go.wait()
+            self.go.clear()
+            try:
+                self.job()
+            except BaseException as e:                  # raised again by the caller
+                self.error = e
+            self.job = None
+            self.done.set()
+
+    def start(self, job):
+        self.job, self.error = job, None
+        self.go.set()
+
+    def finish(self):
+        self.done.wait()
+        self.done.clear()
+        return self.error
+
+
+def run(fn, pieces, size):
+    """fn(*piece) for each piece (a tuple or list of arguments); the pieces must write
+    disjoint outputs. On several threads when `size`, their elements in all, is at least
+    MIN_SIZE: thread k runs the k-th of as many contiguous runs of pieces as there are
+    threads, the calling thread the first. An exception in any piece is raised here, after
+    every thread has stopped."""
+    n = min(get_num_threads(), len(pieces)) if size >= MIN_SIZE else 1
+    if n < 2 or getattr(_local, "inside", False) or not _lock.acquire(blocking=False):
+        for piece in pieces:                            # (nested, or another caller has
+            fn(*piece)                                  # the workers)
+        return
+    try:
+        while len(_workers) < n - 1:
+            _workers.append(_Worker())
+        bounds = [len(pieces) * k // n for k in range(n + 1)]
+
+        def job(k):
+            def work():
+                for piece in pieces[bounds[k]:bounds[k + 1]]:
+                    fn(*piece)
+            return work
+        with backend_blas.one_thread():
+            for k, w in enumerate(_workers[:n - 1], start=1):
+                w.start(job(k))
+            error = None
+            try:
+                job(0)()
+            except BaseException as e:
+                error = e
+            errors = [w.finish() for w in _workers[:n - 1]]
+        error = error or next((e for e in errors if e is not None), None)
+        if error is not None:
+            raise error
+    finally:
+        _lock.release()
+
+
+def _forget_workers():                                  # a fork's child has no threads
+    global _lock
+    _workers.clear()
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
