@@ -147,15 +147,16 @@ def _gelu_attention_layer_norm(seed):
     m = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
     s = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
     n = F.layer_norm(h, (10,), w, b) + F.layer_norm(h, (10,))
-    (y.sum() + (a * a).sum() + (m * s).sum() + (n * n).sum()).backward()
-    return [t.numpy() for t in (y, a, m, s, n, x.grad, q.grad, k.grad, v.grad, h.grad,
+    d = F.dropout(n, 0.3)
+    (y.sum() + (a * a).sum() + (m * s).sum() + (n * d).sum()).backward()
+    return [t.numpy() for t in (y, a, m, s, n, d, x.grad, q.grad, k.grad, v.grad, h.grad,
                                 w.grad, b.grad)]
 
 
 @pytest.mark.parametrize("block", [7, 64])
 def test_threads_change_no_result(threads, block, monkeypatch):
-    """GELU, layer norm and attention (its dropout masks included) on 1 and on 3 threads,
-    in pieces small enough for every op to have several: bit for bit the same."""
+    """GELU, layer norm, dropout and attention (its dropout masks included) on 1 and on 3
+    threads, in pieces small enough for every op to have several: bit for bit the same."""
     monkeypatch.setattr(backend.get("cpu"), "cache_block", block)
     threads(1)
     one = _gelu_attention_layer_norm(0)

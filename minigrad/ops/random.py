@@ -1,6 +1,13 @@
 """Dropout: the one op that draws random numbers (from the device's seeded generator)."""
 from minigrad import backend
 from minigrad.autograd import Function
+from minigrad.ops.blocks import contiguous, in_pieces
+
+
+def _masked(xp, x, keep, scale, out):
+    """out = x·keep·scale, in place in out."""
+    xp.multiply(x, keep, out=out)
+    out *= scale
 
 
 class Dropout(Function):
@@ -13,19 +20,22 @@ class Dropout(Function):
             if fused is not None:
                 self.keep, y = fused
                 return y
-        # the mask is kept as booleans (a quarter of a float32 mask's memory)
+        # the mask is kept as booleans (a quarter of a float32 mask's memory); drawn whole, in
+        # order, then applied piece by piece (on every core for big arrays: ops/blocks.py)
         self.keep = be.keep_mask(x.shape, p)
-        y = x * self.keep
-        y *= self.scale
-        return y
+        return self._apply(contiguous(self.xp, x))
     def backward(self, g): return g * self.const(self.keep.astype(g.dtype) * self.scale)
     def backward_arrays(self, g):
         kernels = backend.get(self.device).kernels
         d = kernels("dropout_grad", g, self.keep, self.scale) if kernels else None
-        if d is None:
-            d = g * self.keep
-            d *= self.scale
-        return (d,)
+        return (self._apply(contiguous(self.xp, g)) if d is None else d,)
+
+    def _apply(self, a):                                 # a·keep·scale, a new array
+        xp = self.xp
+        out = xp.empty(a.shape, a.dtype)                   # (a is floating: dropout checks)
+        in_pieces(backend.get(self.device), lambda x, k, o: _masked(xp, x, k, self.scale, o),
+                  a, self.keep, out)
+        return out
 
 
 def dropout(x, p=0.5, training=True):
