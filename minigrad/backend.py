@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from minigrad import parallel
+
 # dtypes: NumPy's dtype objects are the library's dtypes (CuPy uses the same ones).
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
@@ -110,13 +112,44 @@ class Backend:
         as drawing floats and exact to 2⁻³²; elsewhere uniform floats (how many random bits
         a raw draw holds differs between generators)."""
         if not self.host:
-            u, threshold = self.uniform(shape), p
-        else:
-            n = math.prod(shape)
-            u = self.rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-            u = u.reshape(shape)
-            threshold = self.xp.uint32(min(round(p * 2 ** 32), 2 ** 32 - 1))
-        return self.xp.greater_equal(u, threshold, out=out)
+            return self.xp.greater_equal(self.uniform(shape), p, out=out)
+        if out is None:
+            out = np.empty(shape, bool)
+        threshold = np.uint32(min(round(p * 2 ** 32), 2 ** 32 - 1))
+        _host_keep_mask(self.rng.bit_generator, threshold, out.reshape(-1))  # (a view: C order)
+        return out
+
+
+MASK_CHUNK = 1 << 20    # mask elements drawn at a time (even: two per 64-bit draw)
+
+
+def _host_keep_mask(bits, threshold, flat):
+    """flat[i] = (the i-th 32-bit half of the generator's raw 64-bit draws) >= threshold. A
+    big mask is drawn in chunks, each from a copy of the generator advanced to the chunk's
+    start (PCG64's advance: as if the draws before it had been made), then the generator
+    itself past them all: the very numbers of one draw, never more than a chunk's draws held
+    at once, and the chunks on every core (parallel.py)."""
+    n = flat.size
+    if n <= MASK_CHUNK or not hasattr(bits, "advance"):
+        u = bits.random_raw((n + 1) // 2).view(np.uint32)[:n]
+        np.greater_equal(u, threshold, out=flat)
+        return
+    start_state = bits.state
+
+    def chunk(start):
+        copy = type(bits)()
+        copy.state = start_state
+        copy.advance(start // 2)
+        m = min(MASK_CHUNK, n - start)
+        u = copy.random_raw((m + 1) // 2).view(np.uint32)[:m]
+        np.greater_equal(u, threshold, out=flat[start:start + m])
+    parallel.run(chunk, [(start,) for start in range(0, n, MASK_CHUNK)], n)
+    bits.advance((n + 1) // 2)
+    # advance() drops a 32-bit half kept from an earlier draw (rng.random(dtype=float32)),
+    # which random_raw leaves alone: put it back
+    state = bits.state
+    state.update({k: start_state[k] for k in ("has_uint32", "uinteger") if k in start_state})
+    bits.state = state
 
 
 def _host_index_add(target, index, values):

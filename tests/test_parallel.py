@@ -197,3 +197,24 @@ def test_importing_minigrad_first_shortens_openblas_idle_spin(first, env, expect
                                f"print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"],
         env={**clean, **env}, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == expected
+
+
+@pytest.mark.parametrize("n", [5, 64, 65, 3 * 64 + 7])
+def test_a_big_dropout_mask_drawn_in_chunks_is_the_one_draw(threads, monkeypatch, n):
+    """keep_mask draws a big mask chunk by chunk (on threads), each chunk from the generator
+    advanced to its start: the same bits as one draw, and the generator left where one draw
+    leaves it, a 32-bit half kept from an earlier float32 draw included."""
+    monkeypatch.setattr(backend, "MASK_CHUNK", 64)
+    cpu = backend.get("cpu")
+    for count in (1, 3):
+        threads(count)
+        monkeypatch.setattr(cpu, "rng", np.random.default_rng(7))
+        cpu.rng.random(3, dtype=np.float32)                  # leaves half a draw kept
+        mask = cpu.keep_mask((n,), 0.3)
+        after = cpu.rng.random(5, dtype=np.float32), cpu.rng.bit_generator.random_raw(3)
+        ref = np.random.default_rng(7)
+        ref.random(3, dtype=np.float32)
+        u = ref.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+        np.testing.assert_array_equal(mask, u >= np.uint32(round(0.3 * 2 ** 32)))
+        np.testing.assert_array_equal(after[0], ref.random(5, dtype=np.float32))
+        np.testing.assert_array_equal(after[1], ref.bit_generator.random_raw(3))

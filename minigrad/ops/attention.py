@@ -43,11 +43,11 @@ class ScaledDotProductAttention(Function):
         be = backend.get(self.device)
         unshifted = be.host and q.dtype.itemsize >= 4     # float16's exp range is too short
         spans = groups(be, full[0], math.prod(full[1:]) * L * S, blocks=4)
-        # the CPU's dropout masks are drawn here, group by group in order, so that they do not
-        # depend on how many threads run the groups (parallel.py)
+        # the CPU's dropout mask is drawn here, whole, so that it does not depend on how many
+        # threads run the groups (parallel.py)
         drawn = self.keep is not None and be.host
-        for lo, hi in spans if drawn else ():
-            be.keep_mask(self.keep[lo:hi].shape, dropout_p, out=self.keep[lo:hi])
+        if drawn:
+            be.keep_mask(self.keep.shape, dropout_p, out=self.keep)
 
         def group(lo, hi):
             s = xp.matmul(q[lo:hi] * scale, xp.swapaxes(k[lo:hi], -1, -2))    # QKᵀ·scale
