@@ -77,12 +77,15 @@ def tiny_overhead(mg, torch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", nargs="*", default=None)
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: cores)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for PyTorch and minigrad's fused ops (default: cores)")
     ap.add_argument("--large", type=int, default=1 << 22, help="elements in the large case")
     args = ap.parse_args()
-    import numpy as np
-    import minigrad as mg
+    import minigrad as mg              # before NumPy: how BLAS threads idle (parallel.py)
     import minigrad.functional as F
+    import numpy as np
+    if args.threads:
+        mg.set_num_threads(args.threads)
     try:
         import torch
         torch.set_num_threads(args.threads or os.cpu_count())

@@ -113,10 +113,14 @@ class Backend:
         a raw draw holds differs between generators)."""
         if not self.host:
             return self.xp.greater_equal(self.uniform(shape), p, out=out)
-        if out is None:
-            out = np.empty(shape, bool)
+        direct = out is not None and out.flags.c_contiguous   # out.reshape(-1): a view
+        flat = out.reshape(-1) if direct else np.empty(math.prod(shape), bool)
         threshold = np.uint32(min(round(p * 2 ** 32), 2 ** 32 - 1))
-        _host_keep_mask(self.rng.bit_generator, threshold, out.reshape(-1))  # (a view: C order)
+        _host_keep_mask(self.rng.bit_generator, threshold, flat)
+        if out is None:
+            return flat.reshape(shape)
+        if not direct:
+            np.copyto(out, flat.reshape(shape))
         return out
 
 
@@ -125,31 +129,37 @@ MASK_CHUNK = 1 << 20    # mask elements drawn at a time (even: two per 64-bit dr
 
 def _host_keep_mask(bits, threshold, flat):
     """flat[i] = (the i-th 32-bit half of the generator's raw 64-bit draws) >= threshold. A
-    big mask is drawn in chunks, each from a copy of the generator advanced to the chunk's
-    start (PCG64's advance: as if the draws before it had been made), then the generator
-    itself past them all: the very numbers of one draw, never more than a chunk's draws held
-    at once, and the chunks on every core (parallel.py)."""
+    big mask from a PCG64 generator is drawn in chunks, each from a copy of the generator
+    advanced to the chunk's start (as if the draws before it had been made): the very bits
+    of one draw, a chunk's raw draws held per thread, and the chunks on every core
+    (parallel.py). The draws are taken from the generator at once, under its lock, so two
+    threads drawing at a time get different masks."""
     n = flat.size
-    if n <= MASK_CHUNK or not hasattr(bits, "advance"):
+    if n <= MASK_CHUNK or not isinstance(bits, (np.random.PCG64, np.random.PCG64DXSM)):
         u = bits.random_raw((n + 1) // 2).view(np.uint32)[:n]
         np.greater_equal(u, threshold, out=flat)
         return
-    start_state = bits.state
+    with bits.lock:
+        start = bits.state
+        end = _advanced(bits, start, (n + 1) // 2).state
+        # advance() drops a 32-bit half kept from an earlier draw (rng.random(dtype=
+        # float32)), which random_raw leaves alone: it stays
+        end.update({k: start[k] for k in ("has_uint32", "uinteger")})
+        bits.state = end
 
-    def chunk(start):
-        copy = type(bits)()
-        copy.state = start_state
-        copy.advance(start // 2)
-        m = min(MASK_CHUNK, n - start)
-        u = copy.random_raw((m + 1) // 2).view(np.uint32)[:m]
-        np.greater_equal(u, threshold, out=flat[start:start + m])
-    parallel.run(chunk, [(start,) for start in range(0, n, MASK_CHUNK)], n)
-    bits.advance((n + 1) // 2)
-    # advance() drops a 32-bit half kept from an earlier draw (rng.random(dtype=float32)),
-    # which random_raw leaves alone: put it back
-    state = bits.state
-    state.update({k: start_state[k] for k in ("has_uint32", "uinteger") if k in start_state})
-    bits.state = state
+    def chunk(i):
+        m = min(MASK_CHUNK, n - i)
+        u = _advanced(bits, start, i // 2).random_raw((m + 1) // 2).view(np.uint32)[:m]
+        np.greater_equal(u, threshold, out=flat[i:i + m])
+    parallel.run(chunk, [(i,) for i in range(0, n, MASK_CHUNK)], n)
+
+
+def _advanced(bits, state, draws):
+    """A new generator of bits's kind at `state`, then `draws` raw draws further."""
+    copy = type(bits)(0)
+    copy.state = state
+    copy.advance(draws)
+    return copy
 
 
 def _host_index_add(target, index, values):

@@ -63,23 +63,33 @@ def lets_go(libraries=None):
     return True, ""
 
 
+_held = []                  # the thread counts to put back while BLAS is held to one
+
+
 @contextlib.contextmanager
 def one_thread():
     """BLAS on one thread inside the block (process-wide: OpenBLAS has one thread pool), as
-    it was after it. Where another Python thread controls OpenBLAS's thread count through
-    threadpoolctl, its setting stands (threadpoolctl's rule) and this changes nothing."""
+    it was after it. A hold that a Ctrl-C cut short before it put the counts back (or that a
+    fork's child inherited) is undone at the next one. Where another Python thread controls
+    OpenBLAS's thread count through threadpoolctl, its setting stands (threadpoolctl's rule)."""
     libs = _libraries()
     libs = [] if isinstance(libs, Exception) else libs
-    before = [lib.num_threads for lib in libs]
-    for lib, n in zip(libs, before):
-        if n != 1:
-            lib.set_num_threads(1)
+    _release(libs)
+    _held[:] = [lib.num_threads for lib in libs]
     try:
+        for lib, n in zip(libs, _held):
+            if n != 1:
+                lib.set_num_threads(1)
         yield
     finally:
-        for lib, n in zip(libs, before):
-            if n != 1:
-                lib.set_num_threads(n)
-                release = getattr(type(lib), "clear_controlling_thread", None)
-                if release is not None:                 # (threadpoolctl >= 3.6) leave the
-                    release()                           # control to other threads
+        _release(libs)
+
+
+def _release(libs):
+    for lib, n in zip(libs, _held):
+        if n != 1:
+            lib.set_num_threads(n)
+            leave = getattr(type(lib), "clear_controlling_thread", None)
+            if leave is not None:                   # (threadpoolctl >= 3.6) leave the
+                leave()                             # control to other threads
+    _held.clear()

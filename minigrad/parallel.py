@@ -17,9 +17,14 @@ stop soon enough). Meanwhile BLAS is held to one thread, since the pieces call i
 
 Results do not depend on the thread count: each piece writes only its own part of the
 outputs, the pieces are cut the same way for any number of threads, and a caller that sums
-over pieces keeps one partial sum per piece and adds them up in order afterwards.
+over pieces keeps partial sums over runs of pieces fixed by the shape, added up in order
+afterwards. (One exception, in float64 only: outside a threaded section OpenBLAS may split
+a long dot product, such as a layer norm's mean over rows of 2^17+ elements, across its own
+threads, which rounds differently in the last bit.)
 """
+import contextvars
 import os
+import queue
 import threading
 
 from minigrad import backend_blas
@@ -56,33 +61,23 @@ def set_num_threads(n):
 
 
 class _Worker:
-    """A thread that runs one job at a time, handed over through two events."""
+    """A thread that runs the jobs put to it, one at a time, each in a copy of its caller's
+    context (NumPy's errstate lives there); None ends it. Queues, not events: a Ctrl-C can
+    land anywhere in the caller, and SimpleQueue's put is safe against that."""
 
     def __init__(self):
-        self.go, self.done = threading.Event(), threading.Event()
-        self.job = self.error = None
+        self.jobs, self.results = queue.SimpleQueue(), queue.SimpleQueue()
         threading.Thread(target=self._loop, name="minigrad-worker", daemon=True).start()
 
     def _loop(self):
         _local.inside = True
-        while True:
-            self.go.wait()
-            self.go.clear()
+        while (job := self.jobs.get()) is not None:
+            context, work = job
             try:
-                self.job()
+                context.run(work)
+                self.results.put(None)
             except BaseException as e:                  # raised again by the caller
-                self.error = e
-            self.job = None
-            self.done.set()
-
-    def start(self, job):
-        self.job, self.error = job, None
-        self.go.set()
-
-    def finish(self):
-        self.done.wait()
-        self.done.clear()
-        return self.error
+                self.results.put(e)
 
 
 def run(fn, pieces, size):
@@ -91,7 +86,7 @@ def run(fn, pieces, size):
     MIN_SIZE: thread k runs the k-th of as many contiguous runs of pieces as there are
     threads, the calling thread the first. An exception in any piece is raised here, after
     every thread has stopped."""
-    n = min(get_num_threads(), len(pieces)) if size >= MIN_SIZE else 1
+    n = 1 if size < MIN_SIZE or len(pieces) < 2 else min(get_num_threads(), len(pieces))
     if n < 2 or getattr(_local, "inside", False) or not _lock.acquire(blocking=False):
         for piece in pieces:                            # (nested, or another caller has
             fn(*piece)                                  # the workers)
@@ -99,6 +94,7 @@ def run(fn, pieces, size):
     try:
         while len(_workers) < n - 1:
             _workers.append(_Worker())
+        busy = _workers[:n - 1]
         bounds = [len(pieces) * k // n for k in range(n + 1)]
 
         def job(k):
@@ -106,15 +102,23 @@ def run(fn, pieces, size):
                 for piece in pieces[bounds[k]:bounds[k + 1]]:
                     fn(*piece)
             return work
-        with backend_blas.one_thread():
-            for k, w in enumerate(_workers[:n - 1], start=1):
-                w.start(job(k))
-            error = None
-            try:
-                job(0)()
-            except BaseException as e:
-                error = e
-            errors = [w.finish() for w in _workers[:n - 1]]
+        finished = False
+        try:
+            with backend_blas.one_thread():
+                for k, w in enumerate(busy, start=1):
+                    w.jobs.put((contextvars.copy_context(), job(k)))
+                try:
+                    job(0)()
+                    error = None
+                except Exception as e:
+                    error = e
+                errors = [w.results.get() for w in busy]
+            finished = True
+        finally:
+            if not finished:            # interrupted (Ctrl-C): the workers may still be
+                for w in _workers:      # running their pieces; each ends after them, and
+                    w.jobs.put(None)    # new ones take their place
+                _workers.clear()
         error = error or next((e for e in errors if e is not None), None)
         if error is not None:
             raise error

@@ -137,7 +137,7 @@ def _gelu_attention_layer_norm(seed):
     x = mg.tensor(rng.standard_normal((3, 5, 8)), requires_grad=True)
     q, k, v = (mg.tensor(rng.standard_normal((4, 3, 6, 4)), requires_grad=True)
                for _ in range(3))
-    h = mg.tensor(rng.standard_normal((6, 4, 10)), requires_grad=True)
+    h = mg.tensor(rng.standard_normal((8, 32, 10)), requires_grad=True)   # 256 rows: 4 runs
     w, b = (mg.tensor(rng.standard_normal(10), requires_grad=True) for _ in range(2))
     allowed = mg.tensor(rng.random((6, 6)) > 0.3)
     bias = mg.tensor(rng.standard_normal((3, 6, 6)))
@@ -218,3 +218,90 @@ def test_a_big_dropout_mask_drawn_in_chunks_is_the_one_draw(threads, monkeypatch
         np.testing.assert_array_equal(mask, u >= np.uint32(round(0.3 * 2 ** 32)))
         np.testing.assert_array_equal(after[0], ref.random(5, dtype=np.float32))
         np.testing.assert_array_equal(after[1], ref.bit_generator.random_raw(3))
+
+
+def test_an_interrupted_run_retires_its_workers(threads):
+    """Ctrl-C in the caller while a worker still runs its pieces: that worker must never be
+    handed another job (new ones take its place), and it ends once its pieces are done."""
+    threads(2)
+    parallel.run(lambda i: None, [(0,), (1,)], size=2)
+    old = list(parallel._workers)
+    release = threading.Event()
+
+    def piece(i):
+        if i == 0:
+            raise KeyboardInterrupt                      # the caller's share
+        release.wait(5)                                  # the worker's, still running
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run(piece, [(0,), (1,)], size=2)
+    seen = []
+    parallel.run(lambda i: seen.append(i), [(0,), (1,)], size=2)
+    assert sorted(seen) == [0, 1] and not set(parallel._workers) & set(old)
+    release.set()
+    names = lambda: sum(t.name == "minigrad-worker" for t in threading.enumerate())  # noqa
+    for _ in range(100):                                 # the retired worker ends
+        if names() == len(parallel._workers):
+            break
+        threading.Event().wait(0.02)
+    assert names() == len(parallel._workers)
+
+
+def test_workers_see_the_callers_numpy_error_settings(threads):
+    """np.errstate is per thread (a context variable): the workers run in a copy of the
+    caller's context, so an overflow raises there as it would on one thread."""
+    threads(2)
+    big = np.full(8, 1e38, np.float32)
+
+    def piece(i):
+        big[i:i + 1] * np.float32(10)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        parallel.run(piece, [(i,) for i in range(8)], size=8)
+
+def test_two_threads_drawing_big_masks_at_once_get_different_draws(threads, monkeypatch):
+    """The chunked draw takes its raw numbers from the generator at once, under its lock:
+    two masks drawn at the same time differ, and together they are one draw of both."""
+    threads(2)
+    monkeypatch.setattr(backend, "MASK_CHUNK", 64)
+    cpu = backend.get("cpu")
+    n = 64 * 5 + 2
+    for seed in range(5):
+        monkeypatch.setattr(cpu, "rng", np.random.default_rng(seed))
+        masks, barrier = [None, None], threading.Barrier(2)
+
+        def draw(i):
+            barrier.wait()
+            masks[i] = cpu.keep_mask((n,), 0.5)
+        pair = [threading.Thread(target=draw, args=(i,)) for i in range(2)]
+        for t in pair:
+            t.start()
+        for t in pair:
+            t.join()
+        u = np.random.default_rng(seed).bit_generator.random_raw(n).view(np.uint32)
+        both = u >= np.uint32(2 ** 31)
+        assert {masks[0].tobytes(), masks[1].tobytes()} == {both[:n].tobytes(),
+                                                            both[n:].tobytes()}
+
+
+def test_keep_mask_fills_an_out_that_is_not_contiguous(threads, monkeypatch):
+    threads(2)
+    monkeypatch.setattr(backend, "MASK_CHUNK", 64)
+    cpu = backend.get("cpu")
+    for seed, view in ((0, lambda a: a.T), (1, lambda a: a[::2, ::2])):
+        base = np.zeros((30, 20), bool)
+        out = view(base)
+        monkeypatch.setattr(cpu, "rng", np.random.default_rng(seed))
+        assert cpu.keep_mask(out.shape, 0.5, out=out) is out
+        u = np.random.default_rng(seed).bit_generator.random_raw((out.size + 1) // 2)
+        want = u.view(np.uint32)[:out.size] >= np.uint32(2 ** 31)
+        np.testing.assert_array_equal(out, want.reshape(out.shape))
+
+
+def test_a_hold_cut_short_is_undone_at_the_next(monkeypatch):
+    """A Ctrl-C between one_thread's setting BLAS to one thread and its putting the count
+    back (or a fork in that window) leaves BLAS on one thread: the next hold restores it."""
+    blas = FakeBlas(threads=1)                           # as an interrupted hold left it
+    monkeypatch.setattr(backend_blas, "_libraries", lambda: [blas])
+    monkeypatch.setattr(backend_blas, "_held", [4])      # ... with 4 threads to put back
+    with backend_blas.one_thread():
+        assert blas.num_threads == 1
+    assert blas.num_threads == 4 and blas.calls == [4, 1, 4]

@@ -90,16 +90,20 @@ class LayerNorm(Function):
         # row means of ĝ = g⊙w and of ĝ⊙x̂ straight from g and g⊙x̂: mean(g⊙w) = g·(w/d)
         to_mean = _mean_vector(xp, d, g.dtype) if w is None else (w / d).reshape(d, 1)
         pieces = row_pieces(backend.get(self.device), g, xs, mean, rstd, gx)
-        # Σ g⊙x̂ and Σ g over each piece's rows, added up in order after (pieces may run at
-        # once on several threads: parallel.py)
-        parts = xp.empty((len(pieces), 2, d), g.dtype) if affine else None
+        # Σ g⊙x̂ and Σ g over rows, summed in order within each of a few runs of pieces and
+        # then over the runs: the runs may go to different threads (parallel.py), and their
+        # number, set by the shape alone, keeps the bits the same for any thread count and
+        # the partial sums small (wide rows are a piece each)
+        runs = min(len(pieces), 16, max(1, g.shape[0] // 64))
+        bounds = [len(pieces) * j // runs for j in range(runs + 1)]
+        sums = xp.zeros((runs, 2, d), g.dtype) if w is not None else None
 
-        def grad(gr, xr, mr, rr, out, k):
+        def grad(gr, xr, mr, rr, out, sums):
             xc = xp.subtract(xr, mr)                     # x - μ; x̂ = (x - μ)·r
             t = xp.multiply(gr, xc)                      # g⊙(x - μ)
-            if w is not None:
-                xp.matmul(rr.reshape(1, -1), t, out=parts[k, :1])
-                parts[k, 1] = col_sum(xp, gr)
+            if sums is not None:
+                sums[0] += xp.matmul(rr.reshape(1, -1), t)[0]
+                sums[1] += col_sum(xp, gr)
             mean_g = xp.matmul(gr, to_mean)              # mean(ĝ)
             c1 = rr * rr * xp.matmul(t, to_mean)         # r·mean(ĝ⊙x̂)
             # dx = r·(ĝ - mean(ĝ) - x̂·mean(ĝ⊙x̂)) = r·(ĝ - mean(ĝ) - (x - μ)·c1)
@@ -110,8 +114,12 @@ class LayerNorm(Function):
             out -= mean_g
             out -= xp.multiply(xc, c1, out=t)
             out *= rr
-        parallel.run(grad, [p + [k] for k, p in enumerate(pieces)], g.size)
-        sums = None if parts is None else parts.sum(0)
+
+        def run(j):
+            for piece in pieces[bounds[j]:bounds[j + 1]]:
+                grad(*piece, None if sums is None else sums[j])
+        parallel.run(run, [(j,) for j in range(runs)], g.size)
+        sums = None if sums is None else sums[0] if runs == 1 else sums.sum(0)
         return self._grads(gx, sums)
 
     def _grads(self, gx, sums):

@@ -5,9 +5,10 @@ from minigrad.ops.blocks import contiguous, in_pieces
 
 
 def _masked(xp, x, keep, scale, out):
-    """out = x·keep·scale, in place in out."""
+    """out = x·keep·scale, in place in out (returned)."""
     xp.multiply(x, keep, out=out)
     out *= scale
+    return out
 
 
 class Dropout(Function):
@@ -23,18 +24,20 @@ class Dropout(Function):
         # the mask is kept as booleans (a quarter of a float32 mask's memory); drawn whole, in
         # order, then applied piece by piece (on every core for big arrays: ops/blocks.py)
         self.keep = be.keep_mask(x.shape, p)
-        return self._apply(contiguous(self.xp, x))
+        return self._apply(x)
     def backward(self, g): return g * self.const(self.keep.astype(g.dtype) * self.scale)
     def backward_arrays(self, g):
         kernels = backend.get(self.device).kernels
         d = kernels("dropout_grad", g, self.keep, self.scale) if kernels else None
-        return (self._apply(contiguous(self.xp, g)) if d is None else d,)
+        return (self._apply(g) if d is None else d,)
 
     def _apply(self, a):                                 # a·keep·scale, a new array
-        xp = self.xp
-        out = xp.empty(a.shape, a.dtype)                   # (a is floating: dropout checks)
-        in_pieces(backend.get(self.device), lambda x, k, o: _masked(xp, x, k, self.scale, o),
-                  a, self.keep, out)
+        xp, be = self.xp, backend.get(self.device)
+        if not be.cache_block:                           # (a GPU: whole arrays as they are)
+            return _masked(xp, a, self.keep, self.scale, xp.empty(a.shape, a.dtype))
+        a = contiguous(xp, a)
+        out = xp.empty(a.shape, a.dtype)                 # (a is floating: dropout checks)
+        in_pieces(be, lambda x, k, o: _masked(xp, x, k, self.scale, o), a, self.keep, out)
         return out
 
 
