@@ -32,6 +32,9 @@ CASES = {
     "getitem_repeated": (lambda x: x[mg.tensor([0, 2, 0, 0])] * x[1:, :2].sum(), [(3, 2)]),
     "getitem_mask_and_add": (lambda x: (x + x[0]) * x[x.detach() > 0].sum(), [(3, 4)]),
     "embedding_tied": (lambda w: F.embedding(mg.tensor([[1, 1], [2, 0]]), w) @ w.T, [(3, 4)]),
+    "sum_all": (lambda x: x.sum() * x, [(3, 4)]),
+    "sum_dims": (lambda x: x.sum((0, 2), keepdim=True) * x.sum(1, keepdim=True) * x,
+                 [(2, 3, 4)]),
     "linear": (lambda x, w, b: F.linear(x, w, b) * F.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
     "linear_no_bias_1d": (lambda x, w: F.linear(x, w).exp(), [(4,), (3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -91,7 +94,7 @@ def test_every_fast_path_is_covered():
     fast = {c.__name__ for c in subclasses(Function)
             if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
-               "ScaledDotProductAttention", "Linear"}
+               "ScaledDotProductAttention", "Linear", "Sum"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 
