@@ -52,6 +52,13 @@ def get_num_threads():
     return max(1, min(_cores(), 8)) if backend_blas.lets_go()[0] else 1
 
 
+def why_one_thread():
+    """Why the default is one thread ("" where it is not, or where set_num_threads chose)."""
+    if _threads[0] is not None:
+        return ""
+    return backend_blas.lets_go()[1]
+
+
 def set_num_threads(n):
     """Use n threads (the calling one included) for the fused CPU ops; 1 turns threading
     off. As torch.set_num_threads, but BLAS keeps its own thread count for plain matmuls."""
