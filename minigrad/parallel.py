@@ -59,6 +59,12 @@ def why_one_thread():
     return backend_blas.lets_go()[1]
 
 
+def describe():
+    """"2 threads", or "1 thread" and why where BLAS holds the cores (for a run's header)."""
+    n, why = get_num_threads(), why_one_thread()
+    return f"{n} thread{'s' if n > 1 else ''}{': ' + why if n == 1 and why else ''}"
+
+
 def set_num_threads(n):
     """Use n threads (the calling one included) for the fused CPU ops; 1 turns threading
     off. As torch.set_num_threads, but BLAS keeps its own thread count for plain matmuls."""

@@ -249,7 +249,7 @@ def _train(cfg, out, resume, log):
         log(f"warning: {dropped} unreadable line(s) of {metrics_path} dropped")
     log(f"GPT: {model.num_parameters() / 1e6:.2f}M parameters, vocab {tokenizer.vocab_size}, "
         f"{len(train_ids):,} train / {len(val_ids):,} val tokens from {data_path}; "
-        f"device {cfg.device}{_threads_note(cfg.device)}"
+        f"device {cfg.device}" + (f" ({mg.parallel.describe()})" if cfg.device == "cpu" else "")
         + (f"; resuming at iter {it} from {ckpt.path}" if ckpt else ""))
 
     result = TrainResult(out=out, start_iter=it, checkpoint=ckpt.path if ckpt else None)
@@ -443,12 +443,3 @@ def _check_same_shape(cfg, ckpt):
                                   f"{saved[name]}; cannot resume with {name}="
                                   f"{getattr(cfg, name)} (the weights would not fit). Drop "
                                   f"the flag, or train afresh with another --out")
-
-
-def _threads_note(device):
-    """How many threads the fused CPU ops use, and why only one where BLAS holds the cores
-    (minigrad/parallel.py): a CPU run slower than it could be says why."""
-    if device != "cpu":
-        return ""
-    n, why = mg.get_num_threads(), mg.parallel.why_one_thread()
-    return f" ({n} thread{'s' if n > 1 else ''}{': ' + why if n == 1 and why else ''})"

@@ -308,13 +308,11 @@ def test_a_hold_cut_short_is_undone_at_the_next(monkeypatch):
 
 
 def test_the_trainer_says_how_many_threads_and_why_only_one(monkeypatch):
-    from minitransformer.train import _threads_note
     monkeypatch.setattr(parallel, "_threads", [None])
     monkeypatch.setattr(backend_blas, "lets_go", lambda: (False, "BLAS spins"))
     assert parallel.why_one_thread() == "BLAS spins"
-    assert _threads_note("cpu") == " (1 thread: BLAS spins)"
-    assert _threads_note("cuda") == ""
+    assert parallel.describe() == "1 thread: BLAS spins"
     mg.set_num_threads(1)                                # chosen: no reason to give
-    assert parallel.why_one_thread() == "" and _threads_note("cpu") == " (1 thread)"
+    assert parallel.why_one_thread() == "" and parallel.describe() == "1 thread"
     mg.set_num_threads(2)
-    assert _threads_note("cpu") == " (2 threads)"
+    assert parallel.describe() == "2 threads"
