@@ -14,6 +14,7 @@ import time
 
 import minigrad as mg
 from minitransformer.gpt import GPT, GPTConfig
+from minitransformer.argtypes import positive_int, non_negative_int
 
 
 def timed_generate(model, prompt, n, use_cache, seed):
@@ -26,16 +27,19 @@ def timed_generate(model, prompt, n, use_cache, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ckpt", help="a checkpoint directory from `minitransformer train`")
-    ap.add_argument("--tokens", type=int, default=500)
-    ap.add_argument("--block-size", type=int, default=512)
+    ap.add_argument("--tokens", type=positive_int, default=500)
+    ap.add_argument("--block-size", type=positive_int, default=512)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--repeat", type=int, default=1, help="timed runs of each path (the "
+    ap.add_argument("--seed", type=non_negative_int, default=0)
+    ap.add_argument("--repeat", type=positive_int, default=1, help="timed runs of each path (the "
                     "fastest counts), alternating")
     args = ap.parse_args()
     if args.ckpt:
-        from minitransformer.train import load_checkpoint
-        model = load_checkpoint(args.ckpt, args.device)[0]
+        from minitransformer.train import load_checkpoint, CheckpointError
+        try:
+            model = load_checkpoint(args.ckpt, args.device)[0]
+        except CheckpointError as e:
+            ap.error(f"--ckpt: {e}")
     else:  # the baby preset's shape, with a context long enough for the whole sample
         mg.manual_seed(args.seed)
         model = GPT(GPTConfig(vocab_size=65, block_size=args.block_size, n_layer=4, n_head=4,

@@ -9,6 +9,8 @@ import argparse
 import os
 import time
 
+from minitransformer.argtypes import positive_int  # imports minigrad, before NumPy
+
 
 def timeit(fn, min_time=0.3, warmup=3):
     """Median-free simple timer: repeat until min_time has passed, return seconds per call."""
@@ -77,9 +79,9 @@ def tiny_overhead(mg, torch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", nargs="*", default=None)
-    ap.add_argument("--threads", type=int, default=None,
+    ap.add_argument("--threads", type=positive_int, default=None,
                     help="threads for PyTorch and minigrad's fused ops (default: cores)")
-    ap.add_argument("--large", type=int, default=1 << 22, help="elements in the large case")
+    ap.add_argument("--large", type=positive_int, default=1 << 22, help="elements in the large case")
     args = ap.parse_args()
     import minigrad as mg              # before NumPy: how BLAS threads idle (parallel.py)
     import minigrad.functional as F
@@ -91,8 +93,11 @@ def main():
         torch.set_num_threads(args.threads or os.cpu_count())
     except ImportError:
         torch = None
-    tiny_overhead(mg, torch)
     table = cases(np, mg, F, torch)
+    unknown = sorted(set(args.ops or ()) - set(table))
+    if unknown:
+        ap.error(f"--ops: unknown {', '.join(unknown)}; valid: {', '.join(table)}")
+    tiny_overhead(mg, torch)
     print(f"{'op':<11}{'size':>9} | {'numpy fwd':>10} {'mg fwd':>10} {'torch fwd':>10} | "
           f"{'mg f+b':>10} {'torch f+b':>10} {'mg/torch':>8}")
     for name in args.ops or table:

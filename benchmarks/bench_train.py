@@ -23,6 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from minitransformer.train import PRESETS  # noqa: E402  (model and batch of each preset)
+from minitransformer.argtypes import positive_int, non_negative_int  # noqa: E402
 VOCAB = 65  # Tiny Shakespeare's characters
 
 
@@ -187,13 +188,13 @@ def flops_per_token(cfg, n_params):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preset", choices=PRESETS, default="baby")
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=positive_int, default=20)
+    ap.add_argument("--warmup", type=non_negative_int, default=3)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=non_negative_int, default=0)
     ap.add_argument("--matmul-precision", choices=["highest", "high", "medium"], default="high",
                     help="float32 GEMMs on a GPU: high/medium allow TF32 (default: high)")
-    ap.add_argument("--block", type=int, default=5, help="steps per turn")
+    ap.add_argument("--block", type=positive_int, default=5, help="steps per turn")
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between turns, so the other side's threads go idle")
     ap.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)

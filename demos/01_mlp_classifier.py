@@ -21,6 +21,7 @@ from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 import minigrad.functional as F  # noqa: E402
 from minigrad import nn, optim  # noqa: E402
+from minitransformer.argtypes import positive_int, non_negative_int, positive_float  # noqa: E402,E501
 
 
 def make_moons(n=200, noise=0.1, seed=0):
@@ -101,10 +102,10 @@ def plot_decision_boundary(model, X, y, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=500, help="Adam steps (full batch)")
-    p.add_argument("--hidden", type=int, default=32, help="units in each hidden layer")
-    p.add_argument("--lr", type=float, default=0.02, help="Adam's learning rate")
-    p.add_argument("--seed", type=int, default=0, help="seeds the data and the weights")
+    p.add_argument("--steps", type=positive_int, default=500, help="Adam steps (full batch)")
+    p.add_argument("--hidden", type=positive_int, default=32, help="units in each hidden layer")
+    p.add_argument("--lr", type=positive_float, default=0.02, help="Adam's learning rate")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the data and the weights")
     p.add_argument("--out", default=os.path.join("out", "01_decision_boundary.png"),
                    help="the PNG to write")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")

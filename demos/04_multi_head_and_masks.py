@@ -22,6 +22,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
 from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 import minigrad.functional as F  # noqa: E402
+from minitransformer.argtypes import non_negative_int  # noqa: E402
 from minitransformer import (MultiHeadAttention, SinusoidalPositionalEncoding,  # noqa: E402
                              causal_mask, combine_masks, padding_mask)
 
@@ -134,7 +135,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out", help="folder for the PNG")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
-    p.add_argument("--seed", type=int, default=0, help="seeds the weights and inputs")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the weights and inputs")
     args = p.parse_args(argv)
     print("Demo 04 — article 2.2.3.3 多头注意力机制 (multi-head attention) and "
           "2.2.3.4 掩码注意力机制 (masked attention)")

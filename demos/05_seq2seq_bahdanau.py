@@ -39,6 +39,7 @@ import time  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minitransformer import Seq2Seq  # noqa: E402
+from minitransformer.argtypes import positive_int, non_negative_int, positive_float  # noqa: E402,E501
 import seq2seq_common as common  # noqa: E402
 
 
@@ -89,13 +90,13 @@ def explain_by_length(results, task):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=400, help="training steps per model")
-    p.add_argument("--batch-size", type=int, default=64, help="pairs per step")
-    p.add_argument("--hidden", type=int, default=64, help="GRU state size")
-    p.add_argument("--emb", type=int, default=32, help="character embedding size")
-    p.add_argument("--lr", type=float, default=3e-3, help="Adam's peak learning rate "
+    p.add_argument("--steps", type=positive_int, default=400, help="training steps per model")
+    p.add_argument("--batch-size", type=positive_int, default=64, help="pairs per step")
+    p.add_argument("--hidden", type=positive_int, default=64, help="GRU state size")
+    p.add_argument("--emb", type=positive_int, default=32, help="character embedding size")
+    p.add_argument("--lr", type=positive_float, default=3e-3, help="Adam's peak learning rate "
                                                             "(cosine decay)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the weights and the batch "
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the weights and the batch "
                                                        "order (the data are fixed)")
     p.add_argument("--task", choices=["reversal", "dates"], default="reversal",
                    help="sequence reversal (default: shows the bottleneck) or date "

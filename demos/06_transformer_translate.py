@@ -29,6 +29,7 @@ import time  # noqa: E402
 import minigrad as mg  # noqa: E402
 from minitransformer import Transformer  # noqa: E402
 from minitransformer.tasks import exact_match  # noqa: E402
+from minitransformer.argtypes import positive_int, non_negative_int, positive_float  # noqa: E402,E501
 import seq2seq_common as common  # noqa: E402
 
 
@@ -55,20 +56,20 @@ def plot_cross_attention(model, task, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=1000, help="training steps")
-    p.add_argument("--batch-size", type=int, default=64, help="pairs per step")
-    p.add_argument("--d-model", type=int, default=64, help="model width")
-    p.add_argument("--heads", type=int, default=4, help="attention heads")
-    p.add_argument("--layers", type=int, default=2, help="encoder layers = decoder layers")
-    p.add_argument("--d-ff", type=int, default=128, help="feed-forward inner width")
+    p.add_argument("--steps", type=positive_int, default=1000, help="training steps")
+    p.add_argument("--batch-size", type=positive_int, default=64, help="pairs per step")
+    p.add_argument("--d-model", type=positive_int, default=64, help="model width")
+    p.add_argument("--heads", type=positive_int, default=4, help="attention heads")
+    p.add_argument("--layers", type=positive_int, default=2, help="encoder layers = decoder layers")
+    p.add_argument("--d-ff", type=positive_int, default=128, help="feed-forward inner width")
     p.add_argument("--dropout", type=float, default=0.0, help="dropout probability")
     p.add_argument("--norm-first", action="store_true", help="pre-norm instead of the paper's "
                                                              "post-norm")
-    p.add_argument("--lr", type=float, default=2e-3, help="Adam's peak learning rate")
-    p.add_argument("--warmup", type=int, default=100, help="linear warmup steps, then "
+    p.add_argument("--lr", type=positive_float, default=2e-3, help="Adam's peak learning rate")
+    p.add_argument("--warmup", type=non_negative_int, default=100, help="linear warmup steps, then "
                                                             "cosine decay")
-    p.add_argument("--beam", type=int, default=4, help="beam size for the beam-search check")
-    p.add_argument("--seed", type=int, default=0, help="seeds the weights, dropout and the "
+    p.add_argument("--beam", type=positive_int, default=4, help="beam size for the beam-search check")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the weights, dropout and the "
                                                        "batch order (the data are fixed)")
     p.add_argument("--task", choices=["reversal", "dates"], default="reversal",
                    help="sequence reversal (default) or date translation")

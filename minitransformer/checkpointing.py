@@ -171,6 +171,9 @@ class Checkpoint:
             raise ValueError("'rng' lacks the data sampler's state")
         self.config = GPTConfig.from_dict(meta["model"])
         self.tokenizer = CharTokenizer.from_dict(meta["tokenizer"])
+        if self.tokenizer.vocab_size != self.config.vocab_size:
+            raise ValueError(f"its tokenizer has {self.tokenizer.vocab_size} characters, its "
+                             f"model a vocabulary of {self.config.vocab_size}")
 
     def _tensors(self, name, device="cpu"):
         file = self.path / name
@@ -220,6 +223,13 @@ def read_checkpoint(path):
                               f"({e})") from None
     if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path}/config.json is not a minitransformer checkpoint")
+    version = meta.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or \
+            not 1 <= version <= CHECKPOINT_VERSION:
+        newer = isinstance(version, int) and version > CHECKPOINT_VERSION
+        raise CheckpointError(f"checkpoint {path} has format version {version!r}; this "
+                              f"minitransformer reads versions 1 to {CHECKPOINT_VERSION}" +
+                              ("; it was written by a newer one: upgrade" if newer else ""))
     try:
         return Checkpoint(path, meta)
     except (KeyError, TypeError, ValueError) as e:

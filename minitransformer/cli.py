@@ -15,9 +15,9 @@ from minigrad.backend import MATMUL_PRECISIONS
 from minitransformer.data import DataError, DATA_ENV
 from minitransformer.plot import PlotUnavailable
 from minitransformer.tokenizer import UnknownCharacterError
-from minitransformer.train import (PRESETS, TrainConfig, CheckpointError, TrainingDiverged,
-                                   DeviceError, train, resume_config, load_checkpoint,
-                                   check_device, pointed_checkpoint)
+from minitransformer.train import (PRESETS, MODEL_FIELDS, TrainConfig, CheckpointError,
+                                   TrainingDiverged, DeviceError, train, resume_config,
+                                   load_checkpoint, check_device, pointed_checkpoint)
 
 # (flag, TrainConfig field, type, help) of the values a preset sets and a flag overrides
 TRAIN_FLAGS = [
@@ -47,13 +47,17 @@ TRAIN_FLAGS = [
                                             "(default: 10)"),
 ]
 
+# the other TrainConfig fields a flag sets, for error messages
+OTHER_FLAGS = [("--seed", "seed", int, ""), ("--device", "device", str, ""),
+               ("--data", "data", str, ""), ("--matmul-precision", "matmul_precision", str, "")]
+
 USER_ERRORS = (DataError, CheckpointError, TrainingDiverged, DeviceError, UnknownCharacterError,
                PlotUnavailable, OSError, ValueError)
 
 
 def _presets_text():
     import textwrap
-    lines = ["presets (the other values: the defaults of TrainConfig in train.py):"]
+    lines = ["presets (the other values: the defaults of TrainConfig in train_config.py):"]
     for name, values in sorted(PRESETS.items()):
         lines += textwrap.wrap(", ".join(f"{k}={v}" for k, v in values.items()), 80,
                                initial_indent=f"  {name}: ", subsequent_indent="    ")
@@ -70,9 +74,9 @@ def build_parser():
                        description="Train a GPT. A preset sets the values listed below; each "
                                    "flag overrides one.", epilog=_presets_text(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("--preset", choices=sorted(PRESETS), default="baby",
+    t.add_argument("--preset", choices=sorted(PRESETS), default=None,
                    help="baby: nanoGPT's shakespeare_char CPU run (minutes); small: its GPU "
-                        "run (default: baby)")
+                        "run (default: baby; with --resume, the run's own values)")
     t.add_argument("--data", help=f"a UTF-8 text file to train on (default: ${DATA_ENV}, else "
                                   f"Tiny Shakespeare, downloaded once and cached)")
     t.add_argument("--out", help="directory for checkpoints, metrics.jsonl and loss.png "
@@ -125,12 +129,22 @@ def cmd_train(args):
     overrides = {name: getattr(args, name) for _, name, _, _ in TRAIN_FLAGS}
     overrides.update(data=args.data, device=args.device, seed=args.seed, bias=args.bias,
                      matmul_precision=args.matmul_precision)
-    out = args.out or f"out-{args.preset}"
+    preset = args.preset or "baby"
+    out = args.out or f"out-{preset}"
     flags = dict(progress=not args.no_progress, plot=not args.no_plot)
-    if args.resume:
-        cfg = resume_config(out, **overrides, **flags)
-    else:
-        cfg = TrainConfig.from_preset(args.preset, out=out, **overrides, **flags)
+    try:
+        if args.resume:
+            cfg = resume_config(out, **overrides, **flags)
+            if args.preset:
+                _check_preset_of_run(args.preset, cfg, out)
+        else:
+            cfg = TrainConfig.from_preset(preset, out=out, **overrides, **flags)
+    except ValueError as e:          # the config's field names, as the flags that set them
+        message = str(e)
+        for flag, name, _, _ in TRAIN_FLAGS + OTHER_FLAGS:
+            message = message.replace(f"TrainConfig: {name} ", f"{flag} ")
+        e.args = (message,)
+        raise
     try:
         result = train(cfg, resume=args.resume)
     except KeyboardInterrupt as e:       # Ctrl-C: say where the run can pick up again
@@ -151,12 +165,26 @@ def cmd_train(args):
     return 0
 
 
+def _check_preset_of_run(preset, cfg, out):
+    """--preset with --resume: the run must be of that preset's model (it only names the
+    default --out there; the run's own values are kept)."""
+    for name in MODEL_FIELDS:
+        want = PRESETS[preset].get(name)
+        if want is not None and getattr(cfg, name) != want:
+            raise ValueError(f"--preset {preset}: the run in {out} is not a {preset} run "
+                             f"({name}={getattr(cfg, name)}, the preset has {want}); resume "
+                             f"it without --preset, which keeps the run's own values")
+
+
 def cmd_sample(args):
     import minigrad as mg
     if args.max_new_tokens < 0 or args.num_samples < 1:
         raise ValueError("--max-new-tokens must be >= 0 and --num-samples >= 1")
     if args.seed < 0:
         raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    if any("\udc80" <= c <= "\udcff" for c in args.prompt):   # bytes Python could not decode
+        raise ValueError("--prompt is not valid UTF-8 (the shell passed raw bytes); pass the "
+                         "text in UTF-8")
     if not args.prompt:
         raise ValueError("--prompt must hold at least one character (the default is a "
                          "newline)")
@@ -201,6 +229,13 @@ def main(argv=None):
         return 0
     except USER_ERRORS as e:
         print(f"minitransformer {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except MemoryError as e:
+        fix = {"train": "lower --batch-size or --block-size, or the model's size (--n-embd, "
+                        "--n-layer); --grad-accum N keeps the step's size in less memory",
+               "sample": "lower --max-new-tokens or --num-samples"}.get(args.command, "")
+        print(f"minitransformer {args.command}: error: out of memory ({e}); {fix}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt as e:
         print(f"\nminitransformer {args.command}: interrupted{getattr(e, 'hint', '')}",

@@ -115,9 +115,16 @@ def _offline_message(url, dest, error):
 def tiny_shakespeare_path(url=TINY_SHAKESPEARE_URL, sha256=TINY_SHAKESPEARE_SHA256):
     """The cached Tiny Shakespeare file, downloaded on first use."""
     dest = cache_dir() / TINY_SHAKESPEARE_FILE
-    if dest.is_file() and sha256_of(dest.read_bytes()) == sha256:
+    if not dest.is_file():
+        return download(url, dest, sha256)
+    if sha256_of(dest.read_bytes()) == sha256:
         return dest
-    return download(url, dest, sha256)
+    try:
+        return download(url, dest, sha256)
+    except DataError as e:               # say why the file already there was not used
+        raise DataError(f"the cached {dest} does not match its sha256 (a partial or "
+                        f"different file), and a fresh copy could not be fetched:\n{e}") \
+            from None
 
 
 def resolve_data_path(path=None):

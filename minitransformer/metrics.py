@@ -43,8 +43,13 @@ def read_metrics(path):
     if not path.is_file():
         raise FileNotFoundError(f"no metrics file at {path}; train first (minitransformer "
                                 f"train --out DIR writes DIR/metrics.jsonl)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not UTF-8 text (byte {e.start}); pass the metrics.jsonl "
+                         f"a training run wrote") from None
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

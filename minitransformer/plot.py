@@ -24,6 +24,10 @@ def plot_metrics(path, output=None):
     path = Path(path)
     folder = path if path.is_dir() else path.parent
     output = Path(output) if output else folder / "loss.png"
+    if output.is_dir():                    # a folder: the curve goes inside it
+        output = output / "loss.png"
+    elif not output.suffix:                # matplotlib would add .png itself; say so here
+        output = output.with_suffix(".png")
     iters = [r["iter"] for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
     ax.plot(iters, [r["train_loss"] for r in rows], "o-", label="train")

@@ -18,35 +18,23 @@ point where that run's would not). Other changed flags (--lr, --batch-size, --dr
 --eval-interval, ...) continue the run from the checkpoint under the new values.
 """
 import math
-import numbers
 import time
-from dataclasses import dataclass, asdict, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
 from minigrad import optim
-from minigrad.backend import MATMUL_PRECISIONS
 from minitransformer.checkpointing import (  # noqa: F401 (re-exported: the trainer's API)
     CheckpointError, Checkpoint, save_checkpoint, read_checkpoint, find_checkpoint,
     load_checkpoint, pointed_checkpoint, checkpoint_dirs, run_lock)
 from minitransformer.data import load_text, train_val_split, check_split, get_batch, sha256_of
-from minitransformer.gpt import GPT, GPTConfig
+from minitransformer.gpt import GPT
 from minitransformer.metrics import append_row, keep_rows_up_to
 from minitransformer.tokenizer import CharTokenizer
-
-MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")
-
-# nanoGPT's config/train_shakespeare_char.py; "baby" is its README's CPU run
-PRESETS = {
-    "baby": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, max_iters=2000,
-                 lr=1e-3, min_lr=1e-4, warmup_iters=100, dropout=0.0, eval_interval=250,
-                 eval_iters=20),
-    "small": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64,
-                  max_iters=5000, lr=1e-3, min_lr=1e-4, warmup_iters=100, dropout=0.2,
-                  eval_interval=250, eval_iters=200),
-}
+from minitransformer.train_config import (  # noqa: F401 (re-exported)
+    MODEL_FIELDS, PRESETS, TrainConfig)
 
 
 class TrainingDiverged(RuntimeError):
@@ -55,98 +43,6 @@ class TrainingDiverged(RuntimeError):
 
 class DeviceError(RuntimeError):
     """The requested device cannot be used here."""
-
-
-@dataclass
-class TrainConfig:
-    """Every knob of a training run (defaults: the "baby" preset)."""
-    data: str = None              # a UTF-8 text; None: $MINITRANSFORMER_DATA or Tiny Shakespeare
-    out: str = "out-baby"
-    device: str = "cpu"
-    seed: int = 1337
-    matmul_precision: str = "high"  # TF32 GEMMs on an NVIDIA GPU, as nanoGPT; CPU: float32
-    # model
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    block_size: int = 64
-    dropout: float = 0.0
-    bias: bool = False            # nanoGPT's default for this run
-    # optimisation
-    batch_size: int = 12
-    grad_accum: int = 1           # micro-batches of batch_size per step (nanoGPT's
-                                  # gradient_accumulation_steps): the same step, less memory
-    max_iters: int = 2000
-    lr: float = 1e-3
-    min_lr: float = 1e-4
-    warmup_iters: int = 100
-    lr_decay_iters: int = None    # None: max_iters
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.99
-    grad_clip: float = 1.0        # 0 disables clipping
-    # evaluation and output
-    eval_interval: int = 250
-    eval_iters: int = 20
-    log_interval: int = 10        # read the loss (a wait for the device) every N steps
-    progress: bool = True
-    plot: bool = True
-
-    @classmethod
-    def from_preset(cls, preset="baby", **overrides):
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; valid: {sorted(PRESETS)}")
-        values = {**PRESETS[preset], "out": f"out-{preset}"}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-    def __post_init__(self):
-        for f in fields(self):              # the types first: a config may come from JSON
-            value = getattr(self, f.name)
-            if value is not None and not _has_type(value, f.type):
-                kind = {int: "an integer", float: "a finite number", bool: "true or false",
-                        str: "a string"}[f.type]
-                raise ValueError(f"TrainConfig: {f.name} must be {kind}, got {value!r}")
-        for name in ("batch_size", "grad_accum", "eval_interval", "eval_iters", "log_interval"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"TrainConfig: {name} must be >= 1, got {getattr(self, name)}")
-        for name in ("max_iters", "warmup_iters", "lr", "min_lr", "grad_clip", "weight_decay",
-                     "seed"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"TrainConfig: {name} must be >= 0, got {getattr(self, name)}")
-        if self.matmul_precision not in MATMUL_PRECISIONS:
-            raise ValueError(f"TrainConfig: matmul_precision must be one of "
-                             f"{', '.join(MATMUL_PRECISIONS)}, got "
-                             f"{self.matmul_precision!r}")
-
-    @property
-    def decay_iters(self):
-        return self.max_iters if self.lr_decay_iters is None else self.lr_decay_iters
-
-    def to_dict(self):
-        """The arguments as saved in a checkpoint, with the schedule's decay_iters resolved
-        (a resume with a larger max_iters keeps the schedule; see the module doc)."""
-        return {**asdict(self), "lr_decay_iters": self.decay_iters}
-
-    def model_config(self, vocab_size):
-        return GPTConfig(vocab_size=vocab_size, block_size=self.block_size,
-                         n_layer=self.n_layer, n_head=self.n_head, n_embd=self.n_embd,
-                         dropout=self.dropout, bias=self.bias)
-
-    def lr_at(self, it):
-        """nanoGPT's schedule; a run shorter than its warmup warms up over the whole run."""
-        warmup = min(self.warmup_iters, self.decay_iters)
-        return optim.warmup_cosine(it, self.lr, self.min_lr, warmup, self.decay_iters)
-
-
-def _has_type(value, kind):
-    if kind is bool or isinstance(value, bool):
-        return isinstance(value, bool) and kind is bool
-    if kind is int:
-        return isinstance(value, numbers.Integral)
-    if kind is float:
-        return isinstance(value, numbers.Real) and math.isfinite(value)
-    return isinstance(value, kind)
 
 
 @dataclass
@@ -192,10 +88,16 @@ def train(cfg, resume=False, log=print):
     check_device(cfg.device)
     if resume:
         find_checkpoint(out)     # nothing to resume: say so before the lock makes OUT
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"--out {out}: cannot create the directory ({e.strerror or e})") from None
     previous = mg.get_float32_matmul_precision()
     mg.set_float32_matmul_precision(cfg.matmul_precision)
     try:
-        with run_lock(out):      # one run at a time per OUT
+        # one run at a time per OUT; a diverging run's overflow warnings are left to the
+        # loss check, which stops it with a message that says what to do
+        with run_lock(out), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return _train(cfg, out, resume, log)
     finally:
         mg.set_float32_matmul_precision(previous)

@@ -28,3 +28,16 @@ def test_benchmark_scripts_run(script, args, expect):
     out = run(script, *args)
     for text in expect:
         assert text in out, out[-2000:]
+
+
+@pytest.mark.parametrize("script, args, words", [
+    ("bench_ops.py", ["--ops", "foo"], "--ops: unknown foo; valid: add"),
+    ("bench_train.py", ["--steps", "0"], "argument --steps: must be an integer >= 1, got '0'"),
+    ("bench_generate.py", ["--tokens", "0"], "argument --tokens: must be an integer >= 1"),
+    ("bench_generate.py", ["--ckpt", "no-such-run"], "--ckpt: no-such-run does not exist"),
+])
+def test_bad_arguments_are_named_not_a_traceback(script, args, words):
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", script), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and words in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr

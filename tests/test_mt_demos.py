@@ -55,6 +55,19 @@ def test_demo05_and_06_quick(tmp_path):
         assert (tmp_path / "06_cross_attention.png").stat().st_size > 1000
 
 
+@pytest.mark.parametrize("name, args, words", [
+    ("05_seq2seq_bahdanau.py", ["--batch-size", "0"], "argument --batch-size: must be an "
+                                                      "integer >= 1, got '0'"),
+    ("06_transformer_translate.py", ["--lr", "nan"], "argument --lr: must be a finite "
+                                                    "number > 0, got 'nan'"),
+    ("01_mlp_classifier.py", ["--hidden", "0"], "argument --hidden: must be an integer >= 1"),
+])
+def test_demo_flags_out_of_range_are_named(tmp_path, name, args, words):
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "demos", name), *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and words in run.stderr and "Traceback" not in run.stderr
+
+
 def test_plots_are_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)     # makes `import matplotlib` fail
     monkeypatch.syspath_prepend(os.path.join(ROOT, "demos"))

@@ -1,0 +1,140 @@
+"""What a careless user of `minitransformer` gets: each mistake a message that names the flag
+(or file) and what would be valid, never a traceback or a silent surprise."""
+import json
+import socket
+import sys
+
+import pytest
+
+from minitransformer import data
+from minitransformer.cli import main
+
+TEXT = ("ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet "
+        "is the sun.\n\n") * 10
+TINY = ["--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "16",
+        "--batch-size", "4", "--eval-iters", "2", "--no-progress", "--no-plot"]
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    p = tmp_path / "romeo.txt"
+    p.write_text(TEXT)
+    return p
+
+
+@pytest.fixture
+def trained(text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0,
+               *TINY)[0] == 0
+    return out
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--min-lr", "0.01"], "--min-lr (0.01) must not exceed the peak learning rate"),
+    (["--lr-decay-iters", "-5"], "--lr-decay-iters must be >= 0, got -5"),
+    (["--batch-size", "0"], "--batch-size must be >= 1, got 0"),
+    (["--seed", "-1"], "--seed must be >= 0, got -1"),
+])
+def test_config_errors_name_the_flag_before_any_work(flags, words, text_file, tmp_path, capsys):
+    rc, out, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
+                       *flags)
+    assert rc == 1 and words in err, err
+    assert "TrainConfig" not in err and "parameters" not in out   # no model was built
+    assert not (tmp_path / "run").exists()
+
+
+def test_preset_with_resume_must_match_the_run(trained, capsys):
+    rc, _, err = run(capsys, "train", "--resume", "--out", trained, "--preset", "small",
+                     "--max-iters", 1)
+    assert rc == 1 and "--preset small: the run in" in err and "n_layer=1" in err, err
+    # without --preset the run's own values are kept
+    rc, out, err = run(capsys, "train", "--resume", "--out", trained, "--max-iters", 1,
+                       "--no-progress", "--no-plot")
+    assert rc == 0 and "iter 1: train loss" in out, err
+
+
+def test_out_that_cannot_be_made_names_out(text_file, tmp_path, capsys):
+    (tmp_path / "afile").write_text("")
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "afile" / "run",
+                     *TINY)
+    assert rc == 1 and f"--out {tmp_path / 'afile' / 'run'}: cannot create" in err, err
+
+
+def test_out_of_memory_says_which_flags_to_lower(text_file, tmp_path, capsys):
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
+                     "--batch-size", 10 ** 12)
+    assert rc == 1 and "out of memory" in err and "--batch-size" in err, err
+
+
+def test_a_diverging_run_prints_no_numpy_warnings(text_file, tmp_path, capsys, recwarn):
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
+                     "--lr", 1e6, "--grad-clip", 0, "--max-iters", 20, "--log-interval", 1)
+    assert rc == 1 and "became" in err and "--lr" in err, err
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_prompt_of_raw_bytes_is_not_valid_utf8(trained, capsys):
+    rc, _, err = run(capsys, "sample", "--ckpt", trained, "--prompt", b"\xff\xfe".decode(
+        "utf-8", "surrogateescape"))
+    assert rc == 1 and "--prompt is not valid UTF-8" in err, err
+
+
+def _edit_config(run_dir, edit):
+    ckpt = run_dir / (run_dir / "latest").read_text().strip()
+    meta = json.loads((ckpt / "config.json").read_text())
+    edit(meta)
+    (ckpt / "config.json").write_text(json.dumps(meta))
+
+
+def test_checkpoint_of_a_newer_format_says_so(trained, capsys):
+    _edit_config(trained, lambda m: m.update(version=99))
+    rc, _, err = run(capsys, "sample", "--ckpt", trained)
+    assert rc == 1 and "format version 99" in err and "newer one: upgrade" in err, err
+
+
+def test_checkpoint_whose_tokenizer_does_not_fit_its_model(trained, capsys):
+    def shorten(meta):
+        meta["tokenizer"]["chars"] = meta["tokenizer"]["chars"][:-1]
+    _edit_config(trained, shorten)
+    rc, _, err = run(capsys, "sample", "--ckpt", trained)
+    assert rc == 1 and "corrupted" in err and "its tokenizer has" in err, err
+
+
+def test_plot_output_without_suffix_or_a_folder(trained, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    rc, out, _ = run(capsys, "plot", trained, "-o", tmp_path / "curve")
+    assert rc == 0 and out.strip() == str(tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").is_file()
+    (tmp_path / "pics").mkdir()
+    rc, out, _ = run(capsys, "plot", trained, "-o", tmp_path / "pics")
+    assert rc == 0 and (tmp_path / "pics" / "loss.png").is_file()
+
+
+def test_plot_of_a_file_that_is_not_utf8_names_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes("café\n".encode("latin-1"))
+    rc, _, err = run(capsys, "plot", bad)
+    assert rc == 1 and f"{bad} is not UTF-8" in err, err
+
+
+def test_a_cached_corpus_that_fails_its_check_is_named(tmp_path, capsys, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / data.TINY_SHAKESPEARE_FILE).write_text("not the corpus")
+    monkeypatch.setenv(data.CACHE_ENV, str(cache))
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    with socket.socket() as s:                              # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(data.tiny_shakespeare_path, "__defaults__",
+                        (f"http://127.0.0.1:{port}/input.txt", data.TINY_SHAKESPEARE_SHA256))
+    rc, _, err = run(capsys, "train", "--out", tmp_path / "run", *TINY)
+    assert rc == 1 and "does not match its sha256" in err and "could not download" in err, err
