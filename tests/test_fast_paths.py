@@ -37,6 +37,8 @@ CASES = {
                  [(2, 3, 4)]),
     "linear": (lambda x, w, b: F.linear(x, w, b) * F.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
     "linear_no_bias_1d": (lambda x, w: F.linear(x, w).exp(), [(4,), (3, 4)]),
+    "reshape": (lambda x: x.reshape(4, 3).exp() * x.reshape(2, 6).sum(), [(2, 3, 2)]),
+    "permute": (lambda x: x.permute(2, 0, 1).exp() * x.mT.sum(), [(2, 3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
     "sdpa_mask": (lambda q, k, v: F.scaled_dot_product_attention(
@@ -94,7 +96,7 @@ def test_every_fast_path_is_covered():
     fast = {c.__name__ for c in subclasses(Function)
             if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
-               "ScaledDotProductAttention", "Linear", "Sum"}
+               "ScaledDotProductAttention", "Linear", "Sum", "Reshape", "Permute"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -301,6 +301,24 @@ def test_clip_grad_norm_nonfinite_and_empty():
         optim.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
 
 
+@pytest.mark.parametrize("foreach", [False, True])
+def test_clip_grad_norm_within_the_norm_leaves_the_gradients_alone(foreach):
+    # coef is 1 there and g·1 is g: the host skips the pass; NaN and clipping still multiply
+    a, b = nn.Parameter(mg.zeros(3)), nn.Parameter(mg.zeros(2))
+    a.grad, b.grad = mg.tensor([0.3, -0.0, 0.4]), mg.tensor([0.0, 0.0])
+    before = [a.grad.data, b.grad.data]
+    norm = nn.utils.clip_grad_norm_([a, b], max_norm=1.0, foreach=foreach)
+    assert float(norm) == pytest.approx(0.5)
+    assert a.grad.data is before[0] and b.grad.data is before[1]
+    assert np.signbit(a.grad.numpy()[1])                 # -0.0 stays -0.0, as g·1 keeps it
+    a.grad = mg.tensor([float("nan"), 1.0, 1.0])
+    nn.utils.clip_grad_norm_([a, b], max_norm=1.0, foreach=foreach)
+    assert np.isnan(a.grad.numpy()).all() and np.isnan(b.grad.numpy()).all()   # as PyTorch
+    a.grad, b.grad = mg.tensor([3.0, 0.0, 4.0]), mg.tensor([0.0, 0.0])
+    nn.utils.clip_grad_norm_([a, b], max_norm=1.0, foreach=foreach)
+    np.testing.assert_allclose(a.grad.numpy(), [0.6, 0.0, 0.8], rtol=1e-5)
+
+
 def test_clip_grad_value():
     p = nn.Parameter(mg.zeros(3))
     p.grad = mg.tensor([-3.0, 0.5, 2.0])

@@ -73,8 +73,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
                            f"gradients is {float(total)}, so they cannot be clipped; pass "
                            f"error_if_nonfinite=False to clip anyway")
-    # always multiply (by 1 when within the norm): deciding whether to would need a sync
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    # within the norm the factor is 1 and g·1 is g to the bit: the host skips the multiply (a
+    # pass over every gradient); a GPU always multiplies, as deciding would need a sync
+    if first.backend.host and coef >= 1:
+        return Tensor._make(total, first.device)
     if flat is not None:     # one multiply, then each .grad a view of its part (no launch)
         flat *= coef.astype(flat.dtype)
         start = 0

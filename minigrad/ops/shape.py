@@ -12,17 +12,21 @@ class Reshape(Function):
         self.in_shape = a.shape
         return a.reshape(shape)
     def backward(self, g): return g.reshape(self.in_shape)
+    # the same as a view of g's array, without an op (a reshape in every attention layer)
+    def backward_arrays(self, g): return (g.reshape(self.in_shape),)
 
 
 class Permute(Function):
     def forward(self, a, dims):                          # a view with reordered axes
         self.dims = dims
         return a.transpose(dims)
-    def backward(self, g):
+    def backward(self, g): return g.permute(*self._inverse())
+    def backward_arrays(self, g): return (g.transpose(self._inverse()),)   # as Reshape's
+    def _inverse(self):
         inverse = [0] * len(self.dims)
         for i, d in enumerate(self.dims):
             inverse[d] = i
-        return g.permute(*inverse)
+        return inverse
 
 
 class Cat(Function):
