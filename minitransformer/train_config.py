@@ -83,8 +83,8 @@ class TrainConfig:
                              f"{self.lr_decay_iters}")
         if self.min_lr > self.lr:       # the cosine would climb from lr to min_lr
             raise ValueError(f"TrainConfig: min_lr ({self.min_lr:g}) must not exceed the peak "
-                             f"learning rate (lr, {self.lr:g}): the schedule decays from it "
-                             f"down to min_lr")
+                             f"learning rate lr ({self.lr:g}): the schedule decays from the "
+                             f"peak down to it (a lower --lr needs a lower --min-lr too)")
         if self.matmul_precision not in MATMUL_PRECISIONS:
             raise ValueError(f"TrainConfig: matmul_precision must be one of "
                              f"{', '.join(MATMUL_PRECISIONS)}, got "
