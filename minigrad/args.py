@@ -36,6 +36,18 @@ def is_device_array(a):
         return False
 
 
+def data_value(t, value):
+    """The array `t.data = value` stores: value's array if it is a Tensor, value itself if it
+    is an array of t's device; anything else would break t far from here, so it is refused."""
+    array = getattr(value, "_data", value)
+    where = backend.device_of_array(array) if is_device_array(array) else None
+    if where != t.device:
+        got = f"an array on {where}" if where else f"a {type(value).__name__}"
+        raise TypeError(f"Tensor.data: assign a Tensor or a {t.device} array (got {got}); "
+                        f"for a Tensor on another device, .to('{t.device}') it first")
+    return array
+
+
 def dim_arg(dim, axis):
     """dim, or NumPy's spelling axis."""
     return axis if dim is None else dim

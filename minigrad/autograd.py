@@ -36,7 +36,7 @@ class Function:
         fn.device = device
         fn.xp = inputs[0].backend.xp
         try:
-            data = fn.forward(*[t.data for t in inputs], **params)
+            data = fn.forward(*[t._data for t in inputs], **params)
         except (ValueError, IndexError) as e:  # the array library's words, plus the op's
             shapes = ", ".join(str(t.shape) for t in inputs)
             hint = "; broadcasting needs each dim, counted from the last, to be equal or 1" \
@@ -48,7 +48,7 @@ class Function:
         base = data.base
         if base is not None:  # a view (reshape, slice, transpose...) shares its input's count
             for t in inputs:
-                if base is t.data or base is t.data.base:
+                if base is t._data or base is t._data.base:
                     out._version_counter = t._version_counter
                     break
         if _state.grad_enabled and any(t.requires_grad for t in inputs):
@@ -254,7 +254,7 @@ def _propagate(ctx, g, grads, create_graph):
         fast = None
     owned = ctx.fresh_grads and not create_graph
     if fast is not None:
-        in_grads = tuple(None if a is None else Tensor._make(a, g.device) for a in fast(g.data))
+        in_grads = tuple(None if a is None else Tensor._make(a, g.device) for a in fast(g._data))
     else:
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):
@@ -277,7 +277,7 @@ def _accumulate(grads, p, gp, create_graph, owned=False):
         # unless the op says otherwise, it may be an array another gradient shares
         grads[id(p)] = [gp, owned]
     elif entry[1] and not create_graph:
-        entry[0].data += gp.data     # our own array: add in place
+        entry[0]._data += gp._data     # our own array: add in place
     else:
         grads[id(p)] = [entry[0] + gp, not create_graph]  # a new array, ours
 
@@ -287,9 +287,9 @@ def _owned_buffer(grads, p):
     from minigrad.tensor import Tensor
     entry = grads.get(id(p))
     if entry is not None and entry[1]:
-        return entry[0].data
+        return entry[0]._data
     xp = p.backend.xp
-    buf = xp.zeros(p.shape, dtype=p.dtype) if entry is None else entry[0].data.copy()
+    buf = xp.zeros(p.shape, dtype=p.dtype) if entry is None else entry[0]._data.copy()
     grads[id(p)] = [Tensor._make(buf, p.device), True]
     return buf
 

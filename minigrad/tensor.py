@@ -2,19 +2,20 @@
 `Function` that produced it). Every operator and method a user calls is defined here, each a
 one-line call into the op that implements it in `minigrad/ops/`."""
 import builtins
+import operator
 
 from minigrad import backend
 from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
-                           is_device_array as _is_device_array, dim_arg as _dim,
-                           keepdim_arg as _kd, shape_args as _shape_args)
+                           is_device_array as _is_device_array, data_value as _data_value,
+                           dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args)
 
 
 class Tensor:
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
     # every tensor that views the same memory (see `_version`); _hooks: None, or the
     # functions register_hook added; _retains_grad: retain_grad() was called
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "device", "_version_counter",
+    __slots__ = ("_data", "grad", "requires_grad", "_ctx", "device", "_version_counter",
                  "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
@@ -39,7 +40,7 @@ class Tensor:
             arr = b.from_numpy(arr)
         if dtype is not None and arr.dtype != dtype:
             arr = arr.astype(dtype)
-        self.data, self.device, self.grad, self._ctx = arr, device, None, None
+        self._data, self.device, self.grad, self._ctx = arr, device, None, None
         self.requires_grad, self._version_counter = False, [0]
         self._hooks, self._retains_grad = None, False
         if requires_grad:
@@ -49,36 +50,41 @@ class Tensor:
     def _make(array, device, requires_grad=False):
         """Wrap an array already on `device` (no checks, no copy): the ops' fast constructor."""
         t = Tensor.__new__(Tensor)
-        t.data, t.device, t.grad, t._ctx, t.requires_grad = array, device, None, None, requires_grad
+        t._data, t.device, t.grad, t._ctx, t.requires_grad = array, device, None, None, requires_grad
         t._version_counter, t._hooks, t._retains_grad = [0], None, False
         return t
 
     # ---- properties -------------------------------------------------------------------
+    # the raw NumPy/CuPy array; `t.data = new` (a Tensor, or an array of t's device) swaps it
+    # outside autograd, as PyTorch's `p.data = ...` (e.g. to re-initialise a parameter)
+    data = property(operator.attrgetter("_data"),
+                    lambda t, value: setattr(t, "_data", _data_value(t, value)))
+
     @property
     def backend(self):
         return backend.get(self.device)
 
     @property
     def shape(self):
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def size(self, dim=None):
         """The shape (PyTorch's spelling), or the length of one dim."""
-        return self.shape if dim is None else self.data.shape[dim]
+        return self.shape if dim is None else self._data.shape[dim]
 
     def dim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self):
-        return self.data.size
+        return self._data.size
 
     @property
     def _version(self):

@@ -110,6 +110,30 @@ def test_zero_and_setitem_under_no_grad(device):
         s.detach().zero_()                                # a 0-d result is an array too
 
 
+def test_assigning_data_swaps_the_array_as_torch(device):
+    # PyTorch's re-initialisation idiom; a Tensor used to be stored as the raw array and
+    # broke the parameter far from here (its forward, the optimiser, mg.save)
+    m = mg.nn.Linear(3, 2).to(device)
+    before = m.weight.numpy().copy()
+    m.weight.data = m.weight * 0.5
+    assert isinstance(m.weight.data, type(mg.zeros(1, device=device).data))
+    np.testing.assert_allclose(m.weight.numpy(), before * 0.5)
+    new = mg.zeros(2, 3, device=device)
+    m.weight.data = new                                   # shares new's memory, as PyTorch
+    new[0, 0] = 7.0
+    assert m.weight.tolist()[0][0] == 7.0
+    opt = mg.optim.SGD(m.parameters(), lr=0.1)
+    m(mg.ones(4, 3, device=device)).sum().backward()
+    opt.step()                                            # the parameter still works
+    m.weight.data = m.weight.data * 2                     # a raw array of its device too
+    for bad, words in [([1.0, 2.0], "got a list"), (3.0, "got a float")]:
+        with pytest.raises(TypeError, match=f"assign a Tensor or a {device} array \\({words}"):
+            m.weight.data = bad
+    if device != "cpu":
+        with pytest.raises(TypeError, match=f"on cpu.*\\.to\\('{device}'\\)"):
+            m.weight.data = mg.zeros(2, 3)
+
+
 def test_keep_freed_host_memory_reports_whether_it_applied():
     import sys
     applied = mg.keep_freed_host_memory()

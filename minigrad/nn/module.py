@@ -297,7 +297,7 @@ class Module:
                     cast = dtype if backend.is_floating(t.dtype) else None
                     moved = t.detach().to(device=device, dtype=cast)
                     if moved.data is not t.data:
-                        t.data, t.device = moved.data, moved.device
+                        t._data, t.device = moved.data, moved.device
                         t._version_counter[0] += 1   # new values for a graph built before
                         if t.grad is not None:
                             t.grad = t.grad.to(device=device, dtype=cast)
