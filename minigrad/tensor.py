@@ -116,9 +116,13 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def __repr__(self):
+    def __repr__(self):     # the dtype named unless PyTorch's defaults (NumPy's differ)
         body = repr(self.numpy()).replace("array(", "tensor(", 1)
-        extra = [f"device='{self.device}'"] if self.device != "cpu" else []
+        cut = body.rfind("dtype=")                      # (NumPy may wrap it to a new line)
+        body = body[:cut].rstrip().rstrip(",") + ")" if cut != -1 else body
+        extra = [f"dtype={self.dtype.name}"] * (self.dtype.name not in ("float32", "int64",
+                                                                        "bool"))
+        extra += [f"device='{self.device}'"] if self.device != "cpu" else []
         if self.requires_grad:
             extra.append("requires_grad=True" if self.is_leaf else
                          f"grad_fn={type(self._ctx).__name__}")
@@ -212,8 +216,8 @@ class Tensor:
     def clone(self):
         return ops.shape.clone(self)
 
-    def contiguous(self):
-        return self
+    def contiguous(self):    # as PyTorch: self if C-contiguous, else a (differentiable) copy
+        return self if self._data.flags.c_contiguous else ops.shape.clone(self)
 
     def requires_grad_(self, flag=True):
         if flag and not backend.is_floating(self.dtype):
@@ -414,7 +418,7 @@ class Tensor:
 
     # ---- shape ------------------------------------------------------------------------
     def reshape(self, *shape): return ops.shape.reshape(self, _shape_args(shape, "reshape"))
-    def view(self, *shape): return ops.shape.reshape(self, _shape_args(shape, "view"))
+    def view(self, *shape): return ops.shape.view(self, _shape_args(shape, "view"))
     def flatten(self, start_dim=0, end_dim=-1): return ops.shape.flatten(self, start_dim, end_dim)
     def unflatten(self, dim, sizes): return ops.shape.unflatten(self, dim, sizes)
     def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims, "permute"))
@@ -424,8 +428,8 @@ class Tensor:
     def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
     def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape, "expand"))
     def expand_as(self, other): return ops.shape.expand(self, other.shape)
-    def view_as(self, other): return ops.shape.reshape(self, other.shape)
-    reshape_as = view_as
+    def view_as(self, other): return ops.shape.view(self, other.shape)
+    def reshape_as(self, other): return ops.shape.reshape(self, other.shape)
     def flip(self, *dims): return ops.shape.flip(self, _shape_args(dims, "flip"))
     def repeat(self, *sizes): return ops.shape.repeat(self, _shape_args(sizes, "repeat"))
     def roll(self, shifts, dims=None): return ops.shape.roll(self, shifts, dims)

@@ -24,7 +24,7 @@ from minigrad import backend
 # allocations and conversions that return their input (the fused kernels count apart).
 COUNTS = {"sync": 0, "gather": 0, "launch": 0}
 NO_LAUNCH = {"reshape", "transpose", "swapaxes", "squeeze", "broadcast_to", "expand_dims",
-             "moveaxis", "broadcast_shapes", "empty", "empty_like"}
+             "moveaxis", "broadcast_shapes", "empty", "empty_like", "may_share_memory"}
 
 
 def _count(what):
@@ -178,7 +178,7 @@ arange tri tril triu isfinite isnan isinf take_along_axis ascontiguousarray
 logical_not logical_and logical_or less less_equal greater greater_equal equal not_equal
 add subtract multiply divide power negative sum mean max min argmax argmin vdot
 cumsum searchsorted flip bitwise_and bitwise_or bitwise_xor invert count_nonzero
-floor ceil trunc rint nan_to_num""".split())
+floor ceil trunc rint nan_to_num may_share_memory""".split())
 
 
 def _function(fn, allow_host=False):

@@ -367,3 +367,22 @@ def test_forward_hook_collects_activations_of_a_model():
         m.register_forward_hook(lambda m, args, out, name=name: acts.update({name: out}))
     out = model(mg.randn(5, 3))
     assert list(acts) == ["0", "1", "2"] and acts["2"] is out and acts["1"].shape == (5, 4)
+
+
+def test_train_and_eval_go_through_each_childs_own_train():
+    class FrozenDropout(nn.Module):                      # keeps its dropout off, as PyTorch
+        def __init__(self):                              # lets a child decide
+            super().__init__()
+            self.drop, self.calls = nn.Dropout(0.5), []
+
+        def train(self, mode=True):
+            self.calls.append(mode)
+            return super().train(False)
+    frozen = FrozenDropout()
+    model = nn.Sequential(nn.Linear(2, 2), frozen)
+    model.train()
+    assert frozen.calls == [True] and not frozen.drop.training and model[0].training
+    model.eval()
+    assert frozen.calls == [True, False] and not model.training
+    with pytest.raises(ValueError, match="mode must be True or False"):
+        model.train("no")

@@ -105,6 +105,34 @@ def test_view_ops_share_data_and_keep_shape_semantics(device):
     np.testing.assert_array_equal(x.T.numpy(), np.arange(24.0).reshape(2, 3, 4).T)
 
 
+def test_view_shares_memory_or_refuses_and_contiguous_copies_as_torch(device):
+    x = mg.zeros(2, 3, device=device)
+    v = x.view(3, 2)
+    v[0, 0] = 5.0                                        # a view: the write shows in x
+    assert x.tolist()[0][0] == 5.0 and x.view_as(v).shape == (3, 2)
+    with pytest.raises(RuntimeError, match=r"cannot be viewed as \(6,\).*\.reshape"):
+        x.T.view(6)                                      # it would have been a silent copy
+    assert x.T.reshape(6).tolist() == [5.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert x.contiguous() is x                           # already C-contiguous: itself
+    c = x.T.contiguous()
+    c[0, 0] = 7.0                                        # a copy: x keeps its 5
+    assert x.tolist()[0][0] == 5.0 and c.view(6).shape == (6,)
+    a = mg.randn(2, 3, device=device, requires_grad=True)
+    (a.T.contiguous() * mg.arange(2.0, device=device)).sum().backward()
+    assert a.grad.tolist() == [[0.0] * 3, [1.0] * 3]
+
+
+def test_cat_and_stack_promote_as_torch(device):
+    i, f = mg.tensor([1], device=device), mg.tensor([1.5], device=device)
+    assert mg.cat([i, f]).dtype == mg.float32 and mg.stack([i, f]).dtype == mg.float32
+    assert mg.cat([f, mg.tensor([2.0], dtype="float64", device=device)]).dtype == mg.float64
+    assert mg.cat([i, mg.tensor([2], dtype="int32", device=device)]).dtype == mg.int64
+    h = mg.tensor([0.5], dtype="float16", device=device, requires_grad=True)
+    g = mg.tensor([0.25], device=device, requires_grad=True)
+    mg.cat([h, g]).sum().backward()                      # the casts are differentiable
+    assert h.grad.dtype == mg.float16 and g.grad.dtype == mg.float32
+
+
 def test_tril_triu_on_boolean(device):
     ones = mg.ones(3, 3, dtype=mg.bool, device=device)
     np.testing.assert_array_equal(ones.tril().numpy(), np.tril(np.ones((3, 3), bool)))

@@ -80,7 +80,17 @@ def test_conversions(device):
 
 
 def test_repr():
-    assert repr(mg.tensor([1.0, 2.0])) == "tensor([1., 2.], dtype=float32)"
+    # the dtype is named unless it is PyTorch's default (float32, int64, bool): NumPy's
+    # defaults differ, and a float64 tensor printed bare would read as float32
+    assert repr(mg.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(mg.tensor([1.0, 2.0], dtype="float64")) == "tensor([1., 2.], dtype=float64)"
+    assert repr(mg.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(mg.tensor([1, 2], dtype="int32")) == "tensor([1, 2], dtype=int32)"
+    assert repr(mg.tensor([True])) == "tensor([ True])"
+    wide = repr(mg.full((2, 4), -1.2345678e-09))        # NumPy wraps its dtype to a new line
+    assert wide.endswith("e-09]])") and "dtype" not in wide
+    assert repr(mg.ones(1, dtype="float64", requires_grad=True)) == \
+        "tensor([1.], dtype=float64, requires_grad=True)"
     assert "requires_grad=True" in repr(mg.ones(2, requires_grad=True))
     assert "grad_fn=Mul" in repr(mg.ones(2, requires_grad=True) * 2)
 

@@ -260,8 +260,14 @@ class Module:
 
     # ---- modes and devices ----------------------------------------------------------------
     def train(self, mode=True):
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        """Set training mode here and, through each child's own train(), below (a child may
+        override it, e.g. to keep a part frozen), as PyTorch; eval() is train(False)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"{type(self).__name__}.train: mode must be True or False, got "
+                             f"{mode!r}")
+        object.__setattr__(self, "training", mode)
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self):

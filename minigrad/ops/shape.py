@@ -94,6 +94,19 @@ def reshape(x, shape):
     return Reshape.apply(x, shape=tuple(shape))  # a new view even of the same shape
 
 
+def view(x, shape):
+    """reshape that refuses to copy, as PyTorch's view: the result shares x's memory, so a
+    write to one shows in the other; where x's strides do not allow that (a transpose, a
+    permute), reshape copies and view says so."""
+    out = reshape(x, shape)
+    if out.numel() and not x.backend.xp.may_share_memory(out.data, x.data):
+        raise RuntimeError(f"view: a tensor of shape {x.shape} laid out as it is (a transpose "
+                           f"or permute of another) cannot be viewed as {tuple(shape)} "
+                           f"without a copy; use .reshape(...) (which copies), or "
+                           f".contiguous() first")
+    return out
+
+
 def permute(x, dims):
     n, given = x.ndim, tuple(dims)
     order = tuple(range(n))
@@ -153,6 +166,11 @@ def cat(tensors, dim=0):
             raise ValueError(f"cat: the tensor at position {i} is 0-d, and a 0-d tensor has "
                              f"no dim to join along; use mg.stack to join 0-d tensors")
     d = normalize_dim(dim, tensors[0].ndim, "cat")
+    floats = [t.dtype for t in tensors if t.dtype.kind == "f"]
+    if floats and any(t.dtype != floats[0] for t in tensors):
+        # as PyTorch: the widest float among them (NumPy would make int64 + float32 float64)
+        wide = max(floats, key=lambda dt: dt.itemsize)
+        tensors = [t if t.dtype == wide else t.to(dtype=wide) for t in tensors]
     ref = tensors[0].shape
     for t in tensors[1:]:
         if t.ndim != len(ref) or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref))
