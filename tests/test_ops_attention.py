@@ -157,6 +157,25 @@ def test_bool_mask_and_causal_combine(device):
     np.testing.assert_allclose(both.numpy(), explicit.numpy(), rtol=1e-12)
 
 
+def test_a_learned_float_mask_gets_its_gradient(device):
+    # a bias that requires grad (relative positions, ALiBi) is trained, as PyTorch's; it had
+    # no gradient: the fused op takes masks as constants
+    rng = np.random.default_rng(3)
+    q, k, v = (mg.tensor(rng.standard_normal((2, 3, 4)), dtype="float64", device=device,
+                         requires_grad=True) for _ in range(3))
+    bias = mg.tensor(rng.standard_normal((3, 3)), dtype="float64", device=device,
+                     requires_grad=True)
+    for causal in (False, True):
+        assert mg.gradcheck(lambda q, b: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=b, is_causal=causal), [q, bias])
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.detach())
+    fused = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    np.testing.assert_allclose(fused.detach().numpy(), out.detach().numpy(), rtol=1e-12)
+    mg.manual_seed(0)
+    F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=0.5).sum().backward()
+    assert bias.grad is not None and bias.grad.shape == (3, 3)
+
+
 def test_mask_with_a_bigger_batch_than_q(device):
     """A (2, L, S) mask on (1, L, E) queries: the output takes the mask's batch (as torch)."""
     mask = _BATCH_MASK[:, 0]                                  # (2, 3, 5)

@@ -1,8 +1,9 @@
 """Scaled dot-product attention (article 2.2.3.2): softmax(QKᵀ/√d_k)·V, fused into one op.
 
 Masks follow PyTorch's SDPA: a boolean `attn_mask` is True where a query may attend to a key
-(a float mask is added to the scores instead); `is_causal` keeps key j ≤ query i. A query
-that may attend to nothing gets zero weights and a zero output, never NaN."""
+(a float mask is added to the scores instead, and gets its gradient where it requires one,
+as a learned bias); `is_causal` keeps key j ≤ query i. A query that may attend to nothing
+gets zero weights and a zero output, never NaN."""
 import math
 
 from minigrad import backend, parallel
@@ -13,6 +14,8 @@ from minigrad.ops.blocks import groups
 from minigrad.ops.rows import row_sum
 from minigrad.ops.elementwise import where
 from minigrad.ops.index import raw_index
+from minigrad.ops.random import dropout
+from minigrad.grad_mode import is_grad_enabled
 
 
 class ScaledDotProductAttention(Function):
@@ -214,6 +217,11 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got "
                          f"{dropout_p}")
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
+        # a learned additive bias (relative positions, ALiBi): composed from ops that carry
+        # its gradient; the fused op treats masks as constants
+        out, p = attention_with_weights(q, k, v, attn_mask, is_causal, scale)
+        return out if dropout_p == 0 else dropout(p, dropout_p) @ v
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
     xp = q.backend.xp
     blocked = None if allowed is None else \
@@ -232,8 +240,9 @@ def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None)
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal, "attention_with_weights")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = (q @ k.mT) * scale
-    if additive is not None:
-        s = s + Tensor._make(additive, q.device)
+    if additive is not None:       # a float mask that is a Tensor adds itself: differentiable
+        s = s + (attn_mask.to(dtype=s.dtype) if isinstance(attn_mask, Tensor) and
+                 attn_mask.requires_grad else Tensor._make(additive, q.device))
     if allowed is not None:
         s = where(Tensor._make(allowed, q.device), s, -math.inf)  # may add batch dims
     p = s.softmax(-1)
