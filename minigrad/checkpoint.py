@@ -65,10 +65,12 @@ def save(state_dict, path, metadata=None):
     _fsync_directory(directory)  # make the rename itself durable
 
 
-def load(path, device="cpu", with_metadata=False):
-    """Read a .safetensors file into {name: Tensor} on `device` (dtypes as stored).
-    With `with_metadata=True`, returns (tensors, metadata dict)."""
+def load(path, device="cpu", with_metadata=False, map_location=None):
+    """Read a .safetensors file into {name: Tensor} on `device` (dtypes as stored; PyTorch's
+    name, map_location, is taken too). With `with_metadata=True`, returns (tensors, metadata
+    dict)."""
     path = os.fspath(path)
+    device = device if map_location is None else map_location
     if os.path.isdir(path):
         raise IsADirectoryError(f"mg.load: {path!r} is a directory, not a .safetensors file")
     try:
@@ -78,6 +80,7 @@ def load(path, device="cpu", with_metadata=False):
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except (safetensors.SafetensorError, OSError, ValueError) as e:
+        _refuse_torch_file(path)
         raise CheckpointError(f"mg.load: {path!r} is corrupted or truncated (not a complete "
                               f".safetensors file): {e}") from None
     b = backend.get(device)
@@ -87,6 +90,21 @@ def load(path, device="cpu", with_metadata=False):
             a = a.copy()
         tensors[name] = Tensor._make(b.from_numpy(a), backend.device_name(device))
     return (tensors, meta) if with_metadata else tensors
+
+
+def _refuse_torch_file(path):
+    """A file safetensors could not read: if torch.save wrote it (a zip archive, or before
+    PyTorch 1.6 a pickle), say so rather than 'corrupted'."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return                                           # load's own errors say it
+    if head == b"PK\x03\x04" or head[:1] == b"\x80":
+        raise CheckpointError(f"mg.load: {path!r} is a PyTorch file (torch.save's zip or "
+                              f"pickle), not .safetensors; in PyTorch, save the state dict "
+                              f"with safetensors.torch.save_file(model.state_dict(), path) "
+                              f"and load that")
 
 
 def load_metadata(path):
@@ -131,7 +149,8 @@ def _host_array(name, t):
         a = backend.to_host(t)
     else:
         raise TypeError(f"mg.save: entry {name!r} is a {type(t).__name__}, not a tensor; put "
-                        f"numbers and strings in `metadata` instead")
+                        f"numbers and strings in `metadata` instead (an optimiser's state: "
+                        f"tensors, metadata = optimizer.flat_state_dict())")
     # safetensors copies from the array's memory as one block: it must be C-contiguous
     # (not ascontiguousarray, which would turn a 0-d array into shape (1,))
     return a if a.flags.c_contiguous else a.copy(order="C")

@@ -6,9 +6,9 @@ from minigrad.ops.elementwise import relu, tanh, sigmoid  # noqa: F401
 from minigrad.ops.gelu import gelu  # noqa: F401
 from minigrad.ops.activations import silu, leaky_relu, softplus, elu  # noqa: F401
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
-from minigrad.ops.loss import cross_entropy, check_reduction as _check_reduction  # noqa
+from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
-                              binary_cross_entropy_with_logits, l1_loss)
+                              binary_cross_entropy_with_logits, l1_loss, mse_loss)
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
@@ -29,13 +29,6 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` (num_embeddings, dim) picked by integer `input` of any shape."""
     return _embedding(input, weight, padding_idx)
-
-
-def mse_loss(input, target, reduction="mean"):
-    """Squared differences, averaged ('mean'), summed ('sum') or as they are ('none')."""
-    _check_reduction(reduction, "mse_loss")
-    d = (input - target) ** 2
-    return d if reduction == "none" else d.mean() if reduction == "mean" else d.sum()
 
 
 def one_hot(tensor, num_classes=-1):

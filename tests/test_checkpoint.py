@@ -202,3 +202,26 @@ def test_save_through_a_symlink_replaces_its_target_and_keeps_permissions(tmp_pa
 def test_strip_prefix_takes_names_that_start_with_it_only():
     tensors = {"model.w": 1, "ema.model.w": 2, "model": 3, "optimizer.state.0.m": 4}
     assert mg.checkpoint.strip_prefix(tensors, "model.") == {"w": 1}
+
+
+def test_pytorch_habits_get_pytorch_answers(tmp_path):
+    # a file torch.save wrote is named as one (it was 'corrupted or truncated'); a safetensors
+    # file whose header length starts with the pickle byte 0x80 still loads
+    (tmp_path / "zip.pt").write_bytes(b"PK\x03\x04" + b"\x00" * 60)
+    (tmp_path / "pickle.pt").write_bytes(b"\x80\x02}q\x00." + b"\x00" * 60)
+    for name in ("zip.pt", "pickle.pt"):
+        with pytest.raises(checkpoint.CheckpointError, match="is a PyTorch file.*save_file"):
+            mg.load(tmp_path / name)
+    for n in range(1, 100):             # some header length has 0x80 as its first byte
+        mg.save({"w" * n: mg.ones(2)}, tmp_path / "ck.safetensors")
+        assert mg.load(tmp_path / "ck.safetensors", map_location="cpu")["w" * n].tolist() == \
+            [1.0, 1.0]
+        if (tmp_path / "ck.safetensors").read_bytes()[0] == 0x80:
+            break
+    assert (tmp_path / "ck.safetensors").read_bytes()[0] == 0x80
+    m = nn.Linear(2, 2)
+    keys = m.load_state_dict({"weight": m.weight}, strict=False)
+    assert keys.missing_keys == ["bias"] and keys.unexpected_keys == []
+    missing, unexpected = keys                           # and still a pair
+    with pytest.raises(TypeError, match="optimizer.flat_state_dict"):
+        mg.save(mg.optim.Adam(m.parameters()).state_dict(), tmp_path / "opt.safetensors")

@@ -353,11 +353,17 @@ def test_weights_keep_the_inputs_dtype(device):
         assert fn(*args).dtype == mg.float64
 
 
-def test_l1_loss_broadcast_warns_as_pytorch():
+@pytest.mark.parametrize("loss", ["l1_loss", "mse_loss", "MSELoss"])
+def test_l1_and_mse_loss_broadcast_warn_as_pytorch(loss):
     a, b = mg.randn(3, 1), mg.randn(3)
+    fn = mg.nn.MSELoss(reduction="none") if loss == "MSELoss" else \
+        lambda a, b: getattr(F, loss)(a, b, reduction="none")
     with pytest.warns(UserWarning, match="different to the input size"):
-        loss = F.l1_loss(a, b, reduction="none")
-    assert loss.shape == (3, 3)
+        out = fn(a, b)
+    assert out.shape == (3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # the same shapes: no warning
+        fn(a, a)
 
 
 def test_l1_loss_gradient_is_zero_where_equal():

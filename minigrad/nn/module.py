@@ -1,10 +1,13 @@
 """`Module` and `Parameter`: how layers own their weights, nest, move between devices and
 save their state. Attribute assignment registers parameters and sub-modules, as PyTorch."""
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 from minigrad import backend
 from minigrad.autograd import HookHandle
 from minigrad.tensor import Tensor, split_device_dtype
+
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
 
 
 class Parameter(Tensor):
@@ -344,7 +347,8 @@ class Module:
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values in by name. With strict=True, any missing or unexpected key or shape
-        mismatch is an error that lists them all; returns (missing, unexpected)."""
+        mismatch is an error that lists them all; returns (missing_keys, unexpected_keys),
+        a named tuple, as PyTorch."""
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"load_state_dict into {type(self).__name__}: expected a mapping "
                             f"of names to tensors (as state_dict() returns), got "
@@ -364,7 +368,7 @@ class Module:
             if k in state_dict:  # into the tensor's own memory, as PyTorch's copy_
                 t.data[...] = t.backend.from_numpy(_host(state_dict[k]).astype(t.dtype))
                 t._version_counter[0] += 1
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self):

@@ -250,12 +250,24 @@ def l1_loss(input, target, reduction="mean"):
     input = target the gradient is 0, as PyTorch. target broadcasts against input, with
     PyTorch's warning when the shapes differ ((N,) against (N, 1) gives (N, N))."""
     check_reduction(reduction, "l1_loss")
+    _warn_if_broadcast("l1_loss", input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Squared differences, averaged ('mean'), summed ('sum') or as they are ('none'); target
+    broadcasts against input, with PyTorch's warning when the shapes differ."""
+    check_reduction(reduction, "mse_loss")
+    _warn_if_broadcast("mse_loss", input, target)
+    return _reduce((input - target) ** 2, reduction)
+
+
+def _warn_if_broadcast(op, input, target):
     shape = tuple(getattr(target, "shape", ()))
     if shape != input.shape:
-        warnings.warn(f"l1_loss: using a target size {shape} that is different to the input "
+        warnings.warn(f"{op}: using a target size {shape} that is different to the input "
                       f"size {input.shape}; this will likely lead to incorrect results due "
-                      f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
-    return _reduce((input - target).abs(), reduction)
+                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
 def _reduce(loss, reduction):
