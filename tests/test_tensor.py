@@ -181,6 +181,24 @@ def test_clamp_with_tensor_bounds(device):
     assert mg.clamp(x, max=mg.tensor(0.0, device=device)).tolist() == [0.0, 0.0, 0.0]
 
 
+def test_clamp_bounds_that_require_grad_get_it_as_torch(device):
+    # a learned range: each bound's gradient is where it is the result (it had none)
+    x = mg.tensor([1.0, 5.0, 2.5, 2.0], dtype="float64", device=device, requires_grad=True)
+    lo = mg.tensor([2.0, 2.0, 2.0, 2.0], dtype="float64", device=device, requires_grad=True)
+    hi = mg.tensor(3.0, dtype="float64", device=device, requires_grad=True)
+    y = x.clamp(lo, hi)
+    assert y.tolist() == [2.0, 3.0, 2.5, 2.0]
+    (y * mg.tensor([1.0, 2.0, 3.0, 4.0], dtype="float64", device=device)).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 3.0, 4.0]      # a tie with min goes to x, as PyTorch
+    assert lo.grad.tolist() == [1.0, 0.0, 0.0, 0.0] and hi.grad.item() == 2.0
+    away = mg.tensor([1.0, 5.0, 2.5, 2.2], dtype="float64", device=device,
+                     requires_grad=True)                 # no ties: differentiable everywhere
+    assert mg.gradcheck(lambda x, lo, hi: x.clamp(lo, hi), [away, lo, hi])
+    assert mg.gradcheck(lambda x, hi: mg.clamp(x, max=hi), [away, hi])
+    with pytest.raises(ValueError, match="at least one"):
+        x.clamp()
+
+
 def test_np_asarray_of_a_tensor():
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     a = np.asarray(x)

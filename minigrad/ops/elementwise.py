@@ -4,7 +4,7 @@ import math
 
 from minigrad import backend
 from minigrad.args import check_broadcast
-from minigrad.autograd import Function
+from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.matmul import matmul
 
@@ -239,13 +239,19 @@ def _floating(a):
 
 def clip(a, min=None, max=None):
     """a limited to [min, max]; a bound may be a number or a tensor that broadcasts against
-    a (a constant here: the gradient flows to `a` only)."""
+    a. A bound that requires grad (a learned range) gets its gradient where it is the
+    result, as PyTorch's; otherwise the bounds are constants of one fused op."""
     if min is None and max is None:
         raise ValueError("clip: give at least one of min and max")
     min, max = (backend.python_scalar(v) for v in (min, max))  # NumPy scalars are weak
     if not backend.is_floating(a.dtype) and any(isinstance(v, float) or (
             isinstance(v, Tensor) and backend.is_floating(v.dtype)) for v in (min, max)):
         a = a.to(dtype=backend.DEFAULT_FLOAT)  # a float bound on integers: float32, as PyTorch
+    if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad for v in (min, max)):
+        for v, name in ((min, "min"), (max, "max")):
+            _bound(v, a, name)                           # the same checks as below
+        out = a if min is None else where(a < min, min, a)
+        return out if max is None else where(out > max, max, out)
     return Clip.apply(a, lo=_bound(min, a, "min"), hi=_bound(max, a, "max"))
 
 
