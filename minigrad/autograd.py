@@ -164,14 +164,14 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if t._hooks:     # a hook may keep g, or return a tensor of its own (and remove
                 g, owned = _run_hooks(t, g), False   # itself): never stolen after one ran
             if t._retains_grad:
-                t._accumulate_grad(g)
+                _into_grad(t, g)
             if wanted is not None and id(t) in wanted:
                 for i in wanted[id(t)]:
                     found[i] = g
             ctx = t._ctx
             if ctx is None:
                 if wanted is None:   # an array only we hold becomes .grad as it is
-                    t._accumulate_grad(g, owned=owned)
+                    _into_grad(t, g, owned=owned)
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for
@@ -182,6 +182,28 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if not retain_graph:
                 ctx.release()
     return found
+
+
+def _into_grad(t, g, owned=False):
+    """Add gradient g into t.grad (a leaf's, or one kept by retain_grad)."""
+    from minigrad.ops.shape import clone
+    from minigrad.tensor import Tensor
+    if t.grad is None and not owned:
+        # store a writable array of our own, never a (read-only) broadcast view nor an array
+        # shared with another tensor's .grad or the caller's gradient (Add hands the same g
+        # to both inputs); with create_graph=True (grad mode on) a differentiable copy, so
+        # the stored gradient can itself be differentiated. `owned`: the engine made g and
+        # holds it alone
+        g = clone(g) if is_grad_enabled() else Tensor._make(g._data.copy(), g.device)
+    if g.dtype != t.dtype:
+        g = g.to(dtype=t.dtype)
+    old = t.grad
+    if old is not None and not is_grad_enabled() and not old.requires_grad and \
+            getattr(old._data.flags, "writeable", True) and old.shape == g.shape:
+        old._data += g._data             # in place, as PyTorch: a held `p.grad` sees the sum
+        old._version_counter[0] += 1
+    else:
+        t.grad = g if old is None else old + g
 
 
 def _on_a_path_to(order, wanted):

@@ -5,7 +5,7 @@ import builtins
 import operator
 
 from minigrad import backend
-from minigrad.autograd import run_backward, _initial_grad, is_grad_enabled
+from minigrad.autograd import run_backward, _initial_grad
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
                            is_device_array as _is_device_array, data_value as _data_value,
                            dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args)
@@ -265,19 +265,6 @@ class Tensor:
         if self._hooks is None:
             self._hooks = {}
         return HookHandle(self._hooks, hook)
-
-    def _accumulate_grad(self, g, owned=False):
-        if self.grad is None and not owned:
-            # store a writable array of our own, never a (read-only) broadcast view nor an
-            # array shared with another tensor's .grad or the caller's gradient (Add hands the
-            # same g to both inputs); with create_graph=True (grad mode on) a differentiable
-            # copy, so the stored gradient can itself be differentiated. Accumulating below
-            # makes a new array anyway. `owned`: the engine made g and holds it alone
-            g = ops.shape.clone(g) if is_grad_enabled() else Tensor._make(g.data.copy(),
-                                                                          g.device)
-        if g.dtype != self.dtype:
-            g = g.to(dtype=self.dtype)
-        self.grad = g if self.grad is None else self.grad + g
 
     # ---- in-place changes (ops/inplace.py): each checks it may, writes, then counts itself
     # in `_version`. Without the augmented operators Python would rebind x += y to a new

@@ -571,3 +571,21 @@ def test_mg_grad_refuses_a_graph_with_a_freed_branch(device):
     for wanted in ([x], [c]):
         with pytest.raises(RuntimeError, match="a second time"):
             mg.grad(y, wanted)
+
+
+def test_a_second_backward_adds_into_the_same_grad_as_torch():
+    # PyTorch accumulates into .grad in place: a reference taken between backward passes
+    # sees the sum (a new tensor each time left it stale)
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    (w * 3).sum().backward()
+    g = w.grad
+    (w * w).sum().backward()
+    assert w.grad is g and g.tolist() == [5.0, 7.0]
+    w.grad = mg.tensor([1.0, 1.0]).expand(2)             # read-only: a new tensor instead
+    (w * 3).sum().backward()
+    assert w.grad.tolist() == [4.0, 4.0]
+    x = mg.tensor([1.0, 2.0], requires_grad=True)        # under create_graph the sum is a
+    (x ** 2).sum().backward(create_graph=True)           # graph, never an in-place write
+    first = x.grad
+    (x ** 2).sum().backward(create_graph=True)
+    assert x.grad is not first and first.tolist() == [2.0, 4.0] and x.grad.requires_grad
