@@ -595,3 +595,14 @@ def test_clip_grad_norm_of_order_minus_inf_is_the_smallest_magnitude():
         p.grad = mg.tensor(g)
     for foreach in (False, True):
         assert nn.utils.clip_grad_norm_(ps, 10.0, -np.inf, foreach=foreach).item() == 0.5
+
+
+def test_state_is_indexed_by_the_parameter_as_torch():
+    p = nn.Parameter(mg.ones(3))
+    opt = optim.Adam([p], lr=0.1)
+    (p * p).sum().backward()
+    opt.step()
+    assert set(opt.state[p]) >= {"exp_avg", "exp_avg_sq"} and p in opt.state
+    restored = optim.Adam([p], lr=0.1)
+    restored.load_state_dict(opt.state_dict())
+    np.testing.assert_array_equal(restored.state[p]["exp_avg"], opt.state[p]["exp_avg"])

@@ -23,7 +23,7 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
-        self.state = {}          # id(param) -> dict of per-parameter state (arrays, step)
+        self.state = {}          # param -> dict of its state (arrays, step), as PyTorch's
         self.param_groups = []
         self._validate_options(self.defaults, "defaults")
         if isinstance(params, Tensor):
@@ -114,7 +114,7 @@ class Optimizer:
                                        f"{p.device}")
                 g = p.grad.data
                 todo.append((p, g if g.dtype == p.dtype else g.astype(p.dtype),
-                             self.state.setdefault(id(p), {})))
+                             self.state.setdefault(p, {})))
             if not self._update_group(todo, group):
                 for p, g, state in todo:
                     self._update(p, g, state, group)
@@ -148,7 +148,7 @@ class Optimizer:
         state = {}
         for g in self.param_groups:
             for p in g["params"]:
-                s = self.state.get(id(p))
+                s = self.state.get(p)
                 if s:
                     state[index[id(p)]] = {
                         k: Tensor._make(v.copy(), p.device) if hasattr(v, "shape") else v
@@ -178,7 +178,7 @@ class Optimizer:
             if p is None:
                 raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter "
                                  f"{i}, which no group has")
-            new_state[id(p)] = {k: self._array_like(v, p, k) for k, v in s.items()}
+            new_state[p] = {k: self._array_like(v, p, k) for k, v in s.items()}
         for saved, own in zip(groups, self.param_groups):
             for k, v in saved.items():
                 if k != "params":
