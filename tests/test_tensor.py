@@ -327,6 +327,13 @@ def test_in_place_operators_refuse_what_they_cannot_do(device):
     e = mg.zeros(1, 2, device=device).expand(3, 2)
     with pytest.raises(ValueError, match="broadcast view"):
         e += 1
+    # t[i] = v and zero_() say the same (setitem's words were about shapes; on a GPU the
+    # write would have reached every element sharing the memory)
+    with pytest.raises(ValueError, match=r"setitem: the tensor is a broadcast view.*clone"):
+        e[0, 0] = 5.0
+    with pytest.raises(ValueError, match=r"zero_: the tensor is a broadcast view"):
+        e.zero_()
+    assert e.tolist() == [[0.0, 0.0]] * 3
 
 
 def test_numpy_array_on_the_left():

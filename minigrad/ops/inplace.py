@@ -22,6 +22,15 @@ def check_allowed(t, op):
                            f"new tensor (x * 0, mg.where, mg.cat)")
 
 
+def check_writable(t, op):
+    """Refuse to write into a broadcast view (expand): its elements share memory. NumPy
+    marks one read-only; CuPy does not, and would write every sharer, so look at strides."""
+    a = t.data
+    if any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+        raise ValueError(f"{op}: the tensor is a broadcast view (expand), whose elements "
+                         f"share memory, so it cannot be written; clone() it first")
+
+
 def _counted(t):
     t._version_counter[0] += 1
     return t
@@ -29,12 +38,14 @@ def _counted(t):
 
 def fill(t, value, op):
     check_allowed(t, op)
+    check_writable(t, op)
     t.data[...] = value
     return _counted(t)
 
 
 def setitem(t, index, value):
     check_allowed(t, "setitem")
+    check_writable(t, "setitem")
     index = _index.raw_index(index, t, "setitem")
     _index.check_index(t, index, "setitem")
     if isinstance(value, Tensor):
@@ -94,11 +105,8 @@ def update(x, what, op, o):
                         f"{x.dtype} cannot hold; convert x first (x = x.float())")
     if grad_mode:                                # Python binds x to the result
         return result if result.dtype == x.dtype else result.to(dtype=x.dtype)
-    try:
-        x.data[...] = result.data                # through any views of this memory
-    except ValueError:                           # a read-only broadcast (expand)
-        raise ValueError(f"x {what} y: x is a broadcast view (expand), whose elements share "
-                         f"memory, so it cannot be written; clone() it first") from None
+    check_writable(x, f"x {what} y")
+    x.data[...] = result.data                    # through any views of this memory
     return _counted(x)
 
 
