@@ -36,15 +36,19 @@ def is_device_array(a):
         return False
 
 
-def data_value(t, value):
-    """The array `t.data = value` stores: value's array if it is a Tensor, value itself if it
-    is an array of t's device; anything else would break t far from here, so it is refused."""
-    array = getattr(value, "_data", value)
+def data_value(t, array, given):
+    """The array `t.data = given` stores (`array`: given's own array if it is a Tensor):
+    one of t's device, floating if t requires grad, as PyTorch; anything else would break t
+    far from here, so it is refused."""
     where = backend.device_of_array(array) if is_device_array(array) else None
-    if where != t.device:
-        got = f"an array on {where}" if where else f"a {type(value).__name__}"
+    if where != t.device or type(array) is not t.backend.xp.ndarray:  # (no masked arrays)
+        got = f"an array on {where}" if where not in (None, t.device) else \
+            f"a {type(given).__name__}"
         raise TypeError(f"Tensor.data: assign a Tensor or a {t.device} array (got {got}); "
                         f"for a Tensor on another device, .to('{t.device}') it first")
+    if t.requires_grad and not backend.is_floating(array.dtype):
+        raise TypeError(f"Tensor.data: the tensor requires grad, so its data must be "
+                        f"floating-point, got {array.dtype}; convert with .float() first")
     return array
 
 

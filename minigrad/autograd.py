@@ -12,6 +12,7 @@ create_graph=True, and a test checks that the two agree.
 """
 import weakref
 
+from minigrad import backend
 from minigrad.grad_mode import (_state, _GradMode, is_grad_enabled, no_grad,  # noqa: F401
                                 enable_grad, set_grad_enabled, inference_mode)
 
@@ -199,7 +200,8 @@ def _into_grad(t, g, owned=False):
         g = g.to(dtype=t.dtype)
     old = t.grad
     if old is not None and not is_grad_enabled() and not old.requires_grad and \
-            getattr(old._data.flags, "writeable", True) and old.shape == g.shape:
+            old.shape == g.shape and not backend.shares_elements(old._data) and \
+            getattr(old._data.flags, "writeable", True):
         old._data += g._data             # in place, as PyTorch: a held `p.grad` sees the sum
         old._version_counter[0] += 1
     else:

@@ -349,6 +349,13 @@ def cuda_is_available():
         return False
 
 
+def shares_elements(a):
+    """Whether some elements of `a` are one memory location (a broadcast view: a stride of 0
+    along a dim of more than one). NumPy marks such a view read-only; CuPy does not, and a
+    write would reach every element sharing the location."""
+    return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
+
+
 def device_of_array(a):
     """Which device a raw array belongs to."""
     if isinstance(a, np.ndarray):

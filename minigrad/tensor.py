@@ -57,8 +57,8 @@ class Tensor:
     # ---- properties -------------------------------------------------------------------
     # the raw NumPy/CuPy array; `t.data = new` (a Tensor, or an array of t's device) swaps it
     # outside autograd, as PyTorch's `p.data = ...` (e.g. to re-initialise a parameter)
-    data = property(operator.attrgetter("_data"),
-                    lambda t, value: setattr(t, "_data", _data_value(t, value)))
+    data = property(operator.attrgetter("_data"), lambda t, value: setattr(
+        t, "_data", _data_value(t, value._data if isinstance(value, Tensor) else value, value)))
 
     @property
     def backend(self):

@@ -88,6 +88,8 @@ def train(cfg, resume=False, log=print):
     check_device(cfg.device)
     if resume:
         find_checkpoint(out)     # nothing to resume: say so before the lock makes OUT
+    else:
+        cfg.check_schedule()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -326,6 +328,8 @@ def resume_config(out, **overrides):
         raise CheckpointError(f"checkpoint {ckpt.path} is corrupted: its training arguments "
                               f"in config.json are not valid ({e})") from None
     cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    if overrides.get("lr") is not None or overrides.get("min_lr") is not None:
+        cfg.check_schedule()
     _check_same_shape(cfg, ckpt)
     return cfg
 

@@ -62,7 +62,16 @@ class TrainConfig:
             raise ValueError(f"unknown preset {preset!r}; valid: {sorted(PRESETS)}")
         values = {**PRESETS[preset], "out": f"out-{preset}"}
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return cls(**values).check_schedule()
+
+    def check_schedule(self):
+        """Refuse min_lr above lr, where the cosine would climb (a new run, or a resume that
+        sets either; a run saved before this check resumes as it was). Returns self."""
+        if self.min_lr > self.lr:
+            raise ValueError(f"TrainConfig: min_lr ({self.min_lr:g}) must not exceed the peak "
+                             f"learning rate lr ({self.lr:g}): the schedule decays from the "
+                             f"peak down to it (a lower --lr needs a lower --min-lr too)")
+        return self
 
     def __post_init__(self):
         for f in fields(self):              # the types first: a config may come from JSON
@@ -81,10 +90,6 @@ class TrainConfig:
         if self.lr_decay_iters is not None and self.lr_decay_iters < 0:
             raise ValueError(f"TrainConfig: lr_decay_iters must be >= 0, got "
                              f"{self.lr_decay_iters}")
-        if self.min_lr > self.lr:       # the cosine would climb from lr to min_lr
-            raise ValueError(f"TrainConfig: min_lr ({self.min_lr:g}) must not exceed the peak "
-                             f"learning rate lr ({self.lr:g}): the schedule decays from the "
-                             f"peak down to it (a lower --lr needs a lower --min-lr too)")
         if self.matmul_precision not in MATMUL_PRECISIONS:
             raise ValueError(f"TrainConfig: matmul_precision must be one of "
                              f"{', '.join(MATMUL_PRECISIONS)}, got "

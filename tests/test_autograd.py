@@ -573,6 +573,15 @@ def test_mg_grad_refuses_a_graph_with_a_freed_branch(device):
             mg.grad(y, wanted)
 
 
+def test_an_expanded_grad_is_never_added_into_in_place(spy):
+    # CuPy's broadcast views are writable: an add into one would add twice into the shared
+    # element ([7, 7] here); the spy device is as CuPy
+    w = mg.tensor([1.0, 2.0], device=spy, requires_grad=True)
+    w.grad = mg.tensor([1.0], device=spy).expand(2)
+    (w * 3).sum().backward()
+    assert w.grad.tolist() == [4.0, 4.0]
+
+
 def test_a_second_backward_adds_into_the_same_grad_as_torch():
     # PyTorch accumulates into .grad in place: a reference taken between backward passes
     # sees the sum (a new tensor each time left it stale)

@@ -219,6 +219,13 @@ def test_pytorch_habits_get_pytorch_answers(tmp_path):
         if (tmp_path / "ck.safetensors").read_bytes()[0] == 0x80:
             break
     assert (tmp_path / "ck.safetensors").read_bytes()[0] == 0x80
+    # cut short, it is corrupted, not a PyTorch file; nor is a header length of 0x0280
+    cut = tmp_path / "cut.safetensors"
+    for data in ((tmp_path / "ck.safetensors").read_bytes()[:-4],
+                 b"\x80\x02\x00\x00\x00\x00\x00\x00{" + b" " * 100):
+        cut.write_bytes(data)
+        with pytest.raises(checkpoint.CheckpointError, match="corrupted or truncated"):
+            mg.load(cut)
     m = nn.Linear(2, 2)
     keys = m.load_state_dict({"weight": m.weight}, strict=False)
     assert keys.missing_keys == ["bias"] and keys.unexpected_keys == []

@@ -138,3 +138,15 @@ def test_a_cached_corpus_that_fails_its_check_is_named(tmp_path, capsys, monkeyp
                         (f"http://127.0.0.1:{port}/input.txt", data.TINY_SHAKESPEARE_SHA256))
     rc, _, err = run(capsys, "train", "--out", tmp_path / "run", *TINY)
     assert rc == 1 and "does not match its sha256" in err and "could not download" in err, err
+
+
+def test_a_run_saved_with_min_lr_above_lr_still_resumes(trained, capsys):
+    # runs saved before min_lr > lr was refused keep their schedule; a flag that sets
+    # either is checked
+    _edit_config(trained, lambda m: m["train"].update(lr=1e-5, min_lr=1e-4))
+    rc, out, err = run(capsys, "train", "--resume", "--out", trained, "--max-iters", 1,
+                       "--no-progress", "--no-plot")
+    assert rc == 0 and "iter 1: train loss" in out, err
+    rc, _, err = run(capsys, "train", "--resume", "--out", trained, "--max-iters", 2,
+                     "--lr", 2e-5)
+    assert rc == 1 and "--min-lr (0.0001) must not exceed" in err and "corrupted" not in err

@@ -362,8 +362,10 @@ def test_l1_and_mse_loss_broadcast_warn_as_pytorch(loss):
         out = fn(a, b)
     assert out.shape == (3, 3)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                   # the same shapes: no warning
-        fn(a, a)
+        warnings.simplefilter("error")                   # the same shapes: no warning,
+        fn(a, a)                                         # nor for a list of them
+        if loss != "MSELoss":
+            fn(mg.randn(3), [1.0, 2.0, 3.0])
 
 
 def test_l1_loss_gradient_is_zero_where_equal():

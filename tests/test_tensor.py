@@ -136,6 +136,11 @@ def test_assigning_data_swaps_the_array_as_torch(device):
     m(mg.ones(4, 3, device=device)).sum().backward()
     opt.step()                                            # the parameter still works
     m.weight.data = m.weight.data * 2                     # a raw array of its device too
+    with pytest.raises(TypeError, match="requires grad, so its data must be floating"):
+        m.weight.data = mg.tensor([[1, 2, 3], [4, 5, 6]], device=device)
+    if device == "cpu":                                  # an ndarray subclass: its extras
+        with pytest.raises(TypeError, match="got a MaskedArray"):   # would be dropped
+            m.weight.data = np.ma.masked_array(np.zeros((2, 3), np.float32))
     for bad, words in [([1.0, 2.0], "got a list"), (3.0, "got a float")]:
         with pytest.raises(TypeError, match=f"assign a Tensor or a {device} array \\({words}"):
             m.weight.data = bad
@@ -197,6 +202,10 @@ def test_clamp_bounds_that_require_grad_get_it_as_torch(device):
     assert mg.gradcheck(lambda x, hi: mg.clamp(x, max=hi), [away, hi])
     with pytest.raises(ValueError, match="at least one"):
         x.clamp()
+    nan = mg.tensor([float("nan"), 0.0], dtype="float64", device=device, requires_grad=True)
+    lo.grad = None
+    nan.clamp(lo[:2]).sum().backward()                   # no gradient at a NaN, as PyTorch
+    assert nan.grad.tolist() == [0.0, 0.0] and lo.grad.tolist() == [0.0, 1.0, 0.0, 0.0]
 
 
 def test_np_asarray_of_a_tensor():

@@ -187,6 +187,24 @@ class Clip(Function):
     def backward(self, g): return where(self.const(self.inside), g, 0.0)
 
 
+class ClipBounds(Function):
+    """clip with bounds that require grad: out = min(max(a, lo), hi); the gradient goes to
+    whichever is the result (to a on a tie), and nowhere at a NaN, as PyTorch's."""
+    def forward(self, a, *bounds, has_lo, has_hi):
+        xp = self.xp
+        lo, hi = bounds[0] if has_lo else None, bounds[-1] if has_hi else None
+        m = a if lo is None else xp.maximum(a, lo)
+        out = m if hi is None else xp.minimum(m, hi)
+        kept = xp.ones(out.shape, bool) if hi is None else m <= hi   # False at NaN
+        self.masks = [kept if lo is None else (a >= lo) & kept]      # to a
+        if lo is not None:
+            self.masks.append((a < lo) & kept)                       # to lo
+        if hi is not None:
+            self.masks.append(m > hi)                                # to hi
+        return out
+    def backward(self, g): return tuple(where(self.const(m), g, 0.0) for m in self.masks)
+
+
 class Where(Function):
     def forward(self, a, b, cond):                       # cond picks a, else b
         self.cond = cond
@@ -248,10 +266,11 @@ def clip(a, min=None, max=None):
             isinstance(v, Tensor) and backend.is_floating(v.dtype)) for v in (min, max)):
         a = a.to(dtype=backend.DEFAULT_FLOAT)  # a float bound on integers: float32, as PyTorch
     if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad for v in (min, max)):
-        for v, name in ((min, "min"), (max, "max")):
+        named = [(lift(v, a), n) for v, n in ((min, "min"), (max, "max")) if v is not None]
+        for v, name in named:
             _bound(v, a, name)                           # the same checks as below
-        out = a if min is None else where(a < min, min, a)
-        return out if max is None else where(out > max, max, out)
+        return ClipBounds.apply(a, *(v.to(dtype=a.dtype) for v, _ in named),
+                                has_lo=min is not None, has_hi=max is not None)
     return Clip.apply(a, lo=_bound(min, a, "min"), hi=_bound(max, a, "max"))
 
 

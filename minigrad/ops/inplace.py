@@ -23,10 +23,8 @@ def check_allowed(t, op):
 
 
 def check_writable(t, op):
-    """Refuse to write into a broadcast view (expand): its elements share memory. NumPy
-    marks one read-only; CuPy does not, and would write every sharer, so look at strides."""
-    a = t.data
-    if a.size and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
+    """Refuse to write into a broadcast view (expand): its elements share memory."""
+    if backend.shares_elements(t.data):
         raise ValueError(f"{op}: the tensor is a broadcast view (expand), whose elements "
                          f"share memory, so it cannot be written; clone() it first")
 

@@ -263,7 +263,7 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def _warn_if_broadcast(op, input, target):
-    shape = tuple(getattr(target, "shape", ()))
+    shape = tuple(target.shape if hasattr(target, "shape") else backend.to_host(target).shape)
     if shape != input.shape:
         warnings.warn(f"{op}: using a target size {shape} that is different to the input "
                       f"size {input.shape}; this will likely lead to incorrect results due "
