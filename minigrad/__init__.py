@@ -64,3 +64,23 @@ def amin(x, dim=None, keepdim=False): return x.amin(dim, keepdim)
 def isnan(x): return x.isnan()
 def isinf(x): return x.isinf()
 def isfinite(x): return x.isfinite()
+
+
+def _as_function(name):
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"mg.{name}: expected a Tensor first, got {type(input).__name__}; "
+                            f"make one with mg.tensor(...)")
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"mg.{name}(t, ...) is t.{name}(...), as torch.{name}."
+    return function
+
+
+# PyTorch's functions that are its tensors' methods under another spelling
+for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin cos "
+              "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
+              "std var all any clone detach masked_select outer").split():
+    if _name not in globals():
+        globals()[_name] = _as_function(_name)
+del _name

@@ -98,6 +98,10 @@ class Tensor:
         return self._ctx is None
 
     @property
+    def grad_fn(self):      # the op that made this tensor (its .inputs), None for a leaf
+        return self._ctx
+
+    @property
     def T(self):
         return self.permute(*reversed(range(self.ndim)))
 
@@ -186,17 +190,13 @@ class Tensor:
     def cuda(self):
         return self.to("cuda")
 
-    def float(self):
-        return self.to(dtype=backend.float32)
-
-    def double(self):
-        return self.to(dtype=backend.float64)
-
-    def long(self):
-        return self.to(dtype=backend.int64)
-
-    def bool(self):
-        return self.to(dtype=backend.bool_)
+    def float(self): return self.to(dtype=backend.float32)
+    def double(self): return self.to(dtype=backend.float64)
+    def half(self): return self.to(dtype=backend.float16)
+    def int(self): return self.to(dtype=backend.int32)
+    def long(self): return self.to(dtype=backend.int64)
+    def bool(self): return self.to(dtype=backend.bool_)
+    def is_floating_point(self): return backend.is_floating(self.dtype)
 
     def type_as(self, other): return self.to(other.device, other.dtype)  # as PyTorch: both
     # new tensors on self's device, of self's dtype, outside any graph (PyTorch's new_*)
@@ -270,6 +270,8 @@ class Tensor:
     # in `_version`. Without the augmented operators Python would rebind x += y to a new
     # tensor: a loop `p -= lr * p.grad` over parameters would change none of them
     def zero_(self): return ops.inplace.fill(self, 0, "zero_")
+    def fill_(self, value): return ops.inplace.fill(self, value, "fill_")
+    def copy_(self, src): return ops.inplace.setitem(self, ..., src) or self   # as t[...] = src
     def __setitem__(self, index, value): ops.inplace.setitem(self, index, value)
     def __iadd__(self, o): return ops.inplace.update(self, "+=", ops.elementwise.add, o)
     def __isub__(self, o): return ops.inplace.update(self, "-=", ops.elementwise.sub, o)

@@ -10,3 +10,6 @@ from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401
+import sys as _sys
+
+_sys.modules[__name__ + ".functional"] = functional   # `import minigrad.nn.functional as F`

@@ -1,0 +1,52 @@
+"""PyTorch's spellings a user reaches for first: `import minigrad.nn.functional as F`, the
+module-level functions that are tensor methods (mg.max(t, 1) is t.max(1)), and the small
+tensor methods (half, int, is_floating_point, grad_fn, fill_, copy_)."""
+import importlib
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+FUNCTIONS = [("max", ()), ("max", (1,)), ("min", (0,)), ("argmax", ()), ("argmin", (1,)),
+             ("abs", ()), ("neg", ()), ("add", (2.0,)), ("sub", (1.0,)), ("mul", (3.0,)),
+             ("div", (2.0,)), ("pow", (2,)), ("square", ()), ("sin", ()), ("cos", ()),
+             ("softmax", (-1,)), ("log_softmax", (0,)), ("reshape", ((6,),)),
+             ("transpose", (0, 1)), ("permute", ((1, 0),)), ("unsqueeze", (0,)),
+             ("flatten", ()), ("std", ()), ("var", (1,)), ("clone", ()), ("detach", ())]
+
+
+def test_nn_functional_is_the_functional_module():
+    F = importlib.import_module("minigrad.nn.functional")
+    assert F is mg.functional and mg.nn.functional is mg.functional
+    assert F.gelu(mg.zeros(2)).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("name, args", FUNCTIONS)
+def test_module_functions_are_the_methods(name, args):
+    x = mg.tensor([[1.0, -2.0, 0.5], [3.0, 4.0, -0.25]])
+    got, want = getattr(mg, name)(x, *args), getattr(x, name)(*args)
+    for g, w in zip(got if isinstance(got, tuple) else [got],
+                    want if isinstance(want, tuple) else [want]):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert getattr(mg, name).__name__ == name
+
+
+def test_module_functions_name_a_missing_tensor():
+    with pytest.raises(TypeError, match=r"mg.max: expected a Tensor first, got list"):
+        mg.max([1, 2])
+    assert mg.sqrt(mg.tensor([4.0])).tolist() == [2.0]   # the ops themselves are kept
+
+
+def test_small_tensor_methods(device):
+    x = mg.tensor([1.5, -2.5], device=device)
+    assert x.half().dtype == mg.float16 and x.int().dtype == mg.int32
+    assert x.is_floating_point() and not x.int().is_floating_point()
+    w = mg.zeros(2, 3, device=device, requires_grad=True)
+    assert w.grad_fn is None and type((w * 2).grad_fn).__name__ == "Mul"
+    with mg.no_grad():
+        assert w.fill_(0.5) is w and w.tolist() == [[0.5] * 3] * 2
+        assert w.copy_(mg.arange(3.0, device=device)) is w
+    assert w.tolist() == [[0.0, 1.0, 2.0]] * 2
+    with pytest.raises(RuntimeError, match="fill_: in-place change of a leaf"):
+        w.fill_(1.0)
