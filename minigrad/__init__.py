@@ -34,7 +34,7 @@ from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maxim
 from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu, flip  # noqa
 from minigrad.ops.shape import roll, unflatten  # noqa: F401
 from minigrad.ops.math import (sin, cos, log1p, expm1, sign, floor, ceil, trunc,  # noqa
-                               round, nan_to_num)
+                               round, nan_to_num, remainder, floor_divide)
 from minigrad.ops.norms import norm  # noqa: F401
 from minigrad.ops.matmul import matmul, mm, bmm, dot, outer  # noqa: F401
 from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401

@@ -294,6 +294,11 @@ class Tensor:
     def __rmul__(self, o): return ops.elementwise.mul(o, self)
     def __truediv__(self, o): return ops.elementwise.div(self, o)
     def __rtruediv__(self, o): return ops.elementwise.div(o, self)
+    def __mod__(self, o): return ops.math.remainder(self, o)
+    def __rmod__(self, o): return ops.math.remainder(o, self)
+    def __floordiv__(self, o): return ops.math.floor_divide(self, o)
+    def __rfloordiv__(self, o): return ops.math.floor_divide(o, self)
+    remainder, floor_divide = __mod__, __floordiv__
     def __pow__(self, o): return ops.elementwise.pow(self, o)
     def __rpow__(self, o): return ops.elementwise.pow(o, self)
     def __neg__(self): return ops.elementwise.neg(self)

@@ -53,6 +53,7 @@ OPS = [
     ("maximum", lambda a, b: a.maximum(b), [(2, 3), (3,)]),
     ("minimum", lambda a, b: mg.minimum(a, b), [(2, 3), ()]),
     ("clip", lambda a: a.clip(-0.3, 0.3) + a.clip(min=0.1), [(2, 3)]),
+    ("mod_floordiv", lambda a, b: (a % b, a // b, 2.5 % a, a % 1.5), [(2, 3), (3,)], "pos"),
     ("clip_bounds", lambda a, lo, hi: a.clip(lo, hi) + a.clip(max=hi), [(2, 3), (3,), (2, 1)]),
     ("where", lambda a, b: mg.where(_MASK, a, b), [(2, 3), (3,)]),
     ("where_tensor", lambda a: mg.where(_t(_MASK, a), a, 0.5), [(2, 3)]),

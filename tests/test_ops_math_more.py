@@ -1,5 +1,5 @@
 """sin/cos/log1p/expm1, the piecewise-constant sign/floor/ceil/round/trunc (gradient 0),
-nan_to_num; the reductions prod, amax/amin and norm; F.normalize and F.cosine_similarity.
+% and //, nan_to_num; the reductions prod, amax/amin and norm; F.normalize and F.cosine_similarity.
 Each through the op suite (vs torch, float64 gradcheck with a NumPy forward, double
 backward, the spy device), then their edge values (zeros, ties, NaN/inf, integers, empty
 tensors) and their errors, torch-free where the expected values can be written down."""
@@ -57,6 +57,14 @@ CASES = (
        OpCase("round_tens", lambda x: (x * 40).round(decimals=-1), ((2, 3),),
               np_fn=lambda a: np.round(a * 40, -1)),
        OpCase("nan_to_num_finite", lambda x: x.nan_to_num(), ((2, 3),), np_fn=np.nan_to_num),
+       # % and // floored, as Python and PyTorch (the sign of b); values away from the jumps
+       OpCase("remainder", lambda a, b: a % b, ((2, 3), (3,)), np_fn=np.remainder,
+              domain=("real", "nonzero")),
+       OpCase("remainder_scalars", lambda a: 5.5 % (a % 0.7 + 1), ((2, 3),),
+              np_fn=lambda a: np.remainder(5.5, np.remainder(a, 0.7) + 1),
+              torch_fn=lambda a: (a * 0 + 5.5) % (a % 0.7 + 1)),   # torch: no d(5.5 % b)/db
+       OpCase("floor_divide", lambda a, b: a // b, ((2, 3), (3,)), np_fn=np.floor_divide,
+              torch_fn=lambda a, b: (a / b).floor(), domain=("real", "nonzero")),
        OpCase("prod_all", lambda x: x.prod(), ((2, 3),), np_fn=np.prod),
        OpCase("prod_dim", lambda x: x.prod(1), ((3, 4),), np_fn=lambda a: a.prod(1)),
        OpCase("prod_keepdim_neg", lambda x: x.prod(-3, keepdim=True), ((2, 3, 4),),

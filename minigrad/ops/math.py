@@ -1,10 +1,10 @@
 """Elementwise math beside exp/log/tanh: the smooth sin, cos, log1p, expm1 (each a Function
 with its derivative beside it); the piecewise-constant sign, floor, ceil, round, trunc
-(`Step`: gradient 0); and nan_to_num. Integer inputs follow PyTorch: the smooth functions
+(`Step`: gradient 0); % and // (remainder, floor_divide); and nan_to_num. Integer inputs follow PyTorch: the smooth functions
 give float32, the rounding ones give the integers back unchanged."""
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.ops.elementwise import _floating
+from minigrad.ops.elementwise import _floating, _pair
 
 
 class Sin(Function):
@@ -55,6 +55,24 @@ def _round(xp, a, decimals):
     return out.astype(a.dtype, copy=False)
 
 
+class Remainder(Function):
+    """a % b floored, the sign of b (Python's and PyTorch's): a - floor(a/b)·b, so between
+    its jumps d/da = 1 and d/db = -floor(a/b)."""
+    def forward(self, a, b): return self.xp.remainder(a, b)
+    def backward(self, g):
+        a, b = self.inputs
+        return g, -g * floor(a / b)
+
+
+class FloorDivide(Function):
+    """a // b floored (Python's and PyTorch's): a step function, so its gradient is 0, as
+    floor's (PyTorch refuses a backward through it)."""
+    def forward(self, a, b):
+        self.shapes = a.shape, b.shape
+        return self.xp.floor_divide(a, b)
+    def backward(self, g): return tuple(self.const(self.xp.zeros(s, g.dtype)) for s in self.shapes)
+
+
 class NanToNum(Function):
     def forward(self, a, nan, posinf, neginf):           # gradient 1 where x was finite, else 0
         self.finite = self.xp.isfinite(a)
@@ -64,6 +82,8 @@ class NanToNum(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
+def remainder(a, b): return Remainder.apply(*_pair(a, b))
+def floor_divide(a, b): return FloorDivide.apply(*_pair(a, b))
 def sin(x): return Sin.apply(_floating(x))
 def cos(x): return Cos.apply(_floating(x))
 def log1p(x): return Log1p.apply(_floating(x))
