@@ -80,7 +80,7 @@ def _as_function(name):
 # PyTorch's functions that are its tensors' methods under another spelling
 for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin cos "
               "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
-              "std var all any clone detach masked_select outer").split():
+              "std var all any clone detach masked_select outer argsort nonzero").split():
     if _name not in globals():
         globals()[_name] = _as_function(_name)
 del _name

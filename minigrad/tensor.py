@@ -437,6 +437,8 @@ class Tensor:
     def index_select(self, dim, index): return ops.index.index_select(self, dim, index)
     def masked_select(self, mask): return ops.index.masked_select(self, mask)
     def sort(self, dim=-1, descending=False): return ops.index.sort(self, dim, descending)
+    def argsort(self, dim=-1, descending=False): return self.sort(dim, descending)[1]
+    def nonzero(self, as_tuple=False): return ops.index.nonzero(self, as_tuple)
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return ops.index.topk(self, k, dim, largest, sorted)
 

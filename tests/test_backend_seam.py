@@ -199,7 +199,8 @@ def test_factories_comparisons_and_indices_stay_on_the_device():
     made += [mg.zeros_like(x), mg.ones_like(x), mg.randn_like(x), x < 0, x >= x, x == 1.0,
              ~(x > 0), (x > 0) & (x < 1), (x > 0) | (x < 1), x.argmax(), x.argmin(dim=1),
              x.max(dim=1)[1], x.detach(), mg.multinomial(x.softmax(-1), 2),
-             mg.multinomial(x.exp(), 4, replacement=True), F.one_hot(x.argmax(dim=1), 3)]
+             mg.multinomial(x.exp(), 4, replacement=True), F.one_hot(x.argmax(dim=1), 3),
+             x.argsort(1), (x > 0).nonzero(), *(x > 0).nonzero(as_tuple=True)]
     for t in made:
         assert t.device == "spy" and isinstance(t.data, spy_backend.SpyArray), repr(t)
     with mg.no_grad():

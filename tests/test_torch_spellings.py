@@ -50,3 +50,15 @@ def test_small_tensor_methods(device):
     assert w.tolist() == [[0.0, 1.0, 2.0]] * 2
     with pytest.raises(RuntimeError, match="fill_: in-place change of a leaf"):
         w.fill_(1.0)
+
+
+def test_argsort_and_nonzero_as_torch(device):
+    x = mg.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], device=device)
+    assert x.argsort(1).tolist() == [[0, 2, 1], [2, 1, 0]]
+    assert mg.argsort(x, 0, descending=True).tolist() == [[1, 0, 0], [0, 1, 1]]
+    assert x.nonzero().tolist() == [[0, 1], [1, 0], [1, 2]] and x.nonzero().dtype == mg.int64
+    rows, cols = x.nonzero(as_tuple=True)
+    assert rows.tolist() == [0, 1, 1] and cols.tolist() == [1, 0, 2]
+    assert x[x.nonzero(as_tuple=True)].tolist() == [1.5, 2.0, -1.0]
+    assert mg.tensor(5.0, device=device).nonzero().shape == (1, 0)
+    assert mg.zeros(2, 0, device=device).nonzero().shape == (0, 2)

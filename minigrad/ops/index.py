@@ -246,6 +246,18 @@ def sort(x, dim=-1, descending=False):
     return ValuesIndices(gather(x, d, indices), indices)
 
 
+def nonzero(x, as_tuple=False):
+    """Where x is nonzero, as torch.nonzero: an (N, x.ndim) int64 tensor of indices in
+    row-major order, or with as_tuple=True one (N,) tensor per dim (x[t.nonzero(as_tuple=
+    True)] picks those elements). N depends on the values: on a GPU, a wait for them."""
+    a = x.data if x.ndim or not as_tuple else x.data.reshape(1)
+    idx = x.backend.xp.argwhere(a).astype(backend.int64)
+    if not as_tuple:
+        return Tensor._make(idx, x.device)
+    return tuple(Tensor._make(x.backend.xp.ascontiguousarray(idx[:, d]), x.device)
+                 for d in range(idx.shape[1]))
+
+
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """The k largest (smallest with largest=False) values along dim and their indices, as
     torch.topk, largest first (with sorted=True; this implementation always sorts)."""
