@@ -71,6 +71,9 @@ def _as_function(name):
         if not isinstance(input, Tensor):
             raise TypeError(f"mg.{name}: expected a Tensor first, got {type(input).__name__}; "
                             f"make one with mg.tensor(...)")
+        other = kwargs.pop("other", args[0] if args else None)
+        if name in ("max", "min") and isinstance(other, Tensor):   # torch.max(a, b)
+            return (maximum if name == "max" else minimum)(input, other, *args[1:], **kwargs)
         return getattr(input, name)(*args, **kwargs)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"mg.{name}(t, ...) is t.{name}(...), as torch.{name}."
@@ -80,7 +83,7 @@ def _as_function(name):
 # PyTorch's functions that are its tensors' methods under another spelling
 for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin cos "
               "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
-              "std var all any clone detach masked_select outer argsort nonzero").split():
+              "all any clone detach masked_select outer argsort nonzero").split():
     if _name not in globals():
         globals()[_name] = _as_function(_name)
 del _name

@@ -270,7 +270,7 @@ class Tensor:
     # in `_version`. Without the augmented operators Python would rebind x += y to a new
     # tensor: a loop `p -= lr * p.grad` over parameters would change none of them
     def zero_(self): return ops.inplace.fill(self, 0, "zero_")
-    def fill_(self, value): return ops.inplace.fill(self, value, "fill_")
+    def fill_(self, value): return ops.inplace.fill(self, value, "fill_")   # a number, 0-d tensor
     def copy_(self, src): return ops.inplace.setitem(self, ..., src) or self   # as t[...] = src
     def __setitem__(self, index, value): ops.inplace.setitem(self, index, value)
     def __iadd__(self, o): return ops.inplace.update(self, "+=", ops.elementwise.add, o)
@@ -278,6 +278,8 @@ class Tensor:
     def __imul__(self, o): return ops.inplace.update(self, "*=", ops.elementwise.mul, o)
     def __itruediv__(self, o): return ops.inplace.update(self, "/=", ops.elementwise.div, o)
     def __ipow__(self, o): return ops.inplace.update(self, "**=", ops.elementwise.pow, o)
+    def __imod__(self, o): return ops.inplace.update(self, "%=", ops.math.remainder, o)
+    def __ifloordiv__(self, o): return ops.inplace.update(self, "//=", ops.math.floor_divide, o)
 
     # NumPy on the left: `array + tensor` (and -, *, /, **, @, comparisons) is the tensor op,
     # as `tensor + array`; `array += tensor` writes into the array (micrograd's

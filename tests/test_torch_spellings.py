@@ -13,7 +13,7 @@ FUNCTIONS = [("max", ()), ("max", (1,)), ("min", (0,)), ("argmax", ()), ("argmin
              ("div", (2.0,)), ("pow", (2,)), ("square", ()), ("sin", ()), ("cos", ()),
              ("softmax", (-1,)), ("log_softmax", (0,)), ("reshape", ((6,),)),
              ("transpose", (0, 1)), ("permute", ((1, 0),)), ("unsqueeze", (0,)),
-             ("flatten", ()), ("std", ()), ("var", (1,)), ("clone", ()), ("detach", ())]
+             ("flatten", ()), ("clone", ()), ("detach", ())]
 
 
 def test_nn_functional_is_the_functional_module():
@@ -62,3 +62,53 @@ def test_argsort_and_nonzero_as_torch(device):
     assert x[x.nonzero(as_tuple=True)].tolist() == [1.5, 2.0, -1.0]
     assert mg.tensor(5.0, device=device).nonzero().shape == (1, 0)
     assert mg.zeros(2, 0, device=device).nonzero().shape == (0, 2)
+
+
+def test_mod_and_floordiv_edges_as_torch(device):
+    x = mg.tensor([5.0, 7.0, 9.0], device=device)
+    view, alias = x[:2], x
+    with mg.no_grad():
+        x %= 4                                           # in place: views and aliases see it
+    assert x is alias and view.tolist() == [1.0, 3.0] and x.tolist() == [1.0, 3.0, 1.0]
+    x //= 2
+    assert x.tolist() == [0.0, 1.0, 0.0]
+    w = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        w %= 2
+    for bad in (lambda: mg.tensor([7, -7], device=device) % 0,
+                lambda: mg.tensor([7], device=device) // mg.tensor([0], device=device)):
+        with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+            bad()
+    with pytest.raises(TypeError, match="not implemented for bool"):
+        mg.tensor([True], device=device) % mg.tensor([True], device=device)
+    a = mg.tensor(1.0, dtype="float64", device=device, requires_grad=True)
+    b = mg.tensor(0.1, dtype="float64", device=device, requires_grad=True)
+    (a % b).backward()                                   # the quotient forward used: 9
+    assert b.grad.item() == -9.0 and a.grad.item() == 1.0
+
+
+def test_numpy_on_the_left_of_mod_keeps_the_graph():
+    w = mg.tensor([2.0, 4.0], requires_grad=True)
+    for out in (np.array([5.0, 6.0]) % w, np.array([5.0, 6.0]) // w):
+        assert isinstance(out, mg.Tensor) and out.requires_grad
+
+
+def test_max_and_min_of_two_tensors_are_elementwise_as_torch():
+    a, b = mg.tensor([1.0, 5.0]), mg.tensor([3.0, 2.0])
+    assert mg.max(a, b).tolist() == [3.0, 5.0] and mg.min(a, other=b).tolist() == [1.0, 2.0]
+    values, indices = mg.max(a, 0)                       # a dim: values and indices
+    assert values.item() == 5.0 and indices.item() == 1 and indices.shape == ()
+    assert indices.data.ndim == 0                        # an array, not a NumPy scalar
+
+
+def test_fill_takes_a_number_or_a_0d_tensor(device):
+    t = mg.zeros(3, device=device)
+    assert t.fill_(mg.tensor(4.0, device=device)).tolist() == [4.0] * 3
+    with pytest.raises(TypeError, match="a number or a 0-d tensor, got NoneType"):
+        t.fill_(None)
+    with pytest.raises(ValueError, match="must be 0-d"):
+        t.fill_(mg.tensor([1.0, 2.0, 3.0], device=device))
+    with pytest.raises(ValueError, match="not require grad"):
+        t.fill_(mg.tensor(2.0, device=device, requires_grad=True))
+    with pytest.raises(ValueError, match="without overflow"):
+        t.fill_(1e40)

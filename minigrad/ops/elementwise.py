@@ -379,9 +379,16 @@ def numpy_ufunc(ufunc, method, inputs, kwargs):
     return getattr(ufunc, method)(*values, **kwargs)
 
 
+def _math():
+    from minigrad.ops import math   # it imports this module
+    return math
+
+
 _NUMPY_OPERATORS = {
     "add": add, "subtract": sub, "multiply": mul, "divide": div, "true_divide": div,
     "power": pow, "matmul": matmul,
+    "remainder": lambda a, b: _math().remainder(a, b),
+    "floor_divide": lambda a, b: _math().floor_divide(a, b),
     **{name: (lambda a, b, name=name: bitwise(name, a, b)) for name in
        ("bitwise_and", "bitwise_or", "bitwise_xor")},
     **{name: (lambda a, b, name=name: compare(name, a, b)) for name in

@@ -37,6 +37,19 @@ def _counted(t):
 def fill(t, value, op):
     check_allowed(t, op)
     check_writable(t, op)
+    if isinstance(value, Tensor):          # 0-d, as PyTorch; its array stays on the device
+        if value.ndim or value.device != t.device or (value.requires_grad and
+                                                     is_grad_enabled()):
+            raise ValueError(f"{op}: a tensor value must be 0-d, on {t.device} and not "
+                             f"require grad (got shape {value.shape} on {value.device}); "
+                             f"for more, write t[...] = value")
+        value = value.data
+    elif not backend.is_scalar(value) or value is None:
+        raise TypeError(f"{op}: the value must be a number or a 0-d tensor, got "
+                        f"{type(value).__name__}")
+    else:
+        from minigrad.args import check_fill_value
+        check_fill_value(op, value, t.dtype)
     t.data[...] = value
     return _counted(t)
 

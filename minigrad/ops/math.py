@@ -56,12 +56,13 @@ def _round(xp, a, decimals):
 
 
 class Remainder(Function):
-    """a % b floored, the sign of b (Python's and PyTorch's): a - floor(a/b)·b, so between
-    its jumps d/da = 1 and d/db = -floor(a/b)."""
-    def forward(self, a, b): return self.xp.remainder(a, b)
-    def backward(self, g):
-        a, b = self.inputs
-        return g, -g * floor(a / b)
+    """a % b floored, the sign of b (Python's and PyTorch's): a - (a // b)·b, so between
+    its jumps d/da = 1 and d/db = -(a // b), the quotient forward used (floor(a/b) can
+    round to the next integer: 1 % 0.1 has quotient 9, floor(1/0.1) is 10)."""
+    def forward(self, a, b):
+        self.quotient = self.xp.floor_divide(a, b)
+        return self.xp.remainder(a, b)
+    def backward(self, g): return g, -g * self.const(self.quotient)
 
 
 class FloorDivide(Function):
@@ -82,8 +83,20 @@ class NanToNum(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
-def remainder(a, b): return Remainder.apply(*_pair(a, b))
-def floor_divide(a, b): return FloorDivide.apply(*_pair(a, b))
+def remainder(a, b): return Remainder.apply(*_division_operands(a, b, "%"))
+def floor_divide(a, b): return FloorDivide.apply(*_division_operands(a, b, "//"))
+
+
+def _division_operands(a, b, op):
+    """As PyTorch: no bool operands, and an integer divisor of 0 is an error (NumPy gives 0
+    with a warning); the check reads the divisor back, for integer tensors only."""
+    a, b = _pair(a, b)
+    if backend.bool_ in (a.dtype, b.dtype):
+        raise TypeError(f"{op}: not implemented for bool tensors; convert with .long() or "
+                        f".float() first")
+    if not backend.is_floating(b.dtype) and bool((b.data == 0).any()):
+        raise ZeroDivisionError(f"{op}: integer division by zero (a divisor holds 0)")
+    return a, b
 def sin(x): return Sin.apply(_floating(x))
 def cos(x): return Cos.apply(_floating(x))
 def log1p(x): return Log1p.apply(_floating(x))

@@ -327,7 +327,8 @@ def extremum(kind, x, dim=None, keepdim=False):
     ctx = values._ctx
     indices = ctx.indices if ctx is not None else (
         x.data.argmax if kind == "max" else x.data.argmin)(axis=d, keepdims=keepdim)
-    return ValuesIndices(values, Tensor._make(indices, x.device))
+    # (a 1-d tensor's index comes back from NumPy as a scalar: a 0-d array here)
+    return ValuesIndices(values, Tensor._make(x.backend.xp.asarray(indices), x.device))
 
 
 def arg(kind, x, dim=None, keepdim=False):
