@@ -71,9 +71,10 @@ def _as_function(name):
         if not isinstance(input, Tensor):
             raise TypeError(f"mg.{name}: expected a Tensor first, got {type(input).__name__}; "
                             f"make one with mg.tensor(...)")
-        other = kwargs.pop("other", args[0] if args else None)
-        if name in ("max", "min") and isinstance(other, Tensor):   # torch.max(a, b)
-            return (maximum if name == "max" else minimum)(input, other, *args[1:], **kwargs)
+        if name in ("max", "min"):     # torch.max(a, b) (or other=b): elementwise
+            other = kwargs.pop("other") if "other" in kwargs else args[0] if args else None
+            if isinstance(other, Tensor):
+                return (maximum if name == "max" else minimum)(input, other)
         return getattr(input, name)(*args, **kwargs)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"mg.{name}(t, ...) is t.{name}(...), as torch.{name}."

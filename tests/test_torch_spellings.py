@@ -96,6 +96,7 @@ def test_numpy_on_the_left_of_mod_keeps_the_graph():
 def test_max_and_min_of_two_tensors_are_elementwise_as_torch():
     a, b = mg.tensor([1.0, 5.0]), mg.tensor([3.0, 2.0])
     assert mg.max(a, b).tolist() == [3.0, 5.0] and mg.min(a, other=b).tolist() == [1.0, 2.0]
+    assert mg.add(a, b).tolist() == [4.0, 7.0]
     values, indices = mg.max(a, 0)                       # a dim: values and indices
     assert values.item() == 5.0 and indices.item() == 1 and indices.shape == ()
     assert indices.data.ndim == 0                        # an array, not a NumPy scalar
