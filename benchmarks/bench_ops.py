@@ -81,7 +81,8 @@ def main():
     ap.add_argument("--ops", nargs="*", default=None)
     ap.add_argument("--threads", type=positive_int, default=None,
                     help="threads for PyTorch and minigrad's fused ops (default: cores)")
-    ap.add_argument("--large", type=positive_int, default=1 << 22, help="elements in the large case")
+    ap.add_argument("--large", type=positive_int, default=1 << 22,
+                    help="elements in the large case")
     args = ap.parse_args()
     import minigrad as mg              # before NumPy: how BLAS threads idle (parallel.py)
     import minigrad.functional as F

@@ -21,7 +21,8 @@ from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
 import minigrad.functional as F  # noqa: E402
 from minigrad import nn, optim  # noqa: E402
-from minitransformer.argtypes import positive_int, non_negative_int, positive_float  # noqa: E402,E501
+from minitransformer.argtypes import (positive_int, non_negative_int,  # noqa: E402
+                                      positive_float)
 
 
 def make_moons(n=200, noise=0.1, seed=0):

@@ -39,7 +39,8 @@ import time  # noqa: E402
 
 import minigrad as mg  # noqa: E402
 from minitransformer import Seq2Seq  # noqa: E402
-from minitransformer.argtypes import positive_int, non_negative_int, positive_float  # noqa: E402,E501
+from minitransformer.argtypes import (positive_int, non_negative_int,  # noqa: E402
+                                      positive_float)
 import seq2seq_common as common  # noqa: E402
 
 

@@ -97,24 +97,19 @@ def _refuse_torch_file(path):
     PyTorch 1.6 a pickle), say so rather than 'corrupted'."""
     try:
         with open(path, "rb") as f:
-            head = f.read(4)
+            head = f.read(9)
     except OSError:
         return                                           # load's own errors say it
     # a pickle starts 0x80 then its protocol (2 to 5); a safetensors file starts with its
-    # header's length, which may begin 0x80 too, but then its second byte is that length's
-    # and the header (JSON) begins at byte 8 with "{"
+    # header's length, which may begin 0x80 too, but then its header (JSON) begins at byte
+    # 8 with "{"
     pickle = head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05") \
-        and not _starts_a_safetensors_header(path)
-    if head == b"PK\x03\x04" or pickle:
+        and head[8:9] != b"{"
+    if head[:4] == b"PK\x03\x04" or pickle:
         raise CheckpointError(f"mg.load: {path!r} is a PyTorch file (torch.save's zip or "
                               f"pickle), not .safetensors; in PyTorch, save the state dict "
                               f"with safetensors.torch.save_file(model.state_dict(), path) "
                               f"and load that")
-
-
-def _starts_a_safetensors_header(path):
-    with open(path, "rb") as f:
-        return f.read(9)[8:9] == b"{"
 
 
 def load_metadata(path):

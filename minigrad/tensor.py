@@ -50,7 +50,8 @@ class Tensor:
     def _make(array, device, requires_grad=False):
         """Wrap an array already on `device` (no checks, no copy): the ops' fast constructor."""
         t = Tensor.__new__(Tensor)
-        t._data, t.device, t.grad, t._ctx, t.requires_grad = array, device, None, None, requires_grad
+        t._data, t.device, t.grad, t._ctx = array, device, None, None
+        t.requires_grad = requires_grad
         t._version_counter, t._hooks, t._retains_grad = [0], None, False
         return t
 

@@ -6,6 +6,7 @@ in grad mode these refuse, or `x += y` builds a new tensor, as `x = x + y` would
 import sys
 
 from minigrad import backend
+from minigrad.args import check_fill_value
 from minigrad.autograd import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
@@ -48,7 +49,6 @@ def fill(t, value, op):
         raise TypeError(f"{op}: the value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__}")
     else:
-        from minigrad.args import check_fill_value
         check_fill_value(op, value, t.dtype)
     t.data[...] = value
     return _counted(t)

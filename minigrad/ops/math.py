@@ -1,7 +1,8 @@
 """Elementwise math beside exp/log/tanh: the smooth sin, cos, log1p, expm1 (each a Function
 with its derivative beside it); the piecewise-constant sign, floor, ceil, round, trunc
-(`Step`: gradient 0); % and // (remainder, floor_divide); and nan_to_num. Integer inputs follow PyTorch: the smooth functions
-give float32, the rounding ones give the integers back unchanged."""
+(`Step`: gradient 0); % and // (remainder, floor_divide); and nan_to_num. Integer inputs
+follow PyTorch: the smooth functions give float32, the rounding ones give the integers back
+unchanged."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.ops.elementwise import _floating, _pair
