@@ -282,6 +282,32 @@ class Tensor(TensorMethods):
     def __ipow__(self, o): return ops.inplace.update(self, "**=", ops.elementwise.pow, o)
     def __imod__(self, o): return ops.inplace.update(self, "%=", ops.math.remainder, o)
     def __ifloordiv__(self, o): return ops.inplace.update(self, "//=", ops.math.floor_divide, o)
+    # PyTorch's trailing-underscore methods: the op's result written into this tensor's
+    # memory; outside autograd only, since a method cannot rebind the caller's name as += does
+    def add_(self, o, *, alpha=1):
+        return ops.inplace.method(self, "add_", ops.elementwise.add, _times(o, alpha))
+    def sub_(self, o, *, alpha=1):
+        return ops.inplace.method(self, "sub_", ops.elementwise.sub, _times(o, alpha))
+    def mul_(self, o): return ops.inplace.method(self, "mul_", ops.elementwise.mul, o)
+    def div_(self, o): return ops.inplace.method(self, "div_", ops.elementwise.div, o)
+    def pow_(self, o): return ops.inplace.method(self, "pow_", ops.elementwise.pow, o)
+    def neg_(self): return ops.inplace.method(self, "neg_", ops.elementwise.neg)
+    def exp_(self): return ops.inplace.method(self, "exp_", ops.elementwise.exp)
+    def log_(self): return ops.inplace.method(self, "log_", ops.elementwise.log)
+    def sqrt_(self): return ops.inplace.method(self, "sqrt_", ops.elementwise.sqrt)
+    def abs_(self): return ops.inplace.method(self, "abs_", ops.elementwise.abs)
+    def relu_(self): return ops.inplace.method(self, "relu_", ops.elementwise.relu)
+    def clamp_(self, min=None, max=None):
+        return ops.inplace.method(self, "clamp_", ops.elementwise.clip, min, max)
+    clip_ = clamp_
+    def masked_fill_(self, mask, value):
+        return ops.inplace.method(self, "masked_fill_", ops.elementwise.masked_fill, mask, value)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):   # drawn as nn.init's
+        ops.inplace.check_allowed(self, "normal_")
+        return nn.init.normal_(self, mean, std, generator)
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        ops.inplace.check_allowed(self, "uniform_")
+        return nn.init.uniform_(self, a, b, generator)
 
     # NumPy on the left: `array + tensor` (and -, *, /, **, @, comparisons) is the tensor op,
     # as `tensor + array`; `array += tensor` writes into the array (micrograd's
@@ -309,8 +335,9 @@ class Tensor(TensorMethods):
     def __matmul__(self, o): return ops.matmul.matmul(self, o)
     def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
     # PyTorch's method spellings of the same ops: x.add(y), x.pow(2), x.matmul(w) ...
-    add, sub, mul, div, pow, matmul, neg = \
-        __add__, __sub__, __mul__, __truediv__, __pow__, __matmul__, __neg__
+    mul, div, pow, matmul, neg = __mul__, __truediv__, __pow__, __matmul__, __neg__
+    def add(self, o, *, alpha=1): return ops.elementwise.add(self, _times(o, alpha))  # x + αo
+    def sub(self, o, *, alpha=1): return ops.elementwise.sub(self, _times(o, alpha))
     def square(self): return ops.elementwise.mul(self, self)
     def reciprocal(self): return ops.elementwise.div(1.0, self)
     def rsqrt(self): return ops.elementwise.div(1.0, self.sqrt())  # -0 -> -inf, as PyTorch
@@ -340,5 +367,12 @@ class Tensor(TensorMethods):
     def __rxor__(self, o): return ops.elementwise.bitwise("bitwise_xor", o, self)
 
 
-from minigrad import ops, creation, tensor_methods  # noqa: E402  (they need Tensor; its
+def _times(o, alpha):
+    """alpha·o for add/sub's alpha= (o itself when alpha is 1, so no op is added)."""
+    if not backend.is_scalar(alpha) or isinstance(alpha, builtins.bool):
+        raise TypeError(f"alpha must be a number, got {type(alpha).__name__}")
+    return o if alpha == 1 else o * alpha
+
+
+from minigrad import ops, creation, nn, tensor_methods  # noqa: E402  (they need Tensor; its
 tensor_methods.ops = ops                             # methods need them)

@@ -1,4 +1,5 @@
-"""In-place changes of a tensor: `t[i] = v`, `zero_()` and `x += y` (with -=, *=, /=, **=).
+"""In-place changes of a tensor: `t[i] = v`, `zero_()`, `x += y` (with -=, *=, /=, **=) and
+the trailing-underscore methods (`add_`, `mul_`, `clamp_` ...).
 Each writes into the tensor's memory, so every view of it sees the change (as PyTorch), and
 counts itself in the version shared by those views (autograd then refuses a backward that
 would read the old values). Autograd records no in-place write: where a tensor requires grad
@@ -108,15 +109,47 @@ def update(x, what, op, o):
                            f"x = x {what[:-1]} y where x is used, or do it under "
                            f"mg.no_grad()")
     result = op(x, o)
-    if result.shape != x.shape:
-        raise ValueError(f"x {what} y: the result has shape {result.shape}, but x has shape "
-                         f"{x.shape}; an in-place op cannot change x's shape")
-    if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[x.dtype.kind]:
-        raise TypeError(f"x {what} y: the result is {result.dtype}, which x of dtype "
-                        f"{x.dtype} cannot hold; convert x first (x = x.float())")
+    _check_result(x, result, f"x {what} y")
     if grad_mode:                                # Python binds x to the result
         return result if result.dtype == x.dtype else result.to(dtype=x.dtype)
-    check_writable(x, f"x {what} y")
+    return _write(x, result, f"x {what} y")
+
+
+def method(x, name, op, *args):
+    """x.add_(y), x.clamp_(lo, hi) ...: op(x, *args) written into x's memory, seen through
+    every view of it. Autograd records no in-place write, and a method, unlike x += y,
+    cannot rebind the caller's name to a new tensor; so in grad mode it refuses a tensor
+    that requires grad, or an argument that does (its gradient would be lost)."""
+    if is_grad_enabled():
+        if x.requires_grad and x.is_leaf:
+            raise RuntimeError(f"{name}: in-place change of a leaf tensor that requires grad; "
+                               f"do it under mg.no_grad() (a hand-written optimiser step, "
+                               f"an initialisation)")
+        if x.requires_grad:
+            raise RuntimeError(f"{name}: in-place change of a tensor that requires grad, "
+                               f"which autograd does not record; write "
+                               f"x = x.{name[:-1]}(...) to keep the gradient")
+        if any(getattr(a, "requires_grad", False) for a in args):
+            raise RuntimeError(f"{name}: an argument requires grad, but an in-place write is "
+                               f"not recorded by autograd, so its gradient would be lost; "
+                               f"write x = x.{name[:-1]}(...) instead")
+    check_writable(x, name)
+    result = op(x, *args)
+    _check_result(x, result, name)
+    return _write(x, result, name)
+
+
+def _check_result(x, result, what):
+    if result.shape != x.shape:
+        raise ValueError(f"{what}: the result has shape {result.shape}, but x has shape "
+                         f"{x.shape}; an in-place op cannot change x's shape")
+    if _KIND_ORDER[result.dtype.kind] > _KIND_ORDER[x.dtype.kind]:
+        raise TypeError(f"{what}: the result is {result.dtype}, which x of dtype "
+                        f"{x.dtype} cannot hold; convert x first (x = x.float())")
+
+
+def _write(x, result, what):
+    check_writable(x, what)
     x.data[...] = result.data                    # through any views of this memory
     return _counted(x)
 

@@ -1,0 +1,146 @@
+"""PyTorch's trailing-underscore methods (add_, mul_, clamp_, masked_fill_, normal_ ...) and
+add/sub's alpha=: each writes its out-of-place op's result into the tensor's memory, seen by
+every view and counted in the version; autograd records none of them, so in grad mode they
+refuse a tensor (or an argument) that requires grad instead of losing a gradient."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+X = [[1.5, -2.0, 0.25], [3.0, 0.5, -0.75]]
+# (method, its arguments, the same result out of place)
+CASES = [
+    ("add_", (2.0,), lambda x: x + 2.0),
+    ("add_", ([1.0, 2.0, 3.0],), lambda x: x + np.array([1.0, 2.0, 3.0])),
+    ("sub_", (0.5,), lambda x: x - 0.5),
+    ("mul_", (3.0,), lambda x: x * 3.0),
+    ("div_", (4.0,), lambda x: x / 4.0),
+    ("pow_", (2,), lambda x: x ** 2),
+    ("neg_", (), lambda x: -x),
+    ("abs_", (), np.abs),
+    ("exp_", (), np.exp),
+    ("relu_", (), lambda x: np.maximum(x, 0)),
+    ("clamp_", (-1.0, 1.0), lambda x: np.clip(x, -1, 1)),
+    ("clip_", (None, 0.0), lambda x: np.minimum(x, 0)),
+]
+
+
+def _arg(a, device):
+    return mg.tensor(a, device=device) if isinstance(a, list) else a
+
+
+@pytest.mark.parametrize("name, args, want", CASES, ids=[f"{c[0]}{i}" for i, c in
+                                                         enumerate(CASES)])
+def test_writes_the_out_of_place_result_into_the_tensor(name, args, want, device):
+    base = mg.tensor(X, device=device)
+    row = base[1]                                       # a view: it must see the write
+    x = mg.tensor(X, device=device)
+    out = getattr(x, name)(*(_arg(a, device) for a in args))
+    assert out is x and x._version == 1
+    np.testing.assert_allclose(x.numpy(), want(np.array(X, np.float32)), rtol=1e-6)
+    getattr(row, name)(*(_arg(a, device) for a in args))
+    np.testing.assert_allclose(base.numpy()[1], want(np.array(X[1], np.float32)), rtol=1e-6)
+    assert base._version == 1                           # the view's write counts for base
+
+
+def test_same_as_torch():
+    torch = pytest.importorskip("torch")
+    for name, args, _ in CASES + [("sqrt_", (), None), ("log_", (), None)]:
+        a = np.abs(np.array(X)) if name in ("sqrt_", "log_") else np.array(X)
+        t, m = torch.tensor(a), mg.tensor(a)
+        getattr(t, name)(*(torch.tensor(v, dtype=torch.float64) if isinstance(v, list) else v
+                           for v in args))
+        getattr(m, name)(*(mg.tensor(v, dtype=mg.float64) if isinstance(v, list) else v
+                           for v in args))
+        np.testing.assert_allclose(m.numpy(), t.numpy(), rtol=1e-12, err_msg=name)
+    t, m = torch.tensor(X), mg.tensor(X)
+    t.add_(torch.ones(3), alpha=-0.5).sub_(2.0, alpha=3)
+    m.add_(mg.ones(3), alpha=-0.5).sub_(2.0, alpha=3)
+    np.testing.assert_allclose(m.numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_masked_fill_in_place(device):
+    x = mg.tensor(X, device=device)
+    assert x.masked_fill_(x < 0, 0.0) is x
+    assert x.tolist() == [[1.5, 0.0, 0.25], [3.0, 0.5, 0.0]]
+    with pytest.raises(ValueError, match="mask of shape"):
+        x.masked_fill_(mg.ones(3, 3, dtype=mg.bool, device=device), 1.0)
+
+
+def test_alpha_out_of_place_is_differentiable():
+    a = mg.tensor([1.0, 2.0], dtype=mg.float64, requires_grad=True)
+    b = mg.tensor([0.5, -1.0], dtype=mg.float64, requires_grad=True)
+    assert mg.gradcheck(lambda a, b: a.add(b, alpha=2.5), (a, b))
+    assert mg.gradcheck(lambda a, b: a.sub(b, alpha=-3), (a, b))
+    a.sub(b, alpha=3).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [-3.0, -3.0]
+    assert mg.add(a, b, alpha=2).tolist() == [2.0, 0.0]
+    with pytest.raises(TypeError, match="alpha must be a number, got str"):
+        a.add(b, alpha="2")
+
+
+def test_a_parameter_changes_only_under_no_grad(device):
+    w = mg.ones(2, 3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"add_: in-place change of a leaf tensor that "
+                                           r"requires grad; do it under mg.no_grad\(\)"):
+        w.add_(1.0)
+    with mg.no_grad():                                   # a hand-written SGD step
+        w.add_(mg.full((2, 3), 2.0, device=device), alpha=-0.5)
+    assert w.tolist() == [[0.0] * 3] * 2 and w.requires_grad and w.is_leaf
+
+
+def test_refused_where_a_gradient_would_be_lost(device):
+    w = mg.ones(3, device=device, requires_grad=True)
+    h = w * 2
+    with pytest.raises(RuntimeError, match=r"mul_: .* does not record; write x = x.mul"):
+        h.mul_(3.0)
+    x = mg.ones(3, device=device)
+    with pytest.raises(RuntimeError, match="add_: an argument requires grad"):
+        x.add_(w)
+    with pytest.raises(RuntimeError, match="add_: an argument requires grad"):
+        x.add_(w, alpha=2.0)
+    assert x.tolist() == [1.0, 1.0, 1.0]                 # nothing was written
+
+
+def test_a_write_into_a_saved_input_stops_backward(device):
+    w = mg.ones(3, device=device, requires_grad=True)
+    x = mg.tensor([1.0, 2.0, 3.0], device=device)
+    y = (x * w).sum()                                    # saves x for w's gradient
+    x.mul_(10.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place"):
+        y.backward()
+
+
+def test_dtype_and_shape_rules(device):
+    i = mg.tensor([1, 2], device=device)
+    with pytest.raises(TypeError, match="div_: the result is float32, which x of dtype int64"):
+        i.div_(2)
+    assert i.mul_(3).tolist() == [3, 6] and i.dtype == mg.int64
+    with pytest.raises(ValueError, match=r"add_: the result has shape \(2, 3\), but x has "
+                                         r"shape \(3,\)"):
+        mg.ones(3, device=device).add_(mg.ones(2, 3, device=device))
+    with pytest.raises(ValueError, match="broadcast view"):
+        mg.ones(3, device=device).expand(2, 3).add_(1.0)
+
+
+def test_random_fills(device):
+    w = mg.zeros(200, 100, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="normal_: in-place change of a leaf"):
+        w.normal_()
+    with mg.no_grad():
+        assert w.normal_(0.0, 0.02, generator=0) is w
+    assert abs(w.numpy().std() - 0.02) < 0.001 and abs(w.numpy().mean()) < 0.001
+    again = mg.zeros(200, 100, device=device)
+    np.testing.assert_array_equal(again.normal_(0.0, 0.02, generator=0).numpy(), w.numpy())
+    u = mg.zeros(1000, device=device).uniform_(-0.1, 0.1)
+    assert -0.1 <= u.numpy().min() < -0.09 and 0.09 < u.numpy().max() <= 0.1
+    with pytest.raises(TypeError, match="floating-point"):
+        mg.zeros(3, dtype=mg.int64, device=device).normal_()
+
+
+def test_in_place_methods_stay_on_the_device(spy):
+    x = mg.tensor(X, device=spy)
+    x.add_(mg.ones(3, device=spy), alpha=2).mul_(0.5).clamp_(-1, 1).exp_()
+    x.masked_fill_(x > 2, 0.0)
+    want = np.exp(np.clip((np.array(X, np.float32) + 2) * 0.5, -1, 1))
+    np.testing.assert_allclose(x.numpy(), np.where(want > 2, 0, want), rtol=1e-6)
