@@ -268,16 +268,19 @@ class LogSoftmax(Softmax):
 
 
 class CrossEntropyLoss(Module):
-    """F.cross_entropy as a module: (N, C) logits and (N,) class targets."""
+    """F.cross_entropy as a module: logits and class targets ((N, C) and (N,), or (N, C, d1,
+    ...) and (N, d1, ...)). `weight` (one per class) is a buffer, as PyTorch."""
 
-    def __init__(self, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean",
+                 label_smoothing=0.0):
         super().__init__()
         check_reduction(reduction, "CrossEntropyLoss")
+        self.register_buffer("weight", weight)
         self.ignore_index, self.reduction = ignore_index, reduction
         self.label_smoothing = label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                                label_smoothing=self.label_smoothing, reduction=self.reduction)
 
 
@@ -297,14 +300,15 @@ class NLLLoss(Module):
     """F.nll_loss as a module: (N, C) log-probabilities and (N,) class targets. `weight`
     (one per class) is a buffer, as PyTorch: saved in state_dict, moved by .to()."""
 
-    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
         super().__init__()
         check_reduction(reduction, "NLLLoss")
         self.register_buffer("weight", weight)
         self.ignore_index, self.reduction = ignore_index, reduction
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(Module):

@@ -6,7 +6,7 @@ import warnings
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.softmax import softmax, log_softmax_array
+from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.index import raw_index, gather
 from minigrad.ops.elementwise import where, log, lift, maximum
 from minigrad.ops.activations import log1p_exp_parts
@@ -62,38 +62,52 @@ class CrossEntropy(Function):
         return ((self.probs - self.q) * w,)
 
 
-def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
-    """Cross-entropy of (N, C) logits against (N,) integer class targets: the mean over the
-    targets that are not ignore_index (reduction="mean"), their sum ("sum"), or one loss per
-    row ("none"); label_smoothing mixes in the uniform distribution, as PyTorch."""
-    t = raw_index(target, logits, "cross_entropy", "target")
-    if not hasattr(t, "dtype"):
-        t = logits.backend.from_numpy(backend.to_host(t))
-    if logits.ndim != 2 or t.ndim != 1 or t.shape[0] != logits.shape[0]:
-        raise ValueError(f"cross_entropy: expected logits (N, C) and targets (N,), got "
-                         f"{logits.shape} and {tuple(t.shape)}; reshape (B, T, C) logits to "
-                         f"(B*T, C) and targets to (B*T,) first")
-    if t.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: targets must be integer class indices, got {t.dtype}")
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross-entropy of logits against integer class targets, as PyTorch: (N, C) against
+    (N,), (N, C, d1, ...) against (N, d1, ...) (the class dim second), or (C,) against a 0-d
+    target. The mean over the targets that are not ignore_index (reduction="mean"), their
+    sum ("sum"), or one loss per target ("none"); label_smoothing mixes in the uniform
+    distribution. With `weight` (one per class) the mean is weighted, as nll_loss's."""
+    logits, t, shape = _class_targets(input, target, ignore_index, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
     check_reduction(reduction, "cross_entropy")
-    c = logits.shape[1]
-    bad = (t != ignore_index) & ((t < 0) | (t >= c))
-    if bool(bad.any()):
-        raise IndexError(f"cross_entropy: target {int(t[bad][0])} is out of range for {c} "
-                         f"classes (valid: 0..{c - 1}, or ignore_index={ignore_index})")
-    return CrossEntropy.apply(logits, target=t, ignore_index=ignore_index,
-                              label_smoothing=float(label_smoothing), reduction=reduction)
+    if weight is None:                               # the fused op: GPT's loss
+        loss = CrossEntropy.apply(logits, target=t, ignore_index=ignore_index,
+                                  label_smoothing=float(label_smoothing), reduction=reduction)
+    else:
+        loss = _weighted_cross_entropy(logits, t, weight, ignore_index, reduction,
+                                       float(label_smoothing))
+    return loss.reshape(shape) if reduction == "none" else loss
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
-    """Negative log-likelihood of (N, C) log-probabilities at (N,) integer class targets:
-    loss_i = -weight[t_i]·input[i, t_i], and 0 where t_i is ignore_index. "mean" divides the
-    sum by the summed weights of the targets that count (a weighted mean, as PyTorch); with
-    none counting it is nan, with a zero gradient."""
-    t = _class_targets(input, target, ignore_index, "nll_loss")
+def _weighted_cross_entropy(logits, t, weight, ignore_index, reduction, eps):
+    """PyTorch's weighted (and smoothed) cross-entropy, composed: (1-ε)·nll + ε/C·smooth,
+    smooth_i = -Σ_c w_c log p_ic, where 'mean' divides both sums by Σ w[t_i] over the rows
+    that count."""
+    w = _class_weight(weight, logits, "cross_entropy")
+    logp = log_softmax(logits, 1)
+    nll = nll_loss(logp, t, w, ignore_index=ignore_index, reduction=reduction)
+    if not eps:
+        return nll
+    valid = t != ignore_index
+    smooth = where(Tensor._make(valid, logits.device), -(logp * w).sum(1), 0.0)
+    if reduction == "mean":                          # nll_loss's denominator, Σ w[t_i]
+        smooth = _weighted_mean(smooth, w.data[logits.backend.xp.where(valid, t, 0)] * valid,
+                                valid)
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - eps) * nll + (eps / logits.shape[1]) * smooth
+
+
+def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood of log-probabilities at integer class targets (the shapes of
+    cross_entropy): loss_i = -weight[t_i]·input[i, t_i], and 0 where t_i is ignore_index.
+    "mean" divides the sum by the summed weights of the targets that count (a weighted mean,
+    as PyTorch); with none counting it is nan, with a zero gradient."""
+    input, t, shape = _class_targets(input, target, ignore_index, "nll_loss")
     check_reduction(reduction, "nll_loss")
     xp, dtype, device = input.backend.xp, input.dtype, input.device
     valid = t != ignore_index
@@ -103,11 +117,17 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     picked = gather(input, 1, t[:, None])[:, 0]     # log p of each row's target
     # a where, not ·0: an ignored row's log p may be -inf, and -inf·0 is NaN
     losses = where(Tensor._make(valid, device), -picked * Tensor._make(w, device), 0.0)
-    if reduction != "mean":
-        return _reduce(losses, reduction)
-    # no device sync to ask whether any row counts: when none does, the sum (0) is divided
-    # by 1 and a constant nan added, so the loss is nan and its gradient 0, as PyTorch (a
-    # batch of padding only must not put NaN into every weight)
+    if reduction == "mean":
+        return _weighted_mean(losses, w, valid)
+    return losses.reshape(shape) if reduction == "none" else losses.sum()
+
+
+def _weighted_mean(losses, w, valid):
+    """Σ losses / Σ w, w the rows' weights (0 where a row does not count). No device sync to
+    ask whether any row counts: when none does, the sum (0) is divided by 1 and a constant
+    nan added, so the loss is nan and its gradient 0, as PyTorch (a batch of padding only
+    must not put NaN into every weight)."""
+    xp, dtype, device = losses.backend.xp, losses.dtype, losses.device
     none = ~valid.any()
     total = Tensor._make(xp.where(none, 1, w.sum()).astype(dtype), device)
     nan = Tensor._make(xp.where(none, xp.nan, 0).astype(dtype), device)
@@ -115,25 +135,34 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 def _class_targets(input, target, ignore_index, op):
-    """(N,) integer targets as an int64 array on input's device, checked against (N, C)
-    input: shapes, dtypes, and every target that counts in 0..C-1 (one device sync)."""
+    """(input, targets, loss shape): input as (rows, C) and its integer targets as an int64
+    (rows,) array on input's device, checked (shapes, dtypes, and every target that counts
+    in 0..C-1: one device sync), and the shape of one loss per target."""
     t = raw_index(target, input, op, "target")
     if not hasattr(t, "dtype"):
         t = input.backend.from_numpy(backend.to_host(t))
-    if input.ndim != 2 or t.ndim != 1 or t.shape[0] != input.shape[0]:
-        raise ValueError(f"{op}: expected input (N, C) and targets (N,), got {input.shape} "
-                         f"and {tuple(t.shape)}; reshape (B, T, C) input to (B*T, C) and "
-                         f"targets to (B*T,) first")
-    if input.dtype.kind != "f" or t.dtype.kind not in "iu":
-        raise TypeError(f"{op}: needs floating-point log-probabilities and integer class "
-                        f"targets, got {input.dtype} and {t.dtype}")
+    shape = tuple(t.shape)
+    if input.ndim == 1 and shape == ():              # one row of C logits, one target
+        input, t = input.reshape(1, input.shape[0]), t.reshape(1)
+    elif input.ndim >= 2 and shape == (input.shape[0],) + input.shape[2:]:
+        if input.ndim > 2:                           # (N, C, d1, ...) -> (N·d1·..., C)
+            input = input.permute((0, *range(2, input.ndim), 1)).reshape(-1, input.shape[1])
+            t = t.reshape(-1)
+    else:
+        raise ValueError(f"{op}: expected input (N, C) with targets (N,), or (N, C, d1, ...) "
+                         f"with targets (N, d1, ...) (the class dim second, as PyTorch), got "
+                         f"{input.shape} and {shape}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"{op}: the input must be floating-point, got {input.dtype}")
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{op}: targets must be integer class indices, got {t.dtype}")
     t = t.astype(backend.int64, copy=False)       # a uint8 t != -100 would not compare
     c = input.shape[1]
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
     if bool(bad.any()):
         raise IndexError(f"{op}: target {int(t[bad][0])} is out of range for {c} classes "
                          f"(valid: 0..{c - 1}, or ignore_index={ignore_index})")
-    return t
+    return input, t, shape
 
 
 def _class_weight(weight, input, op):

@@ -1,0 +1,122 @@
+"""cross_entropy and nll_loss as PyTorch takes them: a per-class `weight` (with ignore_index
+and label smoothing), the class dim second for (N, C, d1, ...) inputs, a (C,) input with a
+0-d target; and the module forms with `weight` as a buffer."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+
+RNG = np.random.default_rng(0)
+LOGITS = RNG.normal(size=(6, 4))
+TARGET = np.array([0, 3, 1, -100, 2, 3])
+WEIGHT = np.array([0.5, 2.0, 1.0, 0.25])
+KWARGS = [dict(reduction=r, label_smoothing=ls, ignore_index=ii)
+          for r in ("mean", "sum", "none") for ls in (0.0, 0.2) for ii in (-100, 3)]
+
+
+def _target(kw):                    # the ignored row marked with this case's ignore_index
+    return np.where(TARGET == -100, kw["ignore_index"], TARGET)
+
+
+def _ids(kw):
+    return "-".join(f"{k}={v}" for k, v in kw.items())
+
+
+@pytest.mark.parametrize("kw", KWARGS, ids=[_ids(k) for k in KWARGS])
+def test_weighted_cross_entropy_as_torch(kw, device):
+    torch = pytest.importorskip("torch")
+    target = _target(kw)
+    x = mg.tensor(LOGITS, device=device, requires_grad=True)
+    w = mg.tensor(WEIGHT, device=device)
+    got = F.cross_entropy(x, mg.tensor(target, device=device), w, **kw)
+    tx = torch.tensor(LOGITS, requires_grad=True)
+    want = torch.nn.functional.cross_entropy(tx, torch.tensor(target), torch.tensor(WEIGHT),
+                                             **kw)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-14)
+    g = RNG.normal(size=want.shape)
+    got.backward(mg.tensor(g, device=device))
+    want.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-11, atol=1e-14)
+
+
+def test_weighted_cross_entropy_gradcheck():
+    w = mg.tensor(WEIGHT)
+    for ls in (0.0, 0.3):
+        assert mg.gradcheck(lambda x: F.cross_entropy(x, TARGET, w, label_smoothing=ls),
+                            (mg.tensor(LOGITS, requires_grad=True),))
+        assert mg.gradgradcheck(lambda x: F.cross_entropy(x, TARGET, w, label_smoothing=ls),
+                                (mg.tensor(LOGITS, requires_grad=True),))
+
+
+def test_unit_weights_are_the_unweighted_loss(dtype):
+    x = mg.tensor(LOGITS, dtype=dtype)
+    for kw in KWARGS:
+        np.testing.assert_allclose(
+            F.cross_entropy(x, _target(kw), mg.ones(4, dtype=dtype), **kw).numpy(),
+            F.cross_entropy(x, _target(kw), **kw).numpy(), rtol=1e-6 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("op", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_class_dim_second_as_torch(op, reduction, device):
+    torch = pytest.importorskip("torch")
+    x = RNG.normal(size=(2, 4, 3, 5))                    # (N, C, d1, d2)
+    t = RNG.integers(0, 4, size=(2, 3, 5))
+    t[0, 1, 2] = -100
+    mx = mg.tensor(x, device=device, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    got = getattr(F, op)(mx, mg.tensor(t, device=device), reduction=reduction)
+    want = getattr(torch.nn.functional, op)(tx, torch.tensor(t), reduction=reduction)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-11, atol=1e-15)
+
+
+def test_one_row_with_a_0d_target():
+    x = mg.tensor(LOGITS[0], requires_grad=True)
+    loss = F.cross_entropy(x, mg.tensor(2))
+    want = -(LOGITS[0, 2] - np.log(np.exp(LOGITS[0]).sum()))
+    assert loss.shape == () and abs(loss.item() - want) < 1e-6
+    assert F.cross_entropy(x, mg.tensor(2), reduction="none").shape == ()
+
+
+def test_sequence_logits_transposed_equal_the_flattened_loss():
+    x = mg.tensor(RNG.normal(size=(3, 7, 5)), dtype=mg.float64)     # (B, T, C)
+    y = mg.tensor(RNG.integers(0, 5, size=(3, 7)))
+    flat = F.cross_entropy(x.reshape(-1, 5), y.reshape(-1), reduction="none").reshape(3, 7)
+    np.testing.assert_allclose(F.cross_entropy(x.transpose(1, 2), y, reduction="none").numpy(),
+                               flat.numpy(), rtol=1e-14)
+
+
+def test_modules_keep_weight_as_a_buffer():
+    w = mg.tensor(WEIGHT, dtype=mg.float32)
+    loss = mg.nn.CrossEntropyLoss(w, label_smoothing=0.1)
+    assert "weight" in loss.state_dict()
+    x = mg.tensor(LOGITS, dtype=mg.float32)
+    np.testing.assert_allclose(loss(x, TARGET).item(),
+                               F.cross_entropy(x, TARGET, w, label_smoothing=0.1).item())
+    t3 = _target({"ignore_index": 3})
+    assert mg.nn.NLLLoss(w, ignore_index=3)(x.log_softmax(1), t3).item() == \
+        F.nll_loss(x.log_softmax(1), t3, w, ignore_index=3).item()
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: F.cross_entropy(mg.ones(2, 3), [0, 1], mg.ones(4)), TypeError,
+     ["cross_entropy", "weight must be a tensor of shape (3,)"]),
+    (lambda: F.cross_entropy(mg.ones(2, 3), [0, 1], mg.ones(3, requires_grad=True)),
+     RuntimeError, ["weight requires grad"]),
+    (lambda: F.cross_entropy(mg.ones(2, 3, 4), mg.tensor([[0, 1, 2]] * 2)), ValueError,
+     ["(2, 3, 4)", "(2, 3)", "class dim second"]),
+    (lambda: F.cross_entropy(mg.ones(3), mg.tensor([1])), ValueError, ["(3,)", "(1,)"]),
+    (lambda: F.cross_entropy(mg.ones(2, 3), [0, 1], 0, 1), TypeError, ["positional"]),
+    (lambda: F.cross_entropy(mg.tensor([[1, 2]]), [0]), TypeError,
+     ["cross_entropy", "floating-point", "int64"]),
+])
+def test_bad_input(call, error, words):
+    with pytest.raises(error) as e:
+        call()
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
