@@ -1,10 +1,14 @@
-"""minigrad.optim: optimisers (SGD, Adam, AdamW) with PyTorch's update equations and
-parameter groups, gradient clipping, and learning-rate schedules."""
+"""minigrad.optim: optimisers (SGD, Adam, AdamW, RMSprop) with PyTorch's update equations
+and parameter groups, gradient clipping, and learning-rate schedules (plain functions, and
+PyTorch's scheduler classes, also under minigrad.optim.lr_scheduler)."""
 from minigrad.optim.optimizer import (Optimizer, flatten_state_dict,  # noqa: F401
                                       unflatten_state_dict)
 from minigrad.optim.sgd import SGD  # noqa: F401
 from minigrad.optim.adam import Adam, AdamW  # noqa: F401
+from minigrad.optim.rmsprop import RMSprop  # noqa: F401
 from minigrad.optim import lr_scheduler  # noqa: F401
-from minigrad.optim.lr_scheduler import (LambdaLR, warmup_cosine, noam, step_decay,  # noqa
-                                         set_lr)
+from minigrad.optim.lr_scheduler import (warmup_cosine, noam, step_decay, set_lr,  # noqa
+                                         LRScheduler, LambdaLR, StepLR, MultiStepLR,
+                                         ExponentialLR, CosineAnnealingLR, LinearLR,
+                                         SequentialLR)
 from minigrad.nn.utils import clip_grad_norm_, clip_grad_value_  # noqa: F401

@@ -4,9 +4,16 @@
     p = p * (1 - lr * weight_decay)      (AdamW: decoupled weight decay, instead)
     m = m + (1 - β1) * (g - m)           (= β1 m + (1-β1) g, as torch's lerp)
     v = β2 v + (1 - β2) g²
-    p = p - lr / (1 - β1ᵗ) * m / (√v / √(1 - β2ᵗ) + eps)
+    v_max = max(v_max, v)                (amsgrad only: the largest v so far, elementwise)
+    p = p - lr / (1 - β1ᵗ) * m / (√v / √(1 - β2ᵗ) + eps)     (√v_max instead with amsgrad)
+
+AMSGrad (Reddi et al. 2018) divides by the largest second moment seen rather than the current
+one, so a parameter's step size never grows back after a burst of large gradients. Its state
+`max_exp_avg_sq` is kept (and saved) beside `exp_avg` and `exp_avg_sq`, as PyTorch's.
 """
 from minigrad.optim.optimizer import Optimizer
+
+MOMENTS = ("exp_avg", "exp_avg_sq")          # the state arrays every Adam step updates
 
 
 class Adam(Optimizer):
@@ -18,14 +25,19 @@ class Adam(Optimizer):
     more than its arithmetic, is most of the optimiser's time. The result is the same to the
     bit. None (default): on for GPU parameters, off on the CPU, where each parameter's
     arrays stay in cache through the dozen passes and the flat ones do not (a step of the
-    baby GPT's AdamW measured 2.2 ms one by one, 4.3 ms flat)."""
+    baby GPT's AdamW measured 2.2 ms one by one, 4.3 ms flat).
+
+    `amsgrad=True` runs on every path: one by one, flat (a third flat array), and on a GPU
+    as the array chain rather than the fused kernel, which has no v_max."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 decoupled_weight_decay=False, foreach=None):
+                 amsgrad=False, *, foreach=None, decoupled_weight_decay=False):
+        # PyTorch's order: amsgrad is the sixth positional argument, the rest keywords
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        decoupled_weight_decay=decoupled_weight_decay, foreach=foreach)
+                        amsgrad=amsgrad, decoupled_weight_decay=decoupled_weight_decay,
+                        foreach=foreach)
         super().__init__(params, defaults)
-        self._flat = {}      # id(group) -> (the state's views, flat exp_avg, flat exp_avg_sq)
+        self._flat = {}      # id(group) -> (state names, the state's views, flat arrays)
 
     def _validate_options(self, options, where):
         super()._validate_options(options, where)
@@ -36,6 +48,9 @@ class Adam(Optimizer):
                              f"in [0, 1))")
         if options["eps"] < 0:
             raise ValueError(f"{name}: invalid eps {options['eps']} in {where} (must be >= 0)")
+        if options.get("amsgrad") not in (True, False):
+            raise ValueError(f"{name}: amsgrad must be True or False, got "
+                             f"{options['amsgrad']!r} in {where}")
         if options.get("foreach") not in (None, True, False):
             raise ValueError(f"{name}: foreach must be None, True or False, got "
                              f"{options['foreach']!r} in {where}")
@@ -46,8 +61,12 @@ class Adam(Optimizer):
             state["step"] = 0
             state["exp_avg"] = xp.zeros_like(p)
             state["exp_avg_sq"] = xp.zeros_like(p)
+        if group["amsgrad"] and "max_exp_avg_sq" not in state:
+            # zeros also when amsgrad is switched on mid-run: the max starts from the next v
+            state["max_exp_avg_sq"] = xp.zeros_like(p)
         state["step"] += 1
-        _adam(param.backend, p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group)
+        _adam(param.backend, p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group,
+              state["max_exp_avg_sq"] if group["amsgrad"] else None)
 
     def _update_group(self, todo, group):
         """The whole group as one flat array: the same arithmetic as `_update`, on the
@@ -63,51 +82,53 @@ class Adam(Optimizer):
                s.get("step") != state0.get("step") for p, _, s in todo):
             return False                 # mixed kinds or histories: one by one
         xp = first.backend.xp
-        m, v = self._flat_moments(xp, todo, group)
+        names = MOMENTS + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+        m, v, *v_max = self._flat_moments(xp, todo, group, names)
         g = xp.concatenate([g.reshape(-1) for _, g, _ in todo])
         p = xp.concatenate([q.data.reshape(-1) for q, _, _ in todo])
         for _, _, s in todo:
             s["step"] += 1
-        _adam(first.backend, p, g, m, v, state0["step"], group)
+        _adam(first.backend, p, g, m, v, state0["step"], group, *v_max)
         start = 0
         for q, _, _ in todo:
             q.data[...] = p[start:start + q.data.size].reshape(q.shape)
             start += q.data.size
         return True
 
-    def _flat_moments(self, xp, todo, group):
-        """(exp_avg, exp_avg_sq) of the group as flat arrays, each parameter's state entries
-        being views of them. Built (from the states as they are, zeros for new ones) when the
-        states are not yet those views: the first step, after load_state_dict, or when
-        another set of the group's parameters has gradients."""
+    def _flat_moments(self, xp, todo, group, names):
+        """The group's state arrays `names` (exp_avg, exp_avg_sq, and max_exp_avg_sq with
+        amsgrad) as flat arrays, each parameter's state entries being views of them. Built
+        (from the states as they are, zeros for what is new) when the states are not yet
+        those views: the first step, after load_state_dict, when another set of the group's
+        parameters has gradients, or when amsgrad was switched on."""
         cached = self._flat.get(id(group))
-        views = [(s.get("exp_avg"), s.get("exp_avg_sq")) for _, _, s in todo]
-        if cached is not None and len(views) == len(cached[0]) and all(
-                a is b and c is d for (a, c), (b, d) in zip(views, cached[0])):
-            return cached[1], cached[2]
-        flats = []
-        for name in ("exp_avg", "exp_avg_sq"):
-            flats.append(xp.concatenate([
-                s[name].reshape(-1) if s else xp.zeros(p.data.size, p.dtype)
-                for p, _, s in todo]))
+        views = [tuple(s.get(name) for name in names) for _, _, s in todo]
+        if cached is not None and cached[0] == names and len(views) == len(cached[1]) and all(
+                a is b for new, old in zip(views, cached[1]) for a, b in zip(new, old)):
+            return cached[2]
+        flats = [xp.concatenate([s[name].reshape(-1) if name in s
+                                 else xp.zeros(p.data.size, p.dtype) for p, _, s in todo])
+                 for name in names]
         start = 0
         for p, _, s in todo:
             s.setdefault("step", 0)
-            for name, flat in zip(("exp_avg", "exp_avg_sq"), flats):
+            for name, flat in zip(names, flats):
                 s[name] = flat[start:start + p.data.size].reshape(p.shape)
             start += p.data.size
-        self._flat[id(group)] = ([(s["exp_avg"], s["exp_avg_sq"]) for _, _, s in todo], *flats)
-        return flats[0], flats[1]
+        self._flat[id(group)] = (names, [tuple(s[name] for name in names) for _, _, s in todo],
+                                 flats)
+        return flats
 
 
-def _adam(backend, p, g, m, v, t, group):
-    """One Adam step at step t (from 1) on arrays, in place on p, m and v (the module doc's
-    equations): one fused kernel on a GPU (backend_kernels.py), else a chain of passes."""
+def _adam(backend, p, g, m, v, t, group, v_max=None):
+    """One Adam step at step t (from 1) on arrays, in place on p, m, v (and v_max, given
+    with amsgrad) by the module doc's equations: one fused kernel on a GPU
+    (backend_kernels.py), else a chain of passes."""
     xp = backend.xp
     lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
     beta1, beta2 = group["betas"]
     l2 = wd if not group["decoupled_weight_decay"] else 0.0
-    if backend.kernels and backend.kernels(
+    if v_max is None and backend.kernels and backend.kernels(
             "adam", g, l2, beta1, beta2, eps, lr / (1 - beta1 ** t), (1 - beta2 ** t) ** 0.5,
             1 - lr * (wd - l2), p, m, v) is not None:
         return
@@ -122,7 +143,9 @@ def _adam(backend, p, g, m, v, t, group):
     xp.multiply(g, g, out=tmp)
     tmp *= 1 - beta2
     v += tmp                                     # v = β2 v + (1-β2) g²
-    xp.sqrt(v, out=tmp)
+    if v_max is not None:
+        xp.maximum(v_max, v, out=v_max)          # amsgrad: v_max = max(v_max, v)
+    xp.sqrt(v if v_max is None else v_max, out=tmp)
     tmp /= (1 - beta2 ** t) ** 0.5
     tmp += eps                                   # √v̂ + eps
     xp.divide(m, tmp, out=tmp)
@@ -137,7 +160,7 @@ class AdamW(Adam):
     Adam step, instead of adding λp to the gradient. Default weight_decay=0.01 as PyTorch."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
-                 foreach=None):
-        super().__init__(params, lr, betas, eps, weight_decay, decoupled_weight_decay=True,
-                         foreach=foreach)
+                 amsgrad=False, *, foreach=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         decoupled_weight_decay=True)
 

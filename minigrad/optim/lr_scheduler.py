@@ -1,12 +1,28 @@
-"""Learning-rate schedules as plain functions of the step (what nanoGPT does), and
-`LambdaLR`, PyTorch's wrapper that sets every group's lr to base_lr × lr_lambda(epoch).
+"""Learning-rate schedules, the two ways people write them.
+
+As plain functions of the step (what nanoGPT does):
 
     for it in range(max_steps):
         set_lr(optimizer, warmup_cosine(it, max_lr=6e-4, min_lr=6e-5,
                                         warmup_steps=200, decay_steps=5000))
         ...
+
+As PyTorch's scheduler classes (defined in schedulers.py, importable from here as from
+torch.optim.lr_scheduler): LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR,
+CosineAnnealingLR, LinearLR, SequentialLR.
+
+    sched = SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=200),
+                               CosineAnnealingLR(opt, T_max=4800)], milestones=[200])
+    for it in range(max_steps): ...; optimizer.step(); sched.step()
 """
 import math
+
+from minigrad.optim.schedulers import (LRScheduler, LambdaLR, StepLR,  # noqa: F401
+                                       MultiStepLR, ExponentialLR, CosineAnnealingLR,
+                                       LinearLR, SequentialLR)
+
+__all__ = ["warmup_cosine", "noam", "step_decay", "set_lr", "LRScheduler", "LambdaLR", "StepLR",
+           "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "SequentialLR"]
 
 
 def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):
@@ -55,54 +71,3 @@ def set_lr(optimizer, lr):
         raise ValueError(f"set_lr: the learning rate must be >= 0, got {lr}")
     for g in optimizer.param_groups:
         g["lr"] = lr
-
-
-class LambdaLR:
-    """Each group's lr = its initial lr × lr_lambda(epoch) (one function, or one per group),
-    with PyTorch's counting: construction applies epoch 0, each step() advances one.
-
-        sched = LambdaLR(opt, lambda s: noam(s, 512) / noam(4000, 512))
-        for batch in data: ...; opt.step(); sched.step()
-    """
-
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"LambdaLR: got {len(lr_lambda)} lr_lambdas for {n} "
-                                 f"parameter groups")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        for f in self.lr_lambdas:
-            if not callable(f):
-                raise TypeError(f"LambdaLR: lr_lambda must be a function of the step (or one "
-                                f"per group) returning a factor, got {type(f).__name__} "
-                                f"{f!r}")
-        for g in optimizer.param_groups:
-            g.setdefault("initial_lr", g["lr"])  # kept in the group, as PyTorch
-        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self.step()
-
-    def get_lr(self):
-        return [base * f(self.last_epoch) for base, f in zip(self.base_lrs, self.lr_lambdas)]
-
-    def step(self):
-        self.last_epoch += 1
-        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            g["lr"] = lr
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
-
-    def get_last_lr(self):
-        return list(self._last_lr)
-
-    def state_dict(self):
-        """The counters (the lambdas are code, not state; rebuild them)."""
-        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
-
-    def load_state_dict(self, state_dict):
-        self.last_epoch = state_dict["last_epoch"]
-        self.base_lrs = list(state_dict["base_lrs"])
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]

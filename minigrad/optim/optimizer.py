@@ -62,7 +62,8 @@ class Optimizer:
                                  f"more than once (group {n} item {i}); each parameter may be "
                                  f"in only one group, once")
             seen.add(id(p))
-        unknown = set(group) - set(self.defaults) - {"params"}
+        # initial_lr: what a learning-rate scheduler keeps in each group (schedulers.py)
+        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
         if unknown:
             raise ValueError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)} in "
                              f"group {n}; valid: {sorted(self.defaults)}")

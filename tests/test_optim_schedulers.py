@@ -1,0 +1,257 @@
+"""PyTorch's learning-rate scheduler classes (minigrad.optim.lr_scheduler: StepLR,
+MultiStepLR, ExponentialLR, CosineAnnealingLR, LinearLR, SequentialLR, LambdaLR on the shared
+LRScheduler base): their lr sequences against PyTorch where it is installed (skipped
+elsewhere), their closed forms by hand, state-dict round trips, and bad arguments."""
+import json
+import math
+
+import pytest
+
+import minigrad as mg
+from minigrad import nn, optim
+from minigrad.optim import lr_scheduler
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# ---- schedulers -------------------------------------------------------------------------
+def _sgd(lrs=(0.1, 0.5)):
+    """A minigrad SGD with one group per lr (the schedules scale each group's own base)."""
+    return optim.SGD([{"params": [nn.Parameter(mg.zeros(1))], "lr": lr} for lr in lrs])
+
+
+def _torch_sgd(torch, lrs=(0.1, 0.5)):
+    return torch.optim.SGD([{"params": [torch.zeros(1, requires_grad=True)], "lr": lr}
+                            for lr in lrs])
+
+
+# (optimizer, module) -> scheduler: the same line builds ours (module = minigrad's
+# lr_scheduler) and PyTorch's (module = torch.optim.lr_scheduler)
+SCHEDULES = {
+    "step": lambda o, m: m.StepLR(o, step_size=7, gamma=0.5),
+    "step_default_gamma": lambda o, m: m.StepLR(o, 4),
+    "multistep": lambda o, m: m.MultiStepLR(o, milestones=[3, 10, 11, 25], gamma=0.3),
+    "exponential": lambda o, m: m.ExponentialLR(o, gamma=0.9),
+    "cosine_past_t_max": lambda o, m: m.CosineAnnealingLR(o, T_max=10, eta_min=0.001),
+    "cosine_odd_t_max": lambda o, m: m.CosineAnnealingLR(o, T_max=7),
+    "linear_default": lambda o, m: m.LinearLR(o),
+    "linear_decay_to_0": lambda o, m: m.LinearLR(o, start_factor=1.0, end_factor=0.0,
+                                                 total_iters=20),
+    "warmup_then_cosine": lambda o, m: m.SequentialLR(
+        o, [m.LinearLR(o, start_factor=0.1, total_iters=5),
+            m.CosineAnnealingLR(o, T_max=20, eta_min=0.01)], milestones=[5]),
+    "three_in_sequence": lambda o, m: m.SequentialLR(
+        o, [m.LinearLR(o, 0.1, total_iters=5), m.ExponentialLR(o, 0.8),
+            m.StepLR(o, step_size=3, gamma=0.5)], milestones=[4, 12]),
+}
+
+
+def _lrs(opt):
+    return [g["lr"] for g in opt.param_groups]
+
+
+@pytest.mark.parametrize("make", SCHEDULES.values(), ids=SCHEDULES)
+def test_scheduler_matches_torch_over_30_steps_with_two_groups(make):
+    torch = _torch()
+    mo, to = _sgd(), _torch_sgd(torch)
+    ours, theirs = make(mo, lr_scheduler), make(to, torch.optim.lr_scheduler)
+    for _ in range(31):
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12, abs=1e-15)
+        assert _lrs(mo) == pytest.approx(_lrs(to), rel=1e-12, abs=1e-15)
+        assert ours.last_epoch == theirs.last_epoch
+        mo.step(), to.step()                       # the optimiser first, as PyTorch asks
+        ours.step(), theirs.step()
+    assert [g["initial_lr"] for g in mo.param_groups] == [0.1, 0.5]
+
+
+@pytest.mark.parametrize("make", SCHEDULES.values(), ids=SCHEDULES)
+def test_state_dict_round_trip_resumes_the_same_sequence(make):
+    """Save at step 12 (through JSON, as into a checkpoint's metadata), rebuild the optimiser
+    and scheduler as a new run would, load both, and go on: the same lrs as never stopping."""
+    opt = _sgd()
+    sched = make(opt, lr_scheduler)
+    for _ in range(12):
+        opt.step(), sched.step()
+    saved_opt = opt.state_dict()
+    saved = json.loads(json.dumps(sched.state_dict()))
+    opt2 = _sgd()
+    sched2 = make(opt2, lr_scheduler)                # sets the lrs of epoch 0 ...
+    opt2.load_state_dict(saved_opt)                  # ... which the optimiser's state undoes
+    sched2.load_state_dict(saved)
+    assert sched2.last_epoch == sched.last_epoch == 12
+    assert sched2.get_last_lr() == sched.get_last_lr() and _lrs(opt2) == _lrs(opt)
+    for _ in range(18):
+        opt.step(), sched.step(), opt2.step(), sched2.step()
+        assert sched2.get_last_lr() == sched.get_last_lr() and _lrs(opt2) == _lrs(opt)
+
+
+@pytest.mark.parametrize("name", ["step", "multistep", "warmup_then_cosine"])
+def test_a_torch_scheduler_state_dict_loads_and_continues_as_torch(name):
+    torch = _torch()
+    to = _torch_sgd(torch)
+    theirs = SCHEDULES[name](to, torch.optim.lr_scheduler)
+    for _ in range(12):
+        to.step(), theirs.step()
+    mo = _sgd()
+    ours = SCHEDULES[name](mo, lr_scheduler)
+    ours.load_state_dict(theirs.state_dict())
+    for _ in range(15):
+        to.step(), theirs.step(), mo.step(), ours.step()
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+
+
+def _sequence(make, steps, lrs=(1.0,)):
+    opt = _sgd(lrs)
+    sched = make(opt)
+    out = [sched.get_last_lr()[0]]
+    for _ in range(steps):
+        sched.step()
+        out.append(opt.param_groups[0]["lr"])
+    return out
+
+
+C = math.cos(math.pi / 4)                           # for T_max = 4
+
+
+@pytest.mark.parametrize("make, lrs, want", [
+    (lambda o: optim.StepLR(o, step_size=3, gamma=0.5), (0.8,),
+     [0.8, 0.8, 0.8, 0.4, 0.4, 0.4, 0.2, 0.2]),
+    (lambda o: optim.MultiStepLR(o, milestones=[2, 5], gamma=0.1), (1.0,),
+     [1, 1, 0.1, 0.1, 0.1, 0.01, 0.01]),
+    (lambda o: optim.ExponentialLR(o, gamma=0.5), (2.0,), [2, 1, 0.5, 0.25, 0.125]),
+    # eta_min + (base - eta_min)(1 + cos(πt/4))/2, base 1.1, eta_min 0.1; past T_max it
+    # climbs back along the cosine (PyTorch's closed form)
+    (lambda o: optim.CosineAnnealingLR(o, T_max=4, eta_min=0.1), (1.1,),
+     [1.1, 0.1 + (1 + C) / 2, 0.6, 0.1 + (1 - C) / 2, 0.1, 0.1 + (1 - C) / 2, 0.6,
+      0.1 + (1 + C) / 2, 1.1]),
+    # factor 0.25 → 1 over 4 steps: 0.25, 0.4375, 0.625, 0.8125, 1, then 1
+    (lambda o: optim.LinearLR(o, start_factor=0.25, total_iters=4), (2.0,),
+     [0.5, 0.875, 1.25, 1.625, 2.0, 2.0, 2.0]),
+    # LinearLR for epochs 0-2, then ExponentialLR from its own epoch 0 at epoch 3
+    (lambda o: optim.SequentialLR(o, [optim.LinearLR(o, 0.5, total_iters=2),
+                                      optim.ExponentialLR(o, 0.5)], milestones=[3]), (1.0,),
+     [0.5, 0.75, 1.0, 1.0, 0.5, 0.25]),
+    (lambda o: optim.LambdaLR(o, lambda s: 1 / (s + 1)), (3.0,), [3.0, 1.5, 1.0, 0.75]),
+], ids=["step", "multistep", "exponential", "cosine", "linear", "sequential", "lambda"])
+def test_closed_forms_by_hand(make, lrs, want):
+    assert _sequence(make, len(want) - 1, lrs) == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_each_group_is_scaled_from_its_own_initial_lr():
+    opt = _sgd((0.1, 0.5))
+    sched = optim.StepLR(opt, step_size=1, gamma=0.5)
+    sched.step()
+    assert sched.get_last_lr() == [0.05, 0.25] and sched.base_lrs == [0.1, 0.5]
+    # a second scheduler starts from initial_lr (kept in the group), not the current lr
+    again = optim.ExponentialLR(opt, gamma=0.9)
+    assert again.base_lrs == [0.1, 0.5] and _lrs(opt) == [0.1, 0.5]
+
+
+def test_last_epoch_resumes_from_initial_lr_and_needs_it():
+    opt = _sgd((0.8,))
+    optim.StepLR(opt, step_size=3, gamma=0.5)
+    opt.param_groups[0]["lr"] = 123.0                          # whatever it was left at
+    resumed = optim.StepLR(opt, step_size=3, gamma=0.5, last_epoch=4)
+    assert resumed.last_epoch == 5 and resumed.get_last_lr() == [0.4]   # PyTorch's counting
+    with pytest.raises(ValueError, match="last_epoch=4 resumes .* 'initial_lr'"):
+        optim.StepLR(_sgd(), step_size=3, last_epoch=4)
+
+
+def test_groups_of_a_scheduled_optimizer_build_another():
+    """initial_lr, which a scheduler writes into the groups, is a known group key."""
+    opt = _sgd()
+    optim.StepLR(opt, 3)
+    again = optim.SGD([dict(g) for g in opt.param_groups])
+    assert [g["initial_lr"] for g in again.param_groups] == [0.1, 0.5]
+
+
+def test_a_group_added_after_the_scheduler_is_an_error_at_step():
+    opt = _sgd((0.1,))
+    sched = optim.ExponentialLR(opt, gamma=0.9)
+    opt.add_param_group({"params": [nn.Parameter(mg.zeros(1))]})
+    with pytest.raises(RuntimeError, match="2 parameter groups, the scheduler was built for 1"):
+        sched.step()
+
+
+def test_a_state_dict_of_the_old_lambda_lr_format_still_loads():
+    """LambdaLR's state dict used to hold last_epoch and base_lrs only: the last lrs are then
+    the optimiser's (restored by its own state dict)."""
+    opt = _sgd()
+    sched = optim.LambdaLR(opt, lambda s: 0.5 ** s)
+    opt.param_groups[0]["lr"], opt.param_groups[1]["lr"] = 0.0125, 0.0625
+    sched.load_state_dict({"last_epoch": 3, "base_lrs": [0.1, 0.5]})
+    assert sched.get_last_lr() == [0.0125, 0.0625]
+    sched.step()
+    assert sched.get_last_lr() == [0.00625, 0.03125]
+
+
+def test_scheduler_state_dict_holds_numbers_and_no_optimizer():
+    opt = _sgd()
+    sched = optim.SequentialLR(opt, [optim.LinearLR(opt, total_iters=2),
+                                     optim.MultiStepLR(opt, [4], 0.5)], milestones=[2])
+    sd = sched.state_dict()
+    assert "optimizer" not in sd and sd["last_epoch"] == 0
+    assert sd["_schedulers"][1]["milestones"] == [4] and "optimizer" not in sd["_schedulers"][0]
+    assert json.loads(json.dumps(sd)) == sd
+    assert "lr_lambdas" not in optim.LambdaLR(opt, lambda s: 1.0).state_dict()
+    assert "StepLR(step_size=3, gamma=0.5" in repr(optim.StepLR(opt, 3, 0.5))
+
+
+# ---- scheduler argument errors ----------------------------------------------------------
+def _other():
+    return _sgd()
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda o: optim.StepLR(o, step_size=0), ValueError,
+     r"StepLR: step_size must be an integer >= 1, got 0"),
+    (lambda o: optim.StepLR(o, step_size=2.5), TypeError, "step_size must be an integer"),
+    (lambda o: optim.StepLR(o, 3, gamma=0.0), ValueError, r"StepLR: gamma must be > 0, got 0"),
+    (lambda o: optim.StepLR(o, 3, gamma="0.1"), TypeError, "gamma must be a number > 0"),
+    (lambda o: optim.MultiStepLR(o, [5, 3]), ValueError, "strictly increasing, got \\[5, 3\\]"),
+    (lambda o: optim.MultiStepLR(o, [2, 2]), ValueError, "strictly increasing"),
+    (lambda o: optim.MultiStepLR(o, [-1, 3]), ValueError, r"milestones\[0\] must be an "
+                                                          r"integer >= 0, got -1"),
+    (lambda o: optim.MultiStepLR(o, 5), TypeError, "milestones must be a list"),
+    (lambda o: optim.MultiStepLR(o, [1.5]), TypeError, "must be an integer"),
+    (lambda o: optim.ExponentialLR(o, gamma=-0.5), ValueError, "gamma must be > 0"),
+    (lambda o: optim.ExponentialLR(o, gamma=float("nan")), ValueError, "gamma must be > 0"),
+    (lambda o: optim.CosineAnnealingLR(o, T_max=0), ValueError,
+     r"CosineAnnealingLR: T_max must be > 0, got 0"),
+    (lambda o: optim.CosineAnnealingLR(o, 10, eta_min=-1e-3), ValueError,
+     "eta_min must be >= 0"),
+    (lambda o: optim.LinearLR(o, start_factor=0.0), ValueError,
+     r"LinearLR: start_factor must be in \(0, 1\], got 0.0"),
+    (lambda o: optim.LinearLR(o, start_factor=1.5), ValueError, r"start_factor must be in \(0"),
+    (lambda o: optim.LinearLR(o, end_factor=1.5), ValueError, r"end_factor must be in \[0, 1\]"),
+    (lambda o: optim.LinearLR(o, total_iters=0), ValueError, "total_iters must be an integer "
+                                                             ">= 1"),
+    (lambda o: optim.StepLR(o, 3, last_epoch=-2), ValueError, "last_epoch must be an integer"),
+    (lambda o: optim.StepLR("opt", 3), TypeError, "optimizer must be a minigrad Optimizer"),
+    (lambda o: optim.LambdaLR(o, [lambda s: 1.0]), ValueError, "1 lr_lambdas for 2"),
+    (lambda o: optim.SequentialLR(o, [], []), ValueError, "non-empty list"),
+    (lambda o: optim.SequentialLR(o, [optim.StepLR(o, 3), optim.StepLR(o, 3)], [2, 4]),
+     ValueError, "one milestone fewer than schedulers"),
+    (lambda o: optim.SequentialLR(o, [optim.StepLR(o, 3), optim.StepLR(o, 3)], [0]),
+     ValueError, r"milestones\[0\] must be an integer >= 1"),
+    (lambda o: optim.SequentialLR(o, [optim.StepLR(o, 3), optim.StepLR(_other(), 3)], [2]),
+     ValueError, r"schedulers\[1\] \(StepLR\) belongs to another optimiser"),
+    (lambda o: optim.SequentialLR(o, [optim.StepLR(o, 3), 0.5], [2]), TypeError,
+     r"schedulers\[1\] must be a scheduler"),
+    (lambda o: optim.SequentialLR(o, [optim.SequentialLR(o, [optim.StepLR(o, 3)], [])], []),
+     TypeError, "not a SequentialLR"),
+])
+def test_bad_scheduler_arguments(make, error, match):
+    with pytest.raises(error, match=match):
+        make(_sgd())
+
+
+def test_loading_another_schedulers_state_is_an_error():
+    opt = _sgd()
+    with pytest.raises(ValueError, match="expected the state dict of a StepLR"):
+        optim.StepLR(opt, 3).load_state_dict(optim.CosineAnnealingLR(opt, 5).state_dict())
+    seq = optim.SequentialLR(opt, [optim.StepLR(opt, 3), optim.StepLR(opt, 3)], [2])
+    with pytest.raises(ValueError, match="the states of 2 schedulers"):
+        seq.load_state_dict({"last_epoch": 3})
