@@ -39,6 +39,7 @@ from minigrad.ops.norms import norm  # noqa: F401
 from minigrad.ops.matmul import matmul, mm, bmm, dot, outer  # noqa: F401
 from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401
 from minigrad.ops.index import gather, sort, topk, index_select, masked_select  # noqa
+from minigrad.ops.einsum import einsum  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
@@ -84,7 +85,8 @@ def _as_function(name):
 # PyTorch's functions that are its tensors' methods under another spelling
 for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin cos "
               "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
-              "all any clone detach masked_select outer argsort nonzero").split():
+              "all any clone detach masked_select outer argsort nonzero narrow scatter "
+              "scatter_add index_add repeat_interleave unique").split():
     if _name not in globals():
         globals()[_name] = _as_function(_name)
 del _name

@@ -116,4 +116,14 @@ class TensorMethods:
     def nonzero(self, as_tuple=False): return ops.index.nonzero(self, as_tuple)
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return ops.index.topk(self, k, dim, largest, sorted)
+    def narrow(self, dim, start, length): return ops.shape.narrow(self, dim, start, length)
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        return ops.scatter.scatter(self, dim, index, src, value=value, reduce=reduce)
+    def scatter_add(self, dim, index, src): return ops.scatter.scatter_add(self, dim, index, src)
+    def index_add(self, dim, index, source, *, alpha=1):
+        return ops.scatter.index_add(self, dim, index, source, alpha=alpha)
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        return ops.repeat.repeat_interleave(self, repeats, dim, output_size=output_size)
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return ops.repeat.unique(self, sorted, return_inverse, return_counts, dim)
 

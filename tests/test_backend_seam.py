@@ -113,6 +113,15 @@ OPS = [
     ("index_shape_more", lambda a: (a.index_select(1, _t(_IDX, a)), a.masked_select(
         _t(_MASK, a)), a.roll(1, 1), a.roll((1, -1), (0, 1)), a.unflatten(1, (3, 1)),
         F.pad(a, (1, 2, -1, 0), value=0.5)), [(2, 3)]),
+    ("einsum", lambda a, b, c: (mg.einsum("ij,jk->ik", a, b), mg.einsum("ii->i", c),
+                                mg.einsum("...ij->j", a), mg.einsum("ij,ij", a[:1], a),
+                                mg.einsum("ii,ij,jk->", c, c, b)), [(2, 3), (3, 4), (3, 3)]),
+    ("scatter_narrow_repeat", lambda a, s: (
+        a.scatter(1, _t(np.array([[2, 0, 1], [1, 2, 0]]), a), s),
+        a.scatter(0, _t(np.array([[1, 0, 1]]), a), 0.5),
+        a.scatter_add(1, _t(np.array([[0, 2], [2, 2]]), a), s), a.index_add(1, _t(_IDX, a), s),
+        a.narrow(1, -2, 2), a.repeat_interleave(_t(np.array([1, 0, 2]), a), dim=1),
+        a.repeat_interleave(2)), [(2, 3), (2, 3)]),
 ]
 
 

@@ -221,11 +221,17 @@ def gather(x, dim, index):
         raise IndexError(f"gather: index values must lie in [0, {n}) (the size of dim {d} of "
                          f"the input {x.shape}), got values from {int(idx.min())} to "
                          f"{int(idx.max())}")
-    xp = x.backend.xp
-    grid = tuple(idx if k == d else        # positions 0..size-1 along dim k, broadcast
+    return GetItem.apply(x, index=position_grid(x.backend.xp, idx, d))
+
+
+def position_grid(xp, idx, d):
+    """The index that picks, for each element of `idx`, x[..., idx[i, j, k], ...] (idx's
+    value along dim d, the element's own position along every other dim): idx itself and
+    the positions 0..size-1 along each other dim, broadcast. Gather reads with it; scatter
+    writes with it."""
+    return tuple(idx if k == d else
                  xp.arange(size).reshape((size,) + (1,) * (idx.ndim - k - 1))
                  for k, size in enumerate(idx.shape))
-    return GetItem.apply(x, index=grid)
 
 
 def sort(x, dim=-1, descending=False):

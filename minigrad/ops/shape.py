@@ -1,6 +1,6 @@
-"""Ops that move elements without arithmetic: reshape, permute, cat/stack/split, roll,
-unflatten, tril/triu, dtype and device changes (indexing has its own file, index.py; F.pad
-has pad.py). Most forwards are views; each backward puts gradients back."""
+"""Ops that move elements without arithmetic: reshape, permute, cat/stack/split, narrow,
+roll, unflatten, tril/triu, dtype and device changes (indexing has its own file, index.py;
+F.pad has pad.py). Most forwards are views; each backward puts gradients back."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
@@ -213,6 +213,30 @@ def split(x, split_size, dim=0):
         out.append(x[(slice(None),) * d + (slice(start, start + s),)])
         start += s
     return tuple(out)
+
+
+def narrow(x, dim, start, length):
+    """The `length` slices of x along dim from `start` on, as torch.narrow: a view (it
+    shares x's memory), the slice x[..., start:start + length]. A negative start counts
+    from the end; start and length must stay within the dim (no clipping, unlike a slice)."""
+    if x.ndim == 0:
+        raise IndexError("narrow: a 0-d tensor has no dim to narrow; give it a shape first")
+    d = normalize_dim(dim, x.ndim, "narrow")
+    if isinstance(start, Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
+        start = int(start.item())             # a 0-d integer tensor counts as an int
+    if not (backend.is_integer(start) and backend.is_integer(length)):
+        raise TypeError(f"narrow: start and length must be ints, got {start!r} and "
+                        f"{length!r}")
+    n = x.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"narrow: start {start} is out of range for dim {d} of size {n} "
+                         f"(tensor of shape {x.shape}; valid: {-n}..{n})")
+    start = start + n if start < 0 else start
+    if length < 0 or start + length > n:
+        raise IndexError(f"narrow: length {length} from start {start} does not fit dim {d} "
+                         f"of size {n} (tensor of shape {x.shape}; valid lengths: "
+                         f"0..{n - start})")
+    return x[(slice(None),) * d + (slice(start, start + length),)]
 
 
 def chunk(x, chunks, dim=0):
