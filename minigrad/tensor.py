@@ -302,6 +302,14 @@ class Tensor(TensorMethods):
     clip_ = clamp_
     def masked_fill_(self, mask, value):
         return ops.inplace.method(self, "masked_fill_", ops.elementwise.masked_fill, mask, value)
+    def scatter_(self, dim, index, src=None, *, value=None):
+        return ops.inplace.method(self, "scatter_", lambda x, s: ops.scatter.scatter(
+            x, dim, index, s, value=value), src)
+    def scatter_add_(self, dim, index, src):
+        return ops.inplace.method(self, "scatter_add_", ops.scatter.scatter_add, dim, index, src)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return ops.inplace.method(self, "index_add_", lambda x, s: ops.scatter.index_add(
+            x, dim, index, s, alpha=alpha), source)
     def normal_(self, mean=0.0, std=1.0, *, generator=None):   # drawn as nn.init's
         ops.inplace.check_allowed(self, "normal_")
         return nn.init.normal_(self, mean, std, generator)

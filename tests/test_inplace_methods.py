@@ -144,3 +144,25 @@ def test_in_place_methods_stay_on_the_device(spy):
     x.masked_fill_(x > 2, 0.0)
     want = np.exp(np.clip((np.array(X, np.float32) + 2) * 0.5, -1, 1))
     np.testing.assert_allclose(x.numpy(), np.where(want > 2, 0, want), rtol=1e-6)
+
+
+def test_scatter_and_index_add_in_place_as_torch(device):
+    torch = pytest.importorskip("torch")
+    idx = [[0, 1, 2, 0], [2, 0, 1, 1]]
+    src = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+    t, m = torch.zeros(3, 4), mg.zeros(3, 4, device=device)
+    t.scatter_(0, torch.tensor(idx[:1]), torch.tensor(src[:1], dtype=torch.float32))
+    m.scatter_(0, mg.tensor(idx[:1], device=device), mg.tensor(src[:1], device=device))
+    t.scatter_(1, torch.tensor([[3], [0], [1]]), value=-1.0)
+    m.scatter_(1, mg.tensor([[3], [0], [1]], device=device), value=-1.0)
+    t.scatter_add_(0, torch.tensor(idx), torch.tensor(src, dtype=torch.float32))
+    m.scatter_add_(0, mg.tensor(idx, device=device), mg.tensor(src, device=device))
+    t.index_add_(1, torch.tensor([3, 3]), torch.ones(3, 2), alpha=0.5)
+    m.index_add_(1, mg.tensor([3, 3], device=device), mg.ones(3, 2, device=device), alpha=0.5)
+    np.testing.assert_array_equal(m.numpy(), t.numpy())
+    assert m._version == 4
+    with pytest.raises(TypeError, match="either src"):
+        m.scatter_(0, mg.tensor(idx[:1], device=device), 1.0, value=2.0)
+    w = mg.zeros(3, 4, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="scatter_add_: an argument requires grad"):
+        m.scatter_add_(0, mg.tensor(idx, device=device), w[:2])
