@@ -47,6 +47,11 @@ from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 clamp = clip
 
 
+def device(name):
+    """A device by name, as torch.device: mg.device("cuda").type == "cuda" (a str too)."""
+    return backend.device_name(name)
+
+
 def manual_seed(seed):
     """Seed every random draw (randn, rand, dropout, init) on every device."""
     backend.manual_seed(seed)

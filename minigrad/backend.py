@@ -277,15 +277,37 @@ def register_device(name, factory):
     _BACKENDS.pop(name, None)
 
 
+class Device(str):
+    """A device's name, "cpu" or "cuda", that also answers torch.device's questions
+    (`t.device.type`, `t.device.index`). A str, so `t.device == "cuda"`, f-strings and JSON
+    work as with the plain name."""
+    __slots__ = ()
+
+    @property
+    def type(self):
+        return str.__str__(self)
+
+    @property
+    def index(self):
+        return None                 # one GPU: "cuda:0" is "cuda" (torch.device("cuda"))
+
+
+_DEVICES = {}                       # name -> its one Device
+
+
 def device_name(device):
+    """The Device of a name ("cpu", "cuda", "cuda:0") or of a torch.device-like object."""
     if device is None:
-        return "cpu"
-    device = str(device)
-    if device.startswith("cuda:"):  # a single-GPU library: "cuda:0" means "cuda"
-        device = "cuda"
-    if device not in _FACTORIES:
-        raise ValueError(f"unknown device {device!r}; valid devices: {sorted(_FACTORIES)}")
-    return device
+        device = "cpu"
+    found = _DEVICES.get(device) if isinstance(device, str) else None
+    if found is not None and found in _FACTORIES:
+        return found
+    name = str(device)
+    if name.startswith("cuda:"):    # a single-GPU library: "cuda:0" means "cuda"
+        name = "cuda"
+    if name not in _FACTORIES:
+        raise ValueError(f"unknown device {name!r}; valid devices: {sorted(_FACTORIES)}")
+    return _DEVICES.setdefault(name, Device(name))
 
 
 def get(device):
@@ -359,13 +381,13 @@ def shares_elements(a):
 def device_of_array(a):
     """Which device a raw array belongs to."""
     if isinstance(a, np.ndarray):
-        return "cpu"
+        return device_name("cpu")
     if type(a).__module__.startswith("cupy"):  # a CuPy array made before minigrad asked for
         get("cuda")                              # "cuda": build that backend now
-        return "cuda"
+        return device_name("cuda")
     for name, b in _BACKENDS.items():
         if name != "cpu" and isinstance(a, b.xp.ndarray):
-            return name
+            return device_name(name)
     raise TypeError(f"cannot make a tensor from {type(a).__name__}")
 
 

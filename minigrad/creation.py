@@ -38,7 +38,7 @@ def from_numpy(ndarray):
     if ndarray.dtype.kind not in "biuf":
         raise TypeError(f"from_numpy: cannot make a tensor of dtype {ndarray.dtype}; "
                         f"supported: bool, integer and floating-point arrays")
-    return Tensor._make(ndarray, "cpu")
+    return Tensor._make(ndarray, backend.device_name("cpu"))
 
 
 def is_tensor(obj):

@@ -113,3 +113,23 @@ def test_fill_takes_a_number_or_a_0d_tensor(device):
         t.fill_(mg.tensor(2.0, device=device, requires_grad=True))
     with pytest.raises(ValueError, match="without overflow"):
         t.fill_(1e40)
+
+
+def test_device_answers_torch_device_questions(device):
+    import pickle
+    x = mg.ones(2, device=device, requires_grad=True)
+    y = (x * 2).sum()
+    y.backward()
+    for t in (x, y, x.grad, x.detach(), x.to(device), mg.zeros_like(x)):
+        assert t.device.type == device and t.device.index is None
+        assert t.device == device and isinstance(t.device, str) and f"{t.device}" == device
+    d = mg.device(device)
+    assert d.type == device and pickle.loads(pickle.dumps(d)).type == device
+    assert mg.device("cuda:0").type == "cuda"            # one GPU: cuda:0 is cuda
+    assert mg.from_numpy(np.ones(2)).device.type == "cpu"
+    with pytest.raises(ValueError, match="unknown device 'tpu'; valid devices"):
+        mg.device("tpu")
+
+
+def test_device_of_a_spy_tensor(spy):
+    assert mg.ones(2, device=spy).device.type == "spy"
