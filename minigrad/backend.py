@@ -56,6 +56,11 @@ def value_range(d):
                                                                    float(info.max))
 
 
+def machine_eps(d):
+    """The float dtype's machine epsilon (1.19e-7 for float32), as a Python float."""
+    return float(np.finfo(d).eps)
+
+
 def is_integer(n):
     """A Python or NumPy integer, not a bool (True is an int to Python, never a size here)."""
     return isinstance(n, numbers.Integral) and not isinstance(n, bool)

@@ -16,14 +16,14 @@ from minigrad.ops.index import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
 from minigrad.ops.pad import pad  # noqa: F401
-from minigrad.ops.norms import normalize, cosine_similarity  # noqa: F401
+from minigrad.ops.norms import normalize, cosine_similarity, rms_norm  # noqa: F401
 
 # the public names (pyflakes reads the imports above as used through this list)
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", "elu",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "l1_loss", "mse_loss", "layer_norm", "linear",
            "dropout", "embedding", "one_hot", "scaled_dot_product_attention",
-           "attention_with_weights", "pad", "normalize", "cosine_similarity"]
+           "attention_with_weights", "pad", "normalize", "cosine_similarity", "rms_norm"]
 
 
 def embedding(input, weight, padding_idx=None):

@@ -5,7 +5,8 @@ from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GEL
                                 Tanh, Sigmoid, Identity, Softmax, LogSoftmax,
                                 CrossEntropyLoss, MSELoss)
 from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss,  # noqa: F401
-                                BCEWithLogitsLoss, BCELoss, L1Loss, Flatten, Unflatten)
+                                BCEWithLogitsLoss, BCELoss, L1Loss, Flatten, Unflatten,
+                                RMSNorm)
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401

@@ -112,6 +112,31 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
 
 
+class RMSNorm(Module):
+    """F.rms_norm over the trailing `normalized_shape` dims, scaled by `weight` (ones), as
+    torch.nn.RMSNorm; eps None: the input dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        _check_sizes("RMSNorm", **{f"normalized_shape[{i}]": n
+                                   for i, n in enumerate(normalized_shape)})
+        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.register_parameter("weight", None)
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(self.normalized_shape, device=device,
+                                                  dtype=dtype))
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.weight is not None}")
+
+
 class Dropout(Module):
     """Zero elements with probability p while training; the identity in eval mode."""
 

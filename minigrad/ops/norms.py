@@ -1,5 +1,5 @@
 """Vector norms and what is built on them: Tensor.norm (torch.norm's vector norms: p = 2 or
-'fro', 1, ±inf, 0, or any other p), F.normalize and F.cosine_similarity. All are compositions
+'fro', 1, ±inf, 0, or any other p), F.normalize, F.cosine_similarity and F.rms_norm. All are compositions
 of differentiable ops, so gradients of gradients come for free; the care is in PyTorch's
 values at the kinks: where a norm is 0 its gradient is 0 (the root's ∞ times 0 would be NaN),
 and so is the gradient of |x|ᵖ at x = 0 for p < 1."""
@@ -94,3 +94,29 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     shape = tuple(check_broadcast("cosine_similarity", x1.shape, x2.shape))
     x1, x2 = (t if t.shape == shape else t.expand(*shape) for t in (x1, x2))
     return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """RMSNorm (Zhang & Sennrich 2019; LLaMA's layer norm), as torch's F.rms_norm: x divided
+    by the root mean square over the trailing `normalized_shape` dims, then scaled by
+    `weight`. Unlike layer norm (article 2.2.5.4) it neither subtracts the mean nor shifts.
+
+        y = x / √(mean(x²) + eps) · weight,   eps None: the dtype's machine epsilon
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"rms_norm: needs a floating-point input, got dtype {x.dtype}; "
+                        f"convert with .float() first")
+    k = len(shape)
+    if k > x.ndim or x.shape[x.ndim - k:] != shape:
+        raise ValueError(f"rms_norm: normalized_shape {shape} must equal the trailing dims "
+                         f"of the input, whose shape is {x.shape}")
+    if weight is not None and weight.shape != shape:
+        raise ValueError(f"rms_norm: weight has shape {weight.shape}, expected {shape}")
+    eps = backend.machine_eps(x.dtype) if eps is None else eps
+    if not eps >= 0:
+        raise ValueError(f"rms_norm: eps must be >= 0, got {eps}")
+    dims = tuple(range(x.ndim - k, x.ndim))
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
