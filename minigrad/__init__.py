@@ -41,7 +41,7 @@ from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401
 from minigrad.ops.index import gather, sort, topk, index_select, masked_select  # noqa
 from minigrad.ops.einsum import einsum  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
-from minigrad import functional, viz, nn, optim  # noqa: F401
+from minigrad import functional, viz, nn, optim, utils  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 
 clamp = clip

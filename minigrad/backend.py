@@ -405,6 +405,20 @@ def to_host(a):
     return get(device_of_array(a)).to_numpy(a)
 
 
+def host_rng(generator=None, op="random"):
+    """The host generator a draw uses: the CPU's, seeded by mg.manual_seed (None), or
+    `generator`: a NumPy Generator (np.random.default_rng(seed)) or an int seed for a
+    fresh one."""
+    if generator is None:
+        return get("cpu").rng
+    if is_integer(generator) and generator >= 0:
+        return np.random.default_rng(generator)
+    if isinstance(generator, (np.random.Generator, np.random.RandomState)):
+        return generator
+    raise TypeError(f"{op}: generator must be None, a non-negative int seed or a NumPy "
+                    f"Generator (np.random.default_rng(seed)), got {generator!r}")
+
+
 def manual_seed(seed):
     """Seed every device's generator (those built later start from the same seed)."""
     if not is_integer(seed) or seed < 0:

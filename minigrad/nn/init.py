@@ -15,16 +15,6 @@ def _fill(tensor, values):
     return tensor
 
 
-def _rng(generator):
-    """The CPU generator seeded by mg.manual_seed, or `generator`: a NumPy Generator
-    (np.random.default_rng(seed)) or an int seed for a fresh one."""
-    if generator is None:
-        return backend.get("cpu").rng
-    if isinstance(generator, int):
-        return backend.get("cpu").xp.random.default_rng(generator)
-    return generator
-
-
 def fans(tensor):
     """(fan_in, fan_out) as PyTorch computes them: weight (out, in, *receptive field)."""
     if tensor.ndim < 2:
@@ -45,14 +35,14 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     _check_float(tensor, "uniform_")
     if not a <= b:
         raise ValueError(f"init.uniform_: needs a <= b, got a={a}, b={b}")
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    return _fill(tensor, backend.host_rng(generator, "init").uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     _check_float(tensor, "normal_")
     if not std >= 0:
         raise ValueError(f"init.normal_: std must be >= 0, got {std}")
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    return _fill(tensor, backend.host_rng(generator, "init").normal(mean, std, tensor.shape))
 
 
 def zeros_(tensor):

@@ -1,0 +1,118 @@
+"""minigrad.utils.data as torch.utils.data: every sample once per epoch, a new reproducible
+order each epoch when shuffled, PyTorch's batch structure and dtypes, random_split's
+lengths; TensorDataset batches are one indexing per tensor, on the tensors' device."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.utils.data import (DataLoader, Dataset, TensorDataset, Subset, random_split,
+                                 default_collate)
+
+
+def _epoch(loader):
+    return [b[1].tolist() for b in loader]
+
+
+def test_shuffled_epochs_cover_every_sample_once(device):
+    X = mg.arange(20.0, device=device).reshape(10, 2)
+    y = mg.arange(10, device=device)
+    loader = DataLoader(TensorDataset(X, y), batch_size=4, shuffle=True)
+    mg.manual_seed(0)
+    first, second = _epoch(loader), _epoch(loader)
+    assert [len(b) for b in first] == [4, 4, 2] and len(loader) == 3
+    for epoch in (first, second):
+        assert sorted(sum(epoch, [])) == list(range(10))
+    assert first != second                               # a new order each epoch
+    mg.manual_seed(0)
+    assert _epoch(loader) == first                       # the same seed, the same orders
+    for xb, yb in loader:                                # rows stay paired with labels
+        assert xb.device == device and xb.shape[1] == 2
+        assert xb[:, 0].tolist() == [2.0 * i for i in yb.tolist()]
+
+
+def test_generator_seed_and_drop_last():
+    ds = TensorDataset(mg.arange(10))
+    a = DataLoader(ds, batch_size=3, shuffle=True, drop_last=True, generator=7)
+    b = DataLoader(ds, batch_size=3, shuffle=True, drop_last=True, generator=7)
+    mg.manual_seed(1)
+    orders_a = [[t.tolist() for (t,) in a] for _ in range(2)]
+    mg.manual_seed(2)                                    # the loader's own generator decides
+    assert orders_a == [[t.tolist() for (t,) in b] for _ in range(2)]
+    assert len(a) == 3 and all(len(x) == 3 for x in orders_a[0])
+    assert [t.tolist() for (t,) in DataLoader(ds, batch_size=4)] == [[0, 1, 2, 3], [4, 5, 6, 7],
+                                                                     [8, 9]]
+
+
+def test_a_batch_is_a_copy():
+    X = mg.zeros(4, 2)
+    (xb,) = next(iter(DataLoader(TensorDataset(X), batch_size=2)))
+    xb += 1
+    assert X.tolist() == [[0.0, 0.0]] * 4
+
+
+def test_default_collate_as_torch():
+    torch = pytest.importorskip("torch")
+    items = [(np.full(3, i, np.float32), i, 0.5 * i, {"id": i, "name": f"s{i}"},
+              [i, -i]) for i in range(4)]
+    got = next(iter(DataLoader(items, batch_size=4)))
+    want = next(iter(torch.utils.data.DataLoader(items, batch_size=4)))
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for g, w in [(got[0], want[0]), (got[1], want[1]), (got[2], want[2]),
+                 (got[3]["id"], want[3]["id"])]:
+        assert str(g.dtype) == str(w.dtype).replace("torch.", "") and g.shape == tuple(w.shape)
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert got[3]["name"] == want[3]["name"]
+    assert [t.tolist() for t in got[4]] == [t.tolist() for t in want[4]]  # field by field
+    stacked = default_collate([mg.ones(2, 3), mg.zeros(2, 3)])
+    assert stacked.shape == (2, 2, 3)
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return mg.tensor([float(i)]), i * i
+
+
+def test_a_dataset_subclass_and_subset():
+    xb, yb = next(iter(DataLoader(Squares(), batch_size=5)))
+    assert xb.shape == (5, 1) and yb.tolist() == [0, 1, 4, 9, 16]
+    sub = Subset(Squares(), [4, 0])
+    assert len(sub) == 2 and sub[0][1] == 16
+
+
+@pytest.mark.parametrize("n, lengths", [(10, [7, 3]), (10, [0.7, 0.3]), (11, [0.5, 0.5]),
+                                        (7, [0.2, 0.3, 0.5]), (5, [5, 0])])
+def test_random_split_lengths_as_torch(n, lengths):
+    torch = pytest.importorskip("torch")
+    parts = random_split(range(n), lengths, generator=0)
+    want = torch.utils.data.random_split(range(n), lengths)
+    assert [len(p) for p in parts] == [len(w) for w in want]
+    assert sorted(i for p in parts for i in p) == list(range(n))
+
+
+def test_on_the_gpu_stand_in(spy):
+    X = mg.arange(6.0, device=spy).reshape(3, 2)
+    (xb,) = next(iter(DataLoader(TensorDataset(X), batch_size=2, shuffle=True)))
+    assert xb.device == spy and xb.shape == (2, 2)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: DataLoader([1, 2], batch_size=0), ValueError, ["batch_size", "positive"]),
+    (lambda: DataLoader(iter([1, 2])), TypeError, ["len()", "indexing"]),
+    (lambda: DataLoader([1], generator="x"), TypeError, ["generator", "int seed"]),
+    (lambda: DataLoader([1], collate_fn=3), TypeError, ["collate_fn"]),
+    (lambda: TensorDataset(mg.ones(3), mg.ones(4)), ValueError, ["(3,)", "(4,)"]),
+    (lambda: TensorDataset(mg.tensor(1.0)), TypeError, ["at least one dim"]),
+    (lambda: random_split(range(5), [2, 2]), ValueError, ["add up", "5"]),
+    (lambda: random_split(range(5), [0.5, 0.6]), ValueError, ["fractions"]),
+    (lambda: next(iter(DataLoader([object()]))), TypeError, ["cannot batch", "object"]),
+    (lambda: next(iter(DataLoader([(1, 2), (3,)], batch_size=2))), ValueError,
+     ["one length"]),
+])
+def test_bad_input(call, error, words):
+    with pytest.raises(error) as e:
+        call()
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
