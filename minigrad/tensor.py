@@ -285,9 +285,11 @@ class Tensor(TensorMethods):
     # PyTorch's trailing-underscore methods: the op's result written into this tensor's
     # memory; outside autograd only, since a method cannot rebind the caller's name as += does
     def add_(self, o, *, alpha=1):
-        return ops.inplace.method(self, "add_", ops.elementwise.add, _times(o, alpha))
+        return ops.inplace.method(self, "add_", ops.elementwise.add,
+                                  times_alpha(self, o, alpha, "add_"))
     def sub_(self, o, *, alpha=1):
-        return ops.inplace.method(self, "sub_", ops.elementwise.sub, _times(o, alpha))
+        return ops.inplace.method(self, "sub_", ops.elementwise.sub,
+                                  times_alpha(self, o, alpha, "sub_"))
     def mul_(self, o): return ops.inplace.method(self, "mul_", ops.elementwise.mul, o)
     def div_(self, o): return ops.inplace.method(self, "div_", ops.elementwise.div, o)
     def pow_(self, o): return ops.inplace.method(self, "pow_", ops.elementwise.pow, o)
@@ -302,9 +304,9 @@ class Tensor(TensorMethods):
     clip_ = clamp_
     def masked_fill_(self, mask, value):
         return ops.inplace.method(self, "masked_fill_", ops.elementwise.masked_fill, mask, value)
-    def scatter_(self, dim, index, src=None, *, value=None):
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         return ops.inplace.method(self, "scatter_", lambda x, s: ops.scatter.scatter(
-            x, dim, index, s, value=value), src)
+            x, dim, index, s, value=value, reduce=reduce), src)
     def scatter_add_(self, dim, index, src):
         return ops.inplace.method(self, "scatter_add_", ops.scatter.scatter_add, dim, index, src)
     def index_add_(self, dim, index, source, *, alpha=1):
@@ -312,9 +314,11 @@ class Tensor(TensorMethods):
             x, dim, index, s, alpha=alpha), source)
     def normal_(self, mean=0.0, std=1.0, *, generator=None):   # drawn as nn.init's
         ops.inplace.check_allowed(self, "normal_")
+        ops.inplace.check_writable(self, "normal_")
         return nn.init.normal_(self, mean, std, generator)
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         ops.inplace.check_allowed(self, "uniform_")
+        ops.inplace.check_writable(self, "uniform_")
         return nn.init.uniform_(self, a, b, generator)
 
     # NumPy on the left: `array + tensor` (and -, *, /, **, @, comparisons) is the tensor op,
@@ -344,8 +348,10 @@ class Tensor(TensorMethods):
     def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
     # PyTorch's method spellings of the same ops: x.add(y), x.pow(2), x.matmul(w) ...
     mul, div, pow, matmul, neg = __mul__, __truediv__, __pow__, __matmul__, __neg__
-    def add(self, o, *, alpha=1): return ops.elementwise.add(self, _times(o, alpha))  # x + αo
-    def sub(self, o, *, alpha=1): return ops.elementwise.sub(self, _times(o, alpha))
+    def add(self, o, *, alpha=1):                                        # x + αo
+        return ops.elementwise.add(self, times_alpha(self, o, alpha, "add"))
+    def sub(self, o, *, alpha=1):
+        return ops.elementwise.sub(self, times_alpha(self, o, alpha, "sub"))
     def square(self): return ops.elementwise.mul(self, self)
     def reciprocal(self): return ops.elementwise.div(1.0, self)
     def rsqrt(self): return ops.elementwise.div(1.0, self.sqrt())  # -0 -> -inf, as PyTorch
@@ -375,11 +381,19 @@ class Tensor(TensorMethods):
     def __rxor__(self, o): return ops.elementwise.bitwise("bitwise_xor", o, self)
 
 
-def _times(o, alpha):
-    """alpha·o for add/sub's alpha= (o itself when alpha is 1, so no op is added)."""
+def times_alpha(x, o, alpha, op):
+    """alpha·o for x.add/sub's (and index_add's) alpha= (o itself when alpha is 1, so no op
+    is added). o becomes a tensor first: a Python list times 2 would repeat the list. As
+    PyTorch, an integer or bool x takes an integer alpha only (a float would silently make
+    the result float, or be truncated)."""
     if not backend.is_scalar(alpha) or isinstance(alpha, builtins.bool):
-        raise TypeError(f"alpha must be a number, got {type(alpha).__name__}")
-    return o if alpha == 1 else o * alpha
+        raise TypeError(f"{op}: alpha must be a number, got {type(alpha).__name__}")
+    if alpha == 1:
+        return o
+    if not backend.is_floating(x.dtype) and not backend.is_integer(alpha):
+        raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {x.dtype} alpha "
+                        f"must be an integer (as PyTorch); convert the tensor with .float()")
+    return ops.elementwise.lift(o, x) * alpha
 
 
 from minigrad import ops, creation, nn, tensor_methods  # noqa: E402  (they need Tensor; its

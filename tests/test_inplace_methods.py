@@ -79,6 +79,35 @@ def test_alpha_out_of_place_is_differentiable():
         a.add(b, alpha="2")
 
 
+def test_alpha_scales_a_list_as_a_tensor_not_by_repeating_it(device):
+    """o·alpha of a Python list repeated the list ([3.0] * 2 is [3.0, 3.0]): a wrong sum,
+    or a broadcast error. As torch, x.add([3.0], alpha=2) is x + 6."""
+    x = mg.tensor([1.0, 2.0], device=device)
+    assert x.add([3.0], alpha=2).tolist() == [7.0, 8.0]
+    assert x.sub((1.0, 2.0), alpha=3).tolist() == [-2.0, -4.0]
+    assert x.add_([3.0], alpha=2) is x and x.tolist() == [7.0, 8.0]
+
+
+def test_an_integer_tensor_takes_an_integer_alpha_only(device):
+    """As torch: a float alpha would silently make add's result float (and index_add's, or
+    torch truncates it to an integer); an integer alpha keeps the dtype."""
+    i = mg.tensor([1, 2], device=device)
+    for call in (lambda: i.add(mg.tensor([1, 1], device=device), alpha=0.5),
+                 lambda: i.sub_(1, alpha=2.0),
+                 lambda: i.index_add(0, mg.tensor([0], device=device),
+                                     mg.tensor([3], device=device), alpha=0.5)):
+        with pytest.raises(TypeError, match=r"alpha=.* for a tensor of dtype int64 alpha "
+                                            r"must be an integer"):
+            call()
+    assert i.add(mg.tensor([1, 1], device=device), alpha=3).tolist() == [4, 5]
+    assert i.dtype == mg.int64 and i._version == 0
+
+
+def test_scatter_in_place_takes_reduce_as_scatter_does():
+    with pytest.raises(NotImplementedError, match="reduce='add' is not supported"):
+        mg.zeros(3).scatter_(0, mg.tensor([0]), mg.ones(1), reduce="add")
+
+
 def test_a_parameter_changes_only_under_no_grad(device):
     w = mg.ones(2, 3, device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"add_: in-place change of a leaf tensor that "
@@ -136,6 +165,8 @@ def test_random_fills(device):
     assert -0.1 <= u.numpy().min() < -0.09 and 0.09 < u.numpy().max() <= 0.1
     with pytest.raises(TypeError, match="floating-point"):
         mg.zeros(3, dtype=mg.int64, device=device).normal_()
+    with pytest.raises(ValueError, match="uniform_: the tensor is a broadcast view"):
+        mg.zeros(3, device=device).expand(2, 3).uniform_()     # (the op named, not setitem)
 
 
 def test_in_place_methods_stay_on_the_device(spy):

@@ -111,6 +111,10 @@ def test_modules_keep_weight_as_a_buffer():
     (lambda: F.cross_entropy(mg.ones(2, 3, 4), mg.tensor([[0, 1, 2]] * 2)), ValueError,
      ["(2, 3, 4)", "(2, 3)", "class dim second"]),
     (lambda: F.cross_entropy(mg.ones(3), mg.tensor([1])), ValueError, ["(3,)", "(1,)"]),
+    # torch takes class probabilities of the input's shape too; here that is said, not a
+    # bare shape mismatch
+    (lambda: F.cross_entropy(mg.ones(2, 3), mg.full((2, 3), 1 / 3)), ValueError,
+     ["(2, 3) and (2, 3)", "class probabilities", "not supported: give class indices"]),
     (lambda: F.cross_entropy(mg.ones(2, 3), [0, 1], 0, 1), TypeError, ["positional"]),
     (lambda: F.cross_entropy(mg.tensor([[1, 2]]), [0]), TypeError,
      ["cross_entropy", "floating-point", "int64"]),

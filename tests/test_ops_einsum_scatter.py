@@ -408,6 +408,15 @@ def test_unique_vs_numpy_and_torch(device, dtype, kw):
         np.testing.assert_array_equal(g.numpy(), r.numpy())
 
 
+def test_unique_keeps_each_nan_apart_as_torch(device):
+    """NaN != NaN: torch.unique gives each NaN on its own, sorted last; NumPy's and
+    CuPy's unique collapse them into one unless told not to."""
+    x = mg.tensor([1.0, np.nan, 2.0, np.nan, 1.0], device=device)
+    values, inverse, counts = x.unique(return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(values.numpy(), [1.0, 2.0, np.nan, np.nan])
+    assert inverse.tolist() == [0, 2, 1, 3, 0] and counts.tolist() == [2, 1, 1, 1]
+
+
 def test_unique_spellings_and_refusal():
     x = mg.tensor([2, 2, 0])
     assert mg.unique(x).tolist() == [0, 2] and x.unique().dtype == mg.int64

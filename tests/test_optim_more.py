@@ -271,6 +271,12 @@ def test_rmsprop_state_names_are_torchs():
      "invalid momentum -1 in group 0"),
     (lambda p: optim.Adam([p], amsgrad="yes"), ValueError, "amsgrad must be True or False"),
     (lambda p: optim.AdamW([p], amsgrad=None), ValueError, "amsgrad must be True or False"),
+    # numbers checked as numbers, not a bare "'<' not supported between 'str' and 'int'"
+    (lambda p: optim.Adam([p], eps="1e-8"), ValueError, r"invalid eps '1e-8' .*a number"),
+    (lambda p: optim.Adam([p], eps=float("nan")), ValueError, r"invalid eps nan"),
+    (lambda p: optim.AdamW([p], betas="ab"), ValueError, r"invalid betas 'ab' .*two numbers"),
+    (lambda p: optim.Adam([p], betas=None), ValueError, r"invalid betas None"),
+    (lambda p: optim.Adam([p], betas=(0.9,)), ValueError, r"invalid betas \(0.9,\)"),
 ])
 def test_bad_optimizer_arguments(make, error, match):
     with pytest.raises(error, match=match):

@@ -199,6 +199,46 @@ def test_scheduler_state_dict_holds_numbers_and_no_optimizer():
     assert "StepLR(step_size=3, gamma=0.5" in repr(optim.StepLR(opt, 3, 0.5))
 
 
+def test_two_schedulers_on_one_optimizer_are_refused_not_overwritten():
+    """PyTorch's chainable schedulers compose (ExponentialLR then MultiStepLR, as its docs
+    show); closed forms here would let the last to step silently win. The first step that
+    finds its lrs changed refuses, before an optimiser step uses a wrong lr."""
+    opt = _sgd((1.0,))
+    first, second = optim.StepLR(opt, step_size=1, gamma=0.5), optim.ExponentialLR(opt, 0.9)
+    first.step()                                       # lr 0.5 ...
+    with pytest.raises(RuntimeError, match=r"ExponentialLR.step: group 0's lr is 0.5, but "
+                                           r"this scheduler set it to 1.0.*SequentialLR"):
+        second.step()                                  # ... which torch would make 0.45
+
+
+def test_a_change_of_the_lr_by_hand_is_refused_at_the_next_step():
+    opt = _sgd()
+    sched = optim.CosineAnnealingLR(opt, T_max=10)
+    sched.step()
+    opt.param_groups[1]["lr"] *= 0.5
+    with pytest.raises(RuntimeError, match="group 1's lr is .*something else changed it"):
+        sched.step()
+    seq_opt = _sgd()
+    seq = optim.SequentialLR(seq_opt, [optim.LinearLR(seq_opt, 0.5, total_iters=2),
+                                       optim.ExponentialLR(seq_opt, 0.5)], milestones=[2])
+    seq.step()
+    seq_opt.param_groups[0]["lr"] = 1.0                # just before the milestone
+    with pytest.raises(RuntimeError, match="LinearLR.step: group 0's lr is 1.0"):
+        seq.step()
+    # what a load restores is not a change: the optimiser's lrs come back with its own state
+    opt2 = _sgd()
+    sched2 = optim.CosineAnnealingLR(opt2, T_max=10)
+    opt2.load_state_dict(opt.state_dict())
+    sched2.load_state_dict(sched.state_dict())
+    sched2.step()
+
+
+def test_repr_without_hyperparameters():
+    opt = _sgd()
+    seq = optim.SequentialLR(opt, [optim.LinearLR(opt), optim.StepLR(opt, 2)], [3])
+    assert repr(seq) == "SequentialLR(last_epoch=0)"
+
+
 # ---- scheduler argument errors ----------------------------------------------------------
 def _other():
     return _sgd()

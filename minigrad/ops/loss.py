@@ -149,9 +149,11 @@ def _class_targets(input, target, ignore_index, op):
             input = input.permute((0, *range(2, input.ndim), 1)).reshape(-1, input.shape[1])
             t = t.reshape(-1)
     else:
+        probs = ("; targets of class probabilities (the input's shape, as PyTorch also "
+                 "takes) are not supported: give class indices") if shape == input.shape else ""
         raise ValueError(f"{op}: expected input (N, C) with targets (N,), or (N, C, d1, ...) "
                          f"with targets (N, d1, ...) (the class dim second, as PyTorch), got "
-                         f"{input.shape} and {shape}")
+                         f"{input.shape} and {shape}{probs}")
     if input.dtype.kind != "f":
         raise TypeError(f"{op}: the input must be floating-point, got {input.dtype}")
     if t.dtype.kind not in "iu":

@@ -80,18 +80,21 @@ def _check_output_size(op, output_size, total):
 
 
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct values of x, flattened, in ascending order, as torch.unique; with
-    return_inverse also, for each element of x, the position of its value among them (x's
-    shape), and with return_counts how often each value occurs. Not differentiable: the
-    result is a new tensor outside the graph. sorted=False is accepted and still sorts (an
-    order is allowed then, as PyTorch's CPU also sorts)."""
+    """The distinct values of x, flattened, in ascending order, as torch.unique (NaNs last,
+    each one apart: NaN != NaN); with return_inverse also, for each element of x, the
+    position of its value among them (x's shape), and with return_counts how often each
+    value occurs. Not differentiable: the result is a new tensor outside the graph.
+    sorted=False is accepted and still sorts (an order is allowed then, as PyTorch's CPU
+    also sorts)."""
     if dim is not None:
         raise NotImplementedError(
             f"unique: dim={dim!r} (unique slices along a dim) is not supported; only "
             f"dim=None, the unique elements of the flattened tensor")
     xp = x.backend.xp
+    # equal_nan=False: each NaN is a value of its own, as PyTorch (NumPy and CuPy would
+    # collapse them into one)
     found = xp.unique(x.data.reshape(-1), return_inverse=return_inverse,
-                      return_counts=return_counts)
+                      return_counts=return_counts, equal_nan=False)
     if not (return_inverse or return_counts):
         return Tensor._make(found, x.device)
     values, rest = found[0], list(found[1:])

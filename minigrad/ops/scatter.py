@@ -1,11 +1,11 @@
 """Writing into a tensor at integer positions, as PyTorch: scatter (src's values replace
 self's), scatter_add and index_add (src's values are added). They mirror gather and
 index_select (index.py), and their gradients are those: the gradient of src is the output's
-gradient gathered where src went. Each returns a new tensor (the in-place spellings
-scatter_ and friends are not offered)."""
+gradient gathered where src went. Each returns a new tensor; the in-place spellings
+(scatter_, scatter_add_, index_add_) write that result into self (ops/inplace.py)."""
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, times_alpha
 from minigrad.ops.index import GetItem, IndexAdd, raw_index, position_grid
 from minigrad.ops.reduce import normalize_dim
 
@@ -82,8 +82,7 @@ def index_add(x, dim, index, source, *, alpha=1):
                          f"and {idx.size} indices along dim {d} it must be {want} (one slice "
                          f"per index)")
     _check_range(op, idx, x, d)
-    if alpha != 1:
-        source = source * alpha
+    source = times_alpha(x, source, alpha, op)          # (an integer alpha for integer x)
     return x + IndexAdd.apply(source, index=(slice(None),) * d + (idx,), shape=x.shape)
 
 

@@ -11,6 +11,8 @@ AMSGrad (Reddi et al. 2018) divides by the largest second moment seen rather tha
 one, so a parameter's step size never grows back after a burst of large gradients. Its state
 `max_exp_avg_sq` is kept (and saved) beside `exp_avg` and `exp_avg_sq`, as PyTorch's.
 """
+import numbers
+
 from minigrad.optim.optimizer import Optimizer
 
 MOMENTS = ("exp_avg", "exp_avg_sq")          # the state arrays every Adam step updates
@@ -33,7 +35,8 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, *, foreach=None, decoupled_weight_decay=False):
         # PyTorch's order: amsgrad is the sixth positional argument, the rest keywords
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+        betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas   # checked below
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, decoupled_weight_decay=decoupled_weight_decay,
                         foreach=foreach)
         super().__init__(params, defaults)
@@ -42,12 +45,13 @@ class Adam(Optimizer):
     def _validate_options(self, options, where):
         super()._validate_options(options, where)
         name = type(self).__name__
-        betas = options["betas"]
-        if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"{name}: invalid betas {tuple(betas)} in {where} (each must be "
+        betas, eps = options["betas"], options["eps"]
+        if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(
+                _is_number(b) and 0.0 <= b < 1.0 for b in betas)):   # (NaN fails too)
+            raise ValueError(f"{name}: invalid betas {betas!r} in {where} (two numbers, each "
                              f"in [0, 1))")
-        if options["eps"] < 0:
-            raise ValueError(f"{name}: invalid eps {options['eps']} in {where} (must be >= 0)")
+        if not (_is_number(eps) and eps >= 0):
+            raise ValueError(f"{name}: invalid eps {eps!r} in {where} (a number >= 0)")
         if options.get("amsgrad") not in (True, False):
             raise ValueError(f"{name}: amsgrad must be True or False, got "
                              f"{options['amsgrad']!r} in {where}")
@@ -153,6 +157,10 @@ def _adam(backend, p, g, m, v, t, group, v_max=None):
     if wd != 0 and group["decoupled_weight_decay"]:
         p *= 1 - lr * wd                         # p(1 - lr·λ), then the update
     p += tmp
+
+
+def _is_number(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 class AdamW(Adam):

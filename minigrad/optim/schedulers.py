@@ -66,11 +66,15 @@ class LRScheduler:
     `_get_closed_form_lr`). PyTorch's built-in schedulers instead multiply each group's
     current lr step by step ("chainable"); that gives the same values as long as nothing
     else changes the lr. Here a schedule is a pure function of the epoch, so resuming is
-    exact, but two schedulers do not compose on one optimiser (the last to step wins):
-    to run one after another, use `SequentialLR`.
+    exact, but two schedulers do not compose on one optimiser, nor does a change of the lr
+    by hand: step() finds the lr it set last changed and refuses, rather than silently
+    overwrite what PyTorch would compose with. To run one after another, use `SequentialLR`;
+    to multiply schedules, one `LambdaLR` with the product.
     """
 
-    _not_state = ("optimizer",)        # attributes a state dict leaves out
+    # attributes a state dict leaves out; _written: the lrs this scheduler set last (None
+    # after construction or a load: nothing to compare with yet)
+    _not_state = ("optimizer", "_written")
 
     def __init__(self, optimizer, last_epoch=-1):
         where = type(self).__name__
@@ -88,7 +92,7 @@ class LRScheduler:
                                  f"first, or leave last_epoch=-1 for a new run")
         self.optimizer = optimizer
         self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
-        self.last_epoch = last_epoch
+        self.last_epoch, self._written = last_epoch, None
         self.step()
 
     def get_lr(self):
@@ -97,8 +101,24 @@ class LRScheduler:
 
     def step(self):
         """Advance one epoch and set every group's lr (call it after optimizer.step())."""
+        self._check_lrs_unchanged()
         self.last_epoch += 1
         self._apply()
+
+    def _check_lrs_unchanged(self):
+        """Refuse when a group's lr is not what this scheduler set last: another scheduler
+        or a hand-written change set it, and the closed form would silently overwrite it
+        (PyTorch's chainable schedulers would compose with it)."""
+        for i, (g, mine) in enumerate(zip(self.optimizer.param_groups, self._written or ())):
+            if g["lr"] is not mine and g["lr"] != mine:       # (`is`: a NaN lr is no change)
+                raise RuntimeError(
+                    f"{type(self).__name__}.step: group {i}'s lr is {g['lr']}, but this "
+                    f"scheduler set it to {mine}: something else changed it (another "
+                    f"scheduler, a change by hand, or the optimiser's state dict loaded "
+                    f"without the scheduler's). Schedules here are closed forms of the "
+                    f"epoch and do not compose as PyTorch's chainable ones: run them one "
+                    f"after another with SequentialLR, multiply them in one LambdaLR, or "
+                    f"load the scheduler's state dict too")
 
     def _apply(self):
         groups = self.optimizer.param_groups
@@ -109,7 +129,7 @@ class LRScheduler:
         lrs = self.get_lr()
         for g, lr in zip(groups, lrs):
             g["lr"] = lr
-        self._last_lr = list(lrs)
+        self._last_lr, self._written = list(lrs), list(lrs)
 
     def get_last_lr(self):
         """The lrs the last step() (or the construction) set, one per group."""
@@ -141,11 +161,12 @@ class LRScheduler:
                 setattr(self, k, list(v) if isinstance(v, (list, tuple)) else v)
         if "_last_lr" not in state_dict:
             self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+        self._written = None           # the optimiser's lrs may be loaded after this
 
     def __repr__(self):
-        hyper = ", ".join(f"{k}={v!r}" for k, v in self.state_dict().items()
-                          if not k.startswith("_") and k not in ("base_lrs", "last_epoch"))
-        return f"{type(self).__name__}({hyper}, last_epoch={self.last_epoch})"
+        parts = [f"{k}={v!r}" for k, v in self.state_dict().items()
+                 if not k.startswith("_") and k not in ("base_lrs", "last_epoch")]
+        return f"{type(self).__name__}({', '.join(parts + [f'last_epoch={self.last_epoch}'])})"
 
 
 class LambdaLR(LRScheduler):
@@ -155,7 +176,7 @@ class LambdaLR(LRScheduler):
 
     The lambdas are code, not state: a state dict leaves them out (rebuild them)."""
 
-    _not_state = ("optimizer", "lr_lambdas")
+    _not_state = ("optimizer", "_written", "lr_lambdas")
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         n = len(_optimizer("LambdaLR", optimizer).param_groups)
@@ -280,7 +301,7 @@ class SequentialLR(LRScheduler):
     back, as PyTorch's does, and starts the first. A SequentialLR inside another is not
     supported (PyTorch's cannot restart one at a milestone either)."""
 
-    _not_state = ("optimizer", "_schedulers")
+    _not_state = ("optimizer", "_written", "_schedulers")
 
     def __init__(self, optimizer, schedulers, milestones):
         where = "SequentialLR"
@@ -304,13 +325,16 @@ class SequentialLR(LRScheduler):
         self.optimizer, self._schedulers = optimizer, schedulers
         for s in schedulers:
             s.last_epoch -= 1               # undo each one's construction step, as PyTorch
-        self.last_epoch = 0
+            s._written = None               # (the lrs the later ones set are no change)
+        self.last_epoch, self._written = 0, None
         schedulers[0].step()                # epoch 0 of the first
         self._last_lr = schedulers[0].get_last_lr()
 
     def step(self):
         """Advance one epoch: the scheduler whose span holds it steps, or, at a milestone,
         the next one starts at its epoch 0."""
+        last = self._schedulers[bisect.bisect_right(self._milestones, self.last_epoch)]
+        last._check_lrs_unchanged()           # nothing else changed the lrs it set last
         self.last_epoch += 1
         i = bisect.bisect_right(self._milestones, self.last_epoch)
         current = self._schedulers[i]
