@@ -112,7 +112,8 @@ def update(x, what, op, o):
     _check_result(x, result, f"x {what} y")
     if grad_mode:                                # Python binds x to the result
         return result if result.dtype == x.dtype else result.to(dtype=x.dtype)
-    return _write(x, result, f"x {what} y")
+    check_writable(x, f"x {what} y")
+    return _write(x, result)
 
 
 def method(x, name, op, *args):
@@ -136,7 +137,7 @@ def method(x, name, op, *args):
     check_writable(x, name)
     result = op(x, *args)
     _check_result(x, result, name)
-    return _write(x, result, name)
+    return _write(x, result)
 
 
 def _check_result(x, result, what):
@@ -148,8 +149,7 @@ def _check_result(x, result, what):
                         f"{x.dtype} cannot hold; convert x first (x = x.float())")
 
 
-def _write(x, result, what):
-    check_writable(x, what)
+def _write(x, result):
     x.data[...] = result.data                    # through any views of this memory
     return _counted(x)
 
