@@ -30,21 +30,28 @@ from minigrad.creation import (tensor, zeros, ones, full, arange, randn, rand,  
 from minigrad.creation import (as_tensor, from_numpy, is_tensor, numel, empty,  # noqa: F401
                                eye, linspace, randperm, rand_like, full_like, empty_like)
 from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maximum,  # noqa
-                                      minimum, clip, where, masked_fill)
+                                      minimum, clip, where, masked_fill, erf)
 from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu, flip  # noqa
 from minigrad.ops.shape import roll, unflatten  # noqa: F401
 from minigrad.ops.math import (sin, cos, log1p, expm1, sign, floor, ceil, trunc,  # noqa
                                round, nan_to_num, remainder, floor_divide)
+from minigrad.ops.math import (tan, sinh, cosh, log2, log10, exp2, atan2, fmod, frac,  # noqa
+                               lerp, addcmul, addcdiv, isclose, allclose, equal)
+from minigrad.ops.layout import (movedim, t, broadcast_to, tile, select, diagonal,  # noqa
+                                 diag, trace, hstack, vstack, meshgrid)
 from minigrad.ops.norms import norm  # noqa: F401
-from minigrad.ops.matmul import matmul, mm, bmm, dot, outer  # noqa: F401
+from minigrad.ops.matmul import matmul, mm, bmm, dot, outer, addmm, tensordot, cross  # noqa
 from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401
+from minigrad.ops.cumulative import cumprod, diff  # noqa: F401
 from minigrad.ops.index import gather, sort, topk, index_select, masked_select  # noqa
+from minigrad.ops.index import median  # noqa: F401
 from minigrad.ops.einsum import einsum  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad import functional, viz, nn, optim, utils  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 
 clamp = clip
+arctan2, moveaxis = atan2, movedim
 
 
 def device(name):
@@ -91,7 +98,8 @@ def _as_function(name):
 for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin cos "
               "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
               "all any clone detach masked_select outer argsort nonzero narrow scatter "
-              "scatter_add index_add repeat_interleave unique").split():
+              "scatter_add index_add repeat_interleave unique rsqrt swapaxes swapdims "
+              "eq ne lt le gt ge logical_not logical_and logical_or logical_xor").split():
     if _name not in globals():
         globals()[_name] = _as_function(_name)
 del _name

@@ -100,3 +100,32 @@ def check_fill_value(op, value, dtype):
     if not ok:
         raise ValueError(f"{op}: value {value!r} cannot be converted to {dtype} without "
                          f"overflow; pass a value the dtype can hold")
+
+
+# PyTorch's legacy type names (torch.FloatTensor ...), spelled with minigrad's name
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def type_name(t):
+    """t.type(): 'minigrad.FloatTensor' for float32 on the CPU, 'minigrad.cuda.FloatTensor'
+    on a GPU (PyTorch's 'torch.FloatTensor', 'torch.cuda.FloatTensor')."""
+    where = "" if t.device == "cpu" else f"{t.device.split(':')[0]}."
+    return f"minigrad.{where}{_TYPE_NAMES.get(str(t.dtype), str(t.dtype))}"
+
+
+def type_target(dtype):
+    """(device or None, dtype) that t.type(dtype) converts to: a dtype, a dtype's name, or a
+    type name as type() gives ('minigrad.DoubleTensor'; PyTorch's 'torch.DoubleTensor' too;
+    with 'cuda.' in it, to the GPU)."""
+    if isinstance(dtype, str) and dtype.split(".")[0] in ("minigrad", "torch"):
+        parts = dtype.split(".")
+        names = {v: k for k, v in _TYPE_NAMES.items()}
+        if len(parts) not in (2, 3) or parts[-1] not in names or \
+                (len(parts) == 3 and parts[1] != "cuda"):
+            raise TypeError(f"type: unknown type name {dtype!r}; valid: "
+                            f"'minigrad.<T>' or 'minigrad.cuda.<T>' with <T> one of "
+                            f"{sorted(names)}")
+        return ("cuda" if len(parts) == 3 else None), backend.dtype(names[parts[-1]])
+    return None, backend.dtype(dtype)

@@ -215,6 +215,18 @@ class Tensor(TensorMethods):
         t._version_counter = self._version_counter
         return t
 
+    def detach_(self):
+        """Cut this tensor from its graph in place: it becomes a leaf that needs no grad, as
+        PyTorch's. A view of another tensor cannot be (it shares that tensor's history)."""
+        ctx = self._ctx
+        if ctx is not None and ctx.inputs is not None and any(
+                p._version_counter is self._version_counter for p in ctx.inputs):
+            raise RuntimeError("detach_: the tensor is a view of another (a reshape, slice, "
+                               "transpose...), which cannot be detached in place; use "
+                               ".detach() instead")
+        self._ctx, self.requires_grad = None, False
+        return self
+
     def clone(self):
         return ops.shape.clone(self)
 

@@ -2,6 +2,7 @@
 names, each a one-line call into the op in `minigrad/ops/` that implements it. `Tensor`
 (tensor.py) inherits them; its own file keeps the data, autograd state and operators."""
 from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args
+from minigrad.args import type_name as _type_name, type_target as _type_target
 
 ops = None      # the package minigrad.ops, bound by tensor.py once Tensor exists: the ops
                 # import Tensor, and Tensor's class statement needs this file first
@@ -21,8 +22,26 @@ class TensorMethods:
     def erf(self): return ops.elementwise.erf(self)
     def sin(self): return ops.math.sin(self)
     def cos(self): return ops.math.cos(self)
+    def tan(self): return ops.math.tan(self)
+    def sinh(self): return ops.math.sinh(self)
+    def cosh(self): return ops.math.cosh(self)
     def log1p(self): return ops.math.log1p(self)
     def expm1(self): return ops.math.expm1(self)
+    def log2(self): return ops.math.log2(self)
+    def log10(self): return ops.math.log10(self)
+    def exp2(self): return ops.math.exp2(self)
+    def atan2(self, o): return ops.math.atan2(self, o)
+    arctan2 = atan2
+    def fmod(self, o): return ops.math.fmod(self, o)
+    def frac(self): return ops.math.frac(self)
+    def lerp(self, end, weight): return ops.math.lerp(self, end, weight)
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return ops.math.addcmul(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return ops.math.addcdiv(self, tensor1, tensor2, value=value)
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
     # piecewise constant: gradient 0 (as PyTorch); integers come back unchanged
     def sign(self): return ops.math.sign(self)
     def floor(self): return ops.math.floor(self)
@@ -37,6 +56,17 @@ class TensorMethods:
     def clip(self, min=None, max=None): return ops.elementwise.clip(self, min, max)
     clamp = clip
     def masked_fill(self, mask, value): return ops.elementwise.masked_fill(self, mask, value)
+    def where(self, condition, other): return ops.elementwise.where(condition, self, other)
+    # logical ops: nonzero is True, any dtype in, bool out, outside the graph (as PyTorch)
+    def logical_not(self): return ops.elementwise.logical_not(self)
+    def logical_and(self, o): return ops.elementwise.compare("logical_and", self, o)
+    def logical_or(self, o): return ops.elementwise.compare("logical_or", self, o)
+    def logical_xor(self, o): return ops.elementwise.compare("logical_xor", self, o)
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return ops.math.isclose(self, other, rtol, atol, equal_nan)
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return ops.math.allclose(self, other, rtol, atol, equal_nan)
+    def equal(self, other): return ops.math.equal(self, other)
     def softmax(self, dim=-1): return ops.softmax.softmax(self, dim)
     def multinomial(self, num_samples, replacement=False):
         from minigrad.creation import multinomial       # creation.py imports this module
@@ -76,6 +106,12 @@ class TensorMethods:
     def norm(self, p="fro", dim=None, keepdim=False): return ops.norms.norm(self, p, dim, keepdim)
     def logsumexp(self, dim, keepdim=False): return ops.reduce.logsumexp(self, dim, keepdim)
     def cumsum(self, dim): return ops.reduce.cumsum(self, dim)
+    def cumprod(self, dim, *, dtype=None): return ops.cumulative.cumprod(self, dim, dtype=dtype)
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        return ops.cumulative.diff(self, n, dim, prepend, append)
+    def median(self, dim=None, keepdim=False):
+        """Without dim: the lower median. With dim: a (values, indices) named tuple."""
+        return ops.index.median(self, dim, keepdim)
     def any(self, dim=None, keepdim=False): return ops.reduce.logical("any", self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return ops.reduce.logical("all", self, dim, keepdim)
 
@@ -92,7 +128,18 @@ class TensorMethods:
     def unflatten(self, dim, sizes): return ops.shape.unflatten(self, dim, sizes)
     def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims, "permute"))
     def transpose(self, dim0, dim1): return ops.shape.transpose(self, dim0, dim1)
-    swapaxes = transpose
+    swapaxes = swapdims = transpose
+    def t(self): return ops.layout.t(self)
+    def movedim(self, source, destination): return ops.layout.movedim(self, source, destination)
+    moveaxis = movedim
+    def broadcast_to(self, *shape):
+        return ops.layout.broadcast_to(self, _shape_args(shape, "broadcast_to"))
+    def tile(self, *dims): return ops.layout.tile(self, _shape_args(dims, "tile"))
+    def select(self, dim, index): return ops.layout.select(self, dim, index)
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return ops.layout.diagonal(self, offset, dim1, dim2)
+    def diag(self, diagonal=0): return ops.layout.diag(self, diagonal)
+    def trace(self): return ops.layout.trace(self)
     def squeeze(self, dim=None): return ops.shape.squeeze(self, dim)
     def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
     def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape, "expand"))
@@ -127,3 +174,31 @@ class TensorMethods:
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         return ops.repeat.unique(self, sorted, return_inverse, return_counts, dim)
 
+
+    # ---- about the tensor itself (PyTorch's spellings) ----------------------------------
+    def ndimension(self): return self.ndim
+    def nelement(self): return self.numel()
+    def element_size(self): return self.dtype.itemsize                  # bytes per element
+    def is_contiguous(self): return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        """Steps in elements between neighbours along each dim (0 along an expanded dim),
+        as PyTorch's; or along one dim."""
+        steps = tuple(s // self.dtype.itemsize for s in self._data.strides)
+        if dim is None:
+            return steps
+        if self.ndim == 0:
+            raise IndexError(f"stride: a 0-d tensor has no dim {dim}; stride() gives ()")
+        return steps[ops.reduce.normalize_dim(dim, self.ndim, "stride")]
+
+    def type(self, dtype=None):
+        """Without dtype the type's name, 'minigrad.FloatTensor' (PyTorch: 'torch.Float-
+        Tensor'); with a dtype, or such a name, the tensor converted to it (self if no change)."""
+        if dtype is None:
+            return _type_name(self)
+        device, dtype = _type_target(dtype)
+        return self.to(device, dtype)
+
+    def new_empty(self, *size):      # as new_zeros: on self's device, of self's dtype
+        from minigrad.creation import empty              # creation.py imports this module
+        return empty(*size, dtype=self.dtype, device=self.device)

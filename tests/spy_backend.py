@@ -179,7 +179,8 @@ logical_not logical_and logical_or less less_equal greater greater_equal equal n
 add subtract multiply divide power negative sum mean max min argmax argmin vdot
 cumsum searchsorted flip bitwise_and bitwise_or bitwise_xor invert count_nonzero
 floor ceil trunc rint nan_to_num may_share_memory remainder floor_divide
-argwhere einsum unique repeat""".split())
+argwhere einsum unique repeat
+tan sinh cosh log2 log10 exp2 arctan2 fmod diagonal cumprod isclose logical_xor""".split())
 
 
 def _function(fn, allow_host=False):

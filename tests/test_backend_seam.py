@@ -122,6 +122,14 @@ OPS = [
         a.scatter_add(1, _t(np.array([[0, 2], [2, 2]]), a), s), a.index_add(1, _t(_IDX, a), s),
         a.narrow(1, -2, 2), a.repeat_interleave(_t(np.array([1, 0, 2]), a), dim=1),
         a.repeat_interleave(2)), [(2, 3), (2, 3)]),
+    ("trig_logs_exp2", lambda a: ((a / 2).tan(), a.sinh(), mg.cosh(a), a.log2(), mg.log10(a),
+                                  a.exp2()), [(2, 3)], "pos"),
+    ("atan2_fmod", lambda a, b: (mg.atan2(a, b), a.fmod(b), mg.fmod(a, 0.3)), [(2, 3), (3,)],
+     "pos"),
+    ("diagonals", lambda a, v: (a.diagonal(1), a.diagonal(0, -1, 0), v.diag(-1), a.trace()),
+     [(3, 4), (3,)]),
+    ("cumprod_median", lambda a: (a.cumprod(1), (a * _t(_MASK.astype(float), a)).cumprod(1),
+                                  a.median(1)[0], a.median()), [(2, 3)]),
 ]
 
 

@@ -1,5 +1,6 @@
 """Indexing: t[index] and its gradient, a scatter-add back (IndexAdd), and what is indexing
-underneath: the embedding lookup, gather, index_select, masked_select, sort and topk.
+underneath: the embedding lookup, gather, index_select, masked_select, sort, topk and
+median.
 Indices follow PyTorch: Tensors, NumPy arrays or lists of ints or bools, with integer indices
 applied before array ones."""
 from minigrad import backend
@@ -250,6 +251,73 @@ def sort(x, dim=-1, descending=False):
         order = x.shape[d] - 1 - xp.flip(xp.argsort(rev, axis=d, **stable), axis=d)
     indices = Tensor._make(order.astype(backend.int64), x.device)
     return ValuesIndices(gather(x, d, indices), indices)
+
+
+class Median(Function):
+    """The lower median (of an even count the smaller middle value) along dim, as
+    torch.median; a slice holding NaN has median NaN, its first NaN picked. With a dim the
+    gradient goes to the picked element (its index is returned); over the whole tensor it
+    is shared evenly by the elements equal to the median (ties, or the NaNs), as PyTorch's."""
+    def forward(self, a, index, dim, keepdim):           # index: median_index's
+        xp = self.xp
+        self.in_shape = a.shape
+        if dim is None:
+            out = xp.take_along_axis(a.reshape(-1), index, axis=0).reshape(())
+            hit = (a == out) | (xp.isnan(a) & xp.isnan(out)) if a.dtype.kind == "f" else \
+                a == out
+            self.kept, self.weight = (1,) * a.ndim, hit / hit.sum()
+            return out
+        self.kept = index.shape
+        positions = xp.arange(a.shape[dim]).reshape((-1,) + (1,) * (a.ndim - dim - 1))
+        self.weight = positions == index                 # 1 at the picked index along dim
+        out = xp.take_along_axis(a, index, axis=dim)
+        return out if keepdim else out.squeeze(dim)
+    def backward(self, g):
+        from minigrad.ops.elementwise import where      # elementwise imports this module
+        spread = expand(g.reshape(self.kept), self.in_shape)
+        w = self.weight
+        if w.dtype == backend.bool_:
+            return where(self.const(w), spread, 0.0)
+        return where(self.const(w > 0), spread * self.const(w.astype(g.dtype)), 0.0)
+
+
+def median_index(xp, a, d):
+    """Where the lower median of each slice along d lies (shaped as a keepdim result): the
+    ((n - 1) // 2)-th in sorted order, or the first NaN of a slice that has one."""
+    stable = {"kind": "stable"} if backend.is_numpy(xp) else {}
+    order = xp.argsort(a, axis=d, **stable)              # NaNs last, in their order
+    n, kept = a.shape[d], a.shape[:d] + (1,) + a.shape[d + 1:]
+    k = xp.full(kept, (n - 1) // 2, dtype=backend.int64)
+    if a.dtype.kind == "f":
+        nans = xp.isnan(a).sum(axis=d, keepdims=True)
+        k = xp.where(nans > 0, n - nans, k)
+    return xp.take_along_axis(order, k, axis=d).astype(backend.int64, copy=False)
+
+
+def median(x, dim=None, keepdim=False):
+    """Without dim the lower median of all elements (a 0-d tensor); with dim a (values,
+    indices) named tuple along it, as torch.median."""
+    xp = x.backend.xp
+    if dim is None:
+        if keepdim:
+            raise TypeError("median: keepdim=True needs a dim (as torch.median)")
+        if x.numel() == 0:
+            raise ValueError(f"median: the tensor is empty (shape {x.shape}); there is no "
+                             f"median to take")
+        index = median_index(xp, x.data.reshape(-1), 0)
+        return Median.apply(x, index=index, dim=None, keepdim=False)
+    if not backend.is_integer(dim):
+        raise TypeError(f"median: dim must be an int, got {dim!r}")
+    d = normalize_dim(dim, max(x.ndim, 1), "median")
+    if x.ndim == 0:                         # the value itself, at index 0 (as PyTorch)
+        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
+    if x.shape[d] == 0:
+        raise ValueError(f"median: dim {dim} of shape {x.shape} has size 0, so there is no "
+                         f"median to take along it")
+    index = median_index(xp, x.data, d)
+    values = Median.apply(x, index=index, dim=d, keepdim=keepdim)
+    return ValuesIndices(values, Tensor._make(index if keepdim else index.squeeze(d),
+                                              x.device))
 
 
 def nonzero(x, as_tuple=False):

@@ -1,11 +1,15 @@
-"""Elementwise math beside exp/log/tanh: the smooth sin, cos, log1p, expm1 (each a Function
-with its derivative beside it); the piecewise-constant sign, floor, ceil, round, trunc
-(`Step`: gradient 0); % and // (remainder, floor_divide); and nan_to_num. Integer inputs
-follow PyTorch: the smooth functions give float32, the rounding ones give the integers back
-unchanged."""
+"""Elementwise math beside exp/log/tanh: the smooth sin, cos, tan, sinh, cosh, log1p, expm1,
+log2, log10, exp2, atan2 (each a Function with its derivative beside it); the
+piecewise-constant sign, floor, ceil, round, trunc (`Step`: gradient 0) and frac; % and //
+(remainder, floor_divide) and fmod; nan_to_num; the compositions lerp, addcmul, addcdiv;
+and the comparisons isclose, allclose, equal. Integer inputs follow PyTorch: the smooth
+functions give float32, the rounding ones give the integers back unchanged."""
+import math
+
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.ops.elementwise import _floating, _pair
+from minigrad.tensor import Tensor
+from minigrad.ops.elementwise import _floating, _pair, where, lift
 
 
 class Sin(Function):
@@ -16,6 +20,48 @@ class Sin(Function):
 class Cos(Function):
     def forward(self, a): return self.xp.cos(a)          # d cos x = -sin x dx
     def backward(self, g): return -g * sin(self.inputs[0])
+
+
+class Tan(Function):
+    def forward(self, a): return self.xp.tan(a)          # d tan x = (1 + tan²x) dx
+    def backward(self, g):
+        y = self.output()
+        return g * (1 + y * y)
+
+
+class Sinh(Function):
+    def forward(self, a): return self.xp.sinh(a)         # d sinh x = cosh x dx
+    def backward(self, g): return g * cosh(self.inputs[0])
+
+
+class Cosh(Function):
+    def forward(self, a): return self.xp.cosh(a)         # d cosh x = sinh x dx
+    def backward(self, g): return g * sinh(self.inputs[0])
+
+
+# log2, log10, exp2 as Functions, not log(x)/ln 2: the library's own are more exact (in
+# float64 log10(1000) is 3, where ln(1000)/ln(10) is 2.9999999999999996)
+class Log2(Function):
+    def forward(self, a): return self.xp.log2(a)         # d log₂x = dx / (x ln 2)
+    def backward(self, g): return g / (self.inputs[0] * math.log(2))
+
+
+class Log10(Function):
+    def forward(self, a): return self.xp.log10(a)        # d log₁₀x = dx / (x ln 10)
+    def backward(self, g): return g / (self.inputs[0] * math.log(10))
+
+
+class Exp2(Function):
+    def forward(self, a): return self.xp.exp2(a)         # d 2ˣ = 2ˣ ln 2 dx
+    def backward(self, g): return g * self.output() * math.log(2)
+
+
+class Atan2(Function):
+    def forward(self, a, b): return self.xp.arctan2(a, b)   # θ of the point (b, a)
+    def backward(self, g):                               # dθ = (b da - a db) / (a² + b²)
+        a, b = self.inputs
+        r2 = a * a + b * b
+        return g * b / r2, -g * a / r2
 
 
 class Log1p(Function):
@@ -75,6 +121,18 @@ class FloorDivide(Function):
     def backward(self, g): return tuple(self.const(self.xp.zeros(s, g.dtype)) for s in self.shapes)
 
 
+class Fmod(Function):
+    """C's fmod, the sign of a (torch.fmod): a - q·b with q = a/b truncated, so between its
+    jumps d/da = 1 and d/db = -q, the q forward used (read back from the result: trunc(a/b)
+    can round to the next integer, as for remainder)."""
+    def forward(self, a, b):
+        out = self.xp.fmod(a, b)
+        if a.dtype.kind == "f":
+            self.quotient = self.xp.rint((a - out) / b)
+        return out
+    def backward(self, g): return g, -g * self.const(self.quotient)
+
+
 class NanToNum(Function):
     def forward(self, a, nan, posinf, neginf):           # gradient 1 where x was finite, else 0
         self.finite = self.xp.isfinite(a)
@@ -85,6 +143,7 @@ class NanToNum(Function):
 
 # ---- what users call -------------------------------------------------------------------
 def remainder(a, b): return Remainder.apply(*_division_operands(a, b, "%"))
+def fmod(a, b): return Fmod.apply(*_division_operands(a, b, "fmod"))
 def floor_divide(a, b): return FloorDivide.apply(*_division_operands(a, b, "//"))
 
 
@@ -102,6 +161,18 @@ def sin(x): return Sin.apply(_floating(x))
 def cos(x): return Cos.apply(_floating(x))
 def log1p(x): return Log1p.apply(_floating(x))
 def expm1(x): return Expm1.apply(_floating(x))
+def tan(x): return Tan.apply(_floating(x))
+def sinh(x): return Sinh.apply(_floating(x))
+def cosh(x): return Cosh.apply(_floating(x))
+def log2(x): return Log2.apply(_floating(x))
+def log10(x): return Log10.apply(_floating(x))
+def exp2(x): return Exp2.apply(_floating(x))
+
+
+def atan2(a, b):
+    """The angle of the point (b, a) in (-π, π], as torch.atan2 (integers give float32)."""
+    a, b = _pair(a, b)
+    return Atan2.apply(_floating(a), _floating(b))
 
 
 def sign(x):
@@ -127,6 +198,14 @@ def _step(x, kind, decimals=0):
 def floor(x): return _step(x, "floor")
 def ceil(x): return _step(x, "ceil")
 def trunc(x): return _step(x, "trunc")
+
+
+def frac(x):
+    """x - trunc(x), the sign of x (gradient 1), as torch.frac: floating tensors only."""
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"frac: needs a floating-point tensor, got {x.dtype} (as PyTorch); "
+                        f"convert with .float() first")
+    return x - trunc(x)
 
 
 def round(x, *, decimals=0):  # noqa: A001  (PyTorch's name)
@@ -156,3 +235,84 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     nan, posinf, neginf = (None if v is None else float(v) for v in (nan, posinf, neginf))
     return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
 
+
+
+# ---- compositions: their gradients come from the ops they are made of -------------------
+def lerp(start, end, weight):
+    """start + weight·(end - start), as torch.lerp; like PyTorch's, from the nearer end
+    (end - (end - start)·(1 - weight) for weight ≥ 0.5), so weight 1 gives end exactly."""
+    if not isinstance(start, Tensor) or not isinstance(end, Tensor):
+        raise TypeError(f"lerp: start and end must be tensors, got "
+                        f"{type(start).__name__} and {type(end).__name__}")
+    if start.dtype != end.dtype or (isinstance(weight, Tensor) and weight.dtype != start.dtype):
+        dtypes = [t.dtype for t in (start, end, weight) if isinstance(t, Tensor)]
+        raise TypeError(f"lerp: start, end (and a tensor weight) must share one dtype, got "
+                        f"{', '.join(map(str, dtypes))}; convert with .to(dtype) first")
+    d = end - start
+    if backend.is_scalar(weight) and not isinstance(weight, bool):
+        return start + weight * d if abs(weight) < 0.5 else end - d * (1 - weight)
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"lerp: weight must be a number or a tensor, got {weight!r}")
+    return where(weight.abs() < 0.5, start + weight * d, end - d * (1 - weight))
+
+
+def addcmul(x, tensor1, tensor2, *, value=1):
+    """x + value·tensor1·tensor2, as torch.addcmul (value is keyword-only, as there)."""
+    return x + _times(tensor1 * tensor2, value, "addcmul")
+
+
+def addcdiv(x, tensor1, tensor2, *, value=1):
+    """x + value·tensor1/tensor2, as torch.addcdiv; integers are refused, as PyTorch does
+    (its old integer division is gone)."""
+    if not any(backend.is_floating(t.dtype) for t in (x, tensor1, tensor2)
+               if isinstance(t, Tensor)):
+        raise TypeError("addcdiv: integer tensors are not supported (as PyTorch); use "
+                        "x + value * (tensor1 / tensor2), or convert with .float() first")
+    return x + _times(tensor1 / tensor2, value, "addcdiv")
+
+
+def _times(t, value, op):
+    if not backend.is_scalar(value) or isinstance(value, bool):
+        raise TypeError(f"{op}: value must be a number, got {value!r}")
+    return t if value == 1 else t * value
+
+
+# ---- comparisons of whole tensors: plain results, outside the graph ----------------------
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - b| ≤ atol + rtol·|b| elementwise (a boolean tensor; equal infinities are close),
+    as torch.isclose: a and b broadcast, and must share a dtype (as PyTorch)."""
+    b = lift(b, a) if isinstance(a, Tensor) else b
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"isclose: expected tensors, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if a.dtype != b.dtype:
+        raise TypeError(f"isclose: the tensors have dtypes {a.dtype} and {b.dtype}; they "
+                        f"must match (as PyTorch): convert one with .to(dtype)")
+    if a.device != b.device:
+        raise RuntimeError(f"isclose: tensors on different devices ({a.device}, {b.device})")
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, "
+                         f"atol={atol}")
+    from minigrad.args import check_broadcast
+    check_broadcast("isclose", a.shape, b.shape)
+    xp = a.backend.xp
+    if a.dtype == backend.bool_:                       # close means equal
+        return Tensor._make(xp.asarray(xp.equal(a.data, b.data)), a.device)
+    return Tensor._make(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol,
+                                              equal_nan=equal_nan)), a.device)
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of isclose(a, b, ...) holds: a Python bool, as torch.allclose."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
+
+
+def equal(a, b):
+    """True if a and b have the same shape and the same elements (a Python bool), as
+    torch.equal; NaN equals nothing, and dtypes may differ (values are compared)."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"equal: expected two tensors, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if a.device != b.device:
+        raise RuntimeError(f"equal: tensors on different devices ({a.device}, {b.device})")
+    return a.shape == b.shape and bool((a.data == b.data).all())

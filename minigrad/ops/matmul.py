@@ -102,3 +102,86 @@ def outer(a, b):
     """(n,) and (m,) -> (n, m) with entries a_i·b_j, as torch.outer."""
     a, b = _need("outer", a, b, 1, "vectors (1-D)")
     return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+def addmm(x, mat1, mat2, *, beta=1, alpha=1):
+    """beta·x + alpha·(mat1 @ mat2), as torch.addmm: mat1 (n, k), mat2 (k, m), x broadcast
+    to (n, m). With beta=0, x is ignored (a NaN in it does not spread) and its gradient is 0,
+    as PyTorch's."""
+    from minigrad import backend
+    from minigrad.ops.elementwise import where
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise TypeError(f"addmm: {name} must be a number, got {v!r}")
+    out = mm(mat1, mat2)
+    try:
+        fits = backend.broadcast_shapes(x.shape, out.shape) == out.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"addmm: input of shape {x.shape} does not broadcast to the "
+                         f"product's shape {out.shape}")
+    out = out if alpha == 1 else out * alpha
+    if beta == 0:
+        return out + where(True, 0.0, x.to(dtype=out.dtype))
+    return out + (x if beta == 1 else x * beta)
+
+
+def tensordot(a, b, dims=2):
+    """Σ over the paired dims of a and b, as torch.tensordot: dims=n pairs a's last n dims
+    with b's first n; dims=([a dims], [b dims]) names them. The result has a's other dims,
+    then b's. One matmul: each side permuted and reshaped to a matrix."""
+    from minigrad.ops.elementwise import _pair
+    from minigrad.ops.reduce import normalize_dim
+    from minigrad.tensor import Tensor
+    a, b = _pair(a, b)
+    check_same_float("tensordot", a, b)
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int) and not isinstance(dims, bool):
+        if not 0 <= dims <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: dims={dims} must lie in 0..{min(a.ndim, b.ndim)} "
+                             f"for shapes {a.shape} and {b.shape}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    elif isinstance(dims, (list, tuple)) and len(dims) == 2:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        da = [normalize_dim(d, a.ndim, "tensordot") for d in da]
+        db = [normalize_dim(d, b.ndim, "tensordot") for d in db]
+    else:
+        raise TypeError(f"tensordot: dims must be an int or a pair of dim lists, got {dims!r}")
+    if len(da) != len(db) or len(set(da)) != len(da) or len(set(db)) != len(db) or any(
+            a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+        raise ValueError(f"tensordot: dims {da} of shape {a.shape} and {db} of shape "
+                         f"{b.shape} must pair up one to one, with equal sizes")
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    left = a.permute(*free_a, *da).reshape(math.prod(a.shape[d] for d in free_a), k)
+    right = b.permute(*db, *free_b).reshape(k, math.prod(b.shape[d] for d in free_b))
+    return matmul(left, right).reshape(tuple(a.shape[d] for d in free_a) +
+                                       tuple(b.shape[d] for d in free_b))
+
+
+def cross(a, b, dim=None):
+    """The vector product along dim (of size 3) of a and b, broadcast, as torch.cross;
+    without dim, the first dim of size 3 (PyTorch's old default). cᵢ = aᵢ₊₁bᵢ₊₂ - aᵢ₊₂bᵢ₊₁
+    (indices mod 3): two rolls of each, so the gradient comes with them."""
+    from minigrad import backend
+    from minigrad.args import check_broadcast
+    from minigrad.ops.elementwise import _pair
+    from minigrad.ops.reduce import normalize_dim
+    from minigrad.ops.shape import expand
+    a, b = _pair(a, b)
+    shape = tuple(check_broadcast("cross", a.shape, b.shape))
+    if dim is None:
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise ValueError(f"cross: no dim of size 3 in the shape {shape}; give dim=")
+    elif not backend.is_integer(dim):
+        raise TypeError(f"cross: dim must be an int, got {dim!r}")
+    d = normalize_dim(dim, len(shape), "cross")
+    if shape[d] != 3:
+        raise ValueError(f"cross: dim {dim} has size {shape[d]} in the broadcast shape "
+                         f"{shape}; the vector product needs size 3")
+    a, b = (t if t.shape == shape else expand(t, shape) for t in (a, b))
+    return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
