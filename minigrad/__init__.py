@@ -17,7 +17,7 @@ if "numpy" not in _sys.modules:
 from minigrad import backend  # noqa: E402
 from minigrad.backend import (float16, float32, float64, int32, int64,  # noqa: F401,E402
                               cuda_is_available)
-from minigrad.backend import keep_freed_host_memory  # noqa: F401
+from minigrad.host_memory import keep_freed_host_memory  # noqa: F401
 from minigrad.parallel import set_num_threads, get_num_threads  # noqa: F401
 from minigrad.backend import (set_float32_matmul_precision,  # noqa: F401
                               get_float32_matmul_precision)
