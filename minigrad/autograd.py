@@ -58,8 +58,10 @@ class Function:
             fn.inputs = inputs
             fn.output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
             # backward may read any input and the output: they must still hold these values
-            fn.versions = [t._version_counter[0] for t in inputs]
-            fn.out_version = out._version_counter[0]
+            # (an op whose backward reads none of them, needs_values False, is not checked)
+            if cls.needs_values:
+                fn.versions = [t._version_counter[0] for t in inputs]
+                fn.out_version = out._version_counter[0]
         return out
 
     def forward(self, *arrays, **params):
@@ -78,6 +80,13 @@ class Function:
     # then add into them in place, and a leaf keeps its gradient as `.grad` without a copy
     # (PyTorch's AccumulateGrad steals such a buffer too).
     fresh_grads = False
+
+    # False where neither backward nor backward_arrays reads the values of the inputs or of
+    # the output (only their shapes, or masks the forward saved): an in-place change of
+    # them after the op ran then cannot make its gradient wrong, so autograd does not
+    # refuse it, as PyTorch, which checks only what an op saved (y = x + b; x.add_(1);
+    # y.backward() is fine: the gradient of + does not depend on x).
+    needs_values = True
 
     def const(self, array):
         """A saved array as a constant (non-differentiable) Tensor on this op's device."""
@@ -176,8 +185,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for
-            if [p._version_counter[0] for p in ctx.inputs] != ctx.versions or \
-                    t._version_counter[0] != ctx.out_version:
+            if ctx.needs_values and ([p._version_counter[0] for p in ctx.inputs] !=
+                                     ctx.versions or t._version_counter[0] != ctx.out_version):
                 raise RuntimeError(_modified_in_place(ctx, t))
             _propagate(ctx, g, grads, create_graph)
             if not retain_graph:

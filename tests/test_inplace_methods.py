@@ -197,3 +197,42 @@ def test_scatter_and_index_add_in_place_as_torch(device):
     w = mg.zeros(3, 4, device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="scatter_add_: an argument requires grad"):
         m.scatter_add_(0, mg.tensor(idx, device=device), w[:2])
+
+
+# ops whose gradient reads no input or output values (+, -, sum, reshape, relu's saved mask):
+# changing an input in place after them is fine, as in PyTorch, which checks only what an
+# op saved; the BatchNorm pattern (use a buffer, then update it in place) relies on it
+RELAXED = [lambda x, b: x + b, lambda x, b: x - b, lambda x, b: -x + b.sum(),
+           lambda x, b: (x.reshape(3, 1) + b).sum(1), lambda x, b: x.relu() * 1 + b,
+           lambda x, b: x.reshape(1, 3).expand(2, 3).sum(0) + b,
+           lambda x, b: x.clamp(0, 1) + b, lambda x, b: x.flip(0)[:3] + b.unsqueeze(0)[0],
+           lambda x, b: x.abs() + b.cumsum(0),
+           lambda x, b: x.max(0).values + b.reshape(1, 3).T.T[0], lambda x, b: x.amax() + b.double().float()]
+STRICT = [lambda x, b: x * b, lambda x, b: x / b, lambda x, b: (x * b).exp(),
+          lambda x, b: x ** b, lambda x, b: (x + 1) * b.reshape(3)]
+
+
+@pytest.mark.parametrize("fn", RELAXED, ids=range(len(RELAXED)))
+def test_a_change_that_no_gradient_reads_is_allowed_as_in_torch(fn, device):
+    torch = pytest.importorskip("torch")
+    values = np.array([0.25, 0.75, 2.0])
+    x = mg.tensor(values, device=device, requires_grad=True)
+    b = mg.tensor(values[::-1].copy(), device=device)   # no grad: a buffer
+    tx = torch.tensor(values, requires_grad=True)
+    tb = torch.tensor(values[::-1].copy())
+    y, ty = fn(x, b), fn(tx, tb)
+    b.mul_(10.0)                                          # the buffer's in-place update
+    tb.mul_(10.0)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("fn", STRICT, ids=range(len(STRICT)))
+def test_a_change_that_a_gradient_reads_still_raises(fn, device):
+    x = mg.tensor([0.25, 0.75, 2.0], device=device, requires_grad=True)
+    b = mg.tensor([1.0, 2.0, 3.0], device=device)
+    y = fn(x, b)
+    b.mul_(10.0)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.sum().backward()

@@ -55,11 +55,13 @@ def _pair(a, b):
 
 
 class Add(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, b): return a + b                 # d(a+b) = da + db
     def backward(self, g): return g, g
 
 
 class Sub(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, b): return a - b                 # d(a-b) = da - db
     def backward(self, g): return g, -g
 
@@ -93,6 +95,7 @@ class Pow(Function):
 
 
 class Neg(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a): return -a
     def backward(self, g): return -g
 
@@ -113,6 +116,7 @@ class Sqrt(Function):
 
 
 class Abs(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a):
         self.sign = self.xp.sign(a)                      # d|x| = sign(x) dx
         return self.xp.abs(a)
@@ -138,6 +142,7 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a):
         self.mask = a > 0                                # d relu(x) = [x > 0] dx
         return self.xp.maximum(a, 0)                     # not a·mask: -inf·0 would be NaN
@@ -157,6 +162,7 @@ class Erf(Function):
 
 
 class Maximum(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
         # the gradient goes to the larger input; ties split it evenly (as PyTorch)
         self.w = (a > b) + 0.5 * (a == b)
@@ -165,6 +171,7 @@ class Maximum(Function):
 
 
 class Minimum(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
         self.w = (a < b) + 0.5 * (a == b)
         return self.xp.minimum(a, b)
@@ -180,6 +187,7 @@ def _split(ctx, g):
 
 
 class Clip(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, lo, hi):                        # gradient 1 inside [lo, hi], else 0
         self.inside = (a >= (-math.inf if lo is None else lo)) & \
                       (a <= (math.inf if hi is None else hi))
@@ -190,6 +198,7 @@ class Clip(Function):
 class ClipBounds(Function):
     """clip with bounds that require grad: out = min(max(a, lo), hi); the gradient goes to
     whichever is the result (to a on a tie), and nowhere at a NaN, as PyTorch's."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, *bounds, has_lo, has_hi):
         xp = self.xp
         lo, hi = bounds[0] if has_lo else None, bounds[-1] if has_hi else None
@@ -206,6 +215,7 @@ class ClipBounds(Function):
 
 
 class Where(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, b, cond):                       # cond picks a, else b
         self.cond = cond
         return self.xp.where(cond, a, b)

@@ -60,6 +60,7 @@ def _kept_shape(shape, dims):
 
 
 class Sum(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, dims, keepdim):                 # d Σx = 1 for every x: copy g back
         self.in_shape, self.kept = a.shape, _kept_shape(a.shape, dims)
         return a.sum(axis=dims, keepdims=keepdim)
@@ -70,6 +71,7 @@ class Sum(Function):
 
 class SumTo(Function):
     """Sum a broadcast result back to `shape`: the gradient of broadcasting."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, shape):
         self.in_shape = a.shape
         lead = a.ndim - len(shape)
@@ -81,6 +83,7 @@ class SumTo(Function):
 
 class Expand(Function):
     """Broadcast to a larger shape (a view, no copy); its gradient sums back."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, shape):
         self.in_shape = a.shape
         if shape == a.shape:   # a plain, writable view: broadcast_to's is read-only
@@ -92,6 +95,7 @@ class Expand(Function):
 class Extremum(Function):
     """max/min. The gradient flows to the chosen element: with a dim, the one at the returned
     index (as PyTorch); over the whole tensor, shared evenly among ties."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, kind, dim, keepdim):
         xp = self.xp
         self.in_shape = a.shape
@@ -121,6 +125,7 @@ class Amax(Function):
     """amax/amin over dims. The gradient is shared evenly by the elements equal to the
     result (ties), as PyTorch's amax; a NaN result equals no element, and its slice gets a
     NaN gradient there too (x.max() instead sends it to the NaNs)."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, kind, dims, keepdim):
         xp = self.xp
         out = getattr(a, kind)(axis=dims, keepdims=True)
@@ -246,6 +251,7 @@ def std(x, dim=None, keepdim=False, correction=1):
 
 
 class CumSum(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, dim):                           # y_i = Σ_{j<=i} x_j along dim
         self.dim = dim
         # summed in a wider type, as PyTorch: a running float16 sum stalls at 256 when

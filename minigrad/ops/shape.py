@@ -8,6 +8,7 @@ from minigrad.ops.reduce import normalize_dims, normalize_dim, expand  # noqa: F
 
 
 class Reshape(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, shape):                         # same elements, new shape
         self.in_shape = a.shape
         return a.reshape(shape)
@@ -17,6 +18,7 @@ class Reshape(Function):
 
 
 class Permute(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, dims):                          # a view with reordered axes
         self.dims = dims
         return a.transpose(dims)
@@ -30,6 +32,7 @@ class Permute(Function):
 
 
 class Cat(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, *arrays, dim):
         self.dim, self.sizes = dim, [a.shape[dim] for a in arrays]
         return self.xp.concatenate(arrays, axis=dim)
@@ -44,6 +47,7 @@ class Cat(Function):
 
 class Triangle(Function):
     """tril/triu: keep the lower/upper triangle of the last two dims (mask is constant)."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, upper, diagonal):
         n, m = a.shape[-2:]
         tri = self.xp.triu if upper else self.xp.tril
@@ -53,6 +57,7 @@ class Triangle(Function):
 
 
 class Flip(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, dims):                          # reverse the order along dims
         self.dims = dims
         return self.xp.flip(a, axis=dims).copy()         # a copy, as PyTorch's (not a view)
@@ -60,6 +65,7 @@ class Flip(Function):
 
 
 class AsType(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, dtype):
         self.in_dtype = a.dtype
         return a.astype(dtype)
@@ -67,6 +73,7 @@ class AsType(Function):
 
 
 class ToDevice(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, device):
         self.in_device = self.device
         self.device = device  # results of this op live on the new device
@@ -77,6 +84,7 @@ class ToDevice(Function):
 
 
 class Clone(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a): return a.copy()
     def backward(self, g): return g
 
