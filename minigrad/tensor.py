@@ -217,13 +217,22 @@ class Tensor(TensorMethods):
 
     def detach_(self):
         """Cut this tensor from its graph in place: it becomes a leaf that needs no grad, as
-        PyTorch's. A view of another tensor cannot be (it shares that tensor's history)."""
+        PyTorch's. A view of another tensor cannot be (it shares that tensor's history).
+        Nor can a tensor that a recorded op still uses: the graph's nodes here are the
+        tensors themselves, so results already computed from it would lose their gradient
+        through it (PyTorch keeps it). Truncated backprop's `h.detach_()` after backward is
+        fine: backward released those ops."""
         ctx = self._ctx
         if ctx is not None and ctx.inputs is not None and any(
                 p._version_counter is self._version_counter for p in ctx.inputs):
             raise RuntimeError("detach_: the tensor is a view of another (a reshape, slice, "
                                "transpose...), which cannot be detached in place; use "
                                ".detach() instead")
+        if ctx is not None and _used_by_a_recorded_op(self):
+            raise RuntimeError("detach_: results already computed from this tensor would "
+                               "lose their gradient through it (here the graph's nodes are "
+                               "the tensors themselves); write t = t.detach() instead, or "
+                               "detach_ before using it")
         self._ctx, self.requires_grad = None, False
         return self
 
@@ -391,6 +400,21 @@ class Tensor(TensorMethods):
     def __ror__(self, o): return ops.elementwise.bitwise("bitwise_or", o, self)
     def __xor__(self, o): return ops.elementwise.bitwise("bitwise_xor", self, o)
     def __rxor__(self, o): return ops.elementwise.bitwise("bitwise_xor", o, self)
+
+
+def _used_by_a_recorded_op(t):
+    """Whether an op of a graph still alive (not yet released by backward) took t as an
+    input. Asked of the garbage collector, which knows who refers to t: slow (a scan of the
+    objects), but only detach_ asks."""
+    import gc
+    from minigrad.autograd import Function
+    for holder in gc.get_referrers(t):
+        if isinstance(holder, (tuple, list)):
+            for owner in gc.get_referrers(holder):
+                if (isinstance(owner, Function) and owner.inputs is holder) or \
+                        (isinstance(owner, dict) and owner.get("inputs") is holder):
+                    return True
+    return False
 
 
 def times_alpha(x, o, alpha, op):

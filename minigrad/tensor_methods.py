@@ -174,7 +174,6 @@ class TensorMethods:
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         return ops.repeat.unique(self, sorted, return_inverse, return_counts, dim)
 
-
     # ---- about the tensor itself (PyTorch's spellings) ----------------------------------
     def ndimension(self): return self.ndim
     def nelement(self): return self.numel()
@@ -183,8 +182,13 @@ class TensorMethods:
 
     def stride(self, dim=None):
         """Steps in elements between neighbours along each dim (0 along an expanded dim),
-        as PyTorch's; or along one dim."""
-        steps = tuple(s // self.dtype.itemsize for s in self._data.strides)
+        as PyTorch's; or along one dim. A dim of size 1 has no neighbours: where NumPy gives
+        it 0 (x[None]), PyTorch's rule is used, the step of the dim after it times its size."""
+        steps = [s // self.dtype.itemsize for s in self._data.strides]
+        for d in reversed(range(self.ndim)):
+            if self.shape[d] == 1 and steps[d] == 0:
+                steps[d] = steps[d + 1] * self.shape[d + 1] if d + 1 < self.ndim else 1
+        steps = tuple(steps)
         if dim is None:
             return steps
         if self.ndim == 0:
@@ -199,6 +203,9 @@ class TensorMethods:
         device, dtype = _type_target(dtype)
         return self.to(device, dtype)
 
-    def new_empty(self, *size):      # as new_zeros: on self's device, of self's dtype
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """As new_zeros: on self's device, of self's dtype, unless given."""
         from minigrad.creation import empty              # creation.py imports this module
-        return empty(*size, dtype=self.dtype, device=self.device)
+        return empty(*size, dtype=self.dtype if dtype is None else dtype,
+                     device=self.device if device is None else device,
+                     requires_grad=requires_grad)

@@ -268,6 +268,81 @@ def test_new_functions_stay_on_the_gpu_stand_in(spy):
         assert got.device == spy
     assert mg.allclose(x, x, equal_nan=True) and not mg.equal(x, x)
     assert x.stride() == (2, 1) and x.is_contiguous()
+    i = mg.tensor([3, 9], device=spy)
+    assert mg.isclose(i, i.flip(0), atol=6).device == spy and mg.allclose(i, i, rtol=0, atol=0)
+
+
+
+# ---- found in review: each failed before its fix --------------------------------------------
+def test_integer_results_take_integer_scalars_only(device):
+    torch = _torch()
+    i = mg.tensor([1, 2], device=device)
+    with pytest.raises(TypeError, match=r"addcmul: value=0.5, but the tensors are integers"):
+        mg.addcmul(i, i, i, value=0.5)                # PyTorch truncates 0.5 to 0
+    m = mg.tensor([[1, 2], [3, 4]], device=device)
+    with pytest.raises(TypeError, match=r"addmm: beta=0.5, but the matrices are int64"):
+        mg.addmm(m, m, m, beta=0.5)
+    _same(mg.addcmul(i.float(), i, i, value=0.5).cpu(),          # a float result: fine
+          torch.addcmul(torch.tensor([1.0, 2.0]), *(torch.tensor([1, 2]),) * 2, value=0.5))
+    f = mg.ones(2, 2, device=device)
+    assert mg.addmm(f, f, f, beta=np.float32(0.5)).tolist() == [[2.5, 2.5]] * 2   # NumPy too
+    assert mg.tensordot(f, f, dims=np.int64(1)).tolist() == [[2.0, 2.0]] * 2
+
+
+def test_isclose_compares_integers_exactly(device):
+    a = mg.tensor([2 ** 62 + 1, 5], device=device)
+    b = mg.tensor([2 ** 62, 5], device=device)
+    assert mg.isclose(a, b, rtol=0, atol=0).tolist() == [False, True]   # as PyTorch
+    assert mg.isclose(a, b, rtol=0, atol=1).tolist() == [True, True]
+    assert not mg.allclose(a, b, rtol=0, atol=0.5)
+    u = mg.tensor(np.array([3, 250], np.uint8), device=device)
+    assert mg.isclose(u, u.flip(0), rtol=0, atol=246).tolist() == [False, False]
+
+
+def test_stride_of_a_new_size_1_dim_as_torch():
+    torch = _torch()
+    for make in (lambda m: m.zeros(3)[None], lambda m: m.zeros(2, 3)[:, None],
+                 lambda m: m.zeros(3)[:, None], lambda m: m.zeros(3).expand(1, 3),
+                 lambda m: m.zeros(1).expand(1, 4), lambda m: m.zeros(1).expand(4, 1, 1)):
+        assert make(mg).stride() == make(torch).stride()     # NumPy gives (0, 1) for x[None]
+
+
+def test_new_empty_takes_dtype_device_requires_grad(device):
+    x = mg.ones(2, device=device)
+    e = x.new_empty(3, dtype=mg.int64, requires_grad=False)
+    assert e.dtype == mg.int64 and e.device == device and e.shape == (3,)
+    assert x.new_empty((2,), requires_grad=True).requires_grad
+    assert x.new_empty(1, device="cpu").device == "cpu"
+
+
+def test_a_row_or_diagonal_of_an_expanded_tensor_writes_through(device):
+    torch = _torch()
+    x, t = mg.zeros(3, device=device), torch.zeros(3)
+    with mg.no_grad():
+        x.expand(2, 3).select(0, 1).add_(2.0)       # NumPy kept these views read-only
+        x.expand(3, 3).diagonal().mul_(3.0)
+    t.expand(2, 3).select(0, 1).add_(2.0)
+    t.expand(3, 3).diagonal().mul_(3.0)
+    _same(x.cpu(), t)
+    with pytest.raises(ValueError, match=r"fill_: the tensor is a broadcast view"):
+        x.expand(3, 3).t().fill_(1.0)               # elements shared: refused, as before
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"fill_: the tensor's memory is read-only"):
+        mg.from_numpy(frozen)[1:].fill_(1.0)        # its owner is read-only: stays so
+
+def test_detach_in_place_refuses_while_a_recorded_op_uses_the_tensor():
+    x = mg.ones(2, requires_grad=True)
+    y = x * 2
+    z = y.exp()                               # PyTorch would keep x.grad = 2·e² through y
+    with pytest.raises(RuntimeError, match="detach_: results already computed from this "
+                                           "tensor would lose their gradient"):
+        y.detach_()
+    z.sum().backward()                        # refused, so nothing was cut
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2.0), rtol=1e-6)
+    h = x * 3
+    (h * h).sum().backward()                  # truncated backprop: after backward released
+    assert h.detach_() is h and h.is_leaf and not h.requires_grad   # the ops, it detaches
 
 
 # ---- bad input: what was wrong and what is valid --------------------------------------------

@@ -25,10 +25,22 @@ def check_allowed(t, op):
 
 
 def check_writable(t, op):
-    """Refuse to write into a broadcast view (expand): its elements share memory."""
-    if backend.shares_elements(t.data):
+    """Refuse to write into a broadcast view (expand): its elements share memory. A view of
+    one that picks distinct elements (a row, the diagonal) NumPy still marks read-only; it is
+    written through, as in PyTorch, where the memory's owner may be written (NumPy checks)."""
+    a = t.data
+    if backend.shares_elements(a):
         raise ValueError(f"{op}: the tensor is a broadcast view (expand), whose elements "
                          f"share memory, so it cannot be written; clone() it first")
+    if not getattr(a.flags, "writeable", True):       # (CuPy has no read-only arrays)
+        try:
+            if a.base is None:                        # an owner made read-only on purpose
+                raise ValueError
+            a.flags.writeable = True
+        except ValueError:
+            raise ValueError(f"{op}: the tensor's memory is read-only (a read-only NumPy "
+                             f"array, a constant, a file's bytes), so it cannot be written; "
+                             f"clone() it first") from None
 
 
 def _counted(t):

@@ -236,7 +236,6 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
-
 # ---- compositions: their gradients come from the ops they are made of -------------------
 def lerp(start, end, weight):
     """start + weight·(end - start), as torch.lerp; like PyTorch's, from the nearer end
@@ -257,8 +256,9 @@ def lerp(start, end, weight):
 
 
 def addcmul(x, tensor1, tensor2, *, value=1):
-    """x + value·tensor1·tensor2, as torch.addcmul (value is keyword-only, as there)."""
-    return x + _times(tensor1 * tensor2, value, "addcmul")
+    """x + value·tensor1·tensor2, as torch.addcmul (value is keyword-only, as there; an
+    integer result takes an integer value only)."""
+    return x + _times(x, tensor1 * tensor2, value, "addcmul")
 
 
 def addcdiv(x, tensor1, tensor2, *, value=1):
@@ -268,12 +268,18 @@ def addcdiv(x, tensor1, tensor2, *, value=1):
                if isinstance(t, Tensor)):
         raise TypeError("addcdiv: integer tensors are not supported (as PyTorch); use "
                         "x + value * (tensor1 / tensor2), or convert with .float() first")
-    return x + _times(tensor1 / tensor2, value, "addcdiv")
+    return x + _times(x, tensor1 / tensor2, value, "addcdiv")
 
 
-def _times(t, value, op):
+def _times(x, t, value, op):
+    """value·t, the term added to x. Where x + t is integral, value must be an integer: PyTorch
+    would truncate 0.5 to 0 there, a float result would silently change the dtype."""
     if not backend.is_scalar(value) or isinstance(value, bool):
         raise TypeError(f"{op}: value must be a number, got {value!r}")
+    if not backend.is_integer(value) and not any(
+            isinstance(v, Tensor) and backend.is_floating(v.dtype) for v in (x, t)):
+        raise TypeError(f"{op}: value={value!r}, but the tensors are integers, so value must "
+                        f"be an integer (as PyTorch); convert them with .float() first")
     return t if value == 1 else t * value
 
 
@@ -298,6 +304,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     xp = a.backend.xp
     if a.dtype == backend.bool_:                       # close means equal
         return Tensor._make(xp.asarray(xp.equal(a.data, b.data)), a.device)
+    if a.dtype.kind in "iu":    # the gap in integers, exact: NumPy's isclose would round both
+        gap = xp.maximum(a.data, b.data) - xp.minimum(a.data, b.data)    # to float64 first
+        return Tensor._make(xp.asarray(gap <= atol + rtol * xp.abs(b.data.astype(
+            backend.float64))), a.device)
     return Tensor._make(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol,
                                               equal_nan=equal_nan)), a.device)
 

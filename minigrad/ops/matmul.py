@@ -1,6 +1,8 @@
-"""Matrix product with NumPy's rules: 1-D, 2-D, batched and broadcast-batched."""
+"""Matrix product with NumPy's rules (1-D, 2-D, batched and broadcast-batched), and the products
+built on it: mm, bmm, dot, outer, addmm, tensordot and cross."""
 import math
 
+from minigrad import backend
 from minigrad.autograd import Function
 
 
@@ -107,13 +109,16 @@ def outer(a, b):
 def addmm(x, mat1, mat2, *, beta=1, alpha=1):
     """beta·x + alpha·(mat1 @ mat2), as torch.addmm: mat1 (n, k), mat2 (k, m), x broadcast
     to (n, m). With beta=0, x is ignored (a NaN in it does not spread) and its gradient is 0,
-    as PyTorch's."""
-    from minigrad import backend
+    as PyTorch's. An integer result takes integer beta and alpha only (PyTorch would
+    truncate 0.5 to 0)."""
     from minigrad.ops.elementwise import where
-    for name, v in (("beta", beta), ("alpha", alpha)):
-        if not isinstance(v, (int, float)) or isinstance(v, bool):
-            raise TypeError(f"addmm: {name} must be a number, got {v!r}")
     out = mm(mat1, mat2)
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if not backend.is_scalar(v) or isinstance(v, bool):
+            raise TypeError(f"addmm: {name} must be a number, got {v!r}")
+        if not backend.is_integer(v) and not backend.is_floating(out.dtype):
+            raise TypeError(f"addmm: {name}={v!r}, but the matrices are {out.dtype}, so "
+                            f"{name} must be an integer (as PyTorch); convert with .float()")
     try:
         fits = backend.broadcast_shapes(x.shape, out.shape) == out.shape
     except ValueError:
@@ -138,7 +143,7 @@ def tensordot(a, b, dims=2):
     check_same_float("tensordot", a, b)
     if isinstance(dims, Tensor):
         dims = dims.tolist()
-    if isinstance(dims, int) and not isinstance(dims, bool):
+    if backend.is_integer(dims):
         if not 0 <= dims <= min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: dims={dims} must lie in 0..{min(a.ndim, b.ndim)} "
                              f"for shapes {a.shape} and {b.shape}")
@@ -166,7 +171,6 @@ def cross(a, b, dim=None):
     """The vector product along dim (of size 3) of a and b, broadcast, as torch.cross;
     without dim, the first dim of size 3 (PyTorch's old default). cᵢ = aᵢ₊₁bᵢ₊₂ - aᵢ₊₂bᵢ₊₁
     (indices mod 3): two rolls of each, so the gradient comes with them."""
-    from minigrad import backend
     from minigrad.args import check_broadcast
     from minigrad.ops.elementwise import _pair
     from minigrad.ops.reduce import normalize_dim
