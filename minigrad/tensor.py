@@ -202,11 +202,17 @@ class Tensor(TensorMethods):
 
     def type_as(self, other): return self.to(other.device, other.dtype)  # as PyTorch: both
     # new tensors on self's device, of self's dtype, outside any graph (PyTorch's new_*)
-    def new_zeros(self, *size): return creation.zeros(*size, **self._like())
-    def new_ones(self, *size): return creation.ones(*size, **self._like())
-    def new_full(self, size, fill_value): return creation.full(size, fill_value, **self._like())
-    def new_tensor(self, data): return creation.tensor(data, **self._like())
-    def _like(self): return {"dtype": self.dtype, "device": self.device}
+    def new_zeros(self, *size, **kw): return creation.zeros(*size, **self._like(**kw))
+    def new_ones(self, *size, **kw): return creation.ones(*size, **self._like(**kw))
+    def new_full(self, size, fill_value, **kw):
+        return creation.full(size, fill_value, **self._like(**kw))
+    def new_tensor(self, data, **kw): return creation.tensor(data, **self._like(**kw))
+    def new_empty(self, *size, **kw): return creation.empty(*size, **self._like(**kw))
+
+    def _like(self, *, dtype=None, device=None, requires_grad=False):
+        return {"dtype": self.dtype if dtype is None else dtype,
+                "device": self.device if device is None else device,
+                "requires_grad": requires_grad}
 
     def detach(self):
         """The same data, cut from the graph (an in-place change of either is seen by both,

@@ -202,10 +202,3 @@ class TensorMethods:
             return _type_name(self)
         device, dtype = _type_target(dtype)
         return self.to(device, dtype)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        """As new_zeros: on self's device, of self's dtype, unless given."""
-        from minigrad.creation import empty              # creation.py imports this module
-        return empty(*size, dtype=self.dtype if dtype is None else dtype,
-                     device=self.device if device is None else device,
-                     requires_grad=requires_grad)

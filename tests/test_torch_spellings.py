@@ -133,3 +133,14 @@ def test_device_answers_torch_device_questions(device):
 
 def test_device_of_a_spy_tensor(spy):
     assert mg.ones(2, device=spy).device.type == "spy"
+
+
+def test_new_factories_take_dtype_device_requires_grad(device):
+    x = mg.ones(2, device=device)
+    z = x.new_zeros(2, 3, dtype=mg.float64)
+    assert z.dtype == mg.float64 and z.device == device and z.tolist() == [[0.0] * 3] * 2
+    assert x.new_ones((2,), requires_grad=True).requires_grad
+    assert x.new_full((2,), 3.0, device="cpu").device == "cpu"
+    assert x.new_empty(3, dtype=mg.int64).dtype == mg.int64
+    assert x.new_tensor([1.5], dtype=mg.float64).dtype == mg.float64
+    assert x.new_zeros(1).dtype == x.dtype                # self's dtype unless given
