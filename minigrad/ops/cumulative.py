@@ -75,14 +75,11 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     if x.ndim == 0:
         raise ValueError("diff: needs a tensor with at least 1 dim, got a 0-d one")
     d = normalize_dim(dim, x.ndim, "diff")
-    parts = [x]
     for name, extra in (("prepend", prepend), ("append", append)):
-        if extra is None:
-            continue
-        if not isinstance(extra, Tensor) or extra.ndim != x.ndim:
+        if extra is not None and (not isinstance(extra, Tensor) or extra.ndim != x.ndim):
             raise ValueError(f"diff: {name} must be a tensor with the input's {x.ndim} dims, "
                              f"got {getattr(extra, 'shape', type(extra).__name__)}")
-        parts.insert(0 if name == "prepend" else len(parts), extra)
+    parts = [t for t in (prepend, x, append) if t is not None]
     out = cat(parts, d) if len(parts) > 1 else x
     lead = (slice(None),) * d
     for _ in range(n):

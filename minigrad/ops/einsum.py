@@ -130,7 +130,8 @@ def parse(equation, shapes):
     spans = []
     for i, (term, shape) in enumerate(zip(terms, shapes)):
         named, has_ellipsis = len(term.replace("...", "")), "..." in term
-        if len(shape) < named if has_ellipsis else len(shape) != named:
+        fits = len(shape) >= named if has_ellipsis else len(shape) == named
+        if not fits:
             dims = f"{named} or more" if has_ellipsis else str(named)
             raise ValueError(f"{where}: operand {i} has {len(shape)} dims (shape "
                              f"{tuple(shape)}), but its subscripts {term!r} need {dims}")
@@ -159,6 +160,7 @@ def parse(equation, shapes):
 
 
 def _check_term(term, where, what):
+    """Refuse a term with anything but letters and at most one '...'."""
     rest = term.replace("...", "", 1)
     bad = [c for c in rest if c not in _LETTERS]
     if bad:

@@ -7,6 +7,7 @@ from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, ValuesIndices, expand
+from minigrad.ops.elementwise import where
 
 
 class GetItem(Function):
@@ -258,7 +259,7 @@ class Median(Function):
     torch.median; a slice holding NaN has median NaN, its first NaN picked. With a dim the
     gradient goes to the picked element (its index is returned); over the whole tensor it
     is shared evenly by the elements equal to the median (ties, or the NaNs), as PyTorch's."""
-    def forward(self, a, index, dim, keepdim):           # index: median_index's
+    def forward(self, a, index, dim, keepdim):   # index: median_index's, which median returns
         xp = self.xp
         self.in_shape = a.shape
         if dim is None:
@@ -273,9 +274,10 @@ class Median(Function):
         out = xp.take_along_axis(a, index, axis=dim)
         return out if keepdim else out.squeeze(dim)
     def backward(self, g):
-        from minigrad.ops.elementwise import where      # elementwise imports this module
         spread = expand(g.reshape(self.kept), self.in_shape)
         w = self.weight
+        # w: the picked element's mask (with a dim) or each element's share (without);
+        # where, not spread·w, so an inf or NaN in g stays out of the elements not picked
         if w.dtype == backend.bool_:
             return where(self.const(w), spread, 0.0)
         return where(self.const(w > 0), spread * self.const(w.astype(g.dtype)), 0.0)

@@ -117,9 +117,8 @@ def update(x, what, op, o):
                            f"be rebound to a new tensor (as x = x {what[:-1]} y), but "
                            f"something else holds x (another name, a list, a caller, an "
                            f"earlier op, a view, a debugger showing this frame) and would "
-                           f"keep the old value; write "
-                           f"x = x {what[:-1]} y where x is used, or do it under "
-                           f"mg.no_grad()")
+                           f"keep the old value; write x = x {what[:-1]} y where x is used, "
+                           f"or do it under mg.no_grad()")
     result = op(x, o)
     _check_result(x, result, f"x {what} y")
     if grad_mode:                                # Python binds x to the result
@@ -176,6 +175,8 @@ def _references(x, what, op, o):                 # called as update() is, from a
 
 
 def _sole_owner_refs(self_update):
+    """The count update() sees for an x one name alone holds, measured by making the same
+    calls (x += o, __iadd__, a function of (x, what, op, o)) on a probe that one name holds."""
     probe = _Probe()
     if self_update:
         probe += probe                           # now the count update() would see

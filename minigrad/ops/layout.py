@@ -4,6 +4,7 @@ shape.py's ops (permute, reshape, expand, repeat, cat, indexing), so their gradi
 with them; the diagonal is a view of its own (`Diagonal`), whose gradient writes g back onto
 the diagonal of zeros (`DiagonalScatter`), each the other's backward."""
 from minigrad import backend
+from minigrad.args import shape_args
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, expand
@@ -79,6 +80,7 @@ def trace(x):
 
 
 def _dims(dims, ndim, op, what):
+    """An int or a tuple of ints as distinct dims in 0..ndim-1 (a 0-d tensor takes 0, -1)."""
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     if not all(backend.is_integer(d) for d in dims):
         raise TypeError(f"{op}: {what} must be an int or a tuple of ints, got {dims}")
@@ -96,7 +98,7 @@ def movedim(x, source, destination):
     if len(src) != len(dst):
         raise ValueError(f"movedim: source {source} and destination {destination} must have "
                          f"the same number of dims")
-    if x.ndim == 0:
+    if x.ndim == 0:                      # dim 0 or -1 of a 0-d tensor: itself, a view
         return reshape(x, ())
     order = [None] * x.ndim
     for s, d in zip(src, dst):
@@ -115,15 +117,13 @@ def t(x):
 
 def broadcast_to(x, shape):
     """x broadcast to `shape` (a view; -1 keeps a size), as torch.broadcast_to: expand."""
-    from minigrad.args import shape_args
-    return expand(x, shape_args((shape,) if not isinstance(shape, (tuple, list)) else
-                                (tuple(shape),), "broadcast_to"))
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return expand(x, shape_args((shape,), "broadcast_to"))
 
 
 def tile(x, dims):
     """x repeated dims[i] times along dim i, as torch.tile: fewer dims than x has are
     padded with 1s in front (a 2-D x and dims (2,) repeat the last dim), more add dims."""
-    from minigrad.args import shape_args
     dims = shape_args(dims if isinstance(dims, (tuple, list)) else (dims,), "tile")
     if any(r < 0 for r in dims):
         raise ValueError(f"tile: repetitions must be non-negative, got {dims}")

@@ -1,6 +1,7 @@
 """Losses. Cross-entropy is fused (log-softmax and negative log-likelihood in one op, with
-PyTorch's `ignore_index` and `label_smoothing`); the others are compositions of
-differentiable ops, so their gradients and gradients of gradients come from those ops."""
+PyTorch's `ignore_index` and `label_smoothing`; with a class `weight` it is composed); the
+others are compositions of differentiable ops, so their gradients and gradients of gradients
+come from those ops."""
 import warnings
 
 from minigrad import backend
@@ -95,8 +96,7 @@ def _weighted_cross_entropy(logits, t, weight, ignore_index, reduction, eps):
     valid = t != ignore_index
     smooth = where(Tensor._make(valid, logits.device), -(logp * w).sum(1), 0.0)
     if reduction == "mean":                          # nll_loss's denominator, Σ w[t_i]
-        smooth = _weighted_mean(smooth, w.data[logits.backend.xp.where(valid, t, 0)] * valid,
-                                valid)
+        smooth = _weighted_mean(smooth, _row_weights(w, t, valid), valid)
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1 - eps) * nll + (eps / logits.shape[1]) * smooth
@@ -111,15 +111,20 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     check_reduction(reduction, "nll_loss")
     xp, dtype, device = input.backend.xp, input.dtype, input.device
     valid = t != ignore_index
-    t = xp.where(valid, t, 0)                       # an ignored row reads class 0, counts 0
     w = valid.astype(dtype) if weight is None else \
-        _class_weight(weight, input, "nll_loss").data[t] * valid
+        _row_weights(_class_weight(weight, input, "nll_loss"), t, valid)
+    t = xp.where(valid, t, 0)                       # an ignored row reads class 0, counts 0
     picked = gather(input, 1, t[:, None])[:, 0]     # log p of each row's target
     # a where, not ·0: an ignored row's log p may be -inf, and -inf·0 is NaN
     losses = where(Tensor._make(valid, device), -picked * Tensor._make(w, device), 0.0)
     if reduction == "mean":
         return _weighted_mean(losses, w, valid)
     return losses.reshape(shape) if reduction == "none" else losses.sum()
+
+
+def _row_weights(weight, t, valid):
+    """weight[t_i] for each row (an array), 0 where the row is ignored."""
+    return weight.data[weight.backend.xp.where(valid, t, 0)] * valid
 
 
 def _weighted_mean(losses, w, valid):

@@ -7,6 +7,7 @@ functions give float32, the rounding ones give the integers back unchanged."""
 import math
 
 from minigrad import backend
+from minigrad.args import check_broadcast
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import _floating, _pair, where, lift
@@ -127,7 +128,7 @@ class Fmod(Function):
     can round to the next integer, as for remainder)."""
     def forward(self, a, b):
         out = self.xp.fmod(a, b)
-        if a.dtype.kind == "f":
+        if a.dtype.kind == "f":                          # (integers have no gradient)
             self.quotient = self.xp.rint((a - out) / b)
         return out
     def backward(self, g): return g, -g * self.const(self.quotient)
@@ -142,6 +143,18 @@ class NanToNum(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
+def sin(x): return Sin.apply(_floating(x))
+def cos(x): return Cos.apply(_floating(x))
+def log1p(x): return Log1p.apply(_floating(x))
+def expm1(x): return Expm1.apply(_floating(x))
+def tan(x): return Tan.apply(_floating(x))
+def sinh(x): return Sinh.apply(_floating(x))
+def cosh(x): return Cosh.apply(_floating(x))
+def log2(x): return Log2.apply(_floating(x))
+def log10(x): return Log10.apply(_floating(x))
+def exp2(x): return Exp2.apply(_floating(x))
+
+
 def remainder(a, b): return Remainder.apply(*_division_operands(a, b, "%"))
 def fmod(a, b): return Fmod.apply(*_division_operands(a, b, "fmod"))
 def floor_divide(a, b): return FloorDivide.apply(*_division_operands(a, b, "//"))
@@ -157,16 +170,6 @@ def _division_operands(a, b, op):
     if not backend.is_floating(b.dtype) and bool((b.data == 0).any()):
         raise ZeroDivisionError(f"{op}: integer division by zero (a divisor holds 0)")
     return a, b
-def sin(x): return Sin.apply(_floating(x))
-def cos(x): return Cos.apply(_floating(x))
-def log1p(x): return Log1p.apply(_floating(x))
-def expm1(x): return Expm1.apply(_floating(x))
-def tan(x): return Tan.apply(_floating(x))
-def sinh(x): return Sinh.apply(_floating(x))
-def cosh(x): return Cosh.apply(_floating(x))
-def log2(x): return Log2.apply(_floating(x))
-def log10(x): return Log10.apply(_floating(x))
-def exp2(x): return Exp2.apply(_floating(x))
 
 
 def atan2(a, b):
@@ -183,6 +186,7 @@ def sign(x):
 
 
 def _step(x, kind, decimals=0):
+    """floor, ceil, trunc, round: bools refused, integers returned as they are (whole)."""
     if x.dtype == backend.bool_:                        # PyTorch: "not implemented for 'Bool'"
         raise TypeError(f"{kind}: not implemented for bool tensors; convert with .long() or "
                         f".float() first")
@@ -299,13 +303,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if rtol < 0 or atol < 0:
         raise ValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, "
                          f"atol={atol}")
-    from minigrad.args import check_broadcast
     check_broadcast("isclose", a.shape, b.shape)
     xp = a.backend.xp
     if a.dtype == backend.bool_:                       # close means equal
         return Tensor._make(xp.asarray(xp.equal(a.data, b.data)), a.device)
-    if a.dtype.kind in "iu":    # the gap in integers, exact: NumPy's isclose would round both
-        gap = xp.maximum(a.data, b.data) - xp.minimum(a.data, b.data)    # to float64 first
+    if a.dtype.kind in "iu":
+        # the gap computed in integers, exactly: NumPy's isclose would first round both to
+        # float64, where 2**62 + 1 is 2**62
+        gap = xp.maximum(a.data, b.data) - xp.minimum(a.data, b.data)
         return Tensor._make(xp.asarray(gap <= atol + rtol * xp.abs(b.data.astype(
             backend.float64))), a.device)
     return Tensor._make(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol,

@@ -3,7 +3,11 @@ built on it: mm, bmm, dot, outer, addmm, tensordot and cross."""
 import math
 
 from minigrad import backend
+from minigrad.args import check_broadcast
 from minigrad.autograd import Function
+from minigrad.tensor import Tensor
+from minigrad.ops.reduce import normalize_dim, expand
+# elementwise's _pair and where are imported where used: elementwise imports this module
 
 
 class MatMul(Function):
@@ -127,7 +131,7 @@ def addmm(x, mat1, mat2, *, beta=1, alpha=1):
         raise ValueError(f"addmm: input of shape {x.shape} does not broadcast to the "
                          f"product's shape {out.shape}")
     out = out if alpha == 1 else out * alpha
-    if beta == 0:
+    if beta == 0:       # zeros of x's shape, still from x: its gradient is 0, not None
         return out + where(True, 0.0, x.to(dtype=out.dtype))
     return out + (x if beta == 1 else x * beta)
 
@@ -137,8 +141,6 @@ def tensordot(a, b, dims=2):
     with b's first n; dims=([a dims], [b dims]) names them. The result has a's other dims,
     then b's. One matmul: each side permuted and reshaped to a matrix."""
     from minigrad.ops.elementwise import _pair
-    from minigrad.ops.reduce import normalize_dim
-    from minigrad.tensor import Tensor
     a, b = _pair(a, b)
     check_same_float("tensordot", a, b)
     if isinstance(dims, Tensor):
@@ -171,10 +173,7 @@ def cross(a, b, dim=None):
     """The vector product along dim (of size 3) of a and b, broadcast, as torch.cross;
     without dim, the first dim of size 3 (PyTorch's old default). cᵢ = aᵢ₊₁bᵢ₊₂ - aᵢ₊₂bᵢ₊₁
     (indices mod 3): two rolls of each, so the gradient comes with them."""
-    from minigrad.args import check_broadcast
     from minigrad.ops.elementwise import _pair
-    from minigrad.ops.reduce import normalize_dim
-    from minigrad.ops.shape import expand
     a, b = _pair(a, b)
     shape = tuple(check_broadcast("cross", a.shape, b.shape))
     if dim is None:

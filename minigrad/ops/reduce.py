@@ -116,7 +116,7 @@ class Extremum(Function):
         out = xp.take_along_axis(a, idx, axis=dim)
         return out if keepdim else out.squeeze(dim)
     def backward(self, g):
-        from minigrad.ops.elementwise import where      # elementwise imports this module
+        from minigrad.ops.elementwise import where      # elementwise imports this (via matmul)
         spread = expand(g.reshape(self.kept), self.in_shape)
         return where(self.const(self.weight > 0), spread * self.const(self.weight), 0.0)
 

@@ -11,11 +11,7 @@ AMSGrad (Reddi et al. 2018) divides by the largest second moment seen rather tha
 one, so a parameter's step size never grows back after a burst of large gradients. Its state
 `max_exp_avg_sq` is kept (and saved) beside `exp_avg` and `exp_avg_sq`, as PyTorch's.
 """
-import numbers
-
-from minigrad.optim.optimizer import Optimizer
-
-MOMENTS = ("exp_avg", "exp_avg_sq")          # the state arrays every Adam step updates
+from minigrad.optim.optimizer import Optimizer, is_number
 
 
 class Adam(Optimizer):
@@ -47,10 +43,10 @@ class Adam(Optimizer):
         name = type(self).__name__
         betas, eps = options["betas"], options["eps"]
         if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(
-                _is_number(b) and 0.0 <= b < 1.0 for b in betas)):   # (NaN fails too)
+                is_number(b) and 0.0 <= b < 1.0 for b in betas)):   # (NaN fails too)
             raise ValueError(f"{name}: invalid betas {betas!r} in {where} (two numbers, each "
                              f"in [0, 1))")
-        if not (_is_number(eps) and eps >= 0):
+        if not (is_number(eps) and eps >= 0):
             raise ValueError(f"{name}: invalid eps {eps!r} in {where} (a number >= 0)")
         if options.get("amsgrad") not in (True, False):
             raise ValueError(f"{name}: amsgrad must be True or False, got "
@@ -86,8 +82,8 @@ class Adam(Optimizer):
                s.get("step") != state0.get("step") for p, _, s in todo):
             return False                 # mixed kinds or histories: one by one
         xp = first.backend.xp
-        names = MOMENTS + (("max_exp_avg_sq",) if group["amsgrad"] else ())
-        m, v, *v_max = self._flat_moments(xp, todo, group, names)
+        names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+        m, v, *v_max = self._flat_moments(xp, todo, group, names)    # v_max: [] or [flat]
         g = xp.concatenate([g.reshape(-1) for _, g, _ in todo])
         p = xp.concatenate([q.data.reshape(-1) for q, _, _ in todo])
         for _, _, s in todo:
@@ -157,10 +153,6 @@ def _adam(backend, p, g, m, v, t, group, v_max=None):
     if wd != 0 and group["decoupled_weight_decay"]:
         p *= 1 - lr * wd                         # p(1 - lr·λ), then the update
     p += tmp
-
-
-def _is_number(x):
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 class AdamW(Adam):

@@ -8,6 +8,11 @@ from minigrad.autograd import no_grad, enable_grad
 from minigrad.tensor import Tensor
 
 
+def is_number(x):
+    """A real number, not a bool (True is an int to Python, but no learning rate)."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
 class Optimizer:
     """Base class. Subclasses set `defaults` (the per-group options) and implement
     `_update(param, grad, state, group)`: from the parameter (a Tensor; its array module is
@@ -76,7 +81,7 @@ class Optimizer:
         name = type(self).__name__
         for key in ("lr", "weight_decay"):                # numbers: "0.1" fails later, bare
             v = options.get(key, 0)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            if not is_number(v):
                 raise TypeError(f"{name}: {key} must be a number, got {v!r} in {where}")
         lr = options.get("lr")
         if not lr >= 0:                                  # NaN too

@@ -11,9 +11,7 @@ Centring divides by an estimate of the gradient's standard deviation instead of 
 square, so a gradient with a steady large mean still takes full-sized steps. Unlike Adam there
 is no bias correction: v starts at 0, so the first steps are large (about g/√(1-α)).
 """
-import numbers
-
-from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.optimizer import Optimizer, is_number
 
 
 class RMSprop(Optimizer):
@@ -30,7 +28,7 @@ class RMSprop(Optimizer):
         super()._validate_options(options, where)
         for key in ("alpha", "eps", "momentum"):
             v = options[key]
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            if not is_number(v):
                 raise TypeError(f"RMSprop: {key} must be a number, got {v!r} in {where}")
         if not 0.0 <= options["alpha"] <= 1.0:           # NaN too; above 1, v could go negative
             raise ValueError(f"RMSprop: invalid alpha {options['alpha']} in {where} (must be "

@@ -11,7 +11,7 @@ import bisect
 import math
 import numbers
 
-from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.optimizer import Optimizer, is_number
 
 # bookkeeping PyTorch puts in its schedulers' state dicts; a torch state dict loads here
 _TORCH_ONLY = {"_step_count", "_get_lr_called_within_step", "_is_initial", "verbose"}
@@ -27,11 +27,16 @@ def _optimizer(where, optimizer):
 def _number(where, name, value, ok, valid):
     """`value` if it is a real number (not a bool) for which ok(value) holds (NaN never
     does); else an error that says what is `valid`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_number(value):
         raise TypeError(f"{where}: {name} must be a number {valid}, got {value!r}")
     if not ok(value):
         raise ValueError(f"{where}: {name} must be {valid}, got {value!r}")
     return value
+
+
+def _positive(where, name, value):
+    """A finite number > 0 (inf fails too, as NaN does)."""
+    return _number(where, name, value, lambda x: 0 < x < math.inf, "> 0")
 
 
 def _integer(where, name, value, low):
@@ -203,7 +208,7 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = _integer("StepLR", "step_size", step_size, 1)
-        self.gamma = _number("StepLR", "gamma", gamma, lambda x: 0 < x < math.inf, "> 0")
+        self.gamma = _positive("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -217,7 +222,7 @@ class MultiStepLR(LRScheduler):
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = _increasing_integers("MultiStepLR", milestones, 0)
-        self.gamma = _number("MultiStepLR", "gamma", gamma, lambda x: 0 < x < math.inf, "> 0")
+        self.gamma = _positive("MultiStepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -236,8 +241,7 @@ class ExponentialLR(LRScheduler):
     """lr = base_lr · gamma^epoch: multiplied by gamma every epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
-        self.gamma = _number("ExponentialLR", "gamma", gamma, lambda x: 0 < x < math.inf,
-                             "> 0")
+        self.gamma = _positive("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -256,7 +260,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         where = "CosineAnnealingLR"
-        self.T_max = _number(where, "T_max", T_max, lambda x: 0 < x < math.inf, "> 0")
+        self.T_max = _positive(where, "T_max", T_max)
         self.eta_min = _number(where, "eta_min", eta_min, lambda x: 0 <= x < math.inf, ">= 0")
         super().__init__(optimizer, last_epoch)
 
