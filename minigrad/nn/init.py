@@ -98,3 +98,103 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", ge
 
 def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std²) truncated to [a, b]: a normal draw conditioned on a <= x <= b (a and b
+    are values, not numbers of std), as torch.nn.init.trunc_normal_. PyTorch maps uniform
+    draws through the normal's inverse CDF (erfinv), which NumPy lacks; rejection sampling
+    (_truncated_standard_normal) draws from the same distribution, exactly."""
+    _check_float(tensor, "trunc_normal_")
+    if not std > 0:
+        raise ValueError(f"init.trunc_normal_: std must be > 0, got {std}")
+    if not a < b:
+        raise ValueError(f"init.trunc_normal_: needs a < b, got a={a}, b={b}")
+    z = _truncated_standard_normal(backend.host_rng(generator, "init"), (a - mean) / std,
+                                   (b - mean) / std, tensor.numel(), (a, b, mean, std))
+    # mean + std·z is in [a, b] but for the last bit of rounding: clip that bit, as PyTorch
+    return _fill(tensor, (mean + std * z).clip(a, b).reshape(tensor.shape))
+
+
+def _truncated_standard_normal(rng, alpha, beta, n, given):
+    """n draws of a standard normal z conditioned on alpha <= z <= beta, by rejection from
+    whichever of three proposals keeps the most draws (Robert 1995, "Simulation of
+    truncated normal variables"), so that an interval far in a tail, where a normal draw
+    almost never lands, costs no more than one around 0:
+      normal:      z ~ N(0, 1), kept if alpha <= z <= beta;
+      uniform:     z ~ U(alpha, beta), kept with probability exp((m² - z²)/2), m the point
+                   of [alpha, beta] nearest 0 (best for a narrow interval);
+      exponential: z = alpha + Exp(rate λ), kept if z <= beta, with probability
+                   exp(-(z - λ)²/2), λ = (alpha + √(alpha² + 4))/2 (best for a tail).
+    Each keeps a draw with a probability known in closed form (`kept` below), which picks
+    the proposal and sizes each batch of draws."""
+    if alpha + beta < 0:      # an interval mostly below 0 is the mirror of one above it
+        return -_truncated_standard_normal(rng, -beta, -alpha, n, given)
+    xp = backend.get("cpu").xp
+    # P(alpha <= z <= beta) with erfc, which keeps its digits in the upper tail
+    mass = 0.5 * (math.erfc(alpha / math.sqrt(2)) - math.erfc(beta / math.sqrt(2)))
+    nearest = max(alpha, 0.0)                  # beta >= 0 here, so 0 is inside if alpha < 0
+    lam = (alpha + math.sqrt(alpha * alpha + 4)) / 2 if alpha > 0 else 0.0
+    with_density = mass * math.sqrt(2 * math.pi)
+    try:
+        kept = {"normal": mass,
+                "uniform": with_density * math.exp(nearest ** 2 / 2) / (beta - alpha)
+                if beta > alpha else 0.0,
+                "exponential": with_density * lam * math.exp(lam * alpha - lam * lam / 2)}
+    except OverflowError:
+        kept = {}
+    proposal = max(kept, key=kept.get, default=None)
+    if proposal is None or not kept[proposal] > 0:
+        a, b, mean, std = given
+        raise ValueError(f"init.trunc_normal_: [a, b] = [{a}, {b}] lies so far in a tail of "
+                         f"N({mean}, {std}²) ({min(abs(alpha), abs(beta)):.1f} std from "
+                         f"the mean) that float64 cannot represent its probability")
+    pieces, filled = [], 0
+    while filled < n:
+        k = int((n - filled) / kept[proposal] * 1.1) + 16   # enough to finish, most times
+        if proposal == "normal":
+            z = rng.standard_normal(k)
+            keep = (alpha <= z) & (z <= beta)
+        elif proposal == "uniform":
+            z = rng.uniform(alpha, beta, k)
+            keep = rng.random(k) < xp.exp((nearest ** 2 - z * z) / 2)
+        else:
+            z = alpha + rng.exponential(1 / lam, k)
+            keep = (z <= beta) & (rng.random(k) < xp.exp(-(z - lam) ** 2 / 2))
+        pieces.append(z[keep][:n - filled])
+        filled += len(pieces[-1])
+    return xp.concatenate(pieces) if pieces else xp.zeros(0)
+
+
+def orthogonal_(tensor, gain=1.0, generator=None):
+    """A (semi-)orthogonal matrix times `gain`, as torch.nn.init.orthogonal_ (Saxe et al.
+    2013): Q of the QR decomposition of a standard normal matrix, each column's sign set by
+    R's diagonal so that Q is uniformly distributed over orthogonal matrices. Its rows are
+    orthonormal if there are fewer rows than columns, else its columns. A tensor of more
+    than 2 dims is taken as the matrix (shape[0], the product of the rest)."""
+    _check_float(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError(f"init.orthogonal_: needs a tensor with at least 2 dims, got shape "
+                         f"{tensor.shape}; rows or columns can be orthonormal only in a "
+                         f"matrix")
+    if tensor.numel() == 0:
+        return tensor
+    xp = backend.get("cpu").xp
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = backend.host_rng(generator, "init").standard_normal((rows, cols))
+    if rows < cols:            # QR of the tall transpose: Q's orthonormal columns are rows
+        flat = flat.T
+    q, r = xp.linalg.qr(flat)                  # q: (tall, short) with orthonormal columns
+    q = q * xp.sign(xp.diag(r))                # makes the result Haar-distributed
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tensor.shape))
+
+
+def eye_(tensor):
+    """The identity matrix in a 2-D tensor (ones on the diagonal, zeros elsewhere; a
+    rectangular one too), as torch.nn.init.eye_."""
+    if tensor.ndim != 2:
+        raise ValueError(f"init.eye_: needs a 2-D tensor, got shape {tensor.shape}")
+    return _fill(tensor, backend.get("cpu").xp.eye(*tensor.shape))

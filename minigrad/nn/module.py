@@ -245,14 +245,27 @@ class Module:
 
     def get_parameter(self, target):
         """The parameter at a dotted path ("encoder.layers.0.linear.weight")."""
-        module_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        mod, name = self._owner_of(target)
         param = getattr(mod, name)
         if not isinstance(param, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
+
+    def get_buffer(self, target):
+        """The buffer at a dotted path ("norm.running_mean"); None for one registered as
+        None, as PyTorch."""
+        mod, name = self._owner_of(target)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    def _owner_of(self, target):
+        """(module, attribute name) of a dotted path whose last step must exist."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        return mod, name
 
     def apply(self, fn):
         """Call fn(module) on every sub-module, children first, then self (as PyTorch)."""

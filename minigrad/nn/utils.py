@@ -1,4 +1,6 @@
-"""Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`.
+"""Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`; all
+parameters as one vector and back (`parameters_to_vector`, `vector_to_parameters`); and
+`functional_call`.
 
 Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never in place:
 plain backward() stores a fresh array in each .grad, but a gradient stored with
@@ -6,6 +8,7 @@ create_graph=True, or assigned by hand, may be an array that another tensor hold
 scaling it in place would scale it once per holder."""
 from minigrad import backend
 from minigrad.autograd import no_grad
+from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
 
 
@@ -102,6 +105,50 @@ def clip_grad_value_(parameters, clip_value):
     for p in _with_grads(parameters):
         p.grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),
                               p.grad.device)
+
+
+def _same_device(params, op):
+    """The parameters as a list, all on one device (PyTorch's check)."""
+    params = [params] if isinstance(params, Tensor) else list(params)
+    for p in params:
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{op}: expected an iterable of tensors, got a "
+                            f"{type(p).__name__} among them")
+        if p.device != params[0].device:
+            raise TypeError(f"{op}: found parameters on different devices ("
+                            f"{params[0].device} and {p.device}); move them to one first")
+    return params
+
+
+def parameters_to_vector(parameters):
+    """Every parameter flattened and concatenated, in order, into one 1-D tensor, as
+    torch.nn.utils.parameters_to_vector. It is computed from the parameters (reshape and
+    cat), so a gradient of it reaches each of them."""
+    params = _same_device(parameters, "parameters_to_vector")
+    if not params:
+        raise ValueError("parameters_to_vector: got no parameters")
+    return cat([p.reshape(-1) for p in params])
+
+
+@no_grad()
+def vector_to_parameters(vec, parameters):
+    """Copy consecutive slices of the 1-D tensor `vec` into the parameters, in order: the
+    inverse of parameters_to_vector, as torch.nn.utils.vector_to_parameters. The values are
+    written into each parameter's own memory (PyTorch instead makes each parameter a view of
+    vec), so the parameters stay the tensors that optimisers and state dicts hold, and a
+    later change of vec does not reach them."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"vector_to_parameters: expected a Tensor, got "
+                        f"{type(vec).__name__}")
+    params = _same_device(parameters, "vector_to_parameters")
+    total = sum(p.numel() for p in params)
+    if vec.ndim != 1 or vec.numel() != total:
+        raise ValueError(f"vector_to_parameters: expected a 1-D vector of {total} elements "
+                         f"(the {len(params)} parameters together), got shape {vec.shape}")
+    start = 0
+    for p in params:
+        p.copy_(vec[start:start + p.numel()].reshape(p.shape))
+        start += p.numel()
 
 
 def functional_call(module, parameters, args=(), kwargs=None):
