@@ -5,10 +5,13 @@ from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import relu, tanh, sigmoid  # noqa: F401
 from minigrad.ops.gelu import gelu  # noqa: F401
 from minigrad.ops.activations import silu, leaky_relu, softplus, elu  # noqa: F401
+from minigrad.ops.activations import (glu, hardtanh, relu6, logsigmoid, mish,  # noqa: F401
+                                      softsign, selu, prelu)
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, l1_loss, mse_loss)
+from minigrad.ops.loss import smooth_l1_loss, huber_loss, kl_div  # noqa: F401
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
@@ -16,14 +19,19 @@ from minigrad.ops.index import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
 from minigrad.ops.pad import pad  # noqa: F401
-from minigrad.ops.norms import normalize, cosine_similarity, rms_norm  # noqa: F401
+from minigrad.ops.norms import (normalize, cosine_similarity, rms_norm,  # noqa: F401
+                                pairwise_distance)
+
+from minigrad.ops.batch_norm import batch_norm  # noqa: F401
 
 # the public names (pyflakes reads the imports above as used through this list)
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", "elu",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "l1_loss", "mse_loss", "layer_norm", "linear",
            "dropout", "embedding", "one_hot", "scaled_dot_product_attention",
-           "attention_with_weights", "pad", "normalize", "cosine_similarity", "rms_norm"]
+           "attention_with_weights", "pad", "normalize", "cosine_similarity", "rms_norm",
+           "glu", "hardtanh", "relu6", "logsigmoid", "mish", "softsign", "selu", "prelu",
+           "smooth_l1_loss", "huber_loss", "kl_div", "pairwise_distance", "batch_norm"]
 
 
 def embedding(input, weight, padding_idx=None):

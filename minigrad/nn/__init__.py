@@ -7,6 +7,12 @@ from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GEL
 from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss,  # noqa: F401
                                 BCEWithLogitsLoss, BCELoss, L1Loss, Flatten, Unflatten,
                                 RMSNorm)
+from minigrad.nn.activations import (GLU, Hardtanh, ReLU6, LogSigmoid, Mish,  # noqa
+                                     Softsign, SELU, PReLU, CosineSimilarity,
+                                     PairwiseDistance)
+from minigrad.nn.losses import SmoothL1Loss, HuberLoss, KLDivLoss  # noqa: F401
+from minigrad.nn.containers import ParameterList, ParameterDict  # noqa: F401
+from minigrad.nn.batchnorm import BatchNorm1d  # noqa: F401
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401

@@ -1,8 +1,14 @@
-"""Activations beside relu/gelu — SiLU, leaky ReLU, softplus, ELU — composed from the
-differentiable elementwise ops, so their gradients and gradients of gradients come from
-those ops and need no backward of their own. The care is in keeping every branch finite: a
-`where` sends a zero gradient into the branch it drops, and 0·inf there would be NaN."""
-from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu
+"""Activations beside relu/gelu — SiLU, leaky ReLU, softplus, ELU, SELU, GLU, hardtanh,
+ReLU6, log-sigmoid, Mish, softsign and PReLU — composed from the differentiable
+elementwise ops, so their gradients and gradients of gradients come from those ops and need
+no backward of their own. The care is in keeping every branch finite (a `where` sends a zero
+gradient into the branch it drops, and 0·inf there would be NaN) and in taking PyTorch's
+side at each kink."""
+from minigrad import backend
+from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu, clip
+from minigrad.ops.reduce import normalize_dim
+from minigrad.ops.shape import split
+from minigrad.tensor import Tensor
 
 
 def _floating(x, op):
@@ -59,10 +65,103 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 
 def elu(x, alpha=1.0):
-    """x where x > 0, else α(eˣ - 1); at 0 the gradient is α, as PyTorch. eˣ - 1 is
-    2t/(1 - t), t = tanh(x/2): full precision near 0 (as expm1; exp(x) - 1 loses digits
-    there) and for x ≤ 0 never a division by a small number. That branch sees min(x, 0),
-    so a large x puts no inf (and no 0·inf gradient) under the `where`."""
+    """x where x > 0, else α(eˣ - 1). At 0 exactly it is the line α·x: gradient α and
+    second derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left
+    branch, its double backward only x < 0). eˣ - 1 is 2t/(1 - t), t = tanh(x/2): full
+    precision near 0 (as expm1; exp(x) - 1 loses digits there) and for x ≤ 0 never a
+    division by a small number. That branch sees min(x, 0), so a large x puts no inf (and
+    no 0·inf gradient) under the `where`."""
     positive = _floating(x, "elu") > 0
     t = tanh(where(positive, 0.0, x) * 0.5)
-    return where(positive, x, (2 * alpha) * t / (1 - t))
+    return where(positive, x, where(x < 0, (2 * alpha) * t / (1 - t), x * alpha))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """Self-normalising ELU (Klambauer et al. 2017): scale·elu(x, α) with PyTorch's fixed
+    α ≈ 1.6733 and scale ≈ 1.0507; at 0 the gradient is scale·α, as PyTorch."""
+    return _SELU_SCALE * elu(_floating(x, "selu"), _SELU_ALPHA)
+
+
+def glu(x, dim=-1):
+    """Gated linear unit: x split in halves a, b along dim, then a·σ(b)."""
+    _floating(x, "glu")
+    if x.ndim == 0:
+        raise ValueError("glu: does not support a 0-d tensor (scalar): the halving dim "
+                         "must have an even size")
+    d = normalize_dim(dim, x.ndim, "glu")
+    if x.shape[d] % 2:
+        raise ValueError(f"glu: halving dimension must be even, but dimension {d} is size "
+                         f"{x.shape[d]} (input shape {x.shape})")
+    a, b = split(x, x.shape[d] // 2, d)
+    return a * sigmoid(b)
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    """x limited to [min_val, max_val]. The gradient is 1 strictly inside and 0 at the
+    bounds, as PyTorch (clip's is 1 at them): outside the open interval the result is a
+    constant. An integer tensor stays integer, its bounds truncated, as PyTorch."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got "
+                         f"min_val={min_val}, max_val={max_val}")
+    if x.dtype.kind == "b":
+        raise TypeError("hardtanh: bool inputs are not supported; convert with .float() "
+                        "or .long() first")
+    if x.dtype.kind != "f":
+        return clip(x, int(min_val), int(max_val))       # no gradient to take
+    return where(x <= min_val, float(min_val), where(x >= max_val, float(max_val), x))
+
+
+def relu6(x):
+    """min(max(x, 0), 6): hardtanh(x, 0, 6), so the gradient at 0 and at 6 is 0."""
+    return hardtanh(x, 0.0, 6.0)
+
+
+def logsigmoid(x):
+    """log σ(x) = -log(1 + e⁻ˣ), as the overflow-free -(relu(-x) + log(1 + e^-|x|)): exact
+    for large |x| in both directions (-x on the left, -e⁻ˣ on the right)."""
+    large, small = log1p_exp_parts(-_floating(x, "logsigmoid"))
+    return -(large + small)
+
+
+def mish(x):
+    """Mish (Misra 2019): x·tanh(softplus(x)), softplus without a threshold (as PyTorch's
+    mish) but overflow-free."""
+    return x * tanh(log1p_exp(_floating(x, "mish")))
+
+
+def softsign(x):
+    """x / (1 + |x|), as x·(1 + |x|)⁻¹: the derivative of the power, -(1 + |x|)⁻², goes
+    quietly to 0 for a huge x, where a quotient's derivative, x/(1 + |x|)², would square
+    the denominator and overflow. An integer tensor gives float32, as PyTorch."""
+    x = x if x.dtype.kind == "f" else x.to(dtype=backend.DEFAULT_FLOAT)
+    return x * (x.abs() + 1) ** -1.0
+
+
+def prelu(x, weight):
+    """x where x > 0, else weight·x, with a learnable slope: one for all (weight.numel() ==
+    1) or one per channel (dim 1 of x, as PyTorch). At 0 the gradient is the slope and the
+    slope's gradient 0, as PyTorch; so are both mixed second derivatives there (PyTorch's
+    double backward counts x = 0 as positive), hence the detached slope at x = 0 exactly."""
+    _floating(x, "prelu")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu: weight must be a tensor, got {type(weight).__name__}")
+    if weight.dtype != x.dtype:
+        raise TypeError(f"prelu: type promoting is not supported: input is {x.dtype}, "
+                        f"weight {weight.dtype}; give both the same dtype")
+    if weight.ndim > 1:
+        raise ValueError(f"prelu: expected weight to be a 0-d or 1-d tensor, got shape "
+                         f"{weight.shape}")
+    n = weight.numel()
+    channels = x.shape[1] if x.ndim > 1 else 1
+    if n != 1 and (x.ndim == 0 or n != channels):
+        where_ = "its dim 1" if x.ndim > 1 else "an input of fewer than 2 dims has 1"
+        raise ValueError(f"prelu: weight has {n} parameters, but the input of shape "
+                         f"{x.shape} has {channels} channel{'s' * (channels != 1)} "
+                         f"({where_}); give 1 parameter, or one per channel")
+    if weight.ndim != x.ndim:                            # (C,) -> (1, C, 1, ...)
+        weight = weight.reshape([n if i == 1 else 1 for i in range(x.ndim)])
+    return where(x > 0, x, where(x < 0, weight * x, weight.detach() * x))

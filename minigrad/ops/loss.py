@@ -2,6 +2,7 @@
 PyTorch's `ignore_index` and `label_smoothing`; with a class `weight` it is composed); the
 others are compositions of differentiable ops, so their gradients and gradients of gradients
 come from those ops."""
+import math
 import warnings
 
 from minigrad import backend
@@ -9,7 +10,8 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.index import raw_index, gather
-from minigrad.ops.elementwise import where, log, lift, maximum
+from minigrad.args import check_broadcast
+from minigrad.ops.elementwise import where, log, exp, lift, maximum
 from minigrad.ops.activations import log1p_exp_parts
 
 
@@ -296,6 +298,71 @@ def mse_loss(input, target, reduction="mean"):
     check_reduction(reduction, "mse_loss")
     _warn_if_broadcast("mse_loss", input, target)
     return _reduce((input - target) ** 2, reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """½d²/β where |d| < β, else |d| - ½β, d = input - target (Huber's loss divided by β),
+    as PyTorch; beta=0 is l1_loss. At |d| = β the gradient is ±1 from either side and the
+    second derivative 0 (the linear side), as PyTorch's double backward."""
+    check_reduction(reduction, "smooth_l1_loss")
+    if not beta >= 0:
+        raise ValueError(f"smooth_l1_loss: beta must be >= 0 (negative values are not "
+                         f"supported), got {beta}")
+    _warn_if_broadcast("smooth_l1_loss", input, target)
+    d = input - target
+    a = d.abs()
+    if beta == 0:                     # the quadratic branch would divide by 0 (0·inf: NaN)
+        return _reduce(a, reduction)
+    return _reduce(where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """½d² where |d| < δ, else δ(|d| - ½δ), d = input - target, as PyTorch (δ·smooth_l1
+    with β = δ). At |d| = δ the gradient is ±δ and the second derivative 0, as PyTorch."""
+    check_reduction(reduction, "huber_loss")
+    if not delta > 0:
+        raise ValueError(f"huber_loss: delta must be > 0 (non-positive values are not "
+                         f"supported), got {delta}")
+    _warn_if_broadcast("huber_loss", input, target)
+    d = input - target
+    a = d.abs()
+    return _reduce(where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction)
+
+
+_KL_MEAN = ("kl_div: reduction='mean' divides the total loss by both the batch size and the "
+            "support size. 'batchmean' divides only by the batch size, and aligns with the KL "
+            "div math definition. 'mean' will be changed to behave the same as 'batchmean' in "
+            "the next major release (PyTorch's warning).")
+
+
+def kl_div(input, target, reduction="mean", log_target=False):
+    """Pointwise KL divergence of target from the distribution whose log-probabilities are
+    `input`, as PyTorch: target·(log target - input), where a target of 0 contributes 0
+    (xlogy: 0·log 0 = 0), or with log_target=True e^target·(target - input).
+    reduction="batchmean" sums and divides by the batch size (input.shape[0]): the maths'
+    KL divergence per sample; "mean" averages over every element, with PyTorch's warning.
+    The target's gradient where it is 0 is -input (the 0·log 0 term counts as the constant
+    0 there); PyTorch's is NaN (0/0)."""
+    if reduction not in ("mean", "batchmean", "sum", "none"):
+        raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
+                         f"got {reduction!r}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"kl_div: input (log-probabilities) must be floating-point, got "
+                        f"{input.dtype}")
+    target = lift(target, input)
+    check_broadcast("kl_div", input.shape, target.shape)
+    if reduction == "mean":
+        warnings.warn(_KL_MEAN, stacklevel=2)
+    if log_target:
+        loss = exp(target) * (target - input)
+    else:
+        positive = target > 0              # log only of those: no log(0), no warning
+        t_log_t = target * log(where(positive, target, 1.0))
+        # 0·log 0 = 0; a negative or NaN target gives NaN, as xlogy
+        loss = where(target >= 0, t_log_t, math.nan) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
 
 
 def _warn_if_broadcast(op, input, target):

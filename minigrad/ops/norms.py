@@ -1,8 +1,8 @@
 """Vector norms and what is built on them: Tensor.norm (torch.norm's vector norms: p = 2 or
-'fro', 1, ±inf, 0, or any other p), F.normalize, F.cosine_similarity and F.rms_norm. All are compositions
-of differentiable ops, so gradients of gradients come for free; the care is in PyTorch's
-values at the kinks: where a norm is 0 its gradient is 0 (the root's ∞ times 0 would be NaN),
-and so is the gradient of |x|ᵖ at x = 0 for p < 1."""
+'fro', 1, ±inf, 0, or any other p), F.normalize, F.cosine_similarity, F.pairwise_distance
+and F.rms_norm. All are compositions of differentiable ops, so gradients of gradients come
+for free; the care is in PyTorch's values at the kinks: where a norm is 0 its gradient is 0
+(the root's ∞ times 0 would be NaN), and so is the gradient of |x|ᵖ at x = 0 for p < 1."""
 import math
 
 from minigrad import backend
@@ -94,6 +94,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     shape = tuple(check_broadcast("cosine_similarity", x1.shape, x2.shape))
     x1, x2 = (t if t.shape == shape else t.expand(*shape) for t in (x1, x2))
     return ((x1 / _norm_at_least(x1, dim, eps)) * (x2 / _norm_at_least(x2, dim, eps))).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """‖x1 - x2 + eps‖ₚ over the last dim (of the broadcast shape), as PyTorch: the
+    distance between rows of x1 and x2. eps keeps x1 = x2 away from the norm's kink."""
+    check_broadcast("pairwise_distance", x1.shape, x2.shape)
+    return norm(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):
