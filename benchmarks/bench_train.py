@@ -61,17 +61,30 @@ class MinigradRun:
         # the trainer's optimiser: AdamW, weight decay on >= 2-D weights only
         self.opt = self.model.configure_optimizers(weight_decay=0.1, learning_rate=1e-3,
                                                    betas=(0.9, 0.99))
+        # the trainer's split of each batch over processes (TrainConfig.processes_used)
+        from minigrad.data_parallel import ProcessDataParallel
+        from minitransformer.train_config import TrainConfig
+        n = TrainConfig.from_preset(args.preset, device=args.device,
+                                    processes=args.processes).processes_used()
+        self.dp = ProcessDataParallel(self.model, lambda m, x, y: m(x, y)[1], n) \
+            if n > 1 else None
 
     def step(self, x, y):
         mg = self.mg
         xb, yb = mg.tensor(x, device=self.device), mg.tensor(y, device=self.device)
-        _, loss = self.model(xb, yb)
         self.opt.zero_grad(set_to_none=True)
-        loss.backward()
+        if self.dp is not None:
+            loss = self.dp.forward_backward(xb, yb)
+        else:
+            _, loss = self.model(xb, yb)
+            loss.backward()
         mg.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
         self.opt.step()
         _sync(self.device)
-        return loss.item()
+        return float(loss)
+
+    def pids(self):
+        return [] if self.dp is None else self.dp.pids
 
 
 class TorchRun:
@@ -117,17 +130,25 @@ def batches(args, n):
     return [(rng.integers(0, VOCAB, shape), rng.integers(0, VOCAB, shape)) for _ in range(n)]
 
 
-def peak_rss_mib():
-    """This process's peak resident memory. Linux's VmHWM belongs to the address space, so
-    unlike ru_maxrss it does not inherit the parent's peak across fork + exec."""
+def peak_rss_mib(pids=()):
+    """Peak resident memory of this process plus that of its data-parallel workers (`pids`;
+    pages they share are counted in each, so the sum is an upper bound). Linux's VmHWM
+    belongs to the address space, so unlike ru_maxrss it does not inherit the parent's peak
+    across fork + exec."""
+    if pids:
+        return peak_rss_mib() + sum(_vm_hwm_mib(pid) or 0 for pid in pids)
+    return _vm_hwm_mib("self") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _vm_hwm_mib(pid):
     try:
-        with open("/proc/self/status") as f:
+        with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return None
 
 
 def worker(args):
@@ -153,7 +174,7 @@ def worker(args):
             loss = run.step(x, y)
             print(json.dumps({"s": time.perf_counter() - t, "loss": loss}), flush=True)
         else:
-            out = {"rss_mib": peak_rss_mib()}
+            out = {"rss_mib": peak_rss_mib(run.pids() if hasattr(run, "pids") else ())}
             if args.device == "cuda" and args.child == "torch":
                 out["gpu_mib"] = run.torch.cuda.max_memory_allocated() / 2 ** 20
             elif args.device == "cuda":
@@ -167,7 +188,8 @@ def start_worker(name, args, weights):
     cmd = [sys.executable, __file__, "--child", name, "--weights", weights,
            "--preset", args.preset, "--steps", str(args.steps), "--warmup", str(args.warmup),
            "--device", args.device, "--seed", str(args.seed),
-           "--matmul-precision", args.matmul_precision]
+           "--matmul-precision", args.matmul_precision] + \
+        ([] if args.processes is None else ["--processes", str(args.processes)])
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     if p.stdout.readline().strip() != "ready":
         raise SystemExit(f"the {name} worker failed to start")
@@ -178,6 +200,12 @@ def ask(p, line):
     p.stdin.write(line + "\n")
     p.stdin.flush()
     return json.loads(p.stdout.readline())
+
+
+def _processes(args):
+    from minitransformer.train_config import TrainConfig
+    return TrainConfig.from_preset(args.preset, device=args.device,
+                                   processes=args.processes).processes_used()
 
 
 def flops_per_token(cfg, n_params):
@@ -194,6 +222,9 @@ def main():
     ap.add_argument("--seed", type=non_negative_int, default=0)
     ap.add_argument("--matmul-precision", choices=["highest", "high", "medium"], default="high",
                     help="float32 GEMMs on a GPU: high/medium allow TF32 (default: high)")
+    ap.add_argument("--processes", type=positive_int, default=None,
+                    help="minigrad's processes per batch, as the trainer's --processes "
+                         "(default: the trainer's, one per core)")
     ap.add_argument("--block", type=positive_int, default=5, help="steps per turn")
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between turns, so the other side's threads go idle")
@@ -237,7 +268,8 @@ def main():
     mg.set_float32_matmul_precision(args.matmul_precision)
     peak = gemm_peak(args.device)
     print(f"preset {args.preset}: {n_params / 1e6:.2f}M params, {tokens} tokens/step, "
-          f"device {args.device}, {os.cpu_count()} cores")
+          f"device {args.device}, {os.cpu_count()} cores; minigrad in {_processes(args)} "
+          f"process(es) (--processes)")
     lib = f"CuPy, matmul precision {args.matmul_precision}" if args.device == "cuda" else "NumPy"
     print(f"float32 GEMM peak (2048^3, {lib}): {peak:.0f} GFLOP/s")
     print("losses, step by step (same weights, same batches): " + "; ".join(

@@ -22,6 +22,7 @@ afterwards. (One exception, in float64 only: outside a threaded section OpenBLAS
 a long dot product, such as a layer norm's mean over rows of 2^17+ elements, across its own
 threads, which rounds differently in the last bit.)
 """
+import contextlib
 import contextvars
 import os
 import queue
@@ -71,6 +72,17 @@ def set_num_threads(n):
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: n must be a positive integer, got {n!r}")
     _threads[0] = n
+
+
+@contextlib.contextmanager
+def threads(n):
+    """set_num_threads(n) inside the block only (data_parallel.py runs its part on one)."""
+    previous = _threads[0]
+    set_num_threads(n)
+    try:
+        yield
+    finally:
+        _threads[0] = previous
 
 
 class _Worker:

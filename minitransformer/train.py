@@ -26,6 +26,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import optim
+from minigrad.data_parallel import ProcessDataParallel
 from minitransformer.checkpointing import (  # noqa: F401 (re-exported: the trainer's API)
     CheckpointError, Checkpoint, save_checkpoint, read_checkpoint, find_checkpoint,
     load_checkpoint, pointed_checkpoint, checkpoint_dirs, run_lock)
@@ -153,7 +154,7 @@ def _train(cfg, out, resume, log):
         log(f"warning: {dropped} unreadable line(s) of {metrics_path} dropped")
     log(f"GPT: {model.num_parameters() / 1e6:.2f}M parameters, vocab {tokenizer.vocab_size}, "
         f"{len(train_ids):,} train / {len(val_ids):,} val tokens from {data_path}; "
-        f"device {cfg.device}" + (f" ({mg.parallel.describe()})" if cfg.device == "cpu" else "")
+        f"device {cfg.device}" + (f" ({_cpu_work(cfg)})" if cfg.device == "cpu" else "")
         + (f"; resuming at iter {it} from {ckpt.path}" if ckpt else ""))
 
     result = TrainResult(out=out, start_iter=it, checkpoint=ckpt.path if ckpt else None)
@@ -162,6 +163,9 @@ def _train(cfg, out, resume, log):
     steps = _StepLosses(result, bar, tokens_per_step=cfg.grad_accum * cfg.batch_size *
                                                    cfg.block_size)
     start_it = it
+    # each batch split over processes, one core each (minigrad/data_parallel.py says why)
+    dp = ProcessDataParallel(model, _lm_loss, cfg.processes_used()) \
+        if cfg.processes_used() > 1 else None
     try:
         while True:
             if (it % cfg.eval_interval == 0 or it == cfg.max_iters) and not \
@@ -200,6 +204,9 @@ def _train(cfg, out, resume, log):
             step_loss = 0.0
             for _ in range(cfg.grad_accum):
                 x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
+                if dp is not None:
+                    step_loss += dp.forward_backward(x, y, scale=1 / cfg.grad_accum)
+                    continue
                 _, loss = model(x, y)
                 # each micro-batch's graph is freed by its backward; the gradients add up in
                 # .grad to those of the mean loss over all of them
@@ -208,11 +215,13 @@ def _train(cfg, out, resume, log):
             if cfg.grad_clip > 0:
                 optim.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             optimizer.step()
-            steps.add(step_loss / cfg.grad_accum, lr)
+            steps.add(mg.as_tensor(step_loss / cfg.grad_accum), lr)
             it += 1
             if it % cfg.log_interval == 0:
                 steps.report(it)
     finally:
+        if dp is not None:
+            dp.close()
         if bar is not None:
             bar.close()
     if cfg.plot and result.history:
@@ -222,6 +231,15 @@ def _train(cfg, out, resume, log):
         except PlotUnavailable as e:
             log(str(e))
     return result
+
+
+def _lm_loss(model, x, y):
+    return model(x, y)[1]
+
+
+def _cpu_work(cfg):
+    n = cfg.processes_used()
+    return f"{n} processes, one core each" if n > 1 else mg.parallel.describe()
 
 
 def estimate_loss(model, train_ids, val_ids, cfg, it):

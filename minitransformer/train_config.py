@@ -6,6 +6,7 @@ from dataclasses import dataclass, asdict, fields
 
 from minigrad import optim
 from minigrad.backend import MATMUL_PRECISIONS
+from minigrad.data_parallel import default_processes
 from minitransformer.gpt import GPTConfig
 
 MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")
@@ -29,6 +30,7 @@ class TrainConfig:
     device: str = "cpu"
     seed: int = 1337
     matmul_precision: str = "high"  # TF32 GEMMs on an NVIDIA GPU, as nanoGPT; CPU: float32
+    processes: int = None         # CPU processes sharing each batch; None: one per core
     # model
     n_layer: int = 4
     n_head: int = 4
@@ -87,6 +89,12 @@ class TrainConfig:
                      "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"TrainConfig: {name} must be >= 0, got {getattr(self, name)}")
+        if self.processes is not None and self.processes < 1:
+            raise ValueError(f"TrainConfig: processes must be >= 1 (or None: one per core), "
+                             f"got {self.processes}")
+        if self.processes not in (None, 1) and self.device != "cpu":
+            raise ValueError(f"TrainConfig: processes={self.processes} splits batches over "
+                             f"CPU cores; on {self.device} train in one process (processes=1)")
         if self.lr_decay_iters is not None and self.lr_decay_iters < 0:
             raise ValueError(f"TrainConfig: lr_decay_iters must be >= 0, got "
                              f"{self.lr_decay_iters}")
@@ -94,6 +102,14 @@ class TrainConfig:
             raise ValueError(f"TrainConfig: matmul_precision must be one of "
                              f"{', '.join(MATMUL_PRECISIONS)}, got "
                              f"{self.matmul_precision!r}")
+
+    def processes_used(self):
+        """How many processes share each batch: `processes`, else one per core (up to 8)
+        on the CPU, never more than the batch's sequences; 1 on a GPU."""
+        if self.device != "cpu":
+            return 1
+        n = default_processes() if self.processes is None else self.processes
+        return min(n, self.batch_size)
 
     @property
     def decay_iters(self):

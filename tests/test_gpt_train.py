@@ -4,6 +4,7 @@ import json
 import math
 import os
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -91,6 +92,24 @@ def test_grad_accum_is_the_same_step_in_micro_batches(text_file, tmp_path):
         np.testing.assert_allclose(a[name].numpy(), b[name].numpy(), rtol=1e-4, atol=1e-6,
                                    err_msg=name)
     assert read_checkpoint(accum.checkpoint).meta["train"]["grad_accum"] == 2
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork")
+def test_processes_split_the_same_step(text_file, tmp_path):
+    """Each batch split over 1, 2 or 3 processes (data_parallel.py) is the same step up to
+    rounding: the same windows, the same mean loss and gradients, so the same weights."""
+    runs = [train(tiny(text_file, tmp_path / str(n), dropout=0.0, processes=n), log=quiet)
+            for n in (1, 2, 3)]
+    for run in runs[1:]:
+        np.testing.assert_allclose(run.losses, runs[0].losses, rtol=1e-5)
+        a = read_checkpoint(run.checkpoint).model().state_dict()
+        b = read_checkpoint(runs[0].checkpoint).model().state_dict()
+        for name in b:
+            np.testing.assert_allclose(a[name].numpy(), b[name].numpy(), rtol=1e-4,
+                                       atol=1e-6, err_msg=name)
+    assert TrainConfig(processes=None, batch_size=4).processes_used() <= 4
+    assert TrainConfig(processes=8, batch_size=4).processes_used() == 4
+    assert TrainConfig(device="cuda", processes=None).processes_used() == 1
 
 
 def test_weight_decay_only_on_matrices(text_file, tmp_path):
@@ -192,8 +211,10 @@ def test_losses_are_read_from_the_device_once_per_log_interval(text_file, tmp_pa
         finally:
             saving[0] = False
     monkeypatch.setattr(train_mod, "save_checkpoint", save_checkpoint)
+    # one process: the path a GPU takes (split over CPU processes, each part's loss is read
+    # when its gradients come back, which costs nothing on the CPU)
     result = train(tiny(text_file, tmp_path / "run", max_iters=20, eval_interval=10,
-                        log_interval=5), log=quiet)
+                        log_interval=5, processes=1), log=quiet)
     monkeypatch.undo()
     assert len(result.losses) == 20 and all(math.isfinite(x) for x in result.losses)
     # 4 reads of 5 steps' losses, and one per split at each of the 3 evaluations
@@ -355,10 +376,12 @@ def test_corrupted_checkpoints_are_named(text_file, tmp_path):
     ("max_iters", -3, "max_iters must be >= 0"),
     ("eval_iters", 0, "eval_iters must be >= 1"),
     ("grad_accum", 0, "grad_accum must be >= 1"),
-    ("weight_decay", -0.1, "weight_decay must be >= 0")])
+    ("weight_decay", -0.1, "weight_decay must be >= 0"),
+    ("processes", 0, "processes must be >= 1"),
+    ("device", "cuda", "processes=2 splits batches over CPU cores")])
 def test_bad_config_values_are_named(field, value, words, text_file, tmp_path):
     with pytest.raises(ValueError, match=words):
-        tiny(text_file, tmp_path, **{field: value})
+        tiny(text_file, tmp_path, **{"processes": 2, field: value})
 
 
 def test_resuming_a_finished_run_says_so(text_file, tmp_path):

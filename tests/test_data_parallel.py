@@ -1,0 +1,201 @@
+"""data_parallel.py: a batch split over forked processes gives the gradient of the whole
+batch's mean loss (float64: equal to one process's to rounding), sees the optimiser's updates
+without copies, reseeds dropout per part, and names every failure."""
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn as nn
+from minigrad.data_parallel import ProcessDataParallel, default_processes
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork")
+
+
+class Net(nn.Module):
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(3, 8), nn.Linear(8, 2)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.fc2(self.drop(mg.tanh(self.fc1(x))))
+
+
+def mse(model, x, y):
+    return ((model(x) - y) ** 2).mean()
+
+
+def data(rows=7, seed=0):
+    rng = np.random.default_rng(seed)
+    return mg.tensor(rng.standard_normal((rows, 3))), mg.tensor(rng.standard_normal((rows, 2)))
+
+
+def net(**kw):
+    mg.manual_seed(0)
+    return Net(**kw).double()
+
+
+def reference(model, x, y, loss_fn=mse):
+    """The loss and gradients of one process, the model's own .grad left as it was."""
+    params = list(model.parameters())
+    loss = loss_fn(model, x, y)
+    return loss.item(), [g.numpy() for g in mg.grad(loss, params)]
+
+
+def grads(model):
+    return [p.grad.numpy() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("processes,rows", [(2, 8), (2, 7), (3, 7), (4, 3)])
+def test_gradients_are_the_whole_batch_mean_losss(processes, rows):
+    model = net()
+    x, y = data(rows)
+    want_loss, want = reference(model, x, y)
+    with ProcessDataParallel(model, mse, processes) as dp:
+        loss = dp.forward_backward(x, y)
+    assert loss == pytest.approx(want_loss, rel=1e-12)
+    for g, w in zip(grads(model), want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+
+
+def test_gradients_add_into_grad_with_scale_as_backward_does():
+    model, x, y = net(), *data(8)
+    _, want = reference(model, x, y)
+    with ProcessDataParallel(model, mse, 2) as dp:
+        dp.forward_backward(x, y, scale=0.25)
+        held = model.fc1.weight.grad               # a held .grad sees the next sum
+        dp.forward_backward(x, y, scale=0.75)
+    assert model.fc1.weight.grad is held
+    for g, w in zip(grads(model), want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+
+
+def test_workers_see_the_optimisers_update_and_assigned_data():
+    model, x, y = net(), *data(8)
+    opt = mg.optim.AdamW(model.parameters(), lr=0.1)
+    with ProcessDataParallel(model, mse, 2) as dp:
+        for _ in range(3):
+            opt.zero_grad()
+            dp.forward_backward(x, y)
+            opt.step()                        # in place, in shared memory
+        model.fc2.weight.data = np.full((2, 8), 0.5)     # a new array: copied in
+        opt.zero_grad()
+        loss = dp.forward_backward(x, y)
+    want_loss, want = reference(model, x, y)
+    assert loss == pytest.approx(want_loss, rel=1e-12)
+    for g, w in zip(grads(model), want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+
+
+def test_frozen_and_unused_parameters_get_no_gradient():
+    model, x, y = net(), *data(6)
+    model.fc1.bias.requires_grad = False
+    extra = nn.Linear(2, 2).double()
+    model.unused = extra
+    with ProcessDataParallel(model, mse, 2) as dp:
+        dp.forward_backward(x, y)
+    assert model.fc1.bias.grad is None and extra.weight.grad is None
+    assert model.fc1.weight.grad is not None
+
+
+def test_dropout_is_reseeded_per_part_reproducibly():
+    def run(seed):
+        model, x, y = net(dropout=0.5), *data(8)
+        with ProcessDataParallel(model, mse, 2) as dp:
+            mg.manual_seed(seed)
+            return dp.forward_backward(x, y), grads(model)
+    (a, ga), (b, gb), (c, _) = run(1), run(1), run(2)
+    assert a == b and all(np.array_equal(u, v) for u, v in zip(ga, gb))
+    assert a != c
+
+
+def test_eval_mode_and_buffers_come_from_the_calling_process():
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)).double()
+    x, y = data(8)
+
+    def loss_fn(m, x, y):
+        return ((m(x) - y) ** 2).mean()
+    with ProcessDataParallel(model, loss_fn, 2) as dp:
+        model.eval()                           # after the fork: sent with each part
+        model[1].running_mean.data[...] = 0.3  # a buffer changed here: copied to workers
+        model[1].running_var.data[...] = 2.0
+        loss = dp.forward_backward(x, y)
+    want_loss, want = reference(model, x, y, loss_fn)
+    assert loss == pytest.approx(want_loss, rel=1e-12)
+    for g, w in zip(grads(model), want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+
+
+def test_a_failing_part_is_reported_with_its_traceback_and_the_next_call_works():
+    model, x, y = net(), *data(8)
+
+    def loss_fn(m, x, y):
+        if float(x.data[0, 0]) == 99.0:
+            raise ValueError("a bad row in this part")
+        return mse(m, x, y)
+    with ProcessDataParallel(model, loss_fn, 2) as dp:
+        bad = x.detach().clone()
+        bad.data[4, 0] = 99.0                  # the first row of the worker's half
+        with pytest.raises(RuntimeError, match="worker 1 failed(.|\n)*a bad row"):
+            dp.forward_backward(bad, y)
+        model.zero_grad()
+        loss = dp.forward_backward(x, y)
+    assert loss == pytest.approx(reference(model, x, y)[0], rel=1e-12)
+
+
+def test_a_killed_worker_is_named_and_the_object_refuses_further_work():
+    model, x, y = net(), *data(8)
+    dp = ProcessDataParallel(model, mse, 2)
+    os.kill(dp.pids[0], signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=f"worker process {dp.pids[0]} exited"):
+        dp.forward_backward(x, y)
+    with pytest.raises(RuntimeError, match="build a new one"):
+        dp.forward_backward(x, y)
+    dp.close()
+
+
+def test_close_stops_the_workers():
+    dp = ProcessDataParallel(net(), mse, 3)
+    procs = [p for p, _, _ in dp._workers]
+    assert len(dp.pids) == 2 and all(p.is_alive() for p in procs)
+    dp.close()
+    assert not any(p.is_alive() for p in procs) and dp.pids == []
+    with pytest.raises(RuntimeError, match="closed"):
+        dp.forward_backward(*data(4))
+
+
+def test_one_process_is_plain_backward():
+    model, x, y = net(), *data(5)
+    want_loss, want = reference(model, x, y)
+    dp = ProcessDataParallel(model, mse, 1)
+    assert dp.pids == [] and dp.forward_backward(x, y) == want_loss
+    for g, w in zip(grads(model), want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_bad_arguments_are_named(spy):
+    model, (x, y) = net(), data(4)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="processes must be a positive integer"):
+            ProcessDataParallel(model, mse, bad)
+    with ProcessDataParallel(model, mse, 2) as dp:
+        with pytest.raises(ValueError, match=r"share a non-empty first \(batch\) dim"):
+            dp.forward_backward(x, y[:3])
+        with pytest.raises(TypeError, match="input 1 must be an array or Tensor"):
+            dp.forward_backward(x, 3.0)
+        with pytest.raises(ValueError, match="inputs must be on the CPU"):
+            dp.forward_backward(x.to(spy), y.to(spy))
+        model.fc3 = nn.Linear(2, 2).double()
+        with pytest.raises(RuntimeError, match="parameters changed"):
+            dp.forward_backward(x, y)
+    with pytest.raises(TypeError, match="one-element Tensor that requires grad"):
+        with ProcessDataParallel(net(), lambda m, x, y: m(x), 2) as dp:
+            dp.forward_backward(x, y)
+    with pytest.raises(ValueError, match="the model is on spy"):
+        ProcessDataParallel(net().to(spy), mse, 2)
+    assert 1 <= default_processes() <= 8
