@@ -277,3 +277,21 @@ def test_bad_input_errors_are_clear():
         BatchNorm1d(2.5)
     with pytest.raises(ValueError, match="momentum"):
         BatchNorm1d(3, momentum=1.5)
+
+
+def test_a_state_dict_without_num_batches_tracked_loads_and_keeps_the_count():
+    """State dicts saved before the count existed lack it: PyTorch loads them strictly and
+    keeps the module's count; any other missing key is still an error."""
+    m = mg.nn.Sequential(BatchNorm1d(3))
+    m.train()
+    m(mg.randn(4, 3))
+    sd = {k: v for k, v in m.state_dict().items() if not k.endswith("num_batches_tracked")}
+    sd["0.running_mean"] = mg.full((3,), 0.5)
+    fresh = mg.nn.Sequential(BatchNorm1d(3))
+    fresh[0].num_batches_tracked.fill_(7)
+    assert fresh.load_state_dict(sd).missing_keys == []
+    assert fresh[0].running_mean.numpy().tolist() == [0.5] * 3
+    assert int(fresh[0].num_batches_tracked) == 7
+    del sd["0.running_var"]
+    with pytest.raises(RuntimeError, match=r"missing keys: 0\.running_var$"):
+        fresh.load_state_dict(sd)

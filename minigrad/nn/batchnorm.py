@@ -47,6 +47,9 @@ class _BatchNorm(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
 
+    # older state dicts lack the count: load them, keeping it (Module.load_state_dict)
+    _optional_state = ("num_batches_tracked",)
+
     def reset_running_stats(self):
         if self.track_running_stats:
             with no_grad():

@@ -367,7 +367,11 @@ class Module:
                             f"of names to tensors (as state_dict() returns), got "
                             f"{type(state_dict).__name__}")
         own = dict(self._named_state())
-        missing = [k for k in own if k not in state_dict]
+        # state a module can do without (BatchNorm's num_batches_tracked, which state dicts
+        # saved before it existed lack): kept as it is, not reported missing, as PyTorch
+        optional = {(f"{m_name}.{n}" if m_name else n) for m_name, m in self.named_modules()
+                    for n in getattr(m, "_optional_state", ())}
+        missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]
         mismatched = [f"{k}: checkpoint {tuple(_shape(state_dict[k]))} vs model "
                       f"{own[k].shape}" for k in own
