@@ -206,3 +206,16 @@ def test_on_the_gpu_stand_in(case, spy):
         assert o.device == spy
         assert_close(o.numpy(), np.asarray(r), "float32", f"{case} output {i}")
     assert all(x.grad is not None and x.grad.device == spy for x in xs)
+
+
+@pytest.mark.parametrize("name", ["fmod", "remainder"])
+def test_quotient_stays_in_the_graph_so_second_derivatives_are_zero(name):
+    """d/db of a mod b is -q, q the integer quotient: a step function of a and b, so its own
+    derivatives are 0 (PyTorch's), not a cut in the graph ("does not require grad")."""
+    a = mg.tensor([5.3, -2.7, 7.1], dtype=mg.float64, requires_grad=True)
+    b = mg.tensor([1.5, 0.8, -2.2], dtype=mg.float64, requires_grad=True)
+    _, gb = mg.grad(getattr(mg, name)(a, b).sum(), [a, b], create_graph=True)
+    quotient = {"fmod": [3, -3, -3], "remainder": [3, -4, -4]}[name]
+    assert gb.numpy().tolist() == [-q for q in quotient] and gb.requires_grad
+    for g in mg.grad((gb * gb).sum(), [a, b]):
+        assert g.numpy().tolist() == [0.0, 0.0, 0.0]

@@ -110,7 +110,7 @@ class Remainder(Function):
     def forward(self, a, b):
         self.quotient = self.xp.floor_divide(a, b)
         return self.xp.remainder(a, b)
-    def backward(self, g): return g, -g * self.const(self.quotient)
+    def backward(self, g): return g, -g * _step_value(self.inputs, self.quotient)
 
 
 class FloorDivide(Function):
@@ -131,7 +131,22 @@ class Fmod(Function):
         if a.dtype.kind == "f":                          # (integers have no gradient)
             self.quotient = self.xp.rint((a - out) / b)
         return out
-    def backward(self, g): return g, -g * self.const(self.quotient)
+    def backward(self, g): return g, -g * _step_value(self.inputs, self.quotient)
+
+
+class StepValue(Function):
+    """An array that is a step function of the inputs (remainder's and fmod's integer
+    quotient): its gradient is 0, but it stays in the graph, so a second derivative through
+    it is 0 (as PyTorch's), where a constant would cut the graph off from the inputs."""
+    needs_values = False
+    def forward(self, *inputs, value):
+        self.shapes = [a.shape for a in inputs]
+        return value
+    def backward(self, g): return tuple(self.const(self.xp.zeros(s, g.dtype)) for s in self.shapes)
+
+
+def _step_value(inputs, value):
+    return StepValue.apply(*inputs, value=value)
 
 
 class NanToNum(Function):
