@@ -24,10 +24,12 @@ How the processes share the work:
 
 Linux only (fork); elsewhere, and for a model on a GPU, processes=1 runs in this process.
 """
+import contextlib
 import mmap
 import multiprocessing
 import signal
 import sys
+import threading
 import traceback
 import weakref
 
@@ -55,8 +57,13 @@ class ProcessDataParallel:
         optimizer.step()
         dp.close()                           # or use it as a context manager
 
-    Build it after the model is on its device and before the training loop; the workers are
-    forked here, each with a copy of the model and loss_fn."""
+    Build it after the model is on its device and before the training loop: the workers are
+    forked here, each with a snapshot of the model and loss_fn. What reaches them afterwards
+    is the parameters' values (shared memory), the buffers' values, requires_grad and
+    train/eval; any other change to the model (a layer swapped, a dropout's p) is not seen,
+    and one that changes its modules, parameters or buffers is refused. Only the model's
+    parameters get gradients (a tensor outside it that requires grad gets none), and their
+    hooks see each part's gradient, not the sum."""
 
     def __init__(self, model, loss_fn, processes=None):
         n = default_processes() if processes is None else processes
@@ -65,14 +72,14 @@ class ProcessDataParallel:
                              f"None (one per core), got {processes!r}")
         self.model, self.loss_fn, self.processes = model, loss_fn, n
         self.params = list(model.parameters())
-        self.buffers = list(model.buffers())
+        self._layout = _layout(model)
         self._workers, self._seq, self._broken = [], 0, None
         if n == 1:
             return
         if not can_fork():
             raise ValueError(f"ProcessDataParallel: processes={n} needs fork (Linux); use "
                              f"processes=1 on {sys.platform}")
-        on = {t.device for t in self.params + self.buffers} - {"cpu"}
+        on = {t.device for t in self.params + list(model.buffers())} - {"cpu"}
         if on:
             raise ValueError(f"ProcessDataParallel: the model is on {sorted(on)[0]}; "
                              f"processes > 1 split CPU work only: use processes=1 there")
@@ -81,13 +88,13 @@ class ProcessDataParallel:
             view[...] = p._data
             p._data = view
         self._shared = [p._data for p in self.params]
-        self._shared_buffers = [_shared_like(b._data) for b in self.buffers]
+        self._shared_buffers = [_shared_like(b._data) for b in model.buffers()]
         ctx = multiprocessing.get_context("fork")
         for rank in range(1, n):
             grads = [_shared_like(p._data) for p in self.params]
             here, there = ctx.Pipe()
-            proc = ctx.Process(target=_worker_loop, args=(self, there, grads), daemon=True,
-                               name=f"minigrad-data-parallel-{rank}")
+            proc = ctx.Process(target=_worker_loop, args=(self, here, there, grads),
+                               daemon=True, name=f"minigrad-data-parallel-{rank}")
             proc.start()
             there.close()        # so that a dead worker is an EOF here, not a hang
             self._workers.append((proc, here, grads))
@@ -121,18 +128,21 @@ class ProcessDataParallel:
         self._check_model()
         bounds = [rows * k // parts for k in range(parts + 1)]
         share = [(bounds[k + 1] - bounds[k]) / rows for k in range(parts)]
+        # (the weights are right for a loss that is a mean over rows: not for BatchNorm's
+        # statistics, which each part takes over its own rows, nor an ignore_index)
         wanted = [i for i, p in enumerate(self.params) if p.requires_grad]
         modes = [m.training for m in self.model.modules()]
         seeds = backend.host_rng().integers(0, 2 ** 63, parts - 1)
-        for b, s in zip(self.buffers, self._shared_buffers):
+        for b, s in zip(self.model.buffers(), self._shared_buffers):
             s[...] = b._data
         self._seq += 1
         for k, worker in enumerate(self._workers[:parts - 1], start=1):
             part = [x._data[bounds[k]:bounds[k + 1]] for x in inputs]
             try:
-                worker[1].send((self._seq, part, int(seeds[k - 1]), modes, wanted))
+                with _whole_messages():
+                    worker[1].send((self._seq, part, int(seeds[k - 1]), modes, wanted))
             except OSError:                              # (BrokenPipeError)
-                self._dead(worker[0])
+                raise self._dead(worker[0]) from None
         with backend_blas.one_thread(), parallel.threads(1):   # one core each
             loss, grads = _part(self, [x[:bounds[1]] for x in inputs], wanted)
         replies = [self._reply(w) for w in self._workers[:parts - 1]]
@@ -164,11 +174,13 @@ class ProcessDataParallel:
             _into_grad(self.params[i], Tensor._make(acc, "cpu"), owned=True)
 
     def _check_model(self):
-        """The parameters are still the ones in shared memory (an assignment p.data = ...
-        is copied in), and still the model's."""
-        if [id(p) for p in self.model.parameters()] != [id(p) for p in self.params]:
-            raise RuntimeError("ProcessDataParallel: the model's parameters changed after it "
-                               "was built (a layer added or replaced); build a new one")
+        """The model has the modules, parameters and buffers (names, shapes, dtypes) the
+        workers were forked with, and its parameters are still the ones in shared memory (an
+        assignment p.data = ... is copied in)."""
+        if _layout(self.model) != self._layout:
+            raise RuntimeError("ProcessDataParallel: the model's modules, parameters or "
+                               "buffers changed after it was built (a layer added or "
+                               "replaced, a buffer reshaped); build a new one")
         for i, (p, view) in enumerate(zip(self.params, self._shared)):
             if p._data is not view:
                 if p.device != "cpu" or p._data.shape != view.shape or \
@@ -183,16 +195,19 @@ class ProcessDataParallel:
         proc, conn, _ = worker
         while True:
             try:
-                reply = conn.recv()
+                conn.poll(None)            # waiting: a Ctrl-C may stop it here
+                with _whole_messages():
+                    reply = conn.recv()
             except (EOFError, OSError):
-                self._dead(proc)
+                raise self._dead(proc) from None
             if reply[0] == self._seq:      # (a part cut short by Ctrl-C answers late)
                 return reply
 
     def _dead(self, proc):
+        """The error for a worker that is gone; this object then refuses further work."""
         proc.join(1)
         self._broken = f"worker process {proc.pid} exited (exit code {proc.exitcode})"
-        raise RuntimeError(f"ProcessDataParallel: {self._broken}") from None
+        return RuntimeError(f"ProcessDataParallel: {self._broken}")
 
     def close(self):
         """Stop the workers (the parameters stay in the shared memory, which is ordinary
@@ -215,9 +230,13 @@ def _part(dp, inputs, wanted):
     return loss.item(), grads
 
 
-def _worker_loop(dp, conn, grads):
+def _worker_loop(dp, here, conn, grads):
     """A worker: parts in, losses out, until None or the caller's end of the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is for the calling process
+    # the caller's ends of the pipes, inherited through the fork: closed, so that this
+    # worker sees an EOF (and stops) when the caller dies, however it dies
+    for end in [here] + [c for _, c, _ in dp._workers]:
+        end.close()
     parallel.set_num_threads(1)
     with backend_blas.one_thread():
         while True:
@@ -227,11 +246,16 @@ def _worker_loop(dp, conn, grads):
                 return
             if job is None:
                 return
-            seq, part, seed, modes, wanted = job
+            try:
+                seq, part, seed, modes, wanted = job
+            except (TypeError, ValueError):
+                return       # not a job: the pipe is out of step; the caller sees the exit
             try:
                 for m, mode in zip(dp.model.modules(), modes):
                     object.__setattr__(m, "training", mode)
-                for b, s in zip(dp.buffers, dp._shared_buffers):
+                for i, p in enumerate(dp.params):
+                    p.requires_grad = i in wanted
+                for b, s in zip(dp.model.buffers(), dp._shared_buffers):
                     b._data[...] = s
                 backend.manual_seed(seed)
                 loss, gs = _part(dp, [Tensor._make(x, "cpu") for x in part], wanted)
@@ -251,10 +275,41 @@ def _stop(workers):
             pass
     for proc, conn, _ in workers:
         proc.join(2)
-        if proc.is_alive():
+        if proc.is_alive():             # busy on a part a Ctrl-C cut short
             proc.terminate()
+            proc.join(1)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
         conn.close()
     workers.clear()
+
+
+# the signals a program handles in Python (held back a few microseconds: harmless if not)
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGUSR1,
+                 signal.SIGUSR2}
+
+
+@contextlib.contextmanager
+def _whole_messages():
+    """Ctrl-C (and the other signals a Python handler may raise from) held back while a
+    message crosses a pipe: cut midway, the rest of it would be read as the next message.
+    (Python runs signal handlers in the main thread only.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _layout(model):
+    """What the workers' snapshot must still match: the modules, the parameters, and the
+    buffers' names, shapes and dtypes."""
+    return ([id(m) for m in model.modules()], [id(p) for p in model.parameters()],
+            [(n, b.shape, b.dtype) for n, b in model.named_buffers()])
 
 
 def _shared_like(a):

@@ -345,7 +345,10 @@ def resume_config(out, **overrides):
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"checkpoint {ckpt.path} is corrupted: its training arguments "
                               f"in config.json are not valid ({e})") from None
-    cfg = replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
+    changes = {k: v for k, v in overrides.items() if v is not None}
+    if changes.get("device", cfg.device) != cfg.device and "processes" not in changes:
+        changes["processes"] = None      # the saved count was the other device's
+    cfg = replace(cfg, **changes)
     if overrides.get("lr") is not None or overrides.get("min_lr") is not None:
         cfg.check_schedule()
     _check_same_shape(cfg, ckpt)

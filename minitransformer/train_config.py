@@ -117,8 +117,11 @@ class TrainConfig:
 
     def to_dict(self):
         """The arguments as saved in a checkpoint, with the schedule's decay_iters resolved
-        (a resume with a larger max_iters keeps the schedule; see the module doc)."""
-        return {**asdict(self), "lr_decay_iters": self.decay_iters}
+        (a resume with a larger max_iters keeps the schedule; see the module doc), and the
+        processes too: a resume on a machine with other cores splits batches the same way
+        (each part draws its own dropout masks), so it stays exact."""
+        return {**asdict(self), "lr_decay_iters": self.decay_iters,
+                "processes": self.processes_used()}
 
     def model_config(self, vocab_size):
         return GPTConfig(vocab_size=vocab_size, block_size=self.block_size,

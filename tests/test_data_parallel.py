@@ -3,7 +3,10 @@ batch's mean loss (float64: equal to one process's to rounding), sees the optimi
 without copies, reseeds dropout per part, and names every failure."""
 import os
 import signal
+import subprocess
 import sys
+import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -191,7 +194,7 @@ def test_bad_arguments_are_named(spy):
         with pytest.raises(ValueError, match="inputs must be on the CPU"):
             dp.forward_backward(x.to(spy), y.to(spy))
         model.fc3 = nn.Linear(2, 2).double()
-        with pytest.raises(RuntimeError, match="parameters changed"):
+        with pytest.raises(RuntimeError, match="modules, parameters or buffers changed"):
             dp.forward_backward(x, y)
     with pytest.raises(TypeError, match="one-element Tensor that requires grad"):
         with ProcessDataParallel(net(), lambda m, x, y: m(x), 2) as dp:
@@ -199,3 +202,100 @@ def test_bad_arguments_are_named(spy):
     with pytest.raises(ValueError, match="the model is on spy"):
         ProcessDataParallel(net().to(spy), mse, 2)
     assert 1 <= default_processes() <= 8
+
+
+def test_unfreezing_after_the_build_reaches_the_workers():
+    model, x, y = net(), *data(8)
+    model.fc1.weight.requires_grad = False
+    with ProcessDataParallel(model, mse, 2) as dp:
+        dp.forward_backward(x, y)
+        assert model.fc1.weight.grad is None
+        model.fc1.weight.requires_grad = True
+        model.zero_grad()
+        dp.forward_backward(x, y)
+    _, want = reference(model, x, y)
+    np.testing.assert_allclose(model.fc1.weight.grad.numpy(), want[0], rtol=1e-10)
+
+
+class Shifted(nn.Module):
+    """A buffer replaced by assignment (an EMA-style update), not written in place."""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.register_buffer("shift", mg.zeros(2))
+
+    def forward(self, x):
+        return self.fc(x) + self.shift
+
+
+def test_a_buffer_replaced_by_assignment_reaches_the_workers():
+    mg.manual_seed(0)
+    model, (x, y) = Shifted().double(), data(8)
+    with ProcessDataParallel(model, mse, 2) as dp:
+        model.shift = mg.tensor([1.0, -2.0], dtype=mg.float64)
+        loss = dp.forward_backward(x, y)
+        want_loss, want = reference(model, x, y)
+        assert loss == pytest.approx(want_loss, rel=1e-12)
+        model.shift = mg.zeros(3, dtype=mg.float64)       # another shape: refused
+        with pytest.raises(RuntimeError, match="buffers changed"):
+            dp.forward_backward(x, y)
+
+
+def test_a_swapped_layer_is_refused_not_ignored():
+    model, x, y = net(), *data(8)
+    model.act = nn.ReLU()                        # a module without parameters, added
+    with ProcessDataParallel(net(), mse, 2) as dp:
+        dp.model.fc1 = nn.Linear(3, 8).double()
+        with pytest.raises(RuntimeError, match="modules, parameters or buffers changed"):
+            dp.forward_backward(x, y)
+    with ProcessDataParallel(model, mse, 2) as dp:
+        del model.act
+        with pytest.raises(RuntimeError, match="modules, parameters or buffers changed"):
+            dp.forward_backward(x, y)
+
+
+def test_workers_exit_when_the_calling_process_is_killed(tmp_path):
+    """However the caller dies (SIGKILL, the OOM killer), its workers see their pipe close
+    and exit, rather than live on holding its output open."""
+    script = tmp_path / "victim.py"
+    script.write_text(textwrap.dedent("""
+        import sys, time
+        import minigrad as mg
+        from minigrad.data_parallel import ProcessDataParallel
+        dp = ProcessDataParallel(mg.nn.Linear(2, 2), lambda m, x: m(x).sum(), 3)
+        print(*dp.pids, flush=True)
+        time.sleep(60)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2
+    proc.kill()
+    proc.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_running(p) for p in pids):
+        time.sleep(0.05)
+    assert not any(_running(p) for p in pids)
+
+
+def _running(pid):
+    """Alive and not a zombie (an orphan's zombie is reaped by init, not by us)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_close_reaps_a_worker_busy_on_a_long_part():
+    model, x, y = net(), *data(4)
+
+    def slow(m, x, y):
+        time.sleep(30)
+        return mse(m, x, y)
+    dp = ProcessDataParallel(model, slow, 2)
+    proc, conn, _ = dp._workers[0]
+    conn.send((1, [x.data[2:], y.data[2:]], 0, [True] * 4, [0, 1, 2, 3]))
+    time.sleep(0.2)                              # the worker is inside the part
+    start = time.time()
+    dp.close()
+    assert time.time() - start < 10 and proc.exitcode is not None

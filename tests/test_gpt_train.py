@@ -107,6 +107,10 @@ def test_processes_split_the_same_step(text_file, tmp_path):
         for name in b:
             np.testing.assert_allclose(a[name].numpy(), b[name].numpy(), rtol=1e-4,
                                        atol=1e-6, err_msg=name)
+    # the count is saved resolved, so a resume elsewhere splits batches (and dropout) alike
+    assert read_checkpoint(runs[1].checkpoint).meta["train"]["processes"] == 2
+    assert resume_config(tmp_path / "2").processes == 2
+    assert resume_config(tmp_path / "2", device="cuda").processes is None
     assert TrainConfig(processes=None, batch_size=4).processes_used() <= 4
     assert TrainConfig(processes=8, batch_size=4).processes_used() == 4
     assert TrainConfig(device="cuda", processes=None).processes_used() == 1
