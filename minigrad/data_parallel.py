@@ -63,7 +63,12 @@ class ProcessDataParallel:
     train/eval; any other change to the model (a layer swapped, a dropout's p) is not seen,
     and one that changes its modules, parameters or buffers is refused. Only the model's
     parameters get gradients (a tensor outside it that requires grad gets none), and their
-    hooks see each part's gradient, not the sum."""
+    hooks see each part's gradient, not the sum.
+
+    Call mg.keep_freed_host_memory() first, as the trainer does: without it the calling
+    process, whose heap holds the optimiser's state, ran its half of a baby GPT step in
+    44.6 ms against a worker's 39.2 (with it, 36.7 and 37.7), and the slowest part sets
+    the pace."""
 
     def __init__(self, model, loss_fn, processes=None):
         n = default_processes() if processes is None else processes
