@@ -66,20 +66,20 @@ class MinigradRun:
         from minitransformer.train_config import TrainConfig
         n = TrainConfig.from_preset(args.preset, device=args.device,
                                     processes=args.processes).processes_used()
-        self.dp = ProcessDataParallel(self.model, lambda m, x, y: m(x, y)[1], n) \
-            if n > 1 else None
+        self.dp = ProcessDataParallel(self.model, lambda m, x, y: m(x, y)[1], n,
+                                      optimizer=self.opt) if n > 1 else None
 
     def step(self, x, y):
         mg = self.mg
         xb, yb = mg.tensor(x, device=self.device), mg.tensor(y, device=self.device)
         self.opt.zero_grad(set_to_none=True)
-        if self.dp is not None:
-            loss = self.dp.forward_backward(xb, yb)
+        if self.dp is not None:          # the trainer's step: clip and update split too
+            loss = self.dp.train_step(xb, yb, max_norm=1.0)
         else:
             _, loss = self.model(xb, yb)
             loss.backward()
-        mg.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.opt.step()
+            mg.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.opt.step()
         _sync(self.device)
         return float(loss)
 

@@ -164,7 +164,7 @@ def _train(cfg, out, resume, log):
                                                    cfg.block_size)
     start_it = it
     # each batch split over processes, one core each (minigrad/data_parallel.py says why)
-    dp = ProcessDataParallel(model, _lm_loss, cfg.processes_used()) \
+    dp = ProcessDataParallel(model, _lm_loss, cfg.processes_used(), optimizer=optimizer) \
         if cfg.processes_used() > 1 else None
     try:
         while True:
@@ -201,21 +201,8 @@ def _train(cfg, out, resume, log):
             lr = cfg.lr_at(it)
             optim.set_lr(optimizer, lr)
             optimizer.zero_grad()
-            step_loss = 0.0
-            for _ in range(cfg.grad_accum):
-                x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
-                if dp is not None:
-                    step_loss += dp.forward_backward(x, y, scale=1 / cfg.grad_accum)
-                    continue
-                _, loss = model(x, y)
-                # each micro-batch's graph is freed by its backward; the gradients add up in
-                # .grad to those of the mean loss over all of them
-                (loss / cfg.grad_accum).backward()
-                step_loss = step_loss + loss.detach()
-            if cfg.grad_clip > 0:
-                optim.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            optimizer.step()
-            steps.add(mg.as_tensor(step_loss / cfg.grad_accum), lr)
+            step_loss = _train_step(model, optimizer, dp, cfg, train_ids, data_rng)
+            steps.add(mg.as_tensor(step_loss), lr)
             it += 1
             if it % cfg.log_interval == 0:
                 steps.report(it)
@@ -231,6 +218,30 @@ def _train(cfg, out, resume, log):
         except PlotUnavailable as e:
             log(str(e))
     return result
+
+
+def _train_step(model, optimizer, dp, cfg, train_ids, data_rng):
+    """One optimiser step over grad_accum micro-batches: their mean loss (a tensor on the
+    device, or a float from the processes)."""
+    if dp is not None and cfg.grad_accum == 1:
+        # the whole step split over the processes, the update too (the same numbers)
+        x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
+        return dp.train_step(x, y, max_norm=cfg.grad_clip or None)
+    step_loss = 0.0
+    for _ in range(cfg.grad_accum):
+        x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
+        if dp is not None:
+            step_loss += dp.forward_backward(x, y, scale=1 / cfg.grad_accum)
+            continue
+        _, loss = model(x, y)
+        # each micro-batch's graph is freed by its backward; the gradients add up in .grad
+        # to those of the mean loss over all of them
+        (loss / cfg.grad_accum).backward()
+        step_loss = step_loss + loss.detach()
+    if cfg.grad_clip > 0:
+        optim.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    optimizer.step()
+    return step_loss / cfg.grad_accum
 
 
 def _lm_loss(model, x, y):

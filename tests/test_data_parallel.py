@@ -294,8 +294,232 @@ def test_close_reaps_a_worker_busy_on_a_long_part():
         return mse(m, x, y)
     dp = ProcessDataParallel(model, slow, 2)
     proc, conn, _ = dp._workers[0]
-    conn.send((1, [x.data[2:], y.data[2:]], 0, [True] * 4, [0, 1, 2, 3]))
+    conn.send(("part", 1, [x.data[2:], y.data[2:]], 0, [True] * 4, [0, 1, 2, 3], False))
     time.sleep(0.2)                              # the worker is inside the part
     start = time.time()
     dp.close()
     assert time.time() - start < 10 and proc.exitcode is not None
+
+
+def test_a_message_out_of_step_ends_the_worker_and_is_named():
+    model, x, y = net(), *data(8)
+    dp = ProcessDataParallel(model, mse, 2)
+    proc, conn, _ = dp._workers[0]
+    conn.send(("no such job", 1))
+    proc.join(10)
+    assert proc.exitcode == 0
+    with pytest.raises(RuntimeError, match=f"worker process {proc.pid} exited"):
+        dp.forward_backward(x, y)
+    dp.close()
+
+
+# ---- train_step: the sum, the clipping and the update split over the processes too ------
+def optimisers(params):
+    """One of each kind, with groups and options that make every branch count."""
+    params = list(params)
+    return {
+        "adamw": lambda: mg.optim.AdamW([{"params": params[::2], "weight_decay": 0.1},
+                                         {"params": params[1::2], "weight_decay": 0.0}],
+                                        lr=0.05, betas=(0.9, 0.99)),
+        "adam-amsgrad": lambda: mg.optim.Adam(params, lr=0.05, weight_decay=0.01,
+                                              amsgrad=True),
+        "sgd-nesterov": lambda: mg.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True,
+                                             weight_decay=0.01),
+        "rmsprop": lambda: mg.optim.RMSprop(params, lr=0.01, momentum=0.5, centered=True),
+    }
+
+
+def twins(kind, processes, rows=8, max_norm=None, steps=4, between=None, model_kw={}):
+    """The same steps taken by train_step and by forward_backward + clip_grad_norm_ +
+    optimizer.step() on twin models: (train_step's model, optimiser), (the others')."""
+    runs = []
+    for split in (True, False):
+        model, opt = None, None
+        model = net(**model_kw)
+        opt = optimisers(model.parameters())[kind]()
+        with ProcessDataParallel(model, mse, processes, optimizer=opt) as dp:
+            finish, split_steps = dp._sharded.finish, []
+            dp._sharded.finish = lambda *a: (split_steps.append(1), finish(*a))
+            for it in range(steps):
+                x, y = data(rows, seed=it)
+                if between is not None:
+                    between(it, model, opt)
+                opt.zero_grad()
+                if split:
+                    loss = dp.train_step(x, y, max_norm=max_norm)
+                else:
+                    loss = dp.forward_backward(x, y)
+                    if max_norm is not None:
+                        mg.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+                    opt.step()
+                runs.append(loss)
+            assert len(split_steps) == (steps if split else 0)     # none fell back
+        runs.append((model, opt))
+    assert runs[:steps] == runs[steps + 1:-1]          # the losses
+    return runs[steps], runs[-1]
+
+
+def assert_same(a, b):
+    """Parameters, gradients and optimiser state dicts equal to the bit."""
+    (ma, oa), (mb, ob) = a, b
+    for p, q in zip(ma.parameters(), mb.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        assert (p.grad is None) == (q.grad is None)
+        if p.grad is not None:
+            np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+    sa, sb = oa.state_dict(), ob.state_dict()
+    assert sa["param_groups"] == sb["param_groups"]
+    assert sa["state"].keys() == sb["state"].keys()
+    for i in sa["state"]:
+        assert sa["state"][i].keys() == sb["state"][i].keys()
+        for k, v in sa["state"][i].items():
+            if isinstance(v, mg.Tensor):
+                np.testing.assert_array_equal(v.numpy(), sb["state"][i][k].numpy())
+            else:
+                assert v == sb["state"][i][k]
+
+
+@pytest.mark.parametrize("kind", ["adamw", "adam-amsgrad", "sgd-nesterov", "rmsprop"])
+@pytest.mark.parametrize("max_norm", [None, 0.05, 100.0])
+@pytest.mark.parametrize("processes,rows", [(2, 8), (3, 7)])
+def test_train_step_is_the_three_calls_to_the_bit(kind, max_norm, processes, rows):
+    """Every parameter's gradient summed over the parts, the norm over all of them, each
+    optimiser's update: the same numbers as one process doing it all (max_norm 0.05 clips
+    every step, 100 never)."""
+    assert_same(*twins(kind, processes, rows, max_norm))
+
+
+def test_train_step_follows_loads_option_changes_and_frozen_parameters():
+    """A state loaded mid-run (copied into the shared pool), a learning rate changed (a
+    scheduler's), amsgrad switched on (the workers' new state arrays come back), a
+    parameter frozen and another outside the optimiser: all as the three calls."""
+    saved = {}
+
+    def between(it, model, opt):
+        if it == 1:
+            saved[id(opt)] = opt.state_dict()
+        if it == 2:
+            opt.load_state_dict(saved[id(opt)])          # fresh arrays: back into the pool
+            mg.optim.set_lr(opt, 0.01)
+            model.fc1.bias.requires_grad = False
+        if it == 3:
+            for g in opt.param_groups:
+                g["amsgrad"] = True
+    assert_same(*twins("adamw", 2, steps=5, max_norm=0.5, between=between))
+
+
+def test_train_step_for_a_parameter_the_optimiser_does_not_hold():
+    runs = []
+    for split in (True, False):
+        model = net()
+        opt = mg.optim.Adam(model.fc2.parameters(), lr=0.1)      # fc1 is not optimised
+        with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
+            for it in range(3):
+                x, y = data(8, seed=it)
+                opt.zero_grad()
+                model.fc1.zero_grad()
+                if split:
+                    dp.train_step(x, y, max_norm=0.1)
+                else:
+                    dp.forward_backward(x, y)
+                    mg.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+                    opt.step()
+        runs.append((model, opt))
+    assert_same(*runs)
+    assert len(runs[0][1].state) == 2          # fc2's weight and bias
+
+
+class FiveArrays(mg.optim.SGD):
+    """SGD keeping five arrays of state per parameter: more than the shared pool's room."""
+    def _update(self, param, g, state, group):
+        for k in range(5):
+            state.setdefault(f"extra{k}", param.data * 0)
+        super()._update(param, g, state, group)
+
+
+class Failing(mg.optim.SGD):
+    def _update(self, param, g, state, group):
+        if param.shape == (2, 8):                       # fc2.weight: a worker's
+            import os as _os
+            if _os.getpid() != PARENT[0]:
+                raise ValueError("this update cannot be done")
+        super()._update(param, g, state, group)
+
+
+PARENT = [os.getpid()]
+
+
+def test_train_step_falls_back_to_the_three_calls_where_it_cannot_split():
+    """Gradients already in .grad (accumulation), fewer rows than processes, or a state too
+    big for the shared pool: the three calls, with their numbers."""
+    for rows, accumulate, make in ((8, True, mg.optim.SGD), (2, False, mg.optim.SGD),
+                                   (8, False, FiveArrays)):
+        runs = []
+        for split in (True, False):
+            model = net()
+            opt = make(model.parameters(), lr=0.1, momentum=0.9)
+            with ProcessDataParallel(model, mse, 3, optimizer=opt) as dp:
+                for it in range(3):
+                    x, y = data(rows, seed=it)
+                    opt.zero_grad()
+                    if accumulate:
+                        dp.forward_backward(x, y, scale=0.5)
+                    if split:
+                        dp.train_step(x, y, max_norm=0.1)
+                    else:
+                        dp.forward_backward(x, y)
+                        mg.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+                        opt.step()
+            runs.append((model, opt))
+        assert_same(*runs)
+
+
+def test_train_step_errors_are_named():
+    model, (x, y) = net(), data(8)
+    with ProcessDataParallel(model, mse, 2) as dp:
+        with pytest.raises(ValueError, match="build it with optimizer="):
+            dp.train_step(x, y)
+    opt = mg.optim.SGD(model.parameters(), lr=0.1)
+    with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
+        for bad in (0, -1.0, "1", True):
+            with pytest.raises(ValueError, match="max_norm must be a positive number or None"):
+                dp.train_step(x, y, max_norm=bad)
+        opt.add_param_group({"params": [mg.nn.Parameter(mg.zeros(2))]})
+        with pytest.raises(ValueError, match="not the model's"):
+            ProcessDataParallel(model, mse, 2, optimizer=opt)
+        with pytest.raises(RuntimeError, match="parameter groups changed"):
+            dp.train_step(x, y)
+    with pytest.raises(TypeError, match="must be a minigrad optimiser"):
+        ProcessDataParallel(model, mse, 2, optimizer=object())
+    with pytest.raises(TypeError, match="must be a minigrad optimiser"):
+        ProcessDataParallel(model, mse, 1, optimizer=object())
+
+
+def test_a_failing_update_in_a_worker_is_named_and_ends_the_object():
+    model, (x, y) = net(), data(8)
+    opt = Failing(model.parameters(), lr=0.1)
+    with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
+        assert dp._sharded.owner[2] == 1                  # fc2.weight is the worker's
+        with pytest.raises(RuntimeError, match="update in worker 1 failed(.|\n)*cannot be"):
+            dp.train_step(x, y)
+        with pytest.raises(RuntimeError, match="failed in the step's update; build a new"):
+            dp.train_step(x, y)
+
+
+def test_train_step_on_one_process_is_the_three_calls():
+    runs = []
+    for split in (True, False):
+        model = net()
+        opt = mg.optim.AdamW(model.parameters(), lr=0.1)
+        dp = ProcessDataParallel(model, mse, 1, optimizer=opt)
+        for it in range(3):
+            x, y = data(5, seed=it)
+            opt.zero_grad()
+            if split:
+                dp.train_step(x, y, max_norm=0.2)
+            else:
+                dp.forward_backward(x, y)
+                mg.nn.utils.clip_grad_norm_(model.parameters(), 0.2)
+                opt.step()
+        runs.append((model, opt))
+    assert_same(*runs)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.data_parallel import ProcessDataParallel
 from minitransformer import train as train_mod
 from minitransformer.gpt import GPT
 from minitransformer.train import (TrainConfig, train, resume_config, find_checkpoint,
@@ -436,22 +437,27 @@ def test_a_relative_data_path_is_saved_absolute(text_file, tmp_path, monkeypatch
     train(cfg, resume=True, log=quiet)
 
 
+@pytest.mark.parametrize("processes", [1, 2])
 def test_each_step_uses_the_schedule_clipping_and_nanogpts_adamw(text_file, tmp_path,
-                                                                  monkeypatch):
+                                                                  monkeypatch, processes):
     """The loop's wiring, step by step: the learning rate of cfg.lr_at(it), gradient
-    clipping at cfg.grad_clip, weight decay on the matrices only, the configured betas."""
+    clipping at cfg.grad_clip, weight decay on the matrices only, the configured betas; in
+    one process (clip_grad_norm_ and optimizer.step) and over two (their train_step)."""
     cfg = tiny(text_file, tmp_path / "run", max_iters=6, warmup_iters=2, grad_clip=0.5,
-               weight_decay=0.2, beta2=0.95)
+               weight_decay=0.2, beta2=0.95, processes=processes)
     steps, clips = [], []
     configure = GPT.configure_optimizers
+
+    def record(opt):
+        steps.append([(g["lr"], g["weight_decay"], tuple(g["betas"]))
+                      for g in opt.param_groups])
 
     def recording_optimizer(model, *args, **kwargs):
         opt = configure(model, *args, **kwargs)
         step = opt.step
 
         def recording_step(*a, **k):
-            steps.append([(g["lr"], g["weight_decay"], tuple(g["betas"]))
-                          for g in opt.param_groups])
+            record(opt)
             return step(*a, **k)
         opt.step = recording_step
         return opt
@@ -460,8 +466,15 @@ def test_each_step_uses_the_schedule_clipping_and_nanogpts_adamw(text_file, tmp_
     def recording_clip(params, max_norm, *args, **kwargs):
         clips.append(max_norm)
         return clip(params, max_norm, *args, **kwargs)
+    train_step = ProcessDataParallel.train_step
+
+    def recording_train_step(dp, *inputs, max_norm=None):
+        clips.append(max_norm)
+        record(dp.optimizer)
+        return train_step(dp, *inputs, max_norm=max_norm)
     monkeypatch.setattr(GPT, "configure_optimizers", recording_optimizer)
     monkeypatch.setattr(train_mod.optim, "clip_grad_norm_", recording_clip)
+    monkeypatch.setattr(ProcessDataParallel, "train_step", recording_train_step)
     train(cfg, log=quiet)
     assert len(steps) == 6 and clips == [0.5] * 6
     for it, (decay, no_decay) in enumerate(steps):

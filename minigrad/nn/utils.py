@@ -67,8 +67,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         # gradients that have a nonzero element; for every p > 0 the two agree)
         total = sum(xp.count_nonzero(g) for g in grads)
     elif norm_type == 2.0:
-        # Σg² as a BLAS dot product: one pass, no g*g temporary
-        total = xp.sqrt(sum(xp.vdot(g.reshape(-1), g.reshape(-1)) for g in grads))
+        total = xp.sqrt(sum(squared_norm(xp, g) for g in grads))
     else:
         total = sum(xp.sum(xp.abs(g) ** norm_type) for g in grads) ** (1.0 / norm_type)
     total = xp.asarray(total).astype(dtype)
@@ -76,7 +75,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
                            f"gradients is {float(total)}, so they cannot be clipped; pass "
                            f"error_if_nonfinite=False to clip anyway")
-    coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    coef = clip_coefficient(xp, total, max_norm)
     # within the norm the factor is 1 and g·1 is g to the bit: the host skips the multiply (a
     # pass over every gradient); a GPU always multiplies, as deciding would need a sync
     if first.backend.host and coef >= 1:
@@ -96,6 +95,18 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             c = coefs[p.grad.dtype] = coef.astype(p.grad.dtype)
         p.grad = Tensor._make(p.grad.data * c, p.grad.device)
     return Tensor._make(total, first.device)
+
+
+def squared_norm(xp, g):
+    """Σg² of one gradient array (a 0-d array), as a BLAS dot product: one pass, no g*g
+    temporary. (float16 gradients come here cast to float32: their squares overflow.)"""
+    g = g.reshape(-1)
+    return xp.vdot(g, g)
+
+
+def clip_coefficient(xp, total, max_norm):
+    """The factor that brings a total norm down to max_norm, at most 1 (a 0-d array)."""
+    return xp.minimum(max_norm / (total + 1e-6), 1.0)
 
 
 @no_grad()
