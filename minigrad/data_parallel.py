@@ -146,6 +146,17 @@ class ProcessDataParallel:
                                owned=True)
         return total
 
+    def loss(self, *inputs):
+        """The whole batch's loss (each part's weighted by its rows), as a float, without
+        gradients: an evaluation split over the processes as a training step is. The
+        model's train/eval flags are sent as for a step (the trainer's estimate_loss calls
+        model.eval() first)."""
+        inputs, parts = self._checked(inputs)
+        if parts == 1:
+            with no_grad():
+                return _scalar(self.loss_fn(self.model, *inputs), backward=False).item()
+        return self._run_parts(inputs, parts, sharded=False, backward=False)[0]
+
     def train_step(self, *inputs, max_norm=None):
         """One whole training step on a batch: forward_backward(*inputs), then
         clip_grad_norm_(parameters, max_norm) unless max_norm is None, then
@@ -195,16 +206,18 @@ class ProcessDataParallel:
                              f"{sorted({x.device for x in inputs})}")
         return inputs, parts
 
-    def _run_parts(self, inputs, parts, sharded):
+    def _run_parts(self, inputs, parts, sharded, backward=True):
         """Each part's forward and backward, the first here, the others in the workers:
         (the whole batch's loss, this part's gradients, the workers' (loss, which gradients
-        they wrote), each part's share of the rows, the wanted parameters' indices)."""
+        they wrote), each part's share of the rows, the wanted parameters' indices).
+        backward=False: the forward only, without gradients (wanted is then None)."""
         rows = inputs[0].shape[0]
         bounds = [rows * k // parts for k in range(parts + 1)]
         share = [(bounds[k + 1] - bounds[k]) / rows for k in range(parts)]
         # (the weights are right for a loss that is a mean over rows: not for BatchNorm's
         # statistics, which each part takes over its own rows, nor an ignore_index)
-        wanted = [i for i, p in enumerate(self.params) if p.requires_grad]
+        wanted = [i for i, p in enumerate(self.params) if p.requires_grad] if backward \
+            else None
         layout, modes, buffers = _survey(self.model)
         self._check_model(layout)
         seeds = backend.host_rng().integers(0, 2 ** 63, parts - 1)
@@ -292,7 +305,11 @@ class ProcessDataParallel:
 
 
 def _part(dp, inputs, wanted):
-    """(loss, gradients of the wanted parameters) of one part, in this process."""
+    """(loss, gradients of the wanted parameters) of one part, in this process; wanted
+    None: the loss alone, without a graph."""
+    if wanted is None:
+        with no_grad():
+            return _scalar(dp.loss_fn(dp.model, *inputs), backward=False).item(), []
     with enable_grad():
         loss = _scalar(dp.loss_fn(dp.model, *inputs))
     grads = grad(loss, [dp.params[i] for i in wanted], allow_unused=True)
@@ -350,14 +367,14 @@ def _worker_part(dp, rank, modules, buffers, part, seed, modes, wanted, sharded)
     (`modules`, `buffers`: its model's, listed once: its snapshot does not change.)"""
     for m, mode in zip(modules, modes):
         object.__setattr__(m, "training", mode)
-    for i, p in enumerate(dp.params):
+    for i, p in enumerate(dp.params if wanted is not None else ()):
         p.requires_grad = i in wanted
     for b, s in zip(buffers, dp._shared_buffers):
         b._data[...] = s
     backend.manual_seed(seed)
     loss, gs = _part(dp, [Tensor._make(x, "cpu") for x in part], wanted)
     own = {}
-    for j, (i, g) in enumerate(zip(wanted, gs)):
+    for j, (i, g) in enumerate(zip(wanted or [], gs)):
         if g is None:
             continue
         if sharded and dp._sharded.owner[i] == rank:
@@ -440,9 +457,11 @@ def _as_batch(x, i):
     return x
 
 
-def _scalar(loss):
-    if not isinstance(loss, Tensor) or loss.numel() != 1 or not loss.requires_grad:
-        raise TypeError(f"ProcessDataParallel: loss_fn must return a one-element Tensor that "
-                        f"requires grad, got {type(loss).__name__}"
+def _scalar(loss, backward=True):
+    if not isinstance(loss, Tensor) or loss.numel() != 1 or (backward and
+                                                              not loss.requires_grad):
+        raise TypeError(f"ProcessDataParallel: loss_fn must return a one-element Tensor"
+                        + (" that requires grad" if backward else "")
+                        + f", got {type(loss).__name__}"
                         + (f" of shape {loss.shape}" if isinstance(loss, Tensor) else ""))
     return loss

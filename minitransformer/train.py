@@ -172,7 +172,7 @@ def _train(cfg, out, resume, log):
                     (ckpt is not None and it == start_it):
                 steps.report(it)    # a NaN step stops before any checkpoint
                 tokens_per_sec = steps.tokens_per_sec()
-                losses = estimate_loss(model, train_ids, val_ids, cfg, it)
+                losses = estimate_loss(model, train_ids, val_ids, cfg, it, dp)
                 _check_finite(losses, it, result.checkpoint, "evaluation")
                 elapsed = elapsed_before + time.perf_counter() - run_start
                 row = dict(iter=it, train_loss=losses["train"], val_loss=losses["val"],
@@ -253,9 +253,10 @@ def _cpu_work(cfg):
     return f"{n} processes, one core each" if n > 1 else mg.parallel.describe()
 
 
-def estimate_loss(model, train_ids, val_ids, cfg, it):
+def estimate_loss(model, train_ids, val_ids, cfg, it, dp=None):
     """Mean loss over cfg.eval_iters random batches of each split, in eval mode without
-    gradients. The batches come from a generator seeded by (seed, iter, split), so an
+    gradients; each batch split over the training's processes (`dp`) where there are
+    several. The batches come from a generator seeded by (seed, iter, split), so an
     evaluation neither depends on nor disturbs the training stream."""
     model.eval()
     out = {}
@@ -265,7 +266,8 @@ def estimate_loss(model, train_ids, val_ids, cfg, it):
             batch_losses = []
             for _ in range(cfg.eval_iters):
                 x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng, cfg.device)
-                batch_losses.append(model(x, y)[1])
+                batch_losses.append(mg.as_tensor(dp.loss(x, y)) if dp is not None
+                                    else model(x, y)[1])
             # averaged on the device: one wait for it per split, not one per batch
             out[name] = mg.stack(batch_losses).mean().item()
     model.train()

@@ -523,3 +523,22 @@ def test_train_step_on_one_process_is_the_three_calls():
                 opt.step()
         runs.append((model, opt))
     assert_same(*runs)
+
+
+@pytest.mark.parametrize("processes,rows", [(1, 5), (2, 8), (3, 7)])
+def test_loss_is_the_whole_batch_loss_without_gradients(processes, rows):
+    """An evaluation split over the processes: the model's eval mode reaches the workers
+    (dropout off), no gradient is made, and requires_grad stays as it was."""
+    model, (x, y) = net(dropout=0.5), data(rows)
+    with ProcessDataParallel(model, mse, processes) as dp:
+        model.eval()
+        loss = dp.loss(x, y)
+        model.train()
+        train_loss = dp.forward_backward(x, y)     # dropout on again, in every part
+    model.eval()
+    assert loss == pytest.approx(mse(model, x, y).item(), rel=1e-12)
+    assert train_loss != pytest.approx(loss, rel=1e-6)
+    assert all(p.requires_grad for p in model.parameters())
+    with ProcessDataParallel(net(), mse, processes) as dp:
+        dp.loss(x, y)
+        assert all(p.grad is None for p in dp.model.parameters())
