@@ -28,6 +28,7 @@ Linux only (fork); elsewhere, and for a model on a GPU, processes=1 runs in this
 """
 import contextlib
 import mmap
+import numbers
 import multiprocessing
 import signal
 import sys
@@ -71,7 +72,9 @@ class ProcessDataParallel:
     train/eval; any other change to the model (a layer swapped, a dropout's p) is not seen,
     and one that changes its modules, parameters or buffers is refused. Only the model's
     parameters get gradients (a tensor outside it that requires grad gets none), and their
-    hooks see each part's gradient, not the sum.
+    hooks see each part's gradient, not the sum. The same holds for the optimizer (a
+    minigrad.optim one over the model's parameters): the workers run their share of its
+    updates with the options (lr ...) sent at each step; a new parameter group is refused.
 
     Call mg.keep_freed_host_memory() first, as the trainer does: without it the calling
     process, whose heap holds the optimiser's state, ran its half of a baby GPT step in
@@ -173,7 +176,7 @@ class ProcessDataParallel:
             raise ValueError("ProcessDataParallel.train_step: build it with optimizer=... "
                              "(the optimiser over the model's parameters), or call "
                              "forward_backward and step the optimiser yourself")
-        if max_norm is not None and not (isinstance(max_norm, (int, float)) and
+        if max_norm is not None and not (isinstance(max_norm, numbers.Real) and
                                          not isinstance(max_norm, bool) and max_norm > 0):
             raise ValueError(f"ProcessDataParallel.train_step: max_norm must be a positive "
                              f"number or None (no clipping), got {max_norm!r}")
@@ -220,13 +223,17 @@ class ProcessDataParallel:
             else None
         layout, modes, buffers = _survey(self.model)
         self._check_model(layout)
-        seeds = backend.host_rng().integers(0, 2 ** 63, parts - 1)
+        # dropout's seeds for the workers' parts; none for an evaluation in eval mode, which
+        # then leaves this process's generator as it was
+        seeds = backend.host_rng().integers(0, 2 ** 63, parts - 1) \
+            if backward or any(modes) else [None] * (parts - 1)
         for b, s in zip(buffers, self._shared_buffers):
             s[...] = b._data
         self._seq += 1
         for k, worker in enumerate(self._workers[:parts - 1], start=1):
             part = [x._data[bounds[k]:bounds[k + 1]] for x in inputs]
-            self._send(worker[1], ("part", self._seq, part, int(seeds[k - 1]), modes, wanted,
+            seed = None if seeds[k - 1] is None else int(seeds[k - 1])
+            self._send(worker[1], ("part", self._seq, part, seed, modes, wanted,
                                    sharded))
         with backend_blas.one_thread(), parallel.threads(1):   # one core each
             loss, grads = _part(self, [x[:bounds[1]] for x in inputs], wanted)
@@ -358,7 +365,10 @@ def _worker_loop(dp, rank, here, conn):
                 conn.send((seq, None, payload))
             except Exception:
                 step = {}
-                conn.send((seq, traceback.format_exc(), None))
+                try:
+                    conn.send((seq, traceback.format_exc(), None))
+                except OSError:          # the caller is gone
+                    return
 
 
 def _worker_part(dp, rank, modules, buffers, part, seed, modes, wanted, sharded):
@@ -371,7 +381,8 @@ def _worker_part(dp, rank, modules, buffers, part, seed, modes, wanted, sharded)
         p.requires_grad = i in wanted
     for b, s in zip(buffers, dp._shared_buffers):
         b._data[...] = s
-    backend.manual_seed(seed)
+    if seed is not None:
+        backend.manual_seed(seed)
     loss, gs = _part(dp, [Tensor._make(x, "cpu") for x in part], wanted)
     own = {}
     for j, (i, g) in enumerate(zip(wanted or [], gs)):

@@ -21,9 +21,11 @@ optimiser state of the workers' parameters lives in a pool of shared memory made
 fork. That state stays in the calling process's optimizer.state, so state_dict(), checkpoints
 and a plain optimizer.step() see it whole: an array put there (a load_state_dict, a first
 step) is copied into the pool at the next step, and one a worker's update makes (a first
-step's zeros) comes back through the pipe.
+step's zeros) comes back through the pipe. (An optimiser's _update must not write into its
+gradient argument, which the calling process may be reading: none of minigrad's does.)
 """
 import mmap
+import warnings
 
 from minigrad import backend
 from minigrad.nn.utils import clip_coefficient, squared_norm
@@ -121,6 +123,7 @@ class ShardedStep:
         # room for four state arrays per parameter (Adam with amsgrad keeps three)
         self.pool = StatePool(4 * sum(dp.params[i]._data.nbytes + ALIGN for i in theirs))
         self.views = {}                              # (i, name) -> the pool's view in use
+        self.warned = False
 
     # ---- the calling process ------------------------------------------------------------
     def ready(self, dp):
@@ -138,6 +141,12 @@ class ShardedStep:
                 if is_array(v) and v is not self.views.get((i, name)):
                     view = self.pool.place((i, name), v)
                     if view is None:
+                        if not self.warned:
+                            self.warned = True
+                            warnings.warn(f"ProcessDataParallel.train_step: the optimiser "
+                                          f"state of the workers' parameters outgrew its "
+                                          f"shared pool (4 arrays a parameter); the steps run "
+                                          f"unsplit (the same numbers, slower)", stacklevel=3)
                         return False
                     state[name] = self.views[(i, name)] = view
         return True
@@ -179,9 +188,23 @@ class ShardedStep:
             mine = [i for i in order if self.owner[i] == k and self.group_of[i] is not None]
             states = {i: {n: v for n, v in opt.state.get(dp.params[i], {}).items()
                           if not is_array(v)} for i in mine}
-            slots = {i: {n: self.pool.slots[(i, n)] for n in opt.state.get(dp.params[i], {})
-                         if (i, n) in self.views} for i in mine}
+            slots = {i: {n: self.pool.slots[(i, n)]
+                         for n, v in opt.state.get(dp.params[i], {}).items()
+                         if v is self.views.get((i, n))} for i in mine}
             dp._send(conn, ("update", dp._seq, coef, options, states, slots))
+        try:
+            self._update_own(dp, order, sums, coef)
+        except BaseException:
+            # the workers' updates may be done and their states not brought back, or
+            # this process's half done: the model and optimiser no longer agree
+            dp._broken = dp._broken or ("a train_step was cut short during its update (the "
+                                        "optimiser state of some parameters may not match "
+                                        "them)")
+            raise
+
+    def _update_own(self, dp, order, sums, coef):
+        """This process's updates, the gradients into .grad, the workers' states back."""
+        opt, workers = self.optimizer, dp._workers
         from minigrad.tensor import Tensor
         for i in order:
             if i in sums:

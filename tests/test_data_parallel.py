@@ -329,19 +329,20 @@ def optimisers(params):
     }
 
 
-def twins(kind, processes, rows=8, max_norm=None, steps=4, between=None, model_kw={}):
+def twins(kind, processes, rows=8, max_norm=None, steps=4, between=None, dtype=None):
     """The same steps taken by train_step and by forward_backward + clip_grad_norm_ +
     optimizer.step() on twin models: (train_step's model, optimiser), (the others')."""
     runs = []
     for split in (True, False):
-        model, opt = None, None
-        model = net(**model_kw)
+        model = net() if dtype is None else net().to(dtype=dtype)
         opt = optimisers(model.parameters())[kind]()
         with ProcessDataParallel(model, mse, processes, optimizer=opt) as dp:
             finish, split_steps = dp._sharded.finish, []
             dp._sharded.finish = lambda *a: (split_steps.append(1), finish(*a))
             for it in range(steps):
                 x, y = data(rows, seed=it)
+                if dtype is not None:
+                    x, y = x.to(dtype=dtype), y.to(dtype=dtype)
                 if between is not None:
                     between(it, model, opt)
                 opt.zero_grad()
@@ -389,6 +390,21 @@ def test_train_step_is_the_three_calls_to_the_bit(kind, max_norm, processes, row
     assert_same(*twins(kind, processes, rows, max_norm))
 
 
+@pytest.mark.parametrize("kind", ["adamw", "sgd-nesterov"])
+def test_train_step_in_float32_is_the_three_calls_to_the_bit(kind):
+    assert_same(*twins(kind, 2, max_norm=0.05, dtype=mg.float32))
+
+
+def test_a_state_entry_set_to_none_reaches_the_workers():
+    """Momentum reset by setting its buffer to None: the workers' parameters start it
+    again too, rather than keep the shared copy of the old one."""
+    def between(it, model, opt):
+        if it == 2:
+            for state in opt.state.values():
+                state["momentum_buffer"] = None
+    assert_same(*twins("sgd-nesterov", 2, between=between))
+
+
 def test_train_step_follows_loads_option_changes_and_frozen_parameters():
     """A state loaded mid-run (copied into the shared pool), a learning rate changed (a
     scheduler's), amsgrad switched on (the workers' new state arrays come back), a
@@ -429,10 +445,11 @@ def test_train_step_for_a_parameter_the_optimiser_does_not_hold():
     assert len(runs[0][1].state) == 2          # fc2's weight and bias
 
 
-class FiveArrays(mg.optim.SGD):
-    """SGD keeping five arrays of state per parameter: more than the shared pool's room."""
+class ManyArrays(mg.optim.SGD):
+    """SGD keeping a dozen arrays of state per parameter: more than the shared pool's room
+    (four arrays a parameter, and their alignment)."""
     def _update(self, param, g, state, group):
-        for k in range(5):
+        for k in range(12):
             state.setdefault(f"extra{k}", param.data * 0)
         super()._update(param, g, state, group)
 
@@ -453,23 +470,30 @@ def test_train_step_falls_back_to_the_three_calls_where_it_cannot_split():
     """Gradients already in .grad (accumulation), fewer rows than processes, or a state too
     big for the shared pool: the three calls, with their numbers."""
     for rows, accumulate, make in ((8, True, mg.optim.SGD), (2, False, mg.optim.SGD),
-                                   (8, False, FiveArrays)):
+                                   (8, False, ManyArrays)):
         runs = []
         for split in (True, False):
             model = net()
             opt = make(model.parameters(), lr=0.1, momentum=0.9)
             with ProcessDataParallel(model, mse, 3, optimizer=opt) as dp:
+                finish, split_steps = dp._sharded.finish, []
+                dp._sharded.finish = lambda *a: (split_steps.append(1), finish(*a))
                 for it in range(3):
                     x, y = data(rows, seed=it)
                     opt.zero_grad()
                     if accumulate:
                         dp.forward_backward(x, y, scale=0.5)
-                    if split:
+                    if split and make is ManyArrays and it == 1:
+                        with pytest.warns(UserWarning, match="outgrew its shared pool"):
+                            dp.train_step(x, y, max_norm=0.1)
+                    elif split:
                         dp.train_step(x, y, max_norm=0.1)
                     else:
                         dp.forward_backward(x, y)
                         mg.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
                         opt.step()
+                # (the first step of ManyArrays has no state to place yet: split)
+                assert len(split_steps) == (1 if split and make is ManyArrays else 0)
             runs.append((model, opt))
         assert_same(*runs)
 
@@ -481,9 +505,10 @@ def test_train_step_errors_are_named():
             dp.train_step(x, y)
     opt = mg.optim.SGD(model.parameters(), lr=0.1)
     with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
-        for bad in (0, -1.0, "1", True):
+        for bad in (0, -1.0, "1", True, np.float32(0)):
             with pytest.raises(ValueError, match="max_norm must be a positive number or None"):
                 dp.train_step(x, y, max_norm=bad)
+        dp.train_step(x, y, max_norm=np.float32(1.0))           # as clip_grad_norm_
         opt.add_param_group({"params": [mg.nn.Parameter(mg.zeros(2))]})
         with pytest.raises(ValueError, match="not the model's"):
             ProcessDataParallel(model, mse, 2, optimizer=opt)
@@ -538,7 +563,37 @@ def test_loss_is_the_whole_batch_loss_without_gradients(processes, rows):
     model.eval()
     assert loss == pytest.approx(mse(model, x, y).item(), rel=1e-12)
     assert train_loss != pytest.approx(loss, rel=1e-6)
-    assert all(p.requires_grad for p in model.parameters())
     with ProcessDataParallel(net(), mse, processes) as dp:
-        dp.loss(x, y)
+        dp.model.eval()
+        before = mg.backend.host_rng().bit_generator.state
+        dp.loss(x, y)                         # no dropout to seed: the generator untouched
+        assert mg.backend.host_rng().bit_generator.state == before
         assert all(p.grad is None for p in dp.model.parameters())
+
+
+@pytest.mark.parametrize("where", ["waiting for the workers", "in its own update"])
+def test_a_step_cut_short_during_its_update_ends_the_object(where):
+    """Cut short once the workers have begun their updates (a Ctrl-C while waiting, an error
+    in this process's own), the model and the optimiser state no longer agree: the next
+    call says so instead of training on."""
+    model, (x, y) = net(), data(8)
+    opt = mg.optim.Adam(model.parameters(), lr=0.1)
+    with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
+        if where == "waiting for the workers":
+            answer, cut = dp._answer, []
+
+            def interrupted(worker, what):
+                if what == "update" and not cut:          # once
+                    cut.append(1)
+                    raise KeyboardInterrupt
+                return answer(worker, what)
+            dp._answer = interrupted
+            error = KeyboardInterrupt
+        else:
+            opt._update = lambda *a: 1 / 0
+            error = ZeroDivisionError
+        with pytest.raises(error):
+            dp.train_step(x, y)
+        opt.zero_grad()
+        with pytest.raises(RuntimeError, match="cut short during its update.*build a new"):
+            dp.train_step(x, y)
