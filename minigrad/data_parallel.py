@@ -471,7 +471,7 @@ def _as_batch(x, i):
 def _scalar(loss, backward=True):
     if not isinstance(loss, Tensor) or loss.numel() != 1 or (backward and
                                                               not loss.requires_grad):
-        raise TypeError(f"ProcessDataParallel: loss_fn must return a one-element Tensor"
+        raise TypeError("ProcessDataParallel: loss_fn must return a one-element Tensor"
                         + (" that requires grad" if backward else "")
                         + f", got {type(loss).__name__}"
                         + (f" of shape {loss.shape}" if isinstance(loss, Tensor) else ""))

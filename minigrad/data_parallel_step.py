@@ -143,10 +143,10 @@ class ShardedStep:
                     if view is None:
                         if not self.warned:
                             self.warned = True
-                            warnings.warn(f"ProcessDataParallel.train_step: the optimiser "
-                                          f"state of the workers' parameters outgrew its "
-                                          f"shared pool (4 arrays a parameter); the steps run "
-                                          f"unsplit (the same numbers, slower)", stacklevel=3)
+                            warnings.warn("ProcessDataParallel.train_step: the optimiser "
+                                          "state of the workers' parameters outgrew its "
+                                          "shared pool (4 arrays a parameter); the steps run "
+                                          "unsplit (the same numbers, slower)", stacklevel=3)
                         return False
                     state[name] = self.views[(i, name)] = view
         return True
