@@ -164,7 +164,12 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Restore options and state saved by `state_dict()` (of an optimiser built over
         the same parameters in the same order). State arrays are copied and moved to each
-        parameter's device and dtype."""
+        parameter's device and dtype.
+
+        A PyTorch optimiser's state dict loads too (torch.optim's SGD, Adam, AdamW, RMSprop,
+        whose options and state are named as ours): its tensors become arrays, its 0-d
+        `step` tensor a count, and the options only PyTorch has (maximize, capturable,
+        differentiable, fused) are accepted where they are off, refused where they are on."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError(f"{type(self).__name__}.load_state_dict: the saved state has "
@@ -178,6 +183,8 @@ class Optimizer:
                                  f"{len(own['params'])} here")
             params.extend(zip(saved["params"], own["params"]))
         by_index = dict(params)
+        options = [self._loaded_options(saved, own, n)
+                   for n, (saved, own) in enumerate(zip(groups, self.param_groups))]
         new_state = {}
         for i, s in state_dict["state"].items():
             p = by_index.get(int(i))
@@ -185,13 +192,41 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter "
                                  f"{i}, which no group has")
             new_state[p] = {k: self._array_like(v, p, k) for k, v in s.items()}
-        for saved, own in zip(groups, self.param_groups):
-            for k, v in saved.items():
-                if k != "params":
-                    own[k] = tuple(v) if isinstance(v, list) else v  # JSON turns tuples to lists
+        for own, values in zip(self.param_groups, options):
+            own.update(values)
         self.state = new_state
 
+    def _loaded_options(self, saved, own, n):
+        """A saved group's options, checked (all groups before any is changed)."""
+        name = type(self).__name__
+        values = {}
+        for k, v in saved.items():
+            if k == "params":
+                continue
+            if k == "foreach" and k not in self.defaults:
+                continue                         # how PyTorch loops; the same numbers
+            if k in TORCH_ONLY_OPTIONS:
+                if v not in TORCH_ONLY_OPTIONS[k]:
+                    raise ValueError(f"{name}.load_state_dict: group {n} has {k}={v!r}, an "
+                                     f"option of PyTorch's that minigrad's optimisers do not "
+                                     f"have; it loads only where it is off")
+                continue
+            if k not in self.defaults and k != "initial_lr":
+                raise ValueError(f"{name}.load_state_dict: group {n} has an unknown option "
+                                 f"{k!r}; valid: {sorted(self.defaults)} (is the state dict "
+                                 f"another kind of optimiser's?)")
+            values[k] = tuple(v) if isinstance(v, list) else v    # JSON turns tuples to lists
+        self._validate_options({**own, **values}, f"group {n} of the loaded state")
+        return values
+
     def _array_like(self, v, p, key):
+        if hasattr(v, "detach") and hasattr(v, "cpu"):   # a torch.Tensor, without torch
+            v = v.detach().cpu().numpy()
+        if hasattr(v, "shape") and not isinstance(v, Tensor) and tuple(v.shape) == () and \
+                (key == "step" or p.shape != ()):
+            # a number saved as a 0-d tensor (PyTorch's step count): a number again
+            v = v.item()
+            return int(v) if key == "step" and float(v).is_integer() else v
         if isinstance(v, Tensor) or hasattr(v, "shape"):
             host = v.numpy() if isinstance(v, Tensor) else v
             if tuple(host.shape) != p.shape:
@@ -217,6 +252,11 @@ class Optimizer:
             opts = ", ".join(f"{k}={v}" for k, v in g.items() if k != "params")
             lines.append(f"  group {i}: {len(g['params'])} params, {opts}")
         return "\n".join(lines) + "\n)"
+
+
+# options PyTorch's optimisers save that minigrad's do not have: the values that mean "off"
+TORCH_ONLY_OPTIONS = {"maximize": (False,), "capturable": (False,), "differentiable": (False,),
+                      "fused": (None, False)}
 
 
 def flatten_state_dict(state_dict, prefix="optimizer."):
