@@ -28,8 +28,8 @@ Linux only (fork); elsewhere, and for a model on a GPU, processes=1 runs in this
 """
 import contextlib
 import mmap
-import numbers
 import multiprocessing
+import numbers
 import signal
 import sys
 import threading
