@@ -329,6 +329,17 @@ def optimisers(params):
     }
 
 
+def take_step(dp, x, y, split, max_norm):
+    """train_step, or the three calls it stands for."""
+    if split:
+        return dp.train_step(x, y, max_norm=max_norm)
+    loss = dp.forward_backward(x, y)
+    if max_norm is not None:
+        mg.nn.utils.clip_grad_norm_(dp.model.parameters(), max_norm)
+    dp.optimizer.step()
+    return loss
+
+
 def twins(kind, processes, rows=8, max_norm=None, steps=4, between=None, dtype=None):
     """The same steps taken by train_step and by forward_backward + clip_grad_norm_ +
     optimizer.step() on twin models: (train_step's model, optimiser), (the others')."""
@@ -346,14 +357,7 @@ def twins(kind, processes, rows=8, max_norm=None, steps=4, between=None, dtype=N
                 if between is not None:
                     between(it, model, opt)
                 opt.zero_grad()
-                if split:
-                    loss = dp.train_step(x, y, max_norm=max_norm)
-                else:
-                    loss = dp.forward_backward(x, y)
-                    if max_norm is not None:
-                        mg.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-                    opt.step()
-                runs.append(loss)
+                runs.append(take_step(dp, x, y, split, max_norm))
             assert len(split_steps) == (steps if split else 0)     # none fell back
         runs.append((model, opt))
     assert runs[:steps] == runs[steps + 1:-1]          # the losses
@@ -434,12 +438,7 @@ def test_train_step_for_a_parameter_the_optimiser_does_not_hold():
                 x, y = data(8, seed=it)
                 opt.zero_grad()
                 model.fc1.zero_grad()
-                if split:
-                    dp.train_step(x, y, max_norm=0.1)
-                else:
-                    dp.forward_backward(x, y)
-                    mg.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
-                    opt.step()
+                take_step(dp, x, y, split, 0.1)
         runs.append((model, opt))
     assert_same(*runs)
     assert len(runs[0][1].state) == 2          # fc2's weight and bias
@@ -486,12 +485,8 @@ def test_train_step_falls_back_to_the_three_calls_where_it_cannot_split():
                     if split and make is ManyArrays and it == 1:
                         with pytest.warns(UserWarning, match="outgrew its shared pool"):
                             dp.train_step(x, y, max_norm=0.1)
-                    elif split:
-                        dp.train_step(x, y, max_norm=0.1)
                     else:
-                        dp.forward_backward(x, y)
-                        mg.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
-                        opt.step()
+                        take_step(dp, x, y, split, 0.1)
                 # (the first step of ManyArrays has no state to place yet: split)
                 assert len(split_steps) == (1 if split and make is ManyArrays else 0)
             runs.append((model, opt))
@@ -540,12 +535,7 @@ def test_train_step_on_one_process_is_the_three_calls():
         for it in range(3):
             x, y = data(5, seed=it)
             opt.zero_grad()
-            if split:
-                dp.train_step(x, y, max_norm=0.2)
-            else:
-                dp.forward_backward(x, y)
-                mg.nn.utils.clip_grad_norm_(model.parameters(), 0.2)
-                opt.step()
+            take_step(dp, x, y, split, 0.2)
         runs.append((model, opt))
     assert_same(*runs)
 
