@@ -18,6 +18,7 @@ from minigrad.ops.random import dropout  # noqa: F401
 from minigrad.ops.index import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
+from minigrad.ops.qkv_attention import qkv_attention  # noqa: F401
 from minigrad.ops.pad import pad  # noqa: F401
 from minigrad.ops.norms import (normalize, cosine_similarity, rms_norm,  # noqa: F401
                                 pairwise_distance)
@@ -29,7 +30,7 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "l1_loss", "mse_loss", "layer_norm", "linear",
            "dropout", "embedding", "one_hot", "scaled_dot_product_attention",
-           "attention_with_weights", "pad", "normalize", "cosine_similarity", "rms_norm",
+           "attention_with_weights", "qkv_attention", "pad", "normalize", "cosine_similarity", "rms_norm",
            "glu", "hardtanh", "relu6", "logsigmoid", "mish", "softsign", "selu", "prelu",
            "smooth_l1_loss", "huber_loss", "kl_div", "pairwise_distance", "batch_norm"]
 

@@ -95,6 +95,8 @@ OPS = [
         q, k, v, dropout_p=0.3)), [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
     ("attention_with_weights", lambda q, k, v: F.attention_with_weights(q, k, v, _BOOL_ATTN),
      [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
+    ("qkv_attention", _seeded(lambda a: (F.qkv_attention(a, 2, is_causal=True),
+                                         F.qkv_attention(a, 1, dropout_p=0.3))), [(2, 3, 12)]),
     ("to_cpu_and_back", lambda a: (a.to("cpu") * 2).to(a.device), [(2, 3)]),
     ("sin_cos_log1p_expm1", lambda a: (a.sin(), mg.cos(a), a.log1p(), a.expm1()), [(2, 3)],
      "pos"),

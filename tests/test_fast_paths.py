@@ -41,6 +41,8 @@ CASES = {
     "permute": (lambda x: x.permute(2, 0, 1).exp() * x.mT.sum(), [(2, 3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
+    "qkv_attention": (lambda x: F.qkv_attention(x, 2, is_causal=True) * x[..., :6],
+                      [(2, 4, 18)]),
     "sdpa_mask": (lambda q, k, v: F.scaled_dot_product_attention(
         q, k, v, attn_mask=mg.tensor([[True, True, False, False]] * 2)),
         [(2, 2, 3), (2, 4, 3), (2, 4, 6)]),
@@ -96,7 +98,8 @@ def test_every_fast_path_is_covered():
     fast = {c.__name__ for c in subclasses(Function)
             if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
-               "ScaledDotProductAttention", "Linear", "Sum", "Reshape", "Permute"}
+               "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
+               "Permute"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

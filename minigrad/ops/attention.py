@@ -78,7 +78,10 @@ class ScaledDotProductAttention(Function):
         return out.reshape(self.batch + out.shape[-2:])
 
     def backward(self, g):              # the reference: runs only under create_graph=True,
-        q, k, v = self.inputs           # so the probabilities are a graph of q and k
+        return self.reference_grads(*self.inputs, g)    # so p is a graph of q and k
+
+    def reference_grads(self, q, k, v, g):
+        """(dQ, dK, dV) as Tensor ops on the Tensors q, k, v (twice differentiable)."""
         s = (q @ k.mT) * self.scale
         if self.additive is not None:
             s = s + self.const(self.additive)
@@ -101,6 +104,13 @@ class ScaledDotProductAttention(Function):
         q, k, v, g = (xp.broadcast_to(a, full + a.shape[-2:])
                       for a in [t.data for t in self.inputs] + [g])
         gq, gk, gv = (_empty_in_layout_of(xp, a, a.shape, g.dtype) for a in (q, k, v))
+        self.grads_into(q, k, v, g, gq, gk, gv)
+        # shaped as the broadcast batch; the engine sums back any broadcast dims
+        return tuple(a.reshape(self.batch + a.shape[-2:]) for a in (gq, gk, gv))
+
+    def grads_into(self, q, k, v, g, gq, gk, gv):
+        """dQ, dK, dV written into gq, gk, gv (arrays of the full batch shape)."""
+        xp, full = self.xp, self.probs.shape[:-2]
         # dS = P⊙(dP - Σ dP⊙P)·scale with dP = G·Vᵀ (times the dropout mask and its 1/(1-p)):
         # the constant factors go into V, which is smaller than the scores, and each row's
         # Σⱼ dPᵢⱼPᵢⱼ = Gᵢ·Oᵢ, a dot product with the output (FlashAttention's trick), so the
@@ -124,8 +134,6 @@ class ScaledDotProductAttention(Function):
             xp.matmul(xp.swapaxes(ds, -1, -2), q[lo:hi], out=gk[lo:hi])    # dK = dSᵀ·Q
         parallel.run(group, groups(backend.get(self.device), full[0], self.probs[0].size,
                                    blocks=4), self.probs.size)
-        # shaped as the broadcast batch; the engine sums back any broadcast dims
-        return tuple(a.reshape(self.batch + a.shape[-2:]) for a in (gq, gk, gv))
 
 
 def _softmax(xp, s, into, unshifted, kernels=None):
