@@ -14,6 +14,7 @@ one gradient array. GPT uses it on the CPU and keeps the lines above beside it (
 KV cache, and on a GPU), and a test checks that the two agree to the bit.
 """
 import math
+import numbers
 
 from minigrad.ops.attention import ScaledDotProductAttention, _causal
 from minigrad.tensor import Tensor
@@ -63,11 +64,12 @@ def qkv_attention(qkv, n_head, dropout_p=0.0, is_causal=False):
     by side (GPT's c_attn output): (B, T, C), the heads re-assembled. Causal with
     is_causal; dropout on the attention weights."""
     if not isinstance(qkv, Tensor) or qkv.ndim != 3 or qkv.shape[-1] % 3 or \
-            isinstance(n_head, bool) or not isinstance(n_head, int) or n_head < 1 or \
+            isinstance(n_head, bool) or not isinstance(n_head, numbers.Integral) or n_head < 1 or \
             (qkv.shape[-1] // 3) % n_head:
         shape = qkv.shape if isinstance(qkv, Tensor) else type(qkv).__name__
         raise ValueError(f"qkv_attention: qkv must be a (B, T, 3C) Tensor with C divisible by "
                          f"n_head, got {shape} and n_head={n_head!r}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"qkv_attention: dropout_p must be in [0, 1), got {dropout_p}")
-    return QKVAttention.apply(qkv, n_head=n_head, dropout_p=dropout_p, is_causal=is_causal)
+    return QKVAttention.apply(qkv, n_head=int(n_head), dropout_p=dropout_p,
+                              is_causal=bool(is_causal))
