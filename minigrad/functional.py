@@ -30,8 +30,8 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "l1_loss", "mse_loss", "layer_norm", "linear",
            "dropout", "embedding", "one_hot", "scaled_dot_product_attention",
-           "attention_with_weights", "qkv_attention", "pad", "normalize", "cosine_similarity", "rms_norm",
-           "glu", "hardtanh", "relu6", "logsigmoid", "mish", "softsign", "selu", "prelu",
+           "attention_with_weights", "qkv_attention", "pad", "normalize", "cosine_similarity",
+           "rms_norm", "glu", "hardtanh", "relu6", "logsigmoid", "mish", "softsign", "selu", "prelu",
            "smooth_l1_loss", "huber_loss", "kl_div", "pairwise_distance", "batch_norm"]
 
 
