@@ -97,13 +97,15 @@ class LayerNorm(Function):
         runs = min(len(pieces), 16, max(1, g.shape[0] // 64))
         bounds = [len(pieces) * j // runs for j in range(runs + 1)]
         sums = xp.zeros((runs, 2, d), g.dtype) if w is not None else None
+        bias = len(affine) == 2
 
         def grad(gr, xr, mr, rr, out, sums):
             xc = xp.subtract(xr, mr)                     # x - μ; x̂ = (x - μ)·r
             t = xp.multiply(gr, xc)                      # g⊙(x - μ)
             if sums is not None:
                 sums[0] += xp.matmul(rr.reshape(1, -1), t)[0]
-                sums[1] += col_sum(xp, gr)
+                if bias:                                 # Σ g: the bias's gradient
+                    sums[1] += col_sum(xp, gr)
             mean_g = xp.matmul(gr, to_mean)              # mean(ĝ)
             c1 = rr * rr * xp.matmul(t, to_mean)         # r·mean(ĝ⊙x̂)
             # dx = r·(ĝ - mean(ĝ) - x̂·mean(ĝ⊙x̂)) = r·(ĝ - mean(ĝ) - (x - μ)·c1)
