@@ -46,6 +46,8 @@ class MultiHeadAttention(nn.Module):
 
     The parameters are those of `torch.nn.MultiheadAttention(d_model, n_heads,
     batch_first=True)`, by name: in_proj_weight, in_proj_bias, out_proj.weight/bias.
+    (`minigrad.nn.MultiheadAttention` is PyTorch's module itself: its arguments, layouts
+    and True-means-blocked masks, for code written against it.)
     """
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
