@@ -417,18 +417,44 @@ def test_unique_keeps_each_nan_apart_as_torch(device):
     assert inverse.tolist() == [0, 2, 1, 3, 0] and counts.tolist() == [2, 1, 1, 1]
 
 
-def test_unique_spellings_and_refusal():
+def test_unique_spellings():
     x = mg.tensor([2, 2, 0])
     assert mg.unique(x).tolist() == [0, 2] and x.unique().dtype == mg.int64
     assert mg.tensor(4.0).unique().tolist() == [4.0]
-    with pytest.raises(NotImplementedError, match=r"unique: dim=0 .* only dim=None"):
-        x.unique(dim=0)
+
+
+_ROWS = np.array([[1, 2, 1], [1, 2, 1], [0, 5, 0], [1, 2, 1], [0, 4, 0]])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unique_slices_along_a_dim_vs_torch(device, dim):
+    """The distinct rows (or columns), sorted; each slice's position among them; their counts;
+    and the slices rebuilt from the two."""
+    x = mg.tensor(_ROWS, device=device)
+    values, inverse, counts = x.unique(dim=dim, return_inverse=True, return_counts=True)
+    assert values.device == device and inverse.dtype == counts.dtype == mg.int64
+    np.testing.assert_array_equal(np.take(values.numpy(), inverse.numpy(), axis=dim), _ROWS)
+    assert counts.numpy().sum() == _ROWS.shape[dim]
+    assert mg.unique(x, dim=dim).shape == values.shape
+    if dim == 0:
+        assert values.tolist() == [[0, 4, 0], [0, 5, 0], [1, 2, 1]]
+        assert inverse.tolist() == [2, 2, 1, 2, 0] and counts.tolist() == [1, 1, 3]
+    torch = pytest.importorskip("torch")
+    ref = torch.unique(torch.tensor(_ROWS), dim=dim, return_inverse=True, return_counts=True)
+    for g, r in zip((values, inverse, counts), ref):
+        np.testing.assert_array_equal(g.numpy(), r.numpy())
+
+
+def test_unique_along_a_dim_that_is_not_there_is_named():
+    with pytest.raises(IndexError, match="unique"):
+        mg.tensor(_ROWS).unique(dim=2)
 
 
 # ---- the spy device: no op leaves it -------------------------------------------------------
 def test_non_differentiable_ones_stay_on_the_gpu_stand_in(spy):
     x = mg.tensor(_VALUES, device=spy)
     made = list(x.unique(return_inverse=True, return_counts=True))
+    made += list(x.unique(dim=1, return_inverse=True, return_counts=True))
     made += [mg.repeat_interleave(mg.tensor([1, 0, 2], device=spy)),
              x.repeat_interleave(mg.tensor([2, 1, 1], device=spy), dim=1),
              x.narrow(0, 1, 1), mg.einsum("ij->j", x),

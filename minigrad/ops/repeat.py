@@ -2,6 +2,8 @@
 in place) and unique (each distinct value once, with where each element went and how often
 each value occurs). Neither is an op of its own: repeat_interleave is expand or indexing,
 whose gradients sum the copies back; unique is not differentiable (as PyTorch)."""
+import numpy as np
+
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad.ops.index import GetItem
@@ -85,11 +87,15 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     position of its value among them (x's shape), and with return_counts how often each
     value occurs. Not differentiable: the result is a new tensor outside the graph.
     sorted=False is accepted and still sorts (an order is allowed then, as PyTorch's CPU
-    also sorts)."""
+    also sorts).
+
+    With `dim`, the distinct slices along it, in lexicographic order, as torch.unique(dim=):
+    the inverse is then each slice's position among them (shape (x.shape[dim],)) and the
+    counts are per slice. Worked out on the host (the result's size depends on the values,
+    so PyTorch's GPU version waits for them too); slices with NaNs compare as NumPy's do."""
     if dim is not None:
-        raise NotImplementedError(
-            f"unique: dim={dim!r} (unique slices along a dim) is not supported; only "
-            f"dim=None, the unique elements of the flattened tensor")
+        return _unique_slices(x, normalize_dim(dim, x.ndim, "unique"), return_inverse,
+                              return_counts)
     xp = x.backend.xp
     # equal_nan=False: each NaN is a value of its own, as PyTorch (NumPy and CuPy would
     # collapse them into one)
@@ -102,3 +108,14 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
         rest[0] = rest[0].reshape(x.shape)
     return (Tensor._make(values, x.device),) + tuple(
         Tensor._make(a.astype(backend.int64), x.device) for a in rest)
+
+
+def _unique_slices(x, dim, return_inverse, return_counts):
+    be = x.backend
+    values, inverse, counts = np.unique(backend.to_host(x.data), axis=dim, return_inverse=True,
+                                        return_counts=True)
+    out = [np.ascontiguousarray(values)]
+    out += [inverse.reshape(-1).astype(np.int64)] if return_inverse else []
+    out += [counts.astype(np.int64)] if return_counts else []
+    out = tuple(Tensor._make(be.from_numpy(a), x.device) for a in out)
+    return out if len(out) > 1 else out[0]
