@@ -306,8 +306,13 @@ def test_scatter_edge_values(device):
     (lambda a: a.scatter(0, mg.tensor([[0, 1, 1]]), "x"), TypeError,
      r"src must be a Tensor or a number, got str"),
     (lambda a: a.scatter(0, mg.tensor([[0, 1, 1]])), TypeError, r"give either src"),
-    (lambda a: a.scatter(0, mg.tensor([[0, 1, 1]]), 1.0, reduce="add"),
-     NotImplementedError, r"reduce='add' is not supported; use scatter_add"),
+    (lambda a: a.scatter(0, mg.tensor([[0, 1, 1]]), 1.0, reduce="sum"),
+     ValueError, r"reduce must be 'add' or 'multiply', got 'sum' \(for 'sum', .* "
+                 r"scatter_reduce\)"),
+    (lambda a: a.requires_grad_().scatter(0, mg.tensor([[0, 1, 1]]), 2.0, reduce="multiply"),
+     RuntimeError, r"reduce='multiply' is not differentiable .* mg.no_grad\(\)"),
+    (lambda a: a.scatter(0, mg.tensor([[0, 1, 5]]), 2.0, reduce="multiply"), IndexError,
+     r"scatter: index values must lie in \[0, 2\)"),
     (lambda a: a.scatter_add(0, mg.tensor([[0, 1, 1]]), 1.0), TypeError,
      r"scatter_add: src must be a Tensor, got float"),
     (lambda a: a.scatter(2, mg.tensor([[0, 1, 1]]), 1.0), IndexError,
@@ -324,6 +329,45 @@ def test_scatter_edge_values(device):
 def test_scatter_errors_name_the_argument_and_the_valid_range(call, error, match):
     with pytest.raises(error, match=match):
         call(mg.zeros(2, 3))
+
+
+_SCATTER_X = np.arange(1.0, 13.0).reshape(3, 4)
+_SCATTER_I = np.array([[0, 1, 2, 0], [0, 1, 0, 0]])       # repeated positions in columns
+_SCATTER_S = np.array([[2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0]])
+
+
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scatter_reduce_adds_or_multiplies_at_every_repeat(device, reduce, dim):
+    """Each (index, src) pair applied in turn: out[i[j][k]][k] += or *= src[j][k] for dim 0,
+    a repeated position twice; a number likewise."""
+    index = _SCATTER_I if dim == 0 else _SCATTER_I[:, :3]
+    src = _SCATTER_S if dim == 0 else _SCATTER_S[:, :3]
+    want, want_value = _SCATTER_X.copy(), _SCATTER_X.copy()
+    for j, k in np.ndindex(index.shape):
+        at = (index[j, k], k) if dim == 0 else (j, index[j, k])
+        if reduce == "add":
+            want[at] += src[j, k]
+            want_value[at] += 3.0
+        else:
+            want[at] *= src[j, k]
+            want_value[at] *= 3.0
+    x = mg.tensor(_SCATTER_X, device=device)
+    i = mg.tensor(index, device=device)
+    got = x.scatter(dim, i, mg.tensor(src, device=device), reduce=reduce)
+    assert got.device == device
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_array_equal(x.scatter(dim, i, 3.0, reduce=reduce).numpy(), want_value)
+    np.testing.assert_array_equal(x.numpy(), _SCATTER_X)          # a new tensor
+
+
+def test_scatter_reduce_add_is_differentiable():
+    x = mg.tensor(_SCATTER_X, requires_grad=True)
+    s = mg.tensor(_SCATTER_S, requires_grad=True)
+    assert mg.gradcheck(lambda x, s: x.scatter(0, mg.tensor(_SCATTER_I), s, reduce="add"),
+                        [x, s])
+    with mg.no_grad():                       # multiply: fine without a graph
+        x.scatter(0, mg.tensor(_SCATTER_I), s, reduce="multiply")
 
 
 # ---- narrow, repeat_interleave: edge values -----------------------------------------------
@@ -459,6 +503,7 @@ def test_non_differentiable_ones_stay_on_the_gpu_stand_in(spy):
              x.repeat_interleave(mg.tensor([2, 1, 1], device=spy), dim=1),
              x.narrow(0, 1, 1), mg.einsum("ij->j", x),
              x.scatter(1, mg.tensor([[0], [2]], device=spy), 0.0),
+             x.scatter(1, mg.tensor([[0], [2]], device=spy), 2.0, reduce="multiply"),
              x.index_add(0, mg.tensor([1], device=spy), x[:1])]
     for t in made:
         assert t.device == spy and isinstance(t.data, spy_backend.SpyArray), repr(t)

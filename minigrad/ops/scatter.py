@@ -3,8 +3,10 @@ self's), scatter_add and index_add (src's values are added). They mirror gather 
 index_select (index.py), and their gradients are those: the gradient of src is the output's
 gradient gathered where src went. Each returns a new tensor; the in-place spellings
 (scatter_, scatter_add_, index_add_) write that result into self (ops/inplace.py)."""
+import numpy as np
+
 from minigrad import backend
-from minigrad.autograd import Function
+from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor, times_alpha
 from minigrad.ops.index import GetItem, IndexAdd, raw_index, position_grid
 from minigrad.ops.reduce import normalize_dim
@@ -34,20 +36,48 @@ def scatter(x, dim, index, src=None, *, value=None, reduce=None):
     """x with src written along dim at index, as torch.Tensor.scatter: for dim 0,
     out[index[i][j]][j] = src[i][j] (likewise for other dims). `src` is a tensor of x's
     dtype, at least as large as index in every dim, or a number (also as value=). Where
-    index repeats a position, which write wins is undefined (as PyTorch)."""
-    if reduce is not None:
-        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; use "
-                                  f"scatter_add (reduce='add') or index_add")
+    index repeats a position, which write wins is undefined (as PyTorch).
+
+    reduce='add' or 'multiply' (PyTorch's older form of scatter_reduce): src is added to, or
+    multiplied into, x at index instead, repeated positions each time. 'add' is scatter_add
+    (differentiable here, where PyTorch's is not); 'multiply' is not differentiable, as
+    PyTorch's, and refuses inputs that would need a gradient."""
     if (src is None) == (value is None):
         raise TypeError("scatter: give either src (a tensor or a number) or value= (a "
                         "number), one of them")
     src = value if src is None else src
+    if reduce is not None:
+        return _scatter_reduced(x, dim, index, src, reduce)
     if x.ndim == 0:
         return _on_one_element(scatter, x, dim, index, src)
     grid, src = _checked("scatter", x, dim, index, src)
     if isinstance(src, Tensor):
         return Scatter.apply(x, src, index=grid, value=None)
     return Scatter.apply(x, index=grid, value=src)
+
+
+def _scatter_reduced(x, dim, index, src, reduce):
+    if reduce not in ("add", "multiply"):
+        raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r} (for "
+                         f"'sum', 'prod', 'mean', 'amax', 'amin' PyTorch has scatter_reduce)")
+    if reduce == "add":
+        if not isinstance(src, Tensor):       # a number added at every position of index
+            idx = _integer_index("scatter", x, index)
+            src = Tensor._make(x.backend.xp.full(idx.shape, src, x.dtype), x.device)
+        return scatter_add(x, dim, index, src)
+    if is_grad_enabled() and (x.requires_grad or getattr(src, "requires_grad", False)):
+        raise RuntimeError("scatter: reduce='multiply' is not differentiable (nor is "
+                           "PyTorch's); detach its inputs or call it under mg.no_grad()")
+    if x.ndim == 0:
+        def scatter(x, dim, index, src):          # (the name the errors give)
+            return _scatter_reduced(x, dim, index, src, reduce)
+        return _on_one_element(scatter, x, dim, index, src)
+    grid, src = _checked("scatter", x, dim, index, src)
+    out = backend.to_host(x.data).copy()          # repeated positions multiply each time:
+    factors = backend.to_host(src.data) if isinstance(src, Tensor) else src   # ufunc.at
+    host_grid = tuple(backend.to_host(g) if hasattr(g, "shape") else g for g in grid)
+    np.multiply.at(out, host_grid, factors)
+    return Tensor._make(x.backend.from_numpy(out), x.device)
 
 
 def scatter_add(x, dim, index, src):
