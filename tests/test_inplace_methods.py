@@ -104,8 +104,13 @@ def test_an_integer_tensor_takes_an_integer_alpha_only(device):
 
 
 def test_scatter_in_place_takes_reduce_as_scatter_does():
-    with pytest.raises(NotImplementedError, match="reduce='add' is not supported"):
-        mg.zeros(3).scatter_(0, mg.tensor([0]), mg.ones(1), reduce="add")
+    x = mg.ones(3)
+    x.scatter_(0, mg.tensor([0, 0, 2]), mg.full((3,), 2.0), reduce="multiply")
+    assert x.tolist() == [4.0, 1.0, 2.0]                  # position 0 twice
+    x.scatter_(0, mg.tensor([1]), 5.0, reduce="add")
+    assert x.tolist() == [4.0, 6.0, 2.0]
+    with pytest.raises(ValueError, match="reduce must be 'add' or 'multiply'"):
+        x.scatter_(0, mg.tensor([0]), mg.ones(1), reduce="mean")
 
 
 def test_a_parameter_changes_only_under_no_grad(device):

@@ -2,8 +2,6 @@
 in place) and unique (each distinct value once, with where each element went and how often
 each value occurs). Neither is an op of its own: repeat_interleave is expand or indexing,
 whose gradients sum the copies back; unique is not differentiable (as PyTorch)."""
-import numpy as np
-
 from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad.ops.index import GetItem
@@ -112,10 +110,11 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
 
 def _unique_slices(x, dim, return_inverse, return_counts):
     be = x.backend
-    values, inverse, counts = np.unique(backend.to_host(x.data), axis=dim, return_inverse=True,
-                                        return_counts=True)
-    out = [np.ascontiguousarray(values)]
-    out += [inverse.reshape(-1).astype(np.int64)] if return_inverse else []
-    out += [counts.astype(np.int64)] if return_counts else []
+    hx = backend.get("cpu").xp
+    values, inverse, counts = hx.unique(backend.to_host(x.data), axis=dim,
+                                        return_inverse=True, return_counts=True)
+    out = [hx.ascontiguousarray(values)]
+    out += [inverse.reshape(-1).astype(backend.int64)] if return_inverse else []
+    out += [counts.astype(backend.int64)] if return_counts else []
     out = tuple(Tensor._make(be.from_numpy(a), x.device) for a in out)
     return out if len(out) > 1 else out[0]

@@ -3,8 +3,6 @@ self's), scatter_add and index_add (src's values are added). They mirror gather 
 index_select (index.py), and their gradients are those: the gradient of src is the output's
 gradient gathered where src went. Each returns a new tensor; the in-place spellings
 (scatter_, scatter_add_, index_add_) write that result into self (ops/inplace.py)."""
-import numpy as np
-
 from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor, times_alpha
@@ -76,7 +74,7 @@ def _scatter_reduced(x, dim, index, src, reduce):
     out = backend.to_host(x.data).copy()          # repeated positions multiply each time:
     factors = backend.to_host(src.data) if isinstance(src, Tensor) else src   # ufunc.at
     host_grid = tuple(backend.to_host(g) if hasattr(g, "shape") else g for g in grid)
-    np.multiply.at(out, host_grid, factors)
+    backend.get("cpu").xp.multiply.at(out, host_grid, factors)
     return Tensor._make(x.backend.from_numpy(out), x.device)
 
 
