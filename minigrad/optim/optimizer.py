@@ -5,6 +5,7 @@ import json
 import numbers
 
 from minigrad.autograd import no_grad, enable_grad
+from minigrad.nn.module import _host
 from minigrad.tensor import Tensor
 
 
@@ -220,8 +221,8 @@ class Optimizer:
         return values
 
     def _array_like(self, v, p, key):
-        if hasattr(v, "detach") and hasattr(v, "cpu"):   # a torch.Tensor, without torch
-            v = v.detach().cpu().numpy()
+        if hasattr(v, "detach") and hasattr(v, "cpu"):   # a torch.Tensor: as load_state_dict
+            v = _host(v)                                  # of a module reads one
         if hasattr(v, "shape") and not isinstance(v, Tensor) and tuple(v.shape) == () and \
                 (key == "step" or p.shape != ()):
             # a number saved as a 0-d tensor (PyTorch's step count): a number again
