@@ -243,6 +243,11 @@ def main():
     cfg = make_config(args)
     p = PRESETS[args.preset]
     tokens = p["batch_size"] * p["block_size"]
+    # The GEMM peak is best-of: once before the workers start and once after they end. One
+    # reading alone, taken while a worker still spun or freed its memory, came out at half.
+    import minigrad as mg
+    mg.set_float32_matmul_precision(args.matmul_precision)
+    peak = gemm_peak(args.device)
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "init.safetensors")
         workers = {"minigrad": start_worker("minigrad", args, weights)}
@@ -261,12 +266,11 @@ def main():
                         times[name].append(r["s"])
         mem = {name: ask(w, "done") for name, w in workers.items()}
 
-    import minigrad as mg
     from minitransformer.gpt import GPT
     mg.manual_seed(args.seed)
     n_params = sum(q.numel() for q in GPT(cfg).parameters())
-    mg.set_float32_matmul_precision(args.matmul_precision)
-    peak = gemm_peak(args.device)
+    time.sleep(args.pause)
+    peak = max(peak, gemm_peak(args.device))
     print(f"preset {args.preset}: {n_params / 1e6:.2f}M params, {tokens} tokens/step, "
           f"device {args.device}, {os.cpu_count()} cores; minigrad in {_processes(args)} "
           f"process(es) (--processes)")
