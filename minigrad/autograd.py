@@ -375,4 +375,6 @@ def _initial_grad(out, g):
     if g.shape != out.shape:
         raise RuntimeError(f"backward: gradient shape {g.shape} does not match output shape "
                            f"{out.shape}")
+    if g.dtype != out.dtype:        # as PyTorch: a gradient takes its tensor's dtype, so
+        g = g.to(out.dtype)         # no op's backward meets two float widths
     return g

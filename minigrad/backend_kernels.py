@@ -72,23 +72,33 @@ KERNELS = {
     """),
     # one Adam step in place (optim/adam.py's equations): l2 is Adam's weight decay folded
     # into the gradient, decay AdamW's factor 1 - lr·λ; step = lr/(1 - β1ᵗ),
-    # root = √(1 - β2ᵗ)
-    "adam": ("T g, float64 l2, float64 b1, float64 b2, float64 eps, float64 step, "
+    # root = √(1 - β2ᵗ); c1 = 1 - β1 and c2 = 1 - β2, taken in double by the caller and
+    # rounded once, as the array chain's `tmp *= 1 - beta2` (in float32, 1 - float32(0.999)
+    # is 1.3e-5 off 0.001: every step's v would be that much smaller)
+    "adam": ("T g, float64 l2, float64 c1, float64 b2, float64 c2, float64 eps, float64 step, "
              "float64 root, float64 decay", "T p, T m, T v", """
         const T gg = g + T(l2) * p;
-        m = m + (T(1) - T(b1)) * (gg - m);
-        v = T(b2) * v + (T(1) - T(b2)) * (gg * gg);
+        m = m + T(c1) * (gg - m);
+        v = T(b2) * v + T(c2) * (gg * gg);
         p = p * T(decay) - T(step) * (m / (sqrt(v) / T(root) + T(eps)));
     """),
 }
 
 
+def _t_positions(name):
+    """Where kernel `name` takes a T array among its inputs, then outputs (a call passes the
+    outputs to update in place, or none)."""
+    params = ", ".join(KERNELS[name][:2]).split(", ")
+    return [i for i, p in enumerate(params) if p.split()[0] == "T"]
+
+
 class Kernels:
     """The fused kernels of one CuPy backend, compiled on first use. kernels(name, *args)
     returns the kernel's outputs, or None where the op should run its array chain instead:
-    for a dtype other than float32/float64, or when the kernel failed the first time it
-    ran (a compiler or driver that refuses it: said once, as a warning, and not tried
-    again; a kernel that has worked raises its errors as they come)."""
+    for a dtype other than float32/float64, for T arrays of two dtypes, or when the kernel
+    failed the first time it ran (a compiler or driver that refuses it: said once, as a
+    warning, and not tried again; a kernel that has worked raises its errors as they
+    come)."""
 
     DTYPES = ("float32", "float64")
 
@@ -98,6 +108,8 @@ class Kernels:
     def __call__(self, name, *args):
         if name in self.failed or str(args[0].dtype) not in self.DTYPES:
             return None
+        if any(args[i].dtype != args[0].dtype for i in _t_positions(name) if i < len(args)):
+            return None             # CuPy binds T to one dtype; the chain promotes as NumPy
         try:
             kernel = self.built.get(name)
             if kernel is None:

@@ -102,17 +102,18 @@ def test_gelu_of_float16_runs_the_chain(fused_spy):
                                                             foreach=f),
                                   lambda ps, f: optim.Adam(ps, lr=0.05, weight_decay=0.1,
                                                            foreach=f)])
-def test_adam_kernel_matches_the_array_chain(fused_spy, foreach, make):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_adam_kernel_matches_the_array_chain(fused_spy, foreach, make, dtype):
     rng = np.random.default_rng(0)
     init = [rng.standard_normal(s) for s in ((3, 4), (4,), ())]
     grads = [[rng.standard_normal(a.shape) for a in init] for _ in range(4)]
     runs = []
     for device in ("cpu", "fused"):
-        ps = [nn.Parameter(mg.tensor(a, dtype="float64", device=device)) for a in init]
+        ps = [nn.Parameter(mg.tensor(a, dtype=dtype, device=device)) for a in init]
         opt = make(ps, foreach)
         for step in grads:
             for p, gr in zip(ps, step):
-                p.grad = mg.tensor(gr, dtype="float64", device=device)
+                p.grad = mg.tensor(gr, dtype=dtype, device=device)
             opt.step()
         runs.append([p.numpy() for p in ps] + [s[k].numpy() for s in
                                                opt.state_dict()["state"].values()
@@ -134,6 +135,19 @@ class _BrokenCupy:
                 raise RuntimeError("nvrtc: error")
             return "ran"
         return kernel
+
+
+def test_t_arrays_of_two_dtypes_run_the_chain():
+    """CuPy binds a kernel's T to one dtype and refuses a mix (Adam's state left float64
+    beside a float32 parameter): such a call runs the array chain, never the compiler."""
+    class NoCompiler:
+        def ElementwiseKernel(self, *spec):
+            raise AssertionError("a kernel was built for mixed dtypes")
+    kernels = Kernels(NoCompiler())
+    f32, f64 = np.ones(3, np.float32), np.ones(3, np.float64)
+    assert kernels("adam", f32, 0.0, 0.1, 0.99, 0.01, 1e-8, 0.1, 1.0, 1.0, f32, f64, f32) is None
+    assert kernels("gelu_tanh_grad", f32, f32, f64) is None
+    assert not kernels.failed            # not a failure: the next same-dtype call compiles
 
 
 def test_a_kernel_that_fails_at_first_is_reported_once_and_not_tried_again():

@@ -77,6 +77,21 @@ def test_backward_without_gradient_on_a_one_element_output(device):
     assert x.grad.tolist() == [4.0]
 
 
+def test_a_gradient_of_another_dtype_takes_the_outputs_dtype(device):
+    """backward(g) with g a float64 Tensor on a float32 output: the ops' backwards see
+    float32 (as PyTorch casts it), where a fused GPU kernel would refuse mixed widths."""
+    x = mg.tensor([1.0, -2.0], device=device, requires_grad=True)
+    y = x * 3
+    seen = []
+    y.register_hook(lambda g: seen.append(g.dtype))
+    y.backward(mg.tensor([1.0, 0.5], dtype="float64", device=device))
+    assert seen == [mg.float32] and x.grad.dtype == mg.float32
+    assert x.grad.tolist() == [3.0, 1.5]
+    (gx,) = mg.grad(x * 3, [x], grad_outputs=[mg.tensor([2.0, 2.0], dtype="float64",
+                                                        device=device)])
+    assert gx.dtype == mg.float32 and gx.tolist() == [6.0, 6.0]
+
+
 def test_nested_grad_modes_restore_the_outer_mode(device):
     """Leaving an inner no_grad/enable_grad restores the mode that was on before it, not
     always 'enabled'."""

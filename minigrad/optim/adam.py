@@ -129,8 +129,8 @@ def _adam(backend, p, g, m, v, t, group, v_max=None):
     beta1, beta2 = group["betas"]
     l2 = wd if not group["decoupled_weight_decay"] else 0.0
     if v_max is None and backend.kernels and backend.kernels(
-            "adam", g, l2, beta1, beta2, eps, lr / (1 - beta1 ** t), (1 - beta2 ** t) ** 0.5,
-            1 - lr * (wd - l2), p, m, v) is not None:
+            "adam", g, l2, 1 - beta1, beta2, 1 - beta2, eps, lr / (1 - beta1 ** t),
+            (1 - beta2 ** t) ** 0.5, 1 - lr * (wd - l2), p, m, v) is not None:
         return
     if wd != 0 and not group["decoupled_weight_decay"]:
         g = g + wd * p
