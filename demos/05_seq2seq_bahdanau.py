@@ -19,8 +19,8 @@ numbers at any length, so on dates the no-attention model is behind everywhere b
 so on long inputs. It saves the alignment (α) heatmap of the attention model: on reversal,
 the anti-diagonal (output step t reads source position n - t).
 
-    python demos/05_seq2seq_bahdanau.py                 # about 40 s on 2 CPU cores
-    python demos/05_seq2seq_bahdanau.py --task dates    # about a minute
+    python demos/05_seq2seq_bahdanau.py                 # 20-40 s on 2 CPU cores
+    python demos/05_seq2seq_bahdanau.py --task dates    # 30-60 s
     python demos/05_seq2seq_bahdanau.py --quick --no-plot   # a few seconds: smoke test
 """
 import os

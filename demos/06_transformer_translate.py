@@ -8,8 +8,8 @@ It prints exact-match accuracy (greedy, and beam search on part of the held-out 
 held-out pairs and on the longer inputs, compares with demo 05 when its results are in
 --out, and saves the cross-attention map of the last decoder layer, head by head.
 
-    python demos/06_transformer_translate.py                  # about 40 s on 2 CPU cores
-    python demos/06_transformer_translate.py --task dates     # about a minute
+    python demos/06_transformer_translate.py                  # 20-40 s on 2 CPU cores
+    python demos/06_transformer_translate.py --task dates     # 30-60 s
     python demos/06_transformer_translate.py --quick --no-plot    # seconds: smoke test
 """
 import os

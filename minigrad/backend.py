@@ -393,7 +393,9 @@ def device_of_array(a):
     for name, b in _BACKENDS.items():
         if name != "cpu" and isinstance(a, b.xp.ndarray):
             return device_name(name)
-    raise TypeError(f"cannot make a tensor from {type(a).__name__}")
+    raise TypeError(f"cannot make a tensor from a {type(a).__module__}.{type(a).__name__}; "
+                    f"give a Python scalar or (nested) list, a NumPy or CuPy array, a PyTorch "
+                    f"tensor or a minigrad Tensor")
 
 
 def to_host(a):

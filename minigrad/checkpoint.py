@@ -153,9 +153,9 @@ def _host_array(name, t):
     elif hasattr(t, "shape") and hasattr(t, "dtype"):
         a = backend.to_host(t)
     else:
-        raise TypeError(f"mg.save: entry {name!r} is a {type(t).__name__}, not a tensor; put "
-                        f"numbers and strings in `metadata` instead (an optimiser's state: "
-                        f"tensors, metadata = optimizer.flat_state_dict())")
+        raise TypeError(f"mg.save: entry {name!r} is of type {type(t).__name__}, not a "
+                        f"tensor; put numbers and strings in `metadata` instead (an "
+                        f"optimiser's state: tensors, metadata = optimizer.flat_state_dict())")
     # safetensors copies from the array's memory as one block: it must be C-contiguous
     # (not ascontiguousarray, which would turn a 0-d array into shape (1,))
     return a if a.flags.c_contiguous else a.copy(order="C")
@@ -174,7 +174,7 @@ def _string_metadata(metadata):
         try:
             out[k] = json.dumps(v)
         except TypeError:
-            raise TypeError(f"mg.save: metadata[{k!r}] is a {type(v).__name__}, which is "
+            raise TypeError(f"mg.save: metadata[{k!r}] is of type {type(v).__name__}, which is "
                             f"neither a string nor JSON-serialisable") from None
     return out
 

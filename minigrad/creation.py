@@ -8,9 +8,19 @@ from minigrad.args import check_fill_value
 from minigrad.tensor import Tensor
 
 
+def from_other_library(data):
+    """Another library's tensor (PyTorch's: it has .detach() and .cpu()) as a host NumPy
+    array of its dtype, without importing that library; anything else as it is."""
+    if not isinstance(data, Tensor) and hasattr(data, "detach") and hasattr(data, "cpu"):
+        return data.detach().cpu().numpy()
+    return data
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor from a Python scalar or list (floats -> float32, ints -> int64), a NumPy
-    or CuPy array (keeps its dtype) or another tensor (copied out of its graph)."""
+    or CuPy array (keeps its dtype), a PyTorch tensor (the same) or another tensor (copied
+    out of its graph)."""
+    data = from_other_library(data)
     source = data.data if isinstance(data, Tensor) else data
     t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
     if t.data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
@@ -25,7 +35,7 @@ def as_tensor(data, dtype=None, device=None):
     seen by the other); anything else (lists, scalars, other devices or dtypes) is a copy."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return Tensor(data, dtype=dtype, device=device)
+    return Tensor(from_other_library(data), dtype=dtype, device=device)
 
 
 def from_numpy(ndarray):

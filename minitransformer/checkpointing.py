@@ -143,8 +143,7 @@ def find_checkpoint(path):
     if target is None:
         if not path.exists():
             raise CheckpointError(f"{path} does not exist; pass the --out directory of a "
-                                  f"training run (sample also takes one of its ckpt-* "
-                                  f"directories)")
+                                  f"training run (or one of its ckpt-* directories)")
         complete = checkpoint_dirs(path)
         if complete:                  # `latest` was lost: the newest complete checkpoint
             return complete[-1]

@@ -12,6 +12,7 @@ import sys
 import minigrad as mg
 from minigrad.backend import MATMUL_PRECISIONS
 
+from minitransformer.argtypes import non_negative_int, positive_float, positive_int
 from minitransformer.data import DataError, DATA_ENV
 from minitransformer.plot import PlotUnavailable
 from minitransformer.tokenizer import UnknownCharacterError
@@ -30,7 +31,7 @@ TRAIN_FLAGS = [
     ("--grad-accum", "grad_accum", int, "micro-batches per step, their gradients summed "
                                         "(nanoGPT's gradient_accumulation_steps): a step of "
                                         "N x --batch-size sequences in the memory of one"),
-    ("--processes", "processes", int, "CPU processes sharing each batch, one core each "
+    ("--processes", "processes", positive_int, "CPU processes sharing each batch, one core each "
                                       "(default: one per core, up to 8; 1: no workers)"),
     ("--max-iters", "max_iters", int, "optimiser steps"),
     ("--lr", "lr", float, "peak learning rate"),
@@ -107,22 +108,24 @@ def build_parser():
     s.add_argument("--ckpt", default="out-baby",
                    help="a training --out directory or a ckpt-* directory (default: out-baby)")
     s.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
-    s.add_argument("--max-new-tokens", type=int, default=500,
+    s.add_argument("--max-new-tokens", type=non_negative_int, default=500,
                    help="characters to generate (default: 500)")
-    s.add_argument("--temperature", type=float, default=0.8,
+    s.add_argument("--temperature", type=positive_float, default=0.8,
                    help="divide the logits by this before sampling: lower is more "
-                        "conservative (default: 0.8)")
-    s.add_argument("--top-k", type=int, default=None,
+                        "conservative; --top-k 1 is greedy decoding (default: 0.8)")
+    s.add_argument("--top-k", type=positive_int, default=None,
                    help="sample only among the K most likely characters (default: all)")
-    s.add_argument("--num-samples", type=int, default=1,
+    s.add_argument("--num-samples", type=positive_int, default=1,
                    help="independent samples to print (default: 1)")
-    s.add_argument("--seed", type=int, default=1337, help="random seed (default: 1337)")
+    s.add_argument("--seed", type=non_negative_int, default=1337,
+                   help="random seed (default: 1337)")
     s.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     s.add_argument("--no-cache", action="store_true",
                    help="recompute the whole context for every token (no KV cache)")
 
     p = sub.add_parser("plot", help="draw loss.png from a run's metrics.jsonl")
-    p.add_argument("run", help="a training --out directory or a metrics.jsonl file")
+    p.add_argument("run", nargs="?", default="out-baby",
+                   help="a training --out directory or a metrics.jsonl file (default: out-baby)")
     p.add_argument("-o", "--output", help="PNG path (default: loss.png beside metrics.jsonl)")
     return parser
 
@@ -180,10 +183,6 @@ def _check_preset_of_run(preset, cfg, out):
 
 def cmd_sample(args):
     import minigrad as mg
-    if args.max_new_tokens < 0 or args.num_samples < 1:
-        raise ValueError("--max-new-tokens must be >= 0 and --num-samples >= 1")
-    if args.seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
     if any("\udc80" <= c <= "\udcff" for c in args.prompt):   # bytes Python could not decode
         raise ValueError("--prompt is not valid UTF-8 (the shell passed raw bytes); pass the "
                          "text in UTF-8")

@@ -150,7 +150,7 @@ def test_damaged_file_gives_a_clear_error(tmp_path, damage):
 def test_missing_file_and_bad_entries():
     with pytest.raises(FileNotFoundError):
         mg.load("/nonexistent/dir/ck.safetensors")
-    with pytest.raises(TypeError, match="'step' is a int, not a tensor"):
+    with pytest.raises(TypeError, match="'step' is of type int, not a tensor"):
         mg.save({"step": 3}, "/tmp/never-written.safetensors")
     with pytest.raises(TypeError, match="metadata keys"):
         mg.save({}, "/tmp/never-written.safetensors", metadata={1: "x"})

@@ -102,9 +102,15 @@ def test_sampling_arguments_are_checked(text_file, tmp_path, capsys):
     out = tmp_path / "run"
     assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",
                *TINY)[0] == 0
-    for t in ("nan", "0", "-1", "inf"):
-        rc, _, err = run(capsys, "sample", "--ckpt", out, "--temperature", t)
-        assert rc == 1 and "temperature must be a finite number > 0" in err
+    for flag, value, words in [("--temperature", t, "must be a finite number > 0")
+                               for t in ("nan", "0", "-1", "inf")] + [
+            ("--top-k", "0", "must be an integer >= 1"),
+            ("--max-new-tokens", "-5", "must be an integer >= 0"),
+            ("--num-samples", "0", "must be an integer >= 1"),
+            ("--seed", "-1", "must be an integer >= 0")]:
+        with pytest.raises(SystemExit) as e:             # argparse's refusal: usage, rc 2
+            main(["sample", "--ckpt", str(out), flag, value])
+        assert e.value.code == 2 and f"argument {flag}: {words}" in capsys.readouterr().err
     oneline = tmp_path / "oneline.txt"                   # a text without a newline
     oneline.write_text(TEXT.replace("\n", " "))
     assert run(capsys, "train", "--data", oneline, "--out", tmp_path / "flat", "--max-iters", 0,
@@ -175,8 +181,9 @@ def test_corrupted_checkpoint_via_cli(text_file, tmp_path, capsys):
     assert rc == 1 and "corrupted" in err and "model.safetensors" in err
     rc, _, err = run(capsys, "sample", "--ckpt", tmp_path / "nowhere")
     assert rc == 1 and "does not exist" in err
-    rc, _, err = run(capsys, "sample", "--ckpt", tmp_path / "nowhere", "--seed", -1)
-    assert rc == 1 and "--seed must be a non-negative integer, got -1" in err
+    with pytest.raises(SystemExit):                 # a bad flag: refused before the ckpt
+        run(capsys, "sample", "--ckpt", tmp_path / "nowhere", "--seed", -1)
+    assert "argument --seed: must be an integer >= 0, got '-1'" in capsys.readouterr().err
 
 
 def test_offline_first_run_says_to_pass_data(tmp_path, capsys, monkeypatch):

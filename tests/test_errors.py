@@ -115,6 +115,9 @@ def test_cuda_without_cupy_names_the_extra():
     msg = _message(RuntimeError, lambda: mg.zeros(2, device="cuda"))
     assert "CuPy" in msg and "cuda12" in msg and "pip install" in msg
     assert not mg.cuda_is_available()
+    assert not mg.cuda.is_available() and mg.cuda.device_count() == 0   # torch.cuda's names
+    msg = _message(RuntimeError, mg.cuda.synchronize)
+    assert "CuPy" in msg and "pip install" in msg
 
 
 @pytest.mark.parametrize("call,exc,words", [

@@ -58,6 +58,13 @@ def test_mixed_devices_raise():
         a[mg.tensor([0], device="cuda")]
 
 
+def test_torch_cuda_names():
+    assert mg.cuda.is_available() and mg.cuda.device_count() >= 1
+    x = mg.ones(1000, device="cuda") * 2
+    mg.cuda.synchronize()
+    assert x.sum().item() == 2000.0
+
+
 def test_cuda_matches_cpu_and_is_seeded():
     mg.manual_seed(3)
     a = mg.randn(100, device="cuda").numpy()

@@ -606,3 +606,17 @@ def test_state_is_indexed_by_the_parameter_as_torch():
     restored = optim.Adam([p], lr=0.1)
     restored.load_state_dict(opt.state_dict())
     np.testing.assert_array_equal(restored.state[p]["exp_avg"], opt.state[p]["exp_avg"])
+
+
+def test_state_of_a_parameter_not_yet_stepped_reads_empty_as_torch():
+    """opt.state is a defaultdict(dict), as PyTorch's: opt.state[p] before the first step is
+    {}, and reading it leaves the state dict and the first step as they were."""
+    p = nn.Parameter(mg.ones(3))
+    opt = optim.AdamW([p], lr=0.1)
+    assert opt.state[p] == {} and opt.state_dict()["state"] == {}
+    (p * p).sum().backward()
+    opt.step()
+    assert opt.state[p]["step"] == 1
+    restored = optim.AdamW([p], lr=0.1)
+    restored.load_state_dict(opt.state_dict())
+    assert restored.state[nn.Parameter(mg.ones(1))] == {}

@@ -144,3 +144,37 @@ def test_new_factories_take_dtype_device_requires_grad(device):
     assert x.new_empty(3, dtype=mg.int64).dtype == mg.int64
     assert x.new_tensor([1.5], dtype=mg.float64).dtype == mg.float64
     assert x.new_zeros(1).dtype == x.dtype                # self's dtype unless given
+
+
+class _TorchLike:
+    """Stands in for a torch.Tensor (so the test runs without PyTorch): what mg.tensor uses
+    of one is .detach().cpu().numpy()."""
+    def __init__(self, a, requires_grad=False):
+        self.a, self.requires_grad = a, requires_grad
+
+    def detach(self):
+        return _TorchLike(self.a)
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad")
+        return self.a
+
+
+@pytest.mark.parametrize("make", [mg.tensor, mg.as_tensor])
+def test_a_pytorch_tensor_becomes_a_copy_of_its_values(make):
+    a = np.array([[1.5, -2.0]], dtype=np.float32)
+    t = make(_TorchLike(a, requires_grad=True))
+    assert t.dtype == mg.float32 and t.tolist() == [[1.5, -2.0]] and not t.requires_grad
+    assert make(_TorchLike(np.arange(3))).dtype == mg.int64
+    if make is mg.tensor:
+        t.data[0, 0] = 9.0
+        assert a[0, 0] == 1.5                       # a copy, as torch.tensor(array)
+
+
+def test_what_cannot_become_a_tensor_is_named_with_what_can():
+    with pytest.raises(TypeError, match=r"builtins\.dict.*scalar.*list.*NumPy.*PyTorch"):
+        mg.tensor({"a": 1})

@@ -4,6 +4,7 @@ from collections import OrderedDict, namedtuple
 
 from minigrad import backend
 from minigrad.autograd import HookHandle
+from minigrad.creation import from_other_library
 from minigrad.tensor import Tensor, split_device_dtype
 
 
@@ -414,6 +415,4 @@ def _host(v):
     another library's tensor (a PyTorch state dict loads directly)."""
     if isinstance(v, Tensor):
         return v.numpy()
-    if hasattr(v, "detach") and hasattr(v, "cpu"):  # torch.Tensor, without importing torch
-        return v.detach().cpu().numpy()
-    return backend.to_host(v)
+    return backend.to_host(from_other_library(v))

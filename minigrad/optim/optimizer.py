@@ -1,6 +1,7 @@
 """`Optimizer`: what every optimiser shares — parameter groups with per-group options,
 `zero_grad`, and a `state_dict` that resumes training exactly (also through a .safetensors
 checkpoint, via the flat form `flat_state_dict` / `load_flat_state_dict`)."""
+import collections
 import json
 import numbers
 
@@ -29,7 +30,9 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
-        self.state = {}          # param -> dict of its state (arrays, step), as PyTorch's
+        # param -> dict of its state (arrays, step); as PyTorch's, a defaultdict: a parameter
+        # not yet stepped reads as {}
+        self.state = collections.defaultdict(dict)
         self.param_groups = []
         self._validate_options(self.defaults, "defaults")
         if isinstance(params, Tensor):
@@ -195,7 +198,7 @@ class Optimizer:
             new_state[p] = {k: self._array_like(v, p, k) for k, v in s.items()}
         for own, values in zip(self.param_groups, options):
             own.update(values)
-        self.state = new_state
+        self.state = collections.defaultdict(dict, new_state)
 
     def _loaded_options(self, saved, own, n):
         """A saved group's options, checked (all groups before any is changed)."""
