@@ -23,3 +23,16 @@ def keep_freed_host_memory():
                     libc.mallopt(M_MMAP_THRESHOLD, never))
     except (OSError, AttributeError):  # musl or another libc without mallopt
         return False
+
+
+def available_host_bytes():
+    """The memory the OS could give this process now without swapping (Linux's MemAvailable),
+    or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024      # the file counts kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

@@ -35,7 +35,7 @@ from minitransformer.gpt import GPT
 from minitransformer.metrics import append_row, keep_rows_up_to
 from minitransformer.tokenizer import CharTokenizer
 from minitransformer.train_config import (  # noqa: F401 (re-exported)
-    MODEL_FIELDS, PRESETS, TrainConfig)
+    MODEL_FIELDS, PRESETS, TrainConfig, check_memory)
 
 
 class TrainingDiverged(RuntimeError):
@@ -132,6 +132,7 @@ def _train(cfg, out, resume, log):
     check_split("train", train_ids, cfg.block_size)
     check_split("val", val_ids, cfg.block_size)
 
+    check_memory(cfg, tokenizer.vocab_size)
     mg.manual_seed(cfg.seed)
     model = GPT(cfg.model_config(tokenizer.vocab_size)).to(cfg.device)
     optimizer = model.configure_optimizers(cfg.weight_decay, cfg.lr, (cfg.beta1, cfg.beta2))

@@ -1,5 +1,6 @@
 """The configuration of a training run: every knob of `minitransformer train`, nanoGPT's two
-presets of them, and the checks that refuse a value before any work starts."""
+presets of them, and the checks that refuse a value (or a run too big for this machine's
+memory) before any work starts."""
 import math
 import numbers
 from dataclasses import dataclass, asdict, fields
@@ -7,6 +8,7 @@ from dataclasses import dataclass, asdict, fields
 from minigrad import optim
 from minigrad.backend import MATMUL_PRECISIONS
 from minigrad.data_parallel import default_processes
+from minigrad.host_memory import available_host_bytes
 from minitransformer.gpt import GPTConfig
 
 MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")
@@ -142,3 +144,33 @@ def _has_type(value, kind):
     if kind is float:
         return isinstance(value, numbers.Real) and math.isfinite(value)
     return isinstance(value, kind)
+
+
+def step_bytes(cfg, vocab_size):
+    """Roughly what a float32 training step of `cfg` holds at its peak (within ~25% of the
+    peak RSS measured of the baby and small presets, blocks up to 1024): per layer and
+    token, ~16·C floats kept for backward plus two H·T attention rows (the weights and
+    their gradient), a quarter more with dropout's masks; the logits three times; the
+    parameters four times (weights, gradients, AdamW's two moments)."""
+    c, h, t, n = cfg.n_embd, cfg.n_head, cfg.block_size, cfg.n_layer
+    tokens = cfg.batch_size * t                     # one micro-batch (--grad-accum)
+    per_token = (16 * c + 2 * h * t) * (1.25 if cfg.dropout > 0 else 1.0)
+    params = 12 * n * c * c + (vocab_size + t) * c
+    return 4 * (n * tokens * per_token + 3 * tokens * vocab_size + 4 * params)
+
+
+def check_memory(cfg, vocab_size, available=None):
+    """Refuse a CPU run whose step cannot fit in memory: Linux's OOM killer would end it
+    mid-step without a word. Only a clear case (the estimate over 1.2× what is free), since
+    the estimate is rough."""
+    if cfg.device != "cpu":
+        return                     # CuPy raises OutOfMemoryError, which the CLI reports
+    available = available_host_bytes() if available is None else available
+    need = step_bytes(cfg, vocab_size)
+    if available is not None and need > 1.2 * available:
+        raise ValueError(
+            f"a training step of this run needs about {need / 2 ** 30:.1f} GiB of memory "
+            f"({cfg.n_layer} layers of {cfg.batch_size}x{cfg.block_size} tokens, attention "
+            f"{cfg.n_head}x{cfg.block_size}x{cfg.block_size} per sequence), more than the "
+            f"{available / 2 ** 30:.1f} GiB free; lower --batch-size (--grad-accum N keeps "
+            f"the step's size) or --block-size")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from minitransformer import data
+from minitransformer import data, train as train_mod, train_config
 from minitransformer.cli import main
 
 TEXT = ("ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east, and Juliet "
@@ -67,10 +67,43 @@ def test_out_that_cannot_be_made_names_out(text_file, tmp_path, capsys):
     assert rc == 1 and f"--out {tmp_path / 'afile' / 'run'}: cannot create" in err, err
 
 
-def test_out_of_memory_says_which_flags_to_lower(text_file, tmp_path, capsys):
+def test_out_of_memory_says_which_flags_to_lower(text_file, tmp_path, capsys, monkeypatch):
+    """NumPy's MemoryError, where the estimate below does not catch it first."""
+    monkeypatch.setattr(train_mod, "check_memory", lambda cfg, vocab_size: None)
     rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
                      "--batch-size", 10 ** 12)
     assert rc == 1 and "out of memory" in err and "--batch-size" in err, err
+
+
+def test_a_run_too_big_for_memory_is_refused_before_it_starts(text_file, tmp_path, capsys,
+                                                               monkeypatch):
+    """Linux's OOM killer ends a process without a word, so a step that clearly cannot fit
+    is refused up front, with the estimate, what is free and the flags to lower."""
+    monkeypatch.setattr(train_config, "available_host_bytes", lambda: 2 ** 30)
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run", *TINY,
+                     "--batch-size", 200000)
+    assert rc == 1 and "more than the 1.0 GiB free" in err and "--batch-size" in err, err
+    assert "--block-size" in err and "200000x16 tokens" in err
+    assert not list((tmp_path / "run").glob("ckpt-*"))
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run2", *TINY,
+                     "--max-iters", 1)
+    assert rc == 0, err                                     # a run that fits is not refused
+
+
+def test_the_step_estimate_follows_the_measured_peaks():
+    """step_bytes against peak RSS measured on 2026-12-01 (one process, minus ~100 MiB of
+    interpreter and libraries): within 25%, and monotone in each size."""
+    MiB = 2 ** 20
+    for preset, kw, measured in [("baby", dict(block_size=512), 494),
+                                 ("baby", dict(block_size=1024, batch_size=8), 930),
+                                 ("small", dict(batch_size=8, dropout=0.0), 605),
+                                 ("small", dict(batch_size=16), 1261)]:
+        est = train_config.step_bytes(train_config.TrainConfig.from_preset(preset, **kw), 65)
+        assert 0.75 < est / (measured * MiB) < 1.4, (preset, kw, est / MiB)
+    base = train_config.TrainConfig.from_preset("baby")
+    for field in ("batch_size", "block_size", "n_layer", "n_embd"):
+        bigger = train_config.TrainConfig.from_preset("baby", **{field: 2 * getattr(base, field)})
+        assert train_config.step_bytes(bigger, 65) > train_config.step_bytes(base, 65)
 
 
 def test_a_diverging_run_prints_no_numpy_warnings(text_file, tmp_path, capsys, recwarn):
