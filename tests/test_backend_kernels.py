@@ -3,6 +3,7 @@ each kernel's body runs here with NumPy (the bodies are written in the subset of
 Python they share) inside ops on the spy device, and must give what the ops' array chains
 give on the CPU; with nvcc installed, each body also compiles as CUDA the way CuPy wraps it.
 The fallback (a kernel that fails on its first run) is tested with a fake CuPy."""
+import json
 import re
 import shutil
 import subprocess
@@ -383,6 +384,52 @@ def test_gpt_training_steps_with_the_kernels_match_the_cpu(fused_spy):
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-12)
     for a, b in zip(runs[0][1], runs[1][1]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12)
+
+
+def _trainer_metrics(out):
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_the_whole_trainer_on_the_gpu_stand_in(fused_spy, tmp_path):
+    """`train()` end to end on a CuPy-like device with the fused kernels: evaluations,
+    checkpoints written from device arrays and read back onto the device, a run stopped
+    and resumed (with dropout: the same losses as the run never stopped), the CPU's losses
+    without dropout, and sampling from the checkpoint on the device, the same tokens with
+    and without the KV cache."""
+    from minitransformer.train import TrainConfig, load_checkpoint, train
+    text = tmp_path / "text.txt"
+    text.write_text("ROMEO:\nBut soft, what light through yonder window breaks?\n" * 40)
+    kw = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, batch_size=4, max_iters=6,
+              lr_decay_iters=6, eval_interval=3, eval_iters=2, data=str(text),
+              progress=False, plot=False, processes=1)
+    quiet = lambda *a: None                                          # noqa: E731
+
+    def run(name, device, resume=False, **more):
+        cfg = TrainConfig.from_preset("baby", device=device, out=str(tmp_path / name),
+                                      **{**kw, **more})
+        train(cfg, resume=resume, log=quiet)
+        return _trainer_metrics(tmp_path / name)
+
+    cpu, dev = run("cpu", "cpu", dropout=0.0), run("dev", "fused", dropout=0.0)
+    assert {"minigrad_adam", "minigrad_ln_out", "minigrad_gelu_tanh"} <= set(fused_spy.calls)
+    for a, b in zip(cpu, dev):
+        assert a["iter"] == b["iter"]
+        np.testing.assert_allclose([b["train_loss"], b["val_loss"]],
+                                   [a["train_loss"], a["val_loss"]], rtol=1e-5)
+    whole = run("whole", "fused", dropout=0.1)
+    run("cut", "fused", dropout=0.1, max_iters=3)
+    resumed = run("cut", "fused", resume=True, dropout=0.1)
+    assert [m["iter"] for m in resumed] == [0, 3, 6]
+    assert [(m["train_loss"], m["val_loss"]) for m in resumed] == \
+        [(m["train_loss"], m["val_loss"]) for m in whole]
+    model, tok, _ = load_checkpoint(tmp_path / "whole", device="fused")
+    assert isinstance(next(model.parameters()).data, spy_backend.SpyArray)
+    samples = []
+    for cache in (True, False):
+        mg.manual_seed(1)
+        samples.append(model.generate([tok.encode("ROMEO:")], 30, top_k=5,
+                                      use_cache=cache).numpy())
+    np.testing.assert_array_equal(samples[0], samples[1])
 
 
 def test_a_gpt_training_step_launch_budget(fused_spy):
