@@ -393,9 +393,13 @@ def device_of_array(a):
     for name, b in _BACKENDS.items():
         if name != "cpu" and isinstance(a, b.xp.ndarray):
             return device_name(name)
-    raise TypeError(f"cannot make a tensor from a {type(a).__module__}.{type(a).__name__}; "
-                    f"give a Python scalar or (nested) list, a NumPy or CuPy array, a PyTorch "
-                    f"tensor or a minigrad Tensor")
+    what = f"{type(a).__module__}.{type(a).__name__}"
+    if hasattr(a, "detach") and hasattr(a, "cpu"):      # PyTorch's: copied by mg.tensor only
+        raise TypeError(f"a {what} cannot enter a minigrad op; convert it first with "
+                        f"mg.tensor(t) (a copy) or mg.as_tensor(t)")
+    raise TypeError(f"cannot make a tensor from a {what}; give a Python scalar or (nested) "
+                    f"list, a NumPy or CuPy array or a minigrad Tensor (mg.tensor also "
+                    f"takes a PyTorch tensor)")
 
 
 def to_host(a):

@@ -12,7 +12,12 @@ def from_other_library(data):
     """Another library's tensor (PyTorch's: it has .detach() and .cpu()) as a host NumPy
     array of its dtype, without importing that library; anything else as it is."""
     if not isinstance(data, Tensor) and hasattr(data, "detach") and hasattr(data, "cpu"):
-        return data.detach().cpu().numpy()
+        try:
+            return data.detach().cpu().numpy()
+        except TypeError as e:                  # a dtype NumPy lacks: bfloat16, complex32
+            raise TypeError(f"cannot copy a {type(data).__name__} of dtype "
+                            f"{getattr(data, 'dtype', '?')} ({e}); convert it first, e.g. "
+                            f"t.float()") from None
     return data
 
 
@@ -32,7 +37,8 @@ def as_tensor(data, dtype=None, device=None):
     """data as a tensor, copying only when it must (as torch.as_tensor): a tensor already of
     that dtype and device is returned itself (else converted, differentiably, as .to()); an
     array on the target device of that dtype is shared, not copied (so a write to one is
-    seen by the other); anything else (lists, scalars, other devices or dtypes) is a copy."""
+    seen by the other), and so is a PyTorch CPU tensor's memory, as torch.as_tensor shares a
+    NumPy array's; anything else (lists, scalars, other devices or dtypes) is a copy."""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     return Tensor(from_other_library(data), dtype=dtype, device=device)

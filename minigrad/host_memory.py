@@ -26,8 +26,21 @@ def keep_freed_host_memory():
 
 
 def available_host_bytes():
-    """The memory the OS could give this process now without swapping (Linux's MemAvailable),
-    or None where it cannot be read."""
+    """The memory this process could have now without swapping: Linux's MemAvailable, or
+    less where a container's memory limit (cgroup v2 or v1) leaves less; None where neither
+    can be read."""
+    free = [_meminfo_available()]
+    for limit, usage in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                         ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                          "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        cap, used = _read_int(limit), _read_int(usage)
+        if cap is not None and used is not None and cap < 2 ** 60:     # "max": no limit
+            free.append(max(cap - used, 0))
+    free = [f for f in free if f is not None]
+    return min(free) if free else None
+
+
+def _meminfo_available():
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -36,3 +49,11 @@ def available_host_bytes():
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):                   # absent, or "max"
+        return None

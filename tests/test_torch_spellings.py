@@ -161,6 +161,8 @@ class _TorchLike:
     def numpy(self):
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad")
+        if self.a is None:                                  # as torch's bfloat16
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self.a
 
 
@@ -178,3 +180,8 @@ def test_a_pytorch_tensor_becomes_a_copy_of_its_values(make):
 def test_what_cannot_become_a_tensor_is_named_with_what_can():
     with pytest.raises(TypeError, match=r"builtins\.dict.*scalar.*list.*NumPy.*PyTorch"):
         mg.tensor({"a": 1})
+    with pytest.raises(TypeError, match=r"_TorchLike cannot enter a minigrad op; convert it "
+                                        r"first with mg.tensor\(t\)"):
+        mg.ones(2) * _TorchLike(np.ones(2, np.float32))
+    with pytest.raises(TypeError, match=r"BFloat16.*convert it first, e.g. t.float\(\)"):
+        mg.tensor(_TorchLike(None))
