@@ -44,8 +44,9 @@ def gemm_peak(device, n=2048, reps=5):
 
 
 def machine():
-    """The CPU model and the BLAS libraries loaded, for the record: the same code's ratio to PyTorch moved
-    from 0.93x to 1.1x between two 2-core machines (OpenBLAS against MKL, by CPU)."""
+    """The CPU model and the BLAS libraries loaded, for the record: the same code's ratio to
+    PyTorch moved from 0.93x to 1.1x between two 2-core machines (OpenBLAS against MKL, by
+    CPU)."""
     import platform
     cpu = platform.processor() or platform.machine()
     try:
