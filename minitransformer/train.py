@@ -153,7 +153,8 @@ def _train(cfg, out, resume, log):
     dropped = keep_rows_up_to(metrics_path, it if ckpt is not None else None)
     if dropped:
         log(f"warning: {dropped} unreadable line(s) of {metrics_path} dropped")
-    log(f"GPT: {model.num_parameters() / 1e6:.2f}M parameters, vocab {tokenizer.vocab_size}, "
+    log(f"GPT: {model.num_parameters() / 1e6:.2f}M parameters (as nanoGPT counts: without "
+        f"the position embedding), vocab {tokenizer.vocab_size}, "
         f"{len(train_ids):,} train / {len(val_ids):,} val tokens from {data_path}; "
         f"device {cfg.device}" + (f" ({_cpu_work(cfg)})" if cfg.device == "cpu" else "")
         + (f"; resuming at iter {it} from {ckpt.path}" if ckpt else ""))
