@@ -14,6 +14,7 @@ Python (`const T` declarations aside), so the tests run the very same text with 
 the CPU (and compile it with nvcc where one is installed): that a kernel computes what its
 chain computes is checked without a GPU.
 """
+import functools
 import warnings
 
 C, A = 0.7978845608028654, 0.044715          # tanh-GELU: tanh(C·(x + A·x³)), C = √(2/π)
@@ -85,6 +86,7 @@ KERNELS = {
 }
 
 
+@functools.cache                # parsed once per kernel: the check runs on every call
 def _t_positions(name):
     """Where kernel `name` takes a T array among its inputs, then outputs (a call passes the
     outputs to update in place, or none)."""

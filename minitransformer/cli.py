@@ -31,8 +31,9 @@ TRAIN_FLAGS = [
     ("--grad-accum", "grad_accum", int, "micro-batches per step, their gradients summed "
                                         "(nanoGPT's gradient_accumulation_steps): a step of "
                                         "N x --batch-size sequences in the memory of one"),
-    ("--processes", "processes", positive_int, "CPU processes sharing each batch, one core each "
-                                      "(default: one per core, up to 8; 1: no workers)"),
+    ("--processes", "processes", positive_int, "CPU processes sharing each batch, one core "
+                                               "each (default: one per core, up to 8; 1: no "
+                                               "workers)"),
     ("--max-iters", "max_iters", int, "optimiser steps"),
     ("--lr", "lr", float, "peak learning rate"),
     ("--min-lr", "min_lr", float, "learning rate at the end of the cosine decay"),
