@@ -38,11 +38,13 @@ _CHECKPOINT_NAME = re.compile(r"ckpt-(\d{7})(-\d+-\d+)?")
 
 
 @contextmanager
-def run_lock(out):
+def run_lock(out, remove_if_unused=False):
     """Hold OUT/.lock while a training run writes to OUT: a second run started on the same
     OUT fails at once instead of interleaving its checkpoints (and deleting the other's
     temporary files). An advisory POSIX lock, released when the process ends, however it
-    ends; where fcntl is missing (Windows) there is no lock."""
+    ends; where fcntl is missing (Windows) there is no lock. With remove_if_unused (OUT was
+    made for this run), an OUT the run left holding only the lock is removed, still under
+    the lock: a run refused at its start leaves no directory behind."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -57,7 +59,12 @@ def run_lock(out):
             raise CheckpointError(f"another training run is writing to {out} (it holds "
                                   f"{out / '.lock'}); wait for it to end, or choose another "
                                   f"--out") from None
-        yield
+        try:
+            yield
+        finally:
+            if remove_if_unused and [p.name for p in out.iterdir()] == [".lock"]:
+                (out / ".lock").unlink()
+                out.rmdir()
 
 
 def checkpoint_dirs(out, complete=True):

@@ -91,6 +91,7 @@ def train(cfg, resume=False, log=print):
         find_checkpoint(out)     # nothing to resume: say so before the lock makes OUT
     else:
         cfg.check_schedule()
+    made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -100,7 +101,8 @@ def train(cfg, resume=False, log=print):
     try:
         # one run at a time per OUT; a diverging run's overflow warnings are left to the
         # loss check, which stops it with a message that says what to do
-        with run_lock(out), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        with run_lock(out, remove_if_unused=made), \
+                np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return _train(cfg, out, resume, log)
     finally:
         mg.set_float32_matmul_precision(previous)

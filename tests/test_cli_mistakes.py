@@ -84,7 +84,11 @@ def test_a_run_too_big_for_memory_is_refused_before_it_starts(text_file, tmp_pat
                      "--batch-size", 200000)
     assert rc == 1 and "more than the 1.0 GiB free" in err and "--batch-size" in err, err
     assert "--block-size" in err and "200000x16 tokens" in err
-    assert not list((tmp_path / "run").glob("ckpt-*"))
+    assert not (tmp_path / "run").exists()                  # nothing left behind
+    (tmp_path / "mine").mkdir()                             # a directory the user made: kept
+    assert run(capsys, "train", "--data", text_file, "--out", tmp_path / "mine", *TINY,
+               "--batch-size", 200000)[0] == 1
+    assert (tmp_path / "mine").is_dir()
     rc, _, err = run(capsys, "train", "--data", text_file, "--out", tmp_path / "run2", *TINY,
                      "--max-iters", 1)
     assert rc == 0, err                                     # a run that fits is not refused
