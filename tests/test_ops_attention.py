@@ -147,6 +147,22 @@ def test_a_masked_key_that_overflowed_stays_out_of_the_row(device, bad, how):
     np.testing.assert_array_equal(out[:, rows], ref[:, rows])
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_visible_key_that_overflowed_poisons_only_the_rows_that_see_it(device, bad):
+    """The other side of the test above: a NaN or inf score a query may see is not hidden
+    (the mask's ceiling of +inf leaves it NaN or inf): under the causal mask the rows that
+    see key 3 come out NaN, as PyTorch's, and the rows before it are untouched."""
+    q, k, v = (mg.tensor(a, device=device) for a in _arrays(_SELF))
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
+    k2 = k.numpy().copy()
+    k2[:, 3] = bad
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = F.scaled_dot_product_attention(q, mg.tensor(k2, device=device), v,
+                                             is_causal=True).numpy()
+    np.testing.assert_array_equal(out[:, :3], ref[:, :3])
+    assert np.isnan(out[:, 3]).all()
+
+
 def test_bool_mask_and_causal_combine(device):
     q, k, v = (mg.tensor(a, dtype=mg.float64, device=device) for a in _arrays(_SELF))
     mask = np.ones((4, 4), dtype=bool)

@@ -16,7 +16,7 @@ KV cache, and on a GPU), and a test checks that the two agree to the bit.
 import math
 import numbers
 
-from minigrad.ops.attention import ScaledDotProductAttention, _causal, _causal_blocked
+from minigrad.ops.attention import ScaledDotProductAttention, _causal, _causal_ceiling
 from minigrad.tensor import Tensor
 
 
@@ -28,9 +28,9 @@ class QKVAttention(ScaledDotProductAttention):
         self.n_head, self.head = n_head, C3 // 3 // n_head
         q, k, v = _heads(qkv, n_head)
         allowed = _causal(self.xp, T, T) if is_causal else None     # both kept between
-        blocked = _causal_blocked(self.xp, T, T) if is_causal else None  # calls
+        ceiling = _causal_ceiling(self.xp, T, T, qkv.dtype) if is_causal else None  # calls
         out = super().forward(q, k, v, scale=1 / math.sqrt(self.head), allowed=allowed,
-                              additive=None, blocked=blocked, dropout_p=dropout_p)
+                              additive=None, ceiling=ceiling, dropout_p=dropout_p)
         return out.transpose(0, 2, 1, 3).reshape(B, T, C3 // 3)   # heads side by side
 
     def backward(self, g):                   # the reference, under create_graph=True:
