@@ -14,9 +14,13 @@ from minigrad import backend
 
 def row_sum(xp, a, scale=1.0):
     """Σ over the last axis times `scale`, kept as a trailing axis of 1: (..., n) -> (..., 1).
-    Best on a C-contiguous `a` (the fused ops' own arrays are); another is copied first."""
+    One matrix-vector product on a C-contiguous `a` (the fused ops' own arrays are); a batch
+    of them on one whose rows alone are contiguous (attention's heads, (B, H, T, D) views of
+    a (B, T, H, D) array), which reshape would copy first; any other is copied."""
     n = a.shape[-1]
     col = backend.filled(xp, (n, 1), scale, a.dtype)
+    if a.ndim > 2 and not a.flags.c_contiguous and a.strides[-1] == a.itemsize:
+        return xp.matmul(a, col)
     return xp.matmul(a.reshape(-1, n), col).reshape(a.shape[:-1] + (1,))
 
 
