@@ -491,3 +491,44 @@ def test_resume_on_another_text_is_refused(text_file, tmp_path):
     cfg = resume_config(tmp_path / "run", max_iters=6, data=str(other))
     with pytest.raises(CheckpointError, match="is not the one checkpoint .* was trained on"):
         train(cfg, resume=True, log=quiet)
+
+
+def test_missing_and_foreign_checkpoint_files_are_named(text_file, tmp_path):
+    """Each way a checkpoint directory can be incomplete or not ours gets its own message:
+    a missing weights file, `latest` naming a directory without config.json, a config.json
+    of something else, a directory without one, and optimiser state of another model."""
+    out = tmp_path / "run"
+    train(tiny(text_file, out, max_iters=0), log=quiet)
+    ckpt = find_checkpoint(out)
+    config = ckpt / "config.json"
+    good = config.read_text()
+
+    (ckpt / "model.safetensors").rename(tmp_path / "weights")
+    with pytest.raises(CheckpointError, match="incomplete: model.safetensors is missing"):
+        load_checkpoint(out)
+    (tmp_path / "weights").rename(ckpt / "model.safetensors")
+
+    config.rename(tmp_path / "config.json")
+    with pytest.raises(CheckpointError, match="names ckpt-0000000, which is missing or "
+                                              "incomplete"):
+        find_checkpoint(out)
+    with pytest.raises(CheckpointError, match="not a checkpoint: config.json is missing"):
+        read_checkpoint(ckpt)
+    config.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(CheckpointError, match="is not a minitransformer checkpoint"):
+        read_checkpoint(ckpt)
+    config.write_text(good)
+
+    # optimiser state of a bigger model, its checksum updated so only the fit is wrong
+    other = tmp_path / "other"
+    train(tiny(text_file, other, max_iters=1, eval_interval=1, n_embd=32), log=quiet)
+    shutil.copy(find_checkpoint(other) / "optimizer.safetensors", ckpt)
+    meta = json.loads(good)
+    del meta["files"]["optimizer.safetensors"]
+    config.write_text(json.dumps(meta))
+    read = read_checkpoint(ckpt)
+    model = read.model()
+    optimizer = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-3,
+                                           betas=(0.9, 0.99))
+    with pytest.raises(CheckpointError, match="optimizer state does not fit"):
+        read.restore(model, optimizer)
