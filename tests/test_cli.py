@@ -242,3 +242,26 @@ def test_a_full_disk_is_a_message_and_the_last_checkpoint_stays(text_file, tmp_p
     assert "Traceback" not in err
     monkeypatch.undo()
     assert run(capsys, "sample", "--ckpt", out, "--max-new-tokens", 3)[0] == 0
+
+
+def test_write_atomic_leaves_the_old_file_and_no_temporary_when_a_write_fails(tmp_path,
+                                                                              monkeypatch):
+    """A write that fails midway (a full disk) keeps what was there and cleans up."""
+    target = tmp_path / "latest"
+    target.write_text("ckpt-0000001\n")
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(data.os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        data.write_atomic(target, b"ckpt-0000002\n")
+    assert target.read_text() == "ckpt-0000001\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["latest"]
+
+
+def test_the_cache_folder_follows_xdg(tmp_path, monkeypatch):
+    monkeypatch.delenv(data.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert data.cache_dir() == tmp_path / "minitransformer"
+    monkeypatch.setenv(data.CACHE_ENV, str(tmp_path / "mine"))
+    assert data.cache_dir() == tmp_path / "mine"

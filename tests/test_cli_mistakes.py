@@ -206,3 +206,41 @@ def test_a_run_saved_with_min_lr_above_lr_still_resumes(trained, capsys):
     rc, _, err = run(capsys, "train", "--resume", "--out", trained, "--max-iters", 2,
                      "--lr", 2e-5)
     assert rc == 1 and "--min-lr (0.0001) must not exceed" in err and "corrupted" not in err
+
+
+def test_an_empty_prompt_and_samples_apart(trained, capsys):
+    rc, _, err = run(capsys, "sample", "--ckpt", trained, "--prompt", "")
+    assert rc == 1 and "--prompt must hold at least one character" in err, err
+    rc, out, _ = run(capsys, "sample", "--ckpt", trained, "--prompt", "R",
+                     "--max-new-tokens", 5, "--num-samples", 3)
+    assert rc == 0 and out.count("---------------\n") == 2, out   # between samples only
+    assert all(s.startswith("R") for s in out.split("---------------\n"))
+
+
+def test_a_terminal_that_cannot_show_the_sample_says_what_to_set(trained, capsys,
+                                                                  monkeypatch):
+    import builtins
+
+    def ascii_only(*args, **kwargs):
+        raise UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in range(128)")
+    monkeypatch.setattr(builtins, "print", ascii_only)
+    with pytest.raises(ValueError, match="cannot show the sample's characters; set "
+                                         "PYTHONIOENCODING=utf-8"):
+        from minitransformer.cli import cmd_sample, build_parser
+        cmd_sample(build_parser().parse_args(["sample", "--ckpt", str(trained)]))
+
+
+def test_a_reader_that_leaves_early_ends_the_run_quietly(trained):
+    """`minitransformer sample ... | head -1`: the reader's end of the pipe is gone (here
+    closed before the start); exit 0 and nothing on stderr, as `cat`, not a traceback."""
+    import os
+    import subprocess
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "minitransformer", "sample", "--ckpt",
+                               str(trained), "--max-new-tokens", "20"], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
