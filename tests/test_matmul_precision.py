@@ -109,3 +109,37 @@ def test_trainer_flag_config_and_restore(tmp_path, recording_device):
     train(cfg, log=lambda *a: None)
     assert recording_device == ["medium", "highest"]       # set for the run, then restored
     assert mg.get_float32_matmul_precision() == "highest"
+
+
+@pytest.mark.parametrize("devices", [1, 0])
+def test_the_cuda_backend_is_wired_to_cupys_functions(monkeypatch, devices):
+    """_cupy_backend with a stand-in CuPy module: each of the Backend's slots gets CuPy's own
+    function (erf from cupyx, index_add from cupy.add.at, the host transfers), the precision
+    switch and the fused kernels are attached; and with no GPU visible the message says
+    what is needed. (The real CuPy is checked on a GPU, in tests/test_gpu.py.)"""
+    import sys
+    from types import ModuleType
+    cupy, _ = _fake_cupy("90")
+    module = ModuleType("cupy")
+    module.__dict__.update(vars(cupy))
+    module.cuda = SimpleNamespace(runtime=SimpleNamespace(getDeviceCount=lambda: devices),
+                                  Device=cupy.cuda.Device)
+    module.add = SimpleNamespace(at=object())
+    module.asnumpy, module.asarray, module.ndarray = object(), object(), np.ndarray
+    module.random = np.random
+    special = ModuleType("cupyx.scipy.special")
+    special.erf = object()
+    cupyx, scipy = ModuleType("cupyx"), ModuleType("cupyx.scipy")
+    cupyx.scipy, scipy.special = scipy, special
+    for name, m in [("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
+                    ("cupyx.scipy.special", special)]:
+        monkeypatch.setitem(sys.modules, name, m)
+    if not devices:
+        with pytest.raises(RuntimeError, match="needs CuPy and an NVIDIA GPU .*no CUDA device "
+                                               "visible.*cuda12"):
+            backend._cupy_backend()
+        return
+    b = backend._cupy_backend()
+    assert (b.name, b.xp, b.erf, b.index_add, b.to_numpy, b.from_numpy) == (
+        "cuda", module, special.erf, module.add.at, module.asnumpy, module.asarray)
+    assert b.kernels.cupy is module and callable(b.set_matmul_precision)
