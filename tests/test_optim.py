@@ -257,6 +257,34 @@ def test_bad_param_types_raise_type_error():
         optim.SGD([x * 2], lr=0.1)
 
 
+def test_misfits_found_at_step_and_load_are_named():
+    """A group that is not a dict, a gradient of another shape (set by hand), state for a
+    parameter no group has, a flat state without its metadata, an option JSON cannot hold;
+    and the repr lists each group's options."""
+    p = nn.Parameter(mg.zeros(2))
+    opt = optim.Adam([p], lr=0.01)
+    with pytest.raises(TypeError, match="a parameter group must be a dict with a 'params'"):
+        opt.add_param_group([p])
+    p.grad = mg.ones(3)
+    with pytest.raises(RuntimeError, match=r"gradient \(3,\) on cpu does not match parameter "
+                                           r"\(2,\)"):
+        opt.step()
+    p.grad = mg.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    sd["state"][5] = sd["state"].pop(0)
+    with pytest.raises(ValueError, match="state for parameter 5, which no group has"):
+        optim.Adam([p], lr=0.01).load_state_dict(sd)
+    tensors, _ = opt.flat_state_dict()
+    with pytest.raises(KeyError, match="metadata has no 'optimizer.meta' entry"):
+        optim.Adam([p], lr=0.01).load_flat_state_dict(tensors, {})
+    odd = optim.Adam([p], lr=0.01)
+    odd.param_groups[0]["note"] = object()
+    with pytest.raises(TypeError, match="an option is not JSON-serialisable"):
+        odd.flat_state_dict()
+    assert repr(opt).startswith("Adam (\n  group 0: 1 params, lr=0.01")
+
+
 # ---- clipping -----------------------------------------------------------------------------
 @pytest.mark.parametrize("max_norm, norm_type", [(1.0, 2.0), (100.0, 2.0), (0.5, float("inf")),
                                                  (2.0, 1.0)])
