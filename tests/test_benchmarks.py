@@ -23,6 +23,7 @@ def run(script, *args):
      ["tiny add forward+backward", "mg f+b", "1024 |"]),
     ("bench_train.py", ["--preset", "baby", "--steps", "1", "--warmup", "0", "--block", "1"],
      ["minigrad:", "ms/step", "MFU", "peak RSS"]),
+    ("bench_gemm.py", ["--preset", "baby"], ["attn.c_attn", "384 x 128 -> 384", "NumPy"]),
 ])
 def test_benchmark_scripts_run(script, args, expect):
     out = run(script, *args)
@@ -34,6 +35,7 @@ def test_benchmark_scripts_run(script, args, expect):
     ("bench_ops.py", ["--ops", "foo"], "--ops: unknown foo; valid: add"),
     ("bench_train.py", ["--steps", "0"], "argument --steps: must be an integer >= 1, got '0'"),
     ("bench_generate.py", ["--tokens", "0"], "argument --tokens: must be an integer >= 1"),
+    ("bench_gemm.py", ["--processes", "0"], "argument --processes: must be an integer >= 1"),
     ("bench_generate.py", ["--ckpt", "no-such-run"], "--ckpt: no-such-run does not exist"),
 ])
 def test_bad_arguments_are_named_not_a_traceback(script, args, words):
