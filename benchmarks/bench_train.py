@@ -275,16 +275,21 @@ def main():
         if have_torch:
             workers["torch"] = start_worker("torch", args, weights)
         times = {name: [] for name in workers}
+        turns = {name: [] for name in workers}     # each turn's timed steps, side by side
         losses = {name: [] for name in workers}
         total = args.warmup + args.steps
         for start in range(0, total, args.block):  # interleaved: turns of `block` steps
             for name, w in workers.items():
                 time.sleep(args.pause)
+                turn = []
                 for i in range(start, min(start + args.block, total)):
                     r = ask(w, f"step {i}")
                     losses[name].append(r["loss"])
                     if i >= args.warmup:
-                        times[name].append(r["s"])
+                        turn.append(r["s"])
+                times[name] += turn
+                if turn:
+                    turns[name].append(_median(turn))
         mem = {name: ask(w, "done") for name, w in workers.items()}
 
     from minitransformer.gpt import GPT
@@ -302,8 +307,7 @@ def main():
         f"{name} " + " ".join(f"{v:.4f}" for v in losses[name][:4]) for name in losses))
     rows = {}
     for name, ts in times.items():
-        ts = sorted(ts)
-        ms = ts[len(ts) // 2] * 1e3
+        ms = _median(ts) * 1e3
         tps = tokens / (ms / 1e3)
         mfu = flops_per_token(cfg, n_params - cfg.block_size * cfg.n_embd) * tps / (peak * 1e9)
         rows[name] = (ms, tps)
@@ -314,6 +318,17 @@ def main():
     if "torch" in rows:
         print(f"ratio minigrad/torch: tokens/s {rows['minigrad'][1] / rows['torch'][1]:.2f}x, "
               f"peak RSS {mem['minigrad']['rss_mib'] / mem['torch']['rss_mib']:.2f}x")
+        # the machine's speed drifts between turns; each pair of adjacent turns compares
+        # the two at one moment, so their spread says how far to trust the ratio above
+        pairs = sorted(t / m for m, t in zip(turns["minigrad"], turns["torch"]))
+        if len(pairs) > 1:
+            print(f"tokens/s ratio turn by turn ({len(pairs)} pairs of adjacent turns): "
+                  f"median {_median(pairs):.2f}x, range {pairs[0]:.2f}-{pairs[-1]:.2f}x")
+
+
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
 
 
 if __name__ == "__main__":
