@@ -476,13 +476,18 @@ def test_adam_and_adamw_by_hand(make, wd, decoupled):
         np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
 
 
-def test_sgd_dampening_and_weight_decay_by_hand():
+@pytest.mark.parametrize("shape", [(2,), ()])
+def test_sgd_dampening_and_weight_decay_by_hand(shape):
     """PyTorch: the first step's buffer is the gradient itself (no dampening), later ones
-    μ·buf + (1 - dampening)·g; weight decay adds λ·p to the gradient."""
+    μ·buf + (1 - dampening)·g; weight decay adds λ·p to the gradient. A 0-d parameter (a
+    learnable scale) too: there g + λ·p is a NumPy scalar, and a buffer kept as one stayed
+    frozen at its first value."""
     grads = [np.array([0.5, 1.0]), np.array([-1.0, 2.0]), np.array([0.25, -0.5])]
-    p = nn.Parameter(mg.tensor([1.0, -2.0], dtype=mg.float64))
+    grads = [g[:shape[0]] if shape else g[0] for g in grads]
+    init = np.array([1.0, -2.0])[:shape[0]] if shape else np.array(1.0)
+    p = nn.Parameter(mg.tensor(init, dtype=mg.float64))
     opt = optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.2)
-    want, buf = np.array([1.0, -2.0]), None
+    want, buf = init, None
     for g in grads:
         p.grad = mg.tensor(g, dtype=mg.float64)
         opt.step()
@@ -490,6 +495,9 @@ def test_sgd_dampening_and_weight_decay_by_hand():
         buf = d if buf is None else 0.9 * buf + 0.7 * d
         want = want - 0.1 * buf
         np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
+    saved = opt.state_dict()["state"][0]["momentum_buffer"]       # a tensor, as any state
+    assert saved.shape == shape
+    np.testing.assert_allclose(saved.numpy(), buf, rtol=1e-12)
 
 
 def test_clip_grad_norm_leaves_small_gradients_alone_and_uses_absolute_values():

@@ -32,8 +32,10 @@ class SGD(Optimizer):
             g = g + group["weight_decay"] * p
         if momentum != 0:
             buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = g.copy()  # the optimiser's own array
+            if buf is None:                                  # the optimiser's own array; an
+                # array even for a 0-d parameter, whose g may be a NumPy scalar (which the
+                # in-place updates below would only rebind)
+                buf = state["momentum_buffer"] = param.backend.xp.array(g, dtype=p.dtype)
             else:
                 buf *= momentum                              # in place: we own it
                 buf += (1 - group["dampening"]) * g
