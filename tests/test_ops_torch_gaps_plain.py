@@ -128,6 +128,19 @@ def test_math_on_integers_and_exact_values(device):
         mg.addcdiv(*(mg.tensor([1, 2], device=device),) * 3)
 
 
+def test_atan2_gradient_is_zero_at_the_origin(device):
+    """θ(0, 0) has no gradient: 0 there, as PyTorch, not 0/0 = NaN (the angle of a zero,
+    e.g. padding, vector would poison what feeds it); elsewhere b/r² and -a/r². Second
+    derivatives: the formula's away from the origin, and at it the 0 of that constant
+    (PyTorch gives NaN there)."""
+    f64 = {"dtype": mg.float64, "device": device, "requires_grad": True}
+    y, x = mg.tensor([0.0, 1.0], **f64), mg.tensor([0.0, 2.0], **f64)
+    gy, gx = mg.grad(mg.atan2(y, x).sum(), [y, x], create_graph=True)
+    assert gy.tolist() == [0.0, 0.4] and gx.tolist() == [0.0, -0.2]
+    ggx, = mg.grad(gy.sum(), [x])                        # d/db b/(a² + b²) = (a² - b²)/r⁴
+    np.testing.assert_allclose(ggx.numpy(), [0.0, -3 / 25], rtol=1e-12)
+
+
 def test_lerp_addcmul_addmm_edges(device):
     torch = _torch()
     s, e = mg.tensor([0.1, -3.3], device=device), mg.tensor([0.7, 1e7], device=device)

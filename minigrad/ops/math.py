@@ -61,8 +61,12 @@ class Atan2(Function):
     def forward(self, a, b): return self.xp.arctan2(a, b)   # θ of the point (b, a)
     def backward(self, g):                               # dθ = (b da - a db) / (a² + b²)
         a, b = self.inputs
-        r2 = a * a + b * b
-        return g * b / r2, -g * a / r2
+        # 0 at the origin, where θ has no gradient, as PyTorch: not 0/0 = NaN, which would
+        # poison a parameter through e.g. the angle of a zero (padding) vector. Filled
+        # after the division too, so that a second derivative there is the 0 of a constant
+        origin = (a == 0) & (b == 0)
+        r2 = (a * a + b * b).masked_fill(origin, 1.0)
+        return (g * b / r2).masked_fill(origin, 0.0), (-g * a / r2).masked_fill(origin, 0.0)
 
 
 class Log1p(Function):
