@@ -1,6 +1,7 @@
 """Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, empty, full, eye, arange,
 linspace, randn, rand, randint, randperm, *_like, and multinomial (sampling indices from
 weights); is_tensor and numel."""
+import math
 import operator
 
 from minigrad import backend
@@ -158,10 +159,25 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.DEFAULT_FLOAT
-    device = backend.device_name(device)
-    t = Tensor._make(backend.get(device).xp.arange(start, end, step, dtype=backend.dtype(dtype)),
-                     device)
+    device, dtype = backend.device_name(device), backend.dtype(dtype)
+    xp = backend.get(device).xp
+    if backend.is_floating(dtype):
+        values = _float_range(xp, start, end, step, dtype)
+    else:
+        values = xp.arange(start, end, step, dtype=dtype)
+    t = Tensor._make(values, device)
     return t.requires_grad_(True) if requires_grad else t
+
+
+def _float_range(xp, start, end, step, dtype):
+    """Value i is start + i·step computed in float64, then cast, as PyTorch: NumPy's
+    float32 arange steps in float32, so arange(0, 10, 0.1)[-1] came out 9.900001."""
+    span = (end - start) / step
+    if not math.isfinite(span):
+        raise ValueError(f"arange: start, end and step must be finite numbers, got start="
+                         f"{start}, end={end}, step={step}")
+    n = max(0, math.ceil(span))
+    return (start + step * xp.arange(n, dtype=backend.float64)).astype(dtype, copy=False)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

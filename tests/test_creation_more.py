@@ -60,6 +60,23 @@ def test_eye_errors():
     assert mg.eye(np.int64(2)).shape == (2, 2)          # NumPy ints are ints
 
 
+# ---- arange ------------------------------------------------------------------------------
+def test_arange_float_values_are_start_plus_i_steps_rounded_once(dev):
+    """Value i is start + i·step rounded to the dtype once: NumPy's float32 arange steps in
+    float32 and drifted (arange(0, 10, 0.1)[-1] was 9.900001); the length is PyTorch's and
+    NumPy's, ceil((end - start)/step)."""
+    t = mg.arange(0, 10, 0.1, device=dev)
+    _check(t, (100,), "float32", dev)
+    assert t.tolist() == [float(np.float32(i / 10)) for i in range(100)]
+    assert mg.arange(5, 0, -0.7, device=dev).tolist()[-1] == float(np.float32(5 - 7 * 0.7))
+    assert mg.arange(1, 2.2, 0.3, dtype="float64", device=dev).tolist() == \
+        [1 + i * 0.3 for i in range(5)]
+    _check(mg.arange(2.0, 1.0, device=dev), (0,), "float32", dev)    # empty, not an error
+    for end in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"arange: start, end and step must be finite"):
+            mg.arange(0, end, 0.5, device=dev)
+
+
 # ---- linspace ----------------------------------------------------------------------------
 def test_linspace_values_by_hand(dev):
     t = mg.linspace(0, 1, 5, device=dev)
