@@ -53,10 +53,12 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
         super().__init__()
         if n_heads <= 0 or d_model % n_heads:
-            raise ValueError(f"MultiHeadAttention: d_model={d_model} must be divisible by "
-                             f"n_heads={n_heads} (each head gets d_model / n_heads dims); "
-                             f"valid n_heads here: "
+            raise ValueError(f"MultiHeadAttention: n_heads must be a positive integer that "
+                             f"divides d_model={d_model} (each head gets d_model / n_heads "
+                             f"dims), got n_heads={n_heads}; valid n_heads here: "
                              f"{[h for h in range(1, d_model + 1) if d_model % h == 0]}")
+        if not 0.0 <= dropout < 1.0:      # said now, not at the first training step
+            raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1), got {dropout!r}")
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout = dropout  # on the attention weights, as PyTorch's
         # W_Q, W_K, W_V stacked, as PyTorch stores them; each block (and its bias) starts as

@@ -18,6 +18,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import backend, nn
 
+from minitransformer.inference import inference
 from minitransformer.tokens import as_token_tensor
 
 
@@ -37,8 +38,9 @@ class GPTConfig:
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"GPTConfig: {name} must be a positive integer, got {value!r}")
+            setattr(self, name, int(value))              # a NumPy int too, as a JSON number
         if self.n_embd % self.n_head:
             raise ValueError(f"GPTConfig: n_embd ({self.n_embd}) must be divisible by n_head "
                              f"({self.n_head}) so each head gets n_embd/n_head dims; e.g. "
@@ -242,9 +244,9 @@ class GPT(nn.Module):
         """idx (B, T) token ids -> (logits (B, T, vocab), loss or None). With targets (B, T)
         the loss is the mean cross-entropy of predicting each next token."""
         idx = as_token_tensor(idx, self.device, "GPT")
-        if idx.ndim != 2:
-            raise ValueError(f"GPT.forward: idx must be (batch, time) token ids, got shape "
-                             f"{idx.shape}")
+        if idx.ndim != 2 or 0 in idx.shape:
+            raise ValueError(f"GPT.forward: idx must be (batch, time) token ids, at least one "
+                             f"of each, got shape {idx.shape}")
         logits = self.lm_head(self.hidden_states(idx))
         loss = None
         if targets is not None:
@@ -288,25 +290,19 @@ class GPT(nn.Module):
         if idx.ndim != 2 or idx.shape[1] < 1:
             raise ValueError(f"generate: idx must be (batch, time) with at least one token, "
                              f"got shape {idx.shape}")
-        modes = [(m, m.training) for m in self.modules()]   # each restored as it was
         block = self.config.block_size
-        self.eval()
-        try:
-            with mg.no_grad():
-                cache = KVCache(self.config, idx.shape[0]) if use_cache else None
-                for step in range(max_new_tokens):
-                    if cache is None or idx.shape[1] > block:  # no cache, or a sliding window
-                        h = self.hidden_states(idx[:, -block:])
-                    elif step == 0:                            # the prompt fills the cache
-                        h = self.hidden_states(idx, cache)
-                    else:                                      # one new position
-                        h = self.hidden_states(idx[:, -1:], cache)
-                    logits = self.lm_head(h[:, -1, :])
-                    next_id = sample_next(logits, temperature, top_k)
-                    idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
-        finally:
-            for m, training in modes:
-                m.training = training
+        with inference(self):
+            cache = KVCache(self.config, idx.shape[0]) if use_cache else None
+            for step in range(max_new_tokens):
+                if cache is None or idx.shape[1] > block:  # no cache, or a sliding window
+                    h = self.hidden_states(idx[:, -block:])
+                elif step == 0:                            # the prompt fills the cache
+                    h = self.hidden_states(idx, cache)
+                else:                                      # one new position
+                    h = self.hidden_states(idx[:, -1:], cache)
+                logits = self.lm_head(h[:, -1, :])
+                next_id = sample_next(logits, temperature, top_k)
+                idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
         return idx
 
 

@@ -18,6 +18,7 @@ A mask may also be a boolean NumPy array: it is moved to the device of the score
 The article describes a mask as a vector of 1s (valid) and 0s (ignored); here 1 is True.
 A hidden key gets exactly zero weight: its score is set to -inf before the softmax.
 """
+import numbers
 import operator
 
 import numpy as np
@@ -46,12 +47,18 @@ def causal_mask(size, key_size=None, device="cpu"):
 
 
 def key_padding(tokens, pad_id):
-    """(B, S) boolean, True where a token is real (not `pad_id`): the padding mask before it
-    is shaped for multi-head scores. Additive (Bahdanau) attention uses it as is."""
+    """(B, S) boolean, True where a token is real (not `pad_id`; every token when pad_id is
+    None): the padding mask before it is shaped for multi-head scores. Additive (Bahdanau)
+    attention uses it as is."""
     tokens = as_token_tensor(tokens, where="key_padding")
     if tokens.ndim != 2:
         raise ValueError(f"key_padding: tokens must be (batch, length), got shape "
                          f"{tokens.shape}")
+    if pad_id is None:
+        return mg.ones(tokens.shape, dtype=mg.bool, device=tokens.device)
+    if not isinstance(pad_id, numbers.Integral) or isinstance(pad_id, bool):
+        raise TypeError(f"key_padding: pad_id must be a token id (an integer) or None, got "
+                        f"{pad_id!r}")
     return tokens != pad_id
 
 
@@ -70,8 +77,11 @@ def lengths_mask(lengths, max_len=None, device="cpu"):
     if lengths.ndim != 1:
         raise ValueError(f"lengths_mask: lengths must be 1-D (batch,), got shape "
                          f"{lengths.shape}")
-    if max_len is None:
-        max_len = int(lengths.max().item()) if lengths.numel() else 0
+    longest = int(lengths.max().item()) if lengths.numel() else 0
+    max_len = longest if max_len is None else max_len
+    if lengths.numel() and (int(lengths.min().item()) < 0 or longest > max_len):
+        raise ValueError(f"lengths_mask: lengths must be in 0..max_len={max_len}, got "
+                         f"{lengths.tolist()}")
     B = lengths.shape[0]
     positions = mg.arange(max_len, device=lengths.device).reshape(1, max_len)
     return (positions < lengths.reshape(B, 1)).reshape(B, 1, 1, max_len)

@@ -12,6 +12,7 @@ import minigrad as mg
 from minigrad import backend, nn
 
 from minitransformer.bahdanau import AdditiveAttention
+from minitransformer.inference import inference
 from minitransformer.masks import key_padding
 from minitransformer.tokens import as_token_tensor
 
@@ -144,7 +145,8 @@ class Seq2Seq(nn.Module):
     def greedy_decode(self, src, bos_id, eos_id, max_len=32, return_weights=False):
         """Feed back the most likely token each step. Returns token-id lists (no BOS, cut
         before EOS), and with return_weights the attention weights (B, steps, S) (None
-        without attention). Runs without gradients; call .eval() first."""
+        without attention). Runs as inference: no gradients, dropout off (the model's modes
+        are restored after)."""
         if not backend.is_integer(max_len) or max_len < 1:
             raise ValueError(f"greedy_decode: max_len must be an integer >= 1, got {max_len!r}")
         vocab = self.decoder.out.out_features
@@ -153,7 +155,7 @@ class Seq2Seq(nn.Module):
             if not backend.is_integer(tok) or not 0 <= tok < vocab:
                 raise ValueError(f"greedy_decode: {name} must be a target token id in "
                                  f"0..{vocab - 1}, got {tok!r}")
-        with mg.no_grad():
+        with inference(self):
             enc_outputs, enc_final, keep = self.encoder(src)
             B = enc_outputs.shape[0]
             s, keys = self.decoder.start(enc_outputs, enc_final)

@@ -11,6 +11,7 @@ from minigrad import backend, nn
 
 from minitransformer.decoder import Decoder
 from minitransformer.encoder import Encoder
+from minitransformer.inference import inference
 from minitransformer.masks import causal_mask, combine_masks, padding_mask
 from minitransformer.positional import SinusoidalPositionalEncoding
 from minitransformer.tokens import as_token_tensor
@@ -42,12 +43,18 @@ class Transformer(nn.Module):
     are the paper's base model: d_model 512, 8 heads, 6 + 6 layers, d_ff 2048, dropout
     0.1, post-norm. `forward(src, tgt_in)` -> logits (B, T, tgt_vocab_size) with teacher
     forcing; `greedy_decode` and `beam_search` generate. Weight matrices start Xavier-
-    uniform, as in the paper's reference code and torch.nn.Transformer."""
+    uniform, as in the paper's reference code and torch.nn.Transformer. `pad_id` (a token
+    id of both vocabularies, or None for none) is masked out of attention and its
+    embeddings start at zero."""
 
     def __init__(self, src_vocab_size, tgt_vocab_size, d_model=512, n_heads=8,
                  num_encoder_layers=6, num_decoder_layers=6, d_ff=2048, dropout=0.1,
                  activation="relu", norm_first=False, max_len=1024, pad_id=0):
         super().__init__()
+        smallest = min(src_vocab_size, tgt_vocab_size)
+        if pad_id is not None and not (backend.is_integer(pad_id) and 0 <= pad_id < smallest):
+            raise ValueError(f"Transformer: pad_id must be a token id in both vocabularies, "
+                             f"0..{smallest - 1}, or None for no padding; got {pad_id!r}")
         self.d_model, self.pad_id, self.max_len = d_model, pad_id, max_len
         self.src_embed = TokenEmbedding(src_vocab_size, d_model, pad_id, name="source")
         self.tgt_embed = TokenEmbedding(tgt_vocab_size, d_model, pad_id, name="target")
@@ -60,9 +67,10 @@ class Transformer(nn.Module):
         for p in self.parameters():
             if p.ndim > 1:
                 nn.init.xavier_uniform_(p)
-        with mg.no_grad():
-            for emb in (self.src_embed.embedding, self.tgt_embed.embedding):
-                emb.weight[pad_id] = 0.0
+        if pad_id is not None:
+            with mg.no_grad():
+                for emb in (self.src_embed.embedding, self.tgt_embed.embedding):
+                    emb.weight[pad_id] = 0.0
 
     @property
     def device(self):
@@ -70,13 +78,17 @@ class Transformer(nn.Module):
 
     # ---- the three pieces, usable on their own --------------------------------------------
     def src_mask(self, src):
-        """(B, 1, 1, S): every query may attend to the real (non-pad) source tokens."""
-        return padding_mask(src, self.pad_id)
+        """(B, 1, 1, S): every query may attend to the real (non-pad) source tokens; None
+        (every token) without a pad_id."""
+        return self._padding(src)
 
     def tgt_mask(self, tgt):
-        """(B, 1, T, T): causal AND not padding (2.2.3.4)."""
+        """(B, 1, T, T): causal AND not padding (2.2.3.4); (T, T) without a pad_id."""
         T = tgt.shape[1]
-        return combine_masks(causal_mask(T, device=tgt.device), padding_mask(tgt, self.pad_id))
+        return combine_masks(causal_mask(T, device=tgt.device), self._padding(tgt))
+
+    def _padding(self, tokens):
+        return None if self.pad_id is None else padding_mask(tokens, self.pad_id)
 
     def encode(self, src, src_mask=None):
         """src (B, S) ids -> memory (B, S, d_model)."""
@@ -99,6 +111,10 @@ class Transformer(nn.Module):
     def forward(self, src, tgt_in, need_weights=False):
         """Teacher forcing: logits (B, T, vocab) predicting tgt_in shifted left by one."""
         src = as_token_tensor(src, self.device, "Transformer")
+        tgt_in = as_token_tensor(tgt_in, self.device, "Transformer")
+        if src.ndim != 2 or tgt_in.ndim != 2 or src.shape[0] != tgt_in.shape[0]:
+            raise ValueError(f"Transformer: src and tgt_in must be token ids (batch, length) "
+                             f"with the same batch, got shapes {src.shape} and {tgt_in.shape}")
         src_mask = self.src_mask(src)
         memory = self.encode(src, src_mask)
         return self.decode(tgt_in, memory, src_mask, need_weights=need_weights)
@@ -125,10 +141,10 @@ class Transformer(nn.Module):
 
     def greedy_decode(self, src, bos_id, eos_id, max_len=None):
         """The most likely next token, one step at a time, for a batch of sources. Returns a
-        list of token-id lists (no BOS, cut before EOS). Runs without gradients; call
-        .eval() first so dropout is off."""
+        list of token-id lists (no BOS, cut before EOS). Runs as inference: no gradients,
+        dropout off (the model's modes are restored after)."""
         src, max_len = self._decoding_args("greedy_decode", src, bos_id, eos_id, max_len)
-        with mg.no_grad():
+        with inference(self):
             src_mask = self.src_mask(src)
             memory = self.encode(src, src_mask)
             seqs = [[bos_id] for _ in range(src.shape[0])]
@@ -147,7 +163,8 @@ class Transformer(nn.Module):
         """Beam search: keep the `beam_size` best partial outputs (by summed log-probability),
         extend each by every token, keep the best again. Finished hypotheses are ranked by
         log p / ((5 + len) / 6) ** length_penalty (GNMT's normalisation; 0 = raw sum).
-        Returns the best token-id list per source (no BOS/EOS)."""
+        Returns the best token-id list per source (no BOS/EOS). Runs as inference (as
+        greedy_decode)."""
         src, max_len = self._decoding_args("beam_search", src, bos_id, eos_id, max_len)
         if not backend.is_integer(beam_size) or beam_size < 1:
             raise ValueError(f"beam_search: beam_size must be an integer >= 1, got "
@@ -156,13 +173,14 @@ class Transformer(nn.Module):
             raise ValueError(f"beam_search: length_penalty must be a finite number >= 0 (GNMT "
                              f"uses 0..1; its early stop assumes >= 0), got {length_penalty!r}")
         B, K = src.shape[0], beam_size
-        with mg.no_grad():
+        with inference(self):
             src_mask = self.src_mask(src)
             memory = self.encode(src, src_mask)
             # each source's K beams sit in consecutive rows: row b*K + k
             rows = mg.tensor([b for b in range(B) for _ in range(K)], dtype=mg.int64,
                              device=memory.device)
-            memory, src_mask = memory[rows], src_mask[rows]
+            memory = memory[rows]
+            src_mask = None if src_mask is None else src_mask[rows]
             beams = [[([bos_id], 0.0 if k == 0 else -math.inf) for k in range(K)]
                      for _ in range(B)]
             finished = [[] for _ in range(B)]

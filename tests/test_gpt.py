@@ -43,6 +43,17 @@ def test_config_needs_n_embd_divisible_by_n_head(n_embd, n_head):
         tiny_config(n_embd=n_embd, n_head=n_head)
 
 
+def test_config_takes_numpy_integers_as_plain_ints():
+    """vocab_size=ids.max() + 1 is a NumPy int: accepted, and kept as a Python int so the
+    config still saves as JSON."""
+    import json
+    cfg = tiny_config(vocab_size=np.int64(11), n_embd=np.int32(16))
+    assert type(cfg.vocab_size) is int and type(cfg.n_embd) is int
+    assert json.loads(json.dumps(cfg.to_dict()))["vocab_size"] == 11
+    with pytest.raises(ValueError, match="n_layer must be a positive integer, got 2.0"):
+        tiny_config(n_layer=2.0)
+
+
 def test_causal_logits_at_t_ignore_later_tokens():
     model = make_model()
     rng = np.random.default_rng(1)

@@ -7,16 +7,20 @@ import minigrad.functional as F
 from minitransformer import (DecoderLayer, LearnedPositionalEmbedding, MultiHeadAttention,
                              Seq2Seq, SinusoidalPositionalEncoding, Transformer, causal_mask)
 from minitransformer.bahdanau import AdditiveAttention
-from minitransformer.gpt import GPTConfig
+from minitransformer.gpt import GPT, GPTConfig
 from minitransformer.masks import combine_masks, key_padding, lengths_mask
 from minitransformer.positional import sinusoidal_table
 from minitransformer.tokenizer import CharTokenizer
 
 
 def test_d_model_not_divisible_by_heads():
-    with pytest.raises(ValueError, match=r"d_model=10 must be divisible by n_heads=3"):
+    with pytest.raises(ValueError, match=r"n_heads must be a positive integer that divides "
+                                         r"d_model=10 .*got n_heads=3; valid n_heads here: "
+                                         r"\[1, 2, 5, 10\]"):
         MultiHeadAttention(10, 3)
-    with pytest.raises(ValueError, match="divisible"):
+    with pytest.raises(ValueError, match="got n_heads=0"):
+        MultiHeadAttention(10, 0)
+    with pytest.raises(ValueError, match="divides"):
         Transformer(5, 5, d_model=10, n_heads=4)
 
 
@@ -151,6 +155,19 @@ _BAD_INPUTS = [
     (lambda: AdditiveAttention(3, 4, 5)(mg.ones(2, 3), mg.ones(2, 6, 4), mask=mg.ones(2, 6)),
      TypeError, "mask must be boolean"),
     (lambda: LearnedPositionalEmbedding(-1, 8), TypeError, "must be a non-negative integer"),
+    (lambda: MultiHeadAttention(4, 2, dropout=2), ValueError, r"dropout must be in \[0, 1\)"),
+    (lambda: Transformer(6, 5, d_model=8, n_heads=2, pad_id=-1), ValueError,
+     r"pad_id must be a token id in both vocabularies, 0..4, or None"),
+    (lambda: Transformer(6, 5, d_model=8, n_heads=2, pad_id=5), ValueError, "got 5"),
+    (lambda: Transformer(6, 5, d_model=8, n_heads=2, num_encoder_layers=1,
+                         num_decoder_layers=1, d_ff=8)([[1, 2], [3, 4]], [[1, 3]]),
+     ValueError, r"src and tgt_in must be .* the same batch, got shapes \(2, 2\) and \(1, 2\)"),
+    (lambda: GPT(GPTConfig(vocab_size=5, block_size=4, n_layer=1, n_head=1, n_embd=4))(
+        np.zeros((1, 0), int)), ValueError, r"at least one of each, got shape \(1, 0\)"),
+    (lambda: lengths_mask([-1, 1], 4), ValueError, r"lengths must be in 0..max_len=4, got "
+                                                   r"\[-1, 1\]"),
+    (lambda: lengths_mask([5, 1], 4), ValueError, r"lengths must be in 0..max_len=4"),
+    (lambda: key_padding([[1, 0]], 0.5), TypeError, "pad_id must be a token id"),
     (lambda: CharTokenizer([]), ValueError, "the vocabulary is empty"),
     (lambda: CharTokenizer(["a", "a"]), ValueError, "distinct single characters"),
     (lambda: CharTokenizer.from_dict({"type": "bpe", "chars": "ab"}), ValueError,

@@ -240,3 +240,17 @@ def test_additive_attention_takes_a_4d_padding_mask():
     b, wb = attn(q, k, mask=keep.reshape(2, 1, 1, 6))
     np.testing.assert_array_equal(wa.numpy(), wb.numpy())
     assert (wb.numpy()[0, 4:] == 0).all() and (wb.numpy()[1, 5:] == 0).all()
+
+
+def test_greedy_decode_runs_with_dropout_off_and_pad_id_none_pads_nothing():
+    """A model left in training mode with dropout still decodes as inference (the same
+    tokens every call) and stays in training mode; pad_id=None makes id 0 a real token."""
+    mg.manual_seed(8)
+    model = Seq2Seq(9, 9, emb_dim=4, hidden_size=6, dropout=0.5, pad_id=None).train()
+    src = [[3, 0, 0, 5]]
+    first = model.greedy_decode(src, BOS, EOS, max_len=6)
+    assert model.training and model.greedy_decode(src, BOS, EOS, max_len=6) == first
+    model.eval()
+    assert model.greedy_decode(src, BOS, EOS, max_len=6) == first
+    _, _, keep = model.encoder(src)
+    assert keep.numpy().all()

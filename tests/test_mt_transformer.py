@@ -214,3 +214,32 @@ def test_encode_masks_source_padding_by_default_and_every_layer_reports_weights(
     assert len(weights) == 2 and all(w.shape == (1, 2, 2, 4) for w in weights)
     assert all((w.numpy()[..., 2:] == 0).all() for w in weights)
     assert mem.shape == (1, 4, 8)
+
+
+def test_pad_id_none_means_no_padding():
+    """pad_id=None: no token is padding, so no embedding row is zeroed and id 0 is attended
+    like any other; the target mask is the causal mask alone."""
+    m = tiny(pad_id=None)
+    assert (m.src_embed.embedding.weight.numpy() != 0).all()
+    assert m.src_mask(mg.tensor([[3, 0]])) is None
+    np.testing.assert_array_equal(m.tgt_mask(mg.tensor([[BOS, 0, 0]])).numpy(),
+                                  causal_mask(3).numpy())
+    _, weights = m([[3, 0, 0]], [[BOS, 0]], need_weights=True)
+    assert (weights[0].numpy()[..., 1:] > 0).all()      # with pad_id=0 these would be 0
+    assert m.greedy_decode([[3, 0]], BOS, EOS, max_len=3) == \
+        m.beam_search([[3, 0]], BOS, EOS, beam_size=1, max_len=3)
+
+
+def test_decoding_runs_with_dropout_off_and_restores_each_modules_mode():
+    """greedy_decode and beam_search decode as inference even on a model left in training
+    mode (dropout 0.5 would otherwise change every call's output), and hand every
+    submodule back its own mode."""
+    m = tiny(3, dropout=0.5).train()
+    m.encoder.eval()                                     # a submodule the user froze
+    src = [[3, 4, 5, 6], [6, 5, 0, 0]]
+    greedy = m.greedy_decode(src, BOS, EOS, max_len=5)
+    beam = m.beam_search(src, BOS, EOS, beam_size=2, max_len=5)
+    assert m.training and not m.encoder.training and m.decoder.training
+    m.eval()
+    assert greedy == m.greedy_decode(src, BOS, EOS, max_len=5)
+    assert beam == m.beam_search(src, BOS, EOS, beam_size=2, max_len=5)
