@@ -47,7 +47,7 @@ def can_fork():
 def default_processes():
     """processes=None's choice: one per core this process may use (up to 8), where fork
     exists; else 1."""
-    return max(1, min(parallel._cores(), 8)) if can_fork() else 1
+    return max(1, min(parallel.cores(), 8)) if can_fork() else 1
 
 
 class ProcessDataParallel:

@@ -38,7 +38,8 @@ _workers = []
 _threads = [None]           # set by set_num_threads; None: the default
 
 
-def _cores():
+def cores():
+    """The cores this process may run on (its affinity where the OS tells it)."""
     try:
         return len(os.sched_getaffinity(0))             # the cores this process may use
     except AttributeError:                              # (not on macOS or Windows)
@@ -50,7 +51,7 @@ def get_num_threads():
     value, else the cores (up to 8) where BLAS's idle threads let go of them, else 1."""
     if _threads[0] is not None:
         return _threads[0]
-    return max(1, min(_cores(), 8)) if backend_blas.lets_go()[0] else 1
+    return max(1, min(cores(), 8)) if backend_blas.lets_go()[0] else 1
 
 
 def why_one_thread():

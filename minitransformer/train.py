@@ -155,7 +155,7 @@ def _train(cfg, out, resume, log):
     dropped = keep_rows_up_to(metrics_path, it if ckpt is not None else None)
     if dropped:
         log(f"warning: {dropped} unreadable line(s) of {metrics_path} dropped")
-    log(f"GPT: {model.num_parameters() / 1e6:.2f}M parameters (as nanoGPT counts: without "
+    log(f"GPT: {_millions(model.num_parameters())} parameters (as nanoGPT counts: without "
         f"the position embedding), vocab {tokenizer.vocab_size}, "
         f"{len(train_ids):,} train / {len(val_ids):,} val tokens from {data_path}; "
         f"device {cfg.device}" + (f" ({_cpu_work(cfg)})" if cfg.device == "cpu" else "")
@@ -252,9 +252,19 @@ def _lm_loss(model, x, y):
     return model(x, y)[1]
 
 
+def _millions(n):
+    """0.81M as nanoGPT prints it; a tiny model's count in full rather than 0.00M."""
+    return f"{n / 1e6:.2f}M" if n >= 100_000 else f"{n:,}"
+
+
 def _cpu_work(cfg):
-    n = cfg.processes_used()
-    return f"{n} processes, one core each" if n > 1 else mg.parallel.describe()
+    n, cores = cfg.processes_used(), mg.parallel.cores()
+    if n == 1:
+        return mg.parallel.describe()
+    if n > cores:         # allowed (a test of the split, say), but say what it costs
+        return (f"{n} processes on {cores} cores: they take turns, and every step waits "
+                f"for the slowest; --processes {cores} fits this machine")
+    return f"{n} processes, one core each"
 
 
 def estimate_loss(model, train_ids, val_ids, cfg, it, dp=None):

@@ -117,6 +117,19 @@ def test_processes_split_the_same_step(text_file, tmp_path):
     assert TrainConfig(device="cuda", processes=None).processes_used() == 1
 
 
+def test_the_header_says_when_processes_outnumber_the_cores(monkeypatch):
+    """More processes than cores runs (the split is the same step), but slower: the run's
+    header says so and what fits; a model's size in full where 0.00M would say nothing."""
+    from minitransformer.train import _cpu_work, _millions
+    monkeypatch.setattr(mg.parallel, "cores", lambda: 2)
+    assert _cpu_work(TrainConfig(processes=2, batch_size=4)) == "2 processes, one core each"
+    assert _cpu_work(TrainConfig(processes=3, batch_size=4)) == (
+        "3 processes on 2 cores: they take turns, and every step waits for the slowest; "
+        "--processes 2 fits this machine")
+    assert _cpu_work(TrainConfig(processes=8, batch_size=2)).startswith("2 processes, one")
+    assert (_millions(809_600), _millions(5_216)) == ("0.81M", "5,216")
+
+
 def test_weight_decay_only_on_matrices(text_file, tmp_path):
     mg.manual_seed(0)
     model = GPT(tiny(text_file, tmp_path).model_config(20))

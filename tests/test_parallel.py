@@ -79,7 +79,7 @@ def test_default_thread_count_follows_whether_blas_lets_go(monkeypatch):
     monkeypatch.setattr(backend_blas, "lets_go", lambda: (False, "spins"))
     assert mg.get_num_threads() == 1
     monkeypatch.setattr(backend_blas, "lets_go", lambda: (True, ""))
-    assert mg.get_num_threads() == max(1, min(parallel._cores(), 8))
+    assert mg.get_num_threads() == max(1, min(parallel.cores(), 8))
     mg.set_num_threads(3)
     assert mg.get_num_threads() == 3
 
