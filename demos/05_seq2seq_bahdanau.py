@@ -117,7 +117,8 @@ def main(argv=None):
     for s, t in task.train[:3] + task.longer[:2]:
         print(f"   {s!r:40} -> {t}")
     start = time.time()
-    results = {"task": task.name, "steps": args.steps, "hidden": args.hidden}
+    results = {"task": task.name, "quick": args.quick, "steps": args.steps,
+               "hidden": args.hidden}
     for attention, label in ((False, "no attention"), (True, "Bahdanau")):
         model = build(task, attention, args)
         n_params = sum(q.numel() for q in model.parameters())

@@ -30,7 +30,7 @@ import minigrad as mg  # noqa: E402
 from minitransformer import Transformer  # noqa: E402
 from minitransformer.tasks import exact_match  # noqa: E402
 from minitransformer.argtypes import (positive_int, non_negative_int,  # noqa: E402
-                                      positive_float)
+                                      positive_float, probability)
 import seq2seq_common as common  # noqa: E402
 
 
@@ -63,7 +63,7 @@ def main(argv=None):
     p.add_argument("--heads", type=positive_int, default=4, help="attention heads")
     p.add_argument("--layers", type=positive_int, default=2, help="encoder layers = decoder layers")
     p.add_argument("--d-ff", type=positive_int, default=128, help="feed-forward inner width")
-    p.add_argument("--dropout", type=float, default=0.0, help="dropout probability")
+    p.add_argument("--dropout", type=probability, default=0.0, help="dropout probability")
     p.add_argument("--norm-first", action="store_true", help="pre-norm instead of the paper's "
                                                              "post-norm")
     p.add_argument("--lr", type=positive_float, default=2e-3, help="Adam's peak learning rate")
@@ -78,6 +78,9 @@ def main(argv=None):
     p.add_argument("--out", default="out", help="folder for the PNG and results JSON")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
     args = p.parse_args(argv)
+    if args.d_model % args.heads:
+        p.error(f"--heads {args.heads} must divide --d-model {args.d_model} (each head gets "
+                f"d_model / heads dims)")
     if args.quick:
         args.steps, args.warmup = 10, 2
     print("Demo 06 — article 2.2.4 Transformer架构组成 (encoder-decoder Transformer) on "
@@ -115,8 +118,10 @@ def main(argv=None):
     common.save_results(os.path.join(args.out, "06_results.json"), result)
 
     rows = [("Transformer", result)]
-    earlier = common.load_results(os.path.join(args.out, "05_results.json"))
-    if earlier and earlier.get("task") != task.name:
+    earlier_path = os.path.join(args.out, "05_results.json")
+    earlier = common.load_results(earlier_path)
+    # only a demo 05 run on the same held-out pairs: the same task, both --quick or neither
+    if earlier and (earlier.get("task"), earlier.get("quick")) != (task.name, args.quick):
         earlier = None
     if earlier:
         rows = [(k, earlier[k]) for k in ("no attention", "Bahdanau")] + rows
@@ -124,7 +129,11 @@ def main(argv=None):
     for label, r in rows:
         print(f"  {label:14s}  {r['held_out']:8.2%}   {r['longer']:8.2%}")
     if earlier is None:
-        print("  (run demo 05 with the same --out and task to see the RNN models beside it)")
+        print("  (run demo 05 with the same --out, task and --quick to see the RNN models "
+              "beside it)")
+    else:
+        print(f"  (the RNN rows: demo 05's own run, {earlier['steps']} steps, read from "
+              f"{earlier_path})")
     # demo 05's rows only where its run cut the same length ranges (same task and size)
     common.print_by_length([(k, r) for k, r in rows if r.get("by_length", {}).keys()
                             == result["by_length"].keys()], task)

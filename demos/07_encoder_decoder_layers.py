@@ -21,6 +21,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
                os.path.dirname(os.path.abspath(__file__))]
 from plotting import save_figure  # noqa: E402
 import minigrad as mg  # noqa: E402
+from minitransformer.argtypes import non_negative_int  # noqa: E402
 from minigrad import nn  # noqa: E402
 from minitransformer import (Decoder, DecoderLayer, Encoder, EncoderLayer,  # noqa: E402
                              FeedForward, causal_mask)
@@ -166,7 +167,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="out", help="folder for the PNG")
     p.add_argument("--no-plot", action="store_true", help="do not save the PNG")
-    p.add_argument("--seed", type=int, default=0, help="seeds the weights and inputs")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seeds the weights and inputs")
     args = p.parse_args(argv)
     print("Demo 07 — article 2.2.5.1 前馈神经网络 (FFN), 2.2.5.3 残差连接 (residual), "
           "2.2.5.4 层归一化 (layer norm),\n          2.2.4.1 编码器结构 and 2.2.4.2 解码器结构 "

@@ -24,3 +24,14 @@ def _number(kind, low, strict):
 positive_int = _number(int, 1, strict=False)          # >= 1
 non_negative_int = _number(int, 0, strict=False)      # >= 0
 positive_float = _number(float, 0, strict=True)       # > 0
+
+
+def probability(text):
+    """A dropout probability: a number in [0, 1) (1 would drop everything)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value < 1.0:                           # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
+    return value

@@ -50,6 +50,12 @@ def test_demo05_and_06_quick(tmp_path):
     out6 = run_demo("06_transformer_translate.py", "--quick", out=tmp_path)
     assert "2.2.4 Transformer架构组成" in out6 and "beam search" in out6
     assert "Bahdanau" in out6.split("exact match")[-1]       # the table includes demo 05's rows
+    assert "the RNN rows: demo 05's own run, 10 steps" in out6
+    r5["quick"] = False                                  # a full run's rows: other pairs
+    (tmp_path / "05_results.json").write_text(json.dumps(r5))
+    out6 = run_demo("06_transformer_translate.py", "--quick", "--no-plot", out=tmp_path)
+    assert "Bahdanau" not in out6.split("exact match")[-1] and "same --out, task and --quick" \
+        in out6
     if HAS_MPL:
         assert (tmp_path / "05_bahdanau_alignment.png").stat().st_size > 1000
         assert (tmp_path / "06_cross_attention.png").stat().st_size > 1000
@@ -61,6 +67,11 @@ def test_demo05_and_06_quick(tmp_path):
     ("06_transformer_translate.py", ["--lr", "nan"], "argument --lr: must be a finite "
                                                     "number > 0, got 'nan'"),
     ("01_mlp_classifier.py", ["--hidden", "0"], "argument --hidden: must be an integer >= 1"),
+    ("06_transformer_translate.py", ["--dropout", "1.5"], "argument --dropout: must be a "
+                                                         "number in [0, 1), got '1.5'"),
+    ("06_transformer_translate.py", ["--heads", "3"], "--heads 3 must divide --d-model 64"),
+    ("07_encoder_decoder_layers.py", ["--seed", "-1"], "argument --seed: must be an integer "
+                                                      ">= 0, got '-1'"),
 ])
 def test_demo_flags_out_of_range_are_named(tmp_path, name, args, words):
     run = subprocess.run([sys.executable, os.path.join(ROOT, "demos", name), *args], cwd=ROOT,
