@@ -201,17 +201,24 @@ def cmd_sample(args):
                                     f"model's text never had: pass --prompt TEXT") from None
     mg.manual_seed(args.seed)
     for k in range(args.num_samples):
-        out = model.generate([ids], args.max_new_tokens, temperature=args.temperature,
-                             top_k=args.top_k, use_cache=not args.no_cache)
         if k:
-            print("---------------")
-        text = tokenizer.decode(out[0].numpy())
-        try:
-            print(text)
-        except UnicodeEncodeError:
-            raise ValueError(f"this terminal's encoding ({sys.stdout.encoding}) cannot show "
-                             f"the sample's characters; set PYTHONIOENCODING=utf-8") from None
+            _show("---------------\n")
+        _show(args.prompt)
+        # each character as it is sampled: a long sample shows itself growing, and Ctrl-C
+        # keeps what was printed
+        for step in model.stream([ids], args.max_new_tokens, temperature=args.temperature,
+                                 top_k=args.top_k, use_cache=not args.no_cache):
+            _show(tokenizer.decode(step[0]))
+        _show("\n")
     return 0
+
+
+def _show(text):
+    try:
+        print(text, end="", flush=True)
+    except UnicodeEncodeError:
+        raise ValueError(f"this terminal's encoding ({sys.stdout.encoding}) cannot show "
+                         f"the sample's characters; set PYTHONIOENCODING=utf-8") from None
 
 
 def cmd_plot(args):

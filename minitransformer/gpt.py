@@ -278,6 +278,22 @@ class GPT(nn.Module):
         length the window slides by one every step, so every token changes position and the
         cached keys and values (which include their positions) no longer apply: each step
         then recomputes the window, exactly as without the cache."""
+        idx = self._generation_prompt(idx, max_new_tokens, temperature, top_k)
+        steps = [mg.tensor(ids, device=self.device)
+                 for ids in self._steps(idx, max_new_tokens, temperature, top_k, use_cache)]
+        return mg.cat([idx, *steps], dim=1)
+
+    def stream(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
+        """generate's tokens as they are sampled (the same tokens for the same seed): an
+        iterator of each step's new ids, a (B, 1) int64 NumPy array, so a caller can show
+        a sample as it grows. The model runs as inference until the iterator is exhausted
+        or closed (a `for` loop left by break or an exception closes it)."""
+        idx = self._generation_prompt(idx, max_new_tokens, temperature, top_k)
+        return self._steps(idx, max_new_tokens, temperature, top_k, use_cache)
+
+    def _generation_prompt(self, idx, max_new_tokens, temperature, top_k):
+        """The arguments checked (a clear error now, not at the first step) and idx as a
+        token tensor on the model's device."""
         if not (isinstance(temperature, numbers.Real) and not isinstance(temperature, bool)
                 and temperature > 0 and math.isfinite(temperature)):   # NaN fails `> 0`
             raise ValueError(f"generate: temperature must be a finite number > 0, got "
@@ -290,6 +306,9 @@ class GPT(nn.Module):
         if idx.ndim != 2 or idx.shape[1] < 1:
             raise ValueError(f"generate: idx must be (batch, time) with at least one token, "
                              f"got shape {idx.shape}")
+        return idx
+
+    def _steps(self, idx, max_new_tokens, temperature, top_k, use_cache):
         block = self.config.block_size
         with inference(self):
             cache = KVCache(self.config, idx.shape[0]) if use_cache else None
@@ -300,10 +319,10 @@ class GPT(nn.Module):
                     h = self.hidden_states(idx, cache)
                 else:                                      # one new position
                     h = self.hidden_states(idx[:, -1:], cache)
-                logits = self.lm_head(h[:, -1, :])
-                next_id = sample_next(logits, temperature, top_k)
-                idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
-        return idx
+                next_id = sample_next(self.lm_head(h[:, -1, :]), temperature, top_k)
+                yield next_id
+                if step + 1 < max_new_tokens:              # the next step's context
+                    idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
 
 
 def sample_next(logits, temperature=1.0, top_k=None):

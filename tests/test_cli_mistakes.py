@@ -230,6 +230,29 @@ def test_a_terminal_that_cannot_show_the_sample_says_what_to_set(trained, capsys
         cmd_sample(build_parser().parse_args(["sample", "--ckpt", str(trained)]))
 
 
+def test_sample_prints_as_it_goes_and_ctrl_c_keeps_what_was_shown(trained):
+    """The sample appears character by character (the first ones arrive long before a
+    100,000-character sample could finish), and Ctrl-C ends the run with them still on
+    the screen: exit 130 and a one-line note, no traceback."""
+    import os
+    import signal
+    import subprocess
+    proc = subprocess.Popen([sys.executable, "-m", "minitransformer", "sample", "--ckpt",
+                             str(trained), "--prompt", "ROMEO:", "--max-new-tokens", "100000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    try:
+        shown = proc.stdout.read(6 + 20)                 # the prompt and 20 sampled characters
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert shown.startswith(b"ROMEO:") and len(shown) == 26
+    assert proc.returncode == 130, err
+    assert err.decode().strip() == "minitransformer sample: interrupted"
+    assert len(shown + rest) < 100000
+
+
 def test_a_reader_that_leaves_early_ends_the_run_quietly(trained):
     """`minitransformer sample ... | head -1`: the reader's end of the pipe is gone (here
     closed before the start); exit 0 and nothing on stderr, as `cat`, not a traceback."""

@@ -202,6 +202,28 @@ def test_generate_with_cache_equals_without(prompt_len, new, top_k):
     assert model.training  # the mode is restored
 
 
+def test_stream_gives_generates_tokens_step_by_step_and_restores_modes_when_left():
+    """stream yields each step's (B, 1) ids: the same tokens as generate for the same seed;
+    its arguments are checked at the call, not at the first step; leaving the loop early
+    closes it, which hands the model back its training mode."""
+    model = make_model(dropout=0.1).train()
+    prompt = mg.tensor([[1, 2, 3], [4, 5, 6]])
+    mg.manual_seed(7)
+    whole = model.generate(prompt, 12, temperature=0.9).numpy()
+    mg.manual_seed(7)
+    steps = list(model.stream(prompt, 12, temperature=0.9))
+    assert all(s.shape == (2, 1) and s.dtype == np.int64 for s in steps)
+    np.testing.assert_array_equal(np.concatenate([prompt.numpy(), *steps], 1), whole)
+    assert model.training
+    with pytest.raises(ValueError, match="top_k must be an integer"):
+        model.stream(prompt, 3, top_k=0)
+    for k, _ in enumerate(model.stream(prompt, 100)):
+        assert not model.training                        # inference inside the loop
+        if k == 2:
+            break
+    assert model.training
+
+
 def test_generate_top_k_1_is_greedy():
     model = make_model()
     prompt = mg.tensor([[1, 2, 3]])
