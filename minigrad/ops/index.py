@@ -11,6 +11,7 @@ from minigrad.ops.elementwise import where
 
 
 class GetItem(Function):
+    needs_values = False                 # reads the index and shape only: see Function's
     def forward(self, a, index):                         # gradient: scatter-add back
         self.index, self.in_shape = index, a.shape
         out = a[index]

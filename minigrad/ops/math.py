@@ -83,6 +83,7 @@ class Step(Function):
     """sign, floor, ceil, round, trunc (and "nonzero", x ≠ 0 as 0/1, for the 0-norm): flat
     between their jumps, so the gradient is 0 there; PyTorch takes 0 at the jumps too (no
     delta), and so do we. The gradient is a zero tensor, not None: x.grad is zeros."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, kind, decimals):
         self.shape = a.shape
         if kind == "sign":         # 0 at NaN, as PyTorch and CuPy (NumPy's sign gives NaN)
