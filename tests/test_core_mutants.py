@@ -268,10 +268,20 @@ def test_max_with_keepdim_keeps_the_dim_of_the_indices_too(device):
         assert indices.tolist() == [[1], [0]]
 
 
-def test_var_with_too_few_elements_is_nan(device):
-    """n ≤ correction: no estimate, NaN (as PyTorch), never a negative divisor."""
-    assert np.isnan(mg.zeros(0, device=device).var().item())
-    assert np.isnan(mg.ones(1, device=device).var(correction=2).item())
+def test_var_with_too_few_elements_divides_by_zero(device):
+    """n ≤ correction: no estimate. Σ(x - μ)²/0 as PyTorch (its divisor is max(0, n - c)):
+    inf, or NaN where Σ = 0; never a negative divisor; and a warning that says why."""
+    with pytest.warns(RuntimeWarning, match=r"correction=2 leaves no degrees of freedom "
+                                            r"among 1 elements \(needs correction < 1\)"):
+        assert np.isnan(mg.ones(1, device=device).var(correction=2).item())
+    with pytest.warns(RuntimeWarning, match="no degrees of freedom"):
+        assert np.isnan(mg.zeros(0, device=device).var().item())
+    x = mg.tensor([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], device=device)
+    with pytest.warns(RuntimeWarning, match="correction=5"):
+        got = x.var(1, correction=5).tolist()
+    assert got[0] == float("inf") and np.isnan(got[1])
+    with pytest.warns(RuntimeWarning):
+        assert x.std(1, correction=3).tolist()[0] == float("inf")
 
 
 def test_var_refuses_integer_tensors(device):

@@ -1,5 +1,6 @@
 """Reductions: sum (and its broadcasting inverse sum_to), max/min, amax/amin, prod,
 mean/var built on sum, logsumexp, any/all, and the running sum cumsum."""
+import warnings
 from collections import namedtuple
 
 from minigrad import backend
@@ -234,8 +235,17 @@ def var(x, dim=None, keepdim=False, correction=1):
     for d in dims:
         n *= x.shape[d]
     d = x - mean(x, dims, keepdim=True)
-    scale = 1.0 / (n - correction) if n > correction else float("nan")  # as PyTorch
-    return sum(d * d, dims, keepdim) * scale
+    squares = sum(d * d, dims, keepdim)
+    if n > correction:
+        return squares * (1.0 / (n - correction))
+    # no degrees of freedom left: Σ/0, as PyTorch (which warns too): inf, or NaN where
+    # Σ = 0 (the elements all equal, one element among them)
+    warnings.warn(f"var: correction={correction} leaves no degrees of freedom among {n} "
+                  f"elements (needs correction < {n}): the result is inf, or NaN where Σ = 0",
+                  RuntimeWarning, stacklevel=2)
+    xp = x.backend.xp
+    scale = xp.where(squares.data == 0, xp.nan, xp.inf).astype(squares.dtype)
+    return squares * Tensor._make(scale, x.device)
 
 
 def std(x, dim=None, keepdim=False, correction=1):
