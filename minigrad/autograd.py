@@ -354,6 +354,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "pass allow_unused=True to get None for it")
         elif not create_graph:
             found[i] = g.detach()
+    return tuple(found) if create_graph else _each_its_own(found)
+
+
+def _each_its_own(found):
+    """Each gradient a writable array of its own, as PyTorch's: the engine may hand back a
+    read-only broadcast view (the gradient of a sum) or one array for several inputs (of
+    x + y), which an in-place change of one result would refuse or spread to the others."""
+    from minigrad.tensor import Tensor
+    seen = set()
+    for i, g in enumerate(found):
+        if g is None:
+            continue
+        root = g._data if g._data.base is None else g._data.base
+        if id(root) in seen or not getattr(g._data.flags, "writeable", True):
+            g = found[i] = Tensor._make(g._data.copy(), g.device)
+            root = g._data
+        seen.add(id(root))
     return tuple(found)
 
 

@@ -232,6 +232,17 @@ def test_mg_grad_with_one_tensor_asked_for_twice(device):
         assert gy.tolist() == gsame.tolist() == [6.0, 12.0]
 
 
+def test_mg_grad_results_are_writable_and_each_its_own(device):
+    """The gradients of a sum (a broadcast view inside the engine) and of x + y (one array
+    for both) come back as PyTorch's do: writable, and a change to one leaves the others."""
+    x = mg.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = mg.tensor([3.0, 4.0], device=device, requires_grad=True)
+    gx, gy, gy2 = mg.grad((x + y).sum(), [x, y, y])
+    gx.add_(1.0)
+    gy.mul_(5.0)
+    assert gx.tolist() == [2.0, 2.0] and gy.tolist() == [5.0, 5.0] and gy2.tolist() == [1, 1]
+
+
 def test_views_of_the_same_shape_are_new_nodes(device):
     """reshape/view/permute/transpose/expand/squeeze to the same shape make a new view node,
     as PyTorch: one made after the output was not used to compute it, and one made before
