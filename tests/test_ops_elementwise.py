@@ -265,6 +265,18 @@ def test_minus_on_a_bool_tensor_is_refused_as_torch(device):
     assert (1 - mask.long()).tolist() == [0, 1]
 
 
+def test_bool_to_a_bool_power_is_refused_and_other_powers_keep_our_dtypes(device):
+    """NumPy answers bool ** bool in int8, which is not one of minigrad's dtypes: refused,
+    as PyTorch refuses two bool tensors. A bool base with a number, or a bool exponent,
+    promotes as usual."""
+    mask = mg.tensor([True, False], device=device)
+    for fn in (lambda: mask ** mask, lambda: mask ** True, lambda: mg.pow(mask, mask)):
+        with pytest.raises(TypeError, match=r"bool \*\* bool is not supported.*\.long\(\)"):
+            fn()
+    assert (mask ** 2).dtype == mg.int64 and (mask ** 2.0).dtype == mg.float32
+    assert (mg.tensor([2, 3], device=device) ** mask).tolist() == [2, 1]
+
+
 @pytest.mark.parametrize("op", [lambda a: a.relu(), lambda a: a.clamp(-0.5, 0.5),
                                 lambda a: a.max(), lambda a: a.max(0)[0],
                                 lambda a: a.maximum(mg.zeros(2)),

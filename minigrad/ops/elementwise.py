@@ -235,7 +235,14 @@ def div(a, b):
     if not backend.is_floating(a.dtype):  # true division of integers gives float32 (as PyTorch)
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
     return Div.apply(a, b)
-def pow(a, b): return Pow.apply(*_pair(a, b))
+def pow(a, b):
+    a, b = _pair(a, b)
+    if a.dtype == b.dtype == backend.bool_:   # NumPy would answer int8, not one of ours
+        raise TypeError("pow: bool ** bool is not supported (PyTorch refuses two bool tensors "
+                        "too); convert with .long() or .float() first")
+    return Pow.apply(a, b)
+
+
 def neg(a): return Neg.apply(*_no_bool((a,), "negation, the `-` operator,"))
 
 
