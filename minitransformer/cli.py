@@ -105,7 +105,9 @@ def build_parser():
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     t.add_argument("--no-plot", action="store_true", help="do not write loss.png")
 
-    s = sub.add_parser("sample", help="generate text from a checkpoint")
+    s = sub.add_parser("sample", help="generate text from a checkpoint",
+                       description="Continue --prompt with text sampled from a trained "
+                                   "model, printed as it is generated.")
     s.add_argument("--ckpt", default="out-baby",
                    help="a training --out directory or a ckpt-* directory (default: out-baby)")
     s.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
@@ -124,7 +126,9 @@ def build_parser():
     s.add_argument("--no-cache", action="store_true",
                    help="recompute the whole context for every token (no KV cache)")
 
-    p = sub.add_parser("plot", help="draw loss.png from a run's metrics.jsonl")
+    p = sub.add_parser("plot", help="draw loss.png from a run's metrics.jsonl",
+                       description="Draw the train and validation loss curves of a run "
+                                   "(needs matplotlib).")
     p.add_argument("run", nargs="?", default="out-baby",
                    help="a training --out directory or a metrics.jsonl file (default: out-baby)")
     p.add_argument("-o", "--output", help="PNG path (default: loss.png beside metrics.jsonl)")

@@ -155,6 +155,8 @@ def read_text(path):
         raise DataError(f"data file {path} is not UTF-8 text: byte {raw[e.start]:#04x} at "
                         f"offset {e.start} cannot be decoded ({e.reason}); convert it with e.g. "
                         f"`iconv -f latin1 -t utf-8`") from None
+    # a byte-order mark, which some editors write first, is not a character of the text
+    text = text.removeprefix("\ufeff")
     if not text:
         raise DataError(f"data file {path} is empty; a character model needs text to learn from")
     return text

@@ -192,9 +192,10 @@ def _train(cfg, out, resume, log):
                     iter=it, elapsed_s=elapsed, rng={"data": data_rng.bit_generator.state},
                     val_loss=losses["val"], data_sha256=data_sha256)
                 result.history.append(row)
+                speed = f"{row['tokens_per_sec']:,.0f} tok/s, " if it > start_it else ""
                 _say(bar, log, f"iter {it}: train loss {losses['train']:.4f}, val loss "
-                               f"{losses['val']:.4f}, lr {row['lr']:.2e}, "
-                               f"{row['tokens_per_sec']:,.0f} tok/s, {elapsed:.0f} s")
+                               f"{losses['val']:.4f}, lr {row['lr']:.2e}, {speed}"
+                               f"{elapsed:.0f} s")
                 steps.restart_window()
             if it % cfg.eval_interval == 0 or it == start_it:
                 # dropout's generator restarts at every checkpoint, so a resumed run draws

@@ -114,6 +114,19 @@ def test_missing_empty_and_non_utf8_files(tmp_path):
         data.read_text(tmp_path / "latin1.txt")
     with pytest.raises(DataError, match="not a file"):
         data.read_text(tmp_path)
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + "caf\xe9".encode("latin-1"))
+    with pytest.raises(DataError, match=r"0xe9 at offset 6"):        # counted in the file
+        data.read_text(tmp_path / "bom.txt")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_text(tmp_path):
+    """Some editors start a UTF-8 file with a byte-order mark: it is dropped, not made a
+    character of the vocabulary; one alone is an empty file."""
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbfHello \xef\xbb\xbf")
+    assert data.read_text(tmp_path / "bom.txt") == "Hello \ufeff"   # only the first
+    (tmp_path / "only.txt").write_bytes(b"\xef\xbb\xbf")
+    with pytest.raises(DataError, match="empty"):
+        data.read_text(tmp_path / "only.txt")
 
 
 def test_split_is_first_90_percent_then_last_10():
