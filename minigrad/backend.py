@@ -231,12 +231,34 @@ def _cupy_backend():
             f"device 'cuda' needs CuPy and an NVIDIA GPU ({type(e).__name__}: {e}). "
             "Install the extra matching your CUDA: pip install -e \".[cuda12]\" or \".[cuda13]\"; "
             "or use device='cpu'") from None
-    b = Backend("cuda", cupy, cupyx.scipy.special.erf, cupy.add.at, cupy.asnumpy,
-                cupy.asarray)
+    b = Backend("cuda", cupy, cupyx.scipy.special.erf, widened_index_add(cupy, cupy.add.at),
+                cupy.asnumpy, cupy.asarray)
     b.set_matmul_precision = lambda precision: _cupy_matmul_precision(cupy, precision)
     from minigrad.backend_kernels import Kernels
     b.kernels = Kernels(cupy)
     return b
+
+
+ADD_AT_DTYPES = ("int32", "uint32", "uint64", "float16", "float32", "float64")
+
+
+def widened_index_add(xp, add_at):
+    """index_add through an add.at that takes only ADD_AT_DTYPES (CuPy's): int64, PyTorch's
+    default integer, through uint64, its two's-complement twin (the same bits, the same
+    wrap-around), and the narrower integers and bool through int32 and back (a bool sum is
+    then True where any is)."""
+    def index_add(target, index, values):
+        dt = target.dtype
+        values = xp.asarray(values)
+        if dt.name in ADD_AT_DTYPES:
+            return add_at(target, index, values.astype(dt, copy=False))
+        if dt == int64:
+            return add_at(target.view("uint64"), index,
+                          values.astype(int64, copy=False).view("uint64"))
+        wide = target.astype(int32)
+        add_at(wide, index, values.astype(int32))
+        target[...] = wide.astype(dt)
+    return index_add
 
 
 def _cupy_matmul_precision(cupy, precision):

@@ -167,7 +167,7 @@ for _n in ("iadd isub imul itruediv".split()):
 for _n in ("neg pos abs invert".split()):
     setattr(SpyArray, f"__{_n}__", _method(f"__{_n}__"))
 for _n in ("reshape transpose swapaxes squeeze sum prod mean var std max min argmax argmin "
-           "any all astype copy fill").split():
+           "any all astype copy fill view").split():
     setattr(SpyArray, _n, _method(_n))
 
 # the array-module functions the engine may call (all exist in CuPy)
@@ -249,8 +249,12 @@ class SpyModule:
 
 
 def make_backend(name="spy"):
-    def index_add(target, index, values):
+    def add_at(target, index, values):      # CuPy's add.at: only some dtypes
+        if target.dtype.name not in backend.ADD_AT_DTYPES or values.dtype != target.dtype:
+            raise TypeError(f"spy add.at: takes {backend.ADD_AT_DTYPES} only (as CuPy's), "
+                            f"got {target.dtype} += {values.dtype}")
         np.add.at(unwrap(target), unwrap(index), unwrap(values))
+    index_add = backend.widened_index_add(SpyModule(), add_at)
 
     def to_numpy(a):
         if not isinstance(a, SpyArray):

