@@ -17,32 +17,76 @@ def _check_module(container, m):
 
 
 class ModuleList(Module):
-    """A list of sub-modules, registered under "0", "1", ..."""
+    """A list of sub-modules, registered under "0", "1", ... (renumbered after an insert or
+    a delete, as PyTorch, so the names always count from 0)."""
 
     def __init__(self, modules=()):
         super().__init__()
-        for m in modules:
-            self.append(m)
+        self.extend(modules)
 
-    def append(self, m):
-        self._modules[str(len(self._modules))] = _check_module(self, m)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return ModuleList(list(self._modules.values())[i])
+    def _position(self, i):
+        """The position of index i (negative counts from the end), or a clear error."""
         n = len(self._modules)
         if not backend.is_integer(i):
             raise TypeError(f"{type(self).__name__} indices must be integers or slices, not "
                             f"{type(i).__name__}")
         if not -n <= i < n:
             raise IndexError(f"{type(self).__name__} index {i} out of range for {n} modules")
-        return self._modules[str(i % n)]
+        return i % n
+
+    def _key(self, i):
+        return str(self._position(i))
+
+    def _renumber(self, modules):
+        modules = list(modules)
+        self._modules.clear()
+        for k, m in enumerate(modules):
+            self._modules[str(k)] = m
+
+    def append(self, m):
+        self._modules[str(len(self._modules))] = _check_module(self, m)
+        return self
+
+    def extend(self, modules):
+        if not isinstance(modules, Iterable):
+            raise TypeError(f"{type(self).__name__}.extend takes an iterable of Modules, got "
+                            f"{type(modules).__name__}")
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, m):
+        """Put m before position index (as list.insert; the names after it move up)."""
+        if not backend.is_integer(index):
+            raise TypeError(f"{type(self).__name__}.insert: index must be an integer, got "
+                            f"{type(index).__name__}")
+        modules = list(self._modules.values())
+        modules.insert(index, _check_module(self, m))
+        self._renumber(modules)
+
+    def pop(self, i=-1):
+        m = self[i]
+        del self[i]
+        return m
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return ModuleList(list(self._modules.values())[i])
+        return self._modules[self._key(i)]
+
+    def __setitem__(self, i, m):
+        self._modules[self._key(i)] = _check_module(self, m)
+
+    def __delitem__(self, i):
+        positions = range(len(self._modules))
+        gone = set(positions[i]) if isinstance(i, slice) else {self._position(i)}
+        self._renumber(m for k, m in enumerate(self._modules.values()) if k not in gone)
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
 
     def __len__(self):
         return len(self._modules)
@@ -67,21 +111,26 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """A dict of sub-modules, registered under their keys."""
+    """A dict of sub-modules, registered under their keys (checked as add_module checks
+    names: they become state-dict keys). Built from a mapping or (key, module) pairs, in
+    their order."""
 
     def __init__(self, modules=None):
         super().__init__()
-        for k, m in (modules or {}).items():
-            self[k] = m
+        if modules is not None:
+            self.update(modules)
 
     def __setitem__(self, k, m):
         if not isinstance(k, str):
             raise TypeError(f"ModuleDict keys must be strings (they become parameter names), "
                             f"got {type(k).__name__}")
-        self._modules[k] = _check_module(self, m)
+        self.add_module(k, _check_module(self, m))
 
     def __getitem__(self, k):
         return self._modules[k]
+
+    def __delitem__(self, k):
+        del self._modules[k]
 
     def __contains__(self, k):
         return k in self._modules
@@ -101,19 +150,55 @@ class ModuleDict(Module):
     def items(self):
         return self._modules.items()
 
+    def pop(self, k):
+        m = self[k]
+        del self[k]
+        return m
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        if isinstance(modules, (Mapping, ModuleDict)):
+            pairs = list(modules.items())
+        elif isinstance(modules, Iterable) and not isinstance(modules, Module):
+            pairs = list(modules)
+            for j, p in enumerate(pairs):
+                if not isinstance(p, (tuple, list)) or len(p) != 2:
+                    raise ValueError(f"ModuleDict.update: element #{j} of the sequence "
+                                     f"should be a (key, module) pair, got {p!r:.60}")
+        else:
+            raise TypeError(f"ModuleDict.update takes a mapping or an iterable of (key, "
+                            f"module) pairs, got {type(modules).__name__}")
+        for k, m in pairs:
+            self[k] = m
+
 
 class Sequential(ModuleList):
-    """Modules applied in order: Sequential(a, b)(x) == b(a(x))."""
+    """Modules applied in order: Sequential(a, b)(x) == b(a(x)). Given one OrderedDict, its
+    keys name the stages (Sequential(OrderedDict(fc=..., act=...))); an index is a
+    position, whatever the names, and a slice keeps them, as PyTorch."""
 
     def __init__(self, *modules):
-        super().__init__(modules)
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            super().__init__()
+            for k, m in modules[0].items():
+                self.add_module(k, _check_module(self, m))
+        else:
+            super().__init__(modules)
 
     __repr__ = Module.__repr__  # every stage printed, as PyTorch
 
+    def _key(self, i):
+        return list(self._modules)[self._position(i)]
+
     def __getitem__(self, i):
-        if isinstance(i, slice):  # a slice of a Sequential is a Sequential, as PyTorch
-            return Sequential(*list(self)[i])
+        if isinstance(i, slice):   # a Sequential of the same stages under the same names
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
         return super().__getitem__(i)
+
+    def __add__(self, other):
+        return Sequential(*self, *other)
 
     def forward(self, x):
         for m in self:

@@ -66,7 +66,11 @@ class Module:
         target = self._parameters if isinstance(value, Parameter) else \
             self._modules if isinstance(value, Module) else None
         if target is self._parameters and name not in self._parameters:
-            self.__dict__.pop(name, None)    # a plain attribute of that name is replaced
+            # a plain attribute, child module or buffer of that name is replaced, as PyTorch
+            self.__dict__.pop(name, None)
+            self._modules.pop(name, None)
+            self._buffers.pop(name, None)
+            self._non_persistent.discard(name)
             self._check_new_name("parameter", name, self._parameters, value, Parameter)
         for store in (self._parameters, self._modules, self._buffers):
             if store is not target:
@@ -393,7 +397,8 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in self.named_children()]
+        # every child under every name (a shared one twice, as PyTorch), not named_children
+        lines = [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in self._modules.items()]
         head = f"{type(self).__name__}({self.extra_repr()}"
         if not lines:
             return head + ")"
