@@ -5,6 +5,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
+from minigrad import nn
 
 RNG = np.random.default_rng(0)
 
@@ -43,6 +44,21 @@ def test_gradcheck_and_the_closed_form():
     np.testing.assert_allclose(F.rms_norm(x, (5,), w).numpy(), want, rtol=1e-14)
     y = F.rms_norm(x, 5).numpy()                     # unit root mean square per row
     np.testing.assert_allclose(np.sqrt((y * y).mean(-1)), 1.0, rtol=1e-12)
+
+
+def test_float16_is_computed_in_float32_as_torch():
+    """x² overflows float16 from |x| > 256 (the output was all zeros), and float16's
+    epsilon (~1e-3) swamps small activations: PyTorch computes in float32 with float32's
+    epsilon and returns float16; so do we, gradients included."""
+    x = mg.tensor(np.array([[300.0, -200.0, 250.0, 100.0], [1e-3, 2e-3, -1e-3, 5e-4]],
+                           np.float16), requires_grad=True)
+    y = nn.RMSNorm(4).half()(x)
+    ref = x.numpy().astype(np.float32)
+    want = ref / np.sqrt((ref * ref).mean(1, keepdims=True) + np.finfo(np.float32).eps)
+    assert y.dtype == mg.float16
+    np.testing.assert_allclose(y.numpy().astype(np.float32), want, rtol=2e-3)
+    y.sum().backward()
+    assert x.grad.dtype == mg.float16 and np.isfinite(x.grad.numpy()).all()
 
 
 def test_module(device):

@@ -109,7 +109,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     `weight`. Unlike layer norm (article 2.2.5.4) it neither subtracts the mean nor shifts.
 
         y = x / √(mean(x²) + eps) · weight,   eps None: the dtype's machine epsilon
-    """
+
+    float16 runs in float32 (with float32's epsilon), as PyTorch."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     if not backend.is_floating(x.dtype):
@@ -121,6 +122,10 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
                          f"of the input, whose shape is {x.shape}")
     if weight is not None and weight.shape != shape:
         raise ValueError(f"rms_norm: weight has shape {weight.shape}, expected {shape}")
+    if x.dtype == backend.float16:   # x² passes 65504 from |x| > 256: computed in float32,
+        # eps None float32's too, as PyTorch does (its opmath), and returned as float16
+        w = None if weight is None else weight.float()
+        return rms_norm(x.float(), shape, w, eps).to(dtype=x.dtype)
     eps = backend.machine_eps(x.dtype) if eps is None else eps
     if not eps >= 0:
         raise ValueError(f"rms_norm: eps must be >= 0, got {eps}")
