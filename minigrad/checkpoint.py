@@ -19,6 +19,7 @@ import safetensors.numpy
 from safetensors import safe_open
 
 from minigrad import backend
+from minigrad.creation import from_other_library
 from minigrad.tensor import Tensor
 
 
@@ -76,8 +77,8 @@ def load(path, device="cpu", with_metadata=False, map_location=None):
     try:
         with safe_open(path, framework="np") as f:
             meta = dict(f.metadata() or {})
-            host = {name: f.get_tensor(name) for name in f.keys()}
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+            host = {name: _read_tensor(f, path, name) for name in f.keys()}
+    except (FileNotFoundError, IsADirectoryError, PermissionError, CheckpointError):
         raise
     except (safetensors.SafetensorError, OSError, ValueError) as e:
         _refuse_torch_file(path)
@@ -90,6 +91,17 @@ def load(path, device="cpu", with_metadata=False, map_location=None):
             a = a.copy()
         tensors[name] = Tensor._make(b.from_numpy(a), backend.device_name(device))
     return (tensors, meta) if with_metadata else tensors
+
+
+def _read_tensor(f, path, name):
+    try:
+        return f.get_tensor(name)
+    except TypeError as e:                    # a dtype NumPy lacks: bfloat16, the float8s
+        raise CheckpointError(
+            f"mg.load: {path!r} stores {name!r} as {f.get_slice(name).get_dtype()}, a dtype "
+            f"NumPy (and so minigrad) does not have ({e}); save the weights as float32 "
+            f"instead, e.g. in PyTorch: safetensors.torch.save_file({{k: v.float() for k, v "
+            f"in state_dict.items()}}, path)") from None
 
 
 def _refuse_torch_file(path):
@@ -141,6 +153,10 @@ def _write_safetensors(arrays, path, metadata):
         raise OSError(f"mg.save: writing {path!r} failed: {e}") from None
 
 
+_SAVABLE = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+            "float16", "float32", "float64", "complex64")
+
+
 def _host_array(name, t):
     if not isinstance(name, str):
         raise TypeError(f"mg.save: tensor names must be strings, got {name!r}")
@@ -151,11 +167,14 @@ def _host_array(name, t):
     if isinstance(t, Tensor):
         a = t.numpy()
     elif hasattr(t, "shape") and hasattr(t, "dtype"):
-        a = backend.to_host(t)
+        a = backend.to_host(from_other_library(t))     # a PyTorch tensor too
     else:
         raise TypeError(f"mg.save: entry {name!r} is of type {type(t).__name__}, not a "
                         f"tensor; put numbers and strings in `metadata` instead (an "
                         f"optimiser's state: tensors, metadata = optimizer.flat_state_dict())")
+    if a.dtype.name not in _SAVABLE:
+        raise TypeError(f"mg.save: entry {name!r} has dtype {a.dtype}, which .safetensors "
+                        f"cannot store (it stores {', '.join(_SAVABLE)}); convert it first")
     # safetensors copies from the array's memory as one block: it must be C-contiguous
     # (not ascontiguousarray, which would turn a 0-d array into shape (1,))
     return a if a.flags.c_contiguous else a.copy(order="C")

@@ -232,3 +232,25 @@ def test_pytorch_habits_get_pytorch_answers(tmp_path):
     missing, unexpected = keys                           # and still a pair
     with pytest.raises(TypeError, match="optimizer.flat_state_dict"):
         mg.save(mg.optim.Adam(m.parameters()).state_dict(), tmp_path / "opt.safetensors")
+
+
+def test_dtypes_numpy_lacks_or_safetensors_cannot_store_are_named(tmp_path):
+    """A bfloat16 file (PyTorch's and Hugging Face's usual checkpoints) was a bare NumPy
+    'data type not understood'; a complex128 entry failed as if the disk had. Both now name
+    the entry, its dtype and what to do. A PyTorch tensor saves as load_state_dict takes it."""
+    import json
+    import struct
+    header = json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}})
+    header += " " * (-len(header) % 8)
+    (tmp_path / "bf16.safetensors").write_bytes(struct.pack("<Q", len(header)) +
+                                                header.encode() + b"\x80\x3f\x00\x40")
+    with pytest.raises(checkpoint.CheckpointError, match=r"stores 'w' as BF16, a dtype NumPy "
+                                                         r".*save the weights as float32"):
+        mg.load(tmp_path / "bf16.safetensors")
+    with pytest.raises(TypeError, match=r"entry 'c' has dtype complex128, which "
+                                        r"\.safetensors cannot store"):
+        mg.save({"c": np.ones(2, np.complex128)}, tmp_path / "c.safetensors")
+    assert not list(tmp_path.glob("*.tmp")) and not (tmp_path / "c.safetensors").exists()
+    torch = pytest.importorskip("torch")
+    mg.save({"t": torch.arange(3)}, tmp_path / "t.safetensors")
+    assert mg.load(tmp_path / "t.safetensors")["t"].tolist() == [0, 1, 2]
