@@ -48,6 +48,10 @@ def test_calculate_gain_and_fans():
     assert init.calculate_gain("tanh") == pytest.approx(5 / 3)
     assert init.calculate_gain("leaky_relu", 0.2) == pytest.approx(math.sqrt(2 / 1.04))
     assert init.calculate_gain("linear") == 1.0
+    assert init.calculate_gain("selu") == 0.75                       # PyTorch's table
+    assert init.calculate_gain("conv3d") == init.calculate_gain("conv_transpose2d") == 1.0
+    with pytest.raises(ValueError, match="negative_slope True is not a valid number"):
+        init.calculate_gain("leaky_relu", True)
     assert init.fans(_w(4, 3, 5)) == (15, 20)
     with pytest.raises(ValueError, match="nonlinearity"):
         init.calculate_gain("swish")

@@ -57,17 +57,29 @@ def constant_(tensor, value):
     return _fill(tensor, value)
 
 
+_UNIT_GAIN = ("linear", "sigmoid", "conv1d", "conv2d", "conv3d",
+              "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+
+
 def calculate_gain(nonlinearity, param=None):
-    if nonlinearity in ("linear", "sigmoid", "conv1d", "conv2d"):
+    """PyTorch's recommended gains: how much a nonlinearity shrinks the spread of what
+    passes through it, which the init functions' `gain` undoes."""
+    if nonlinearity in _UNIT_GAIN:
         return 1.0
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
         return math.sqrt(2.0)
+    if nonlinearity == "selu":
+        return 3.0 / 4          # PyTorch's choice, for self-normalising networks
     if nonlinearity == "leaky_relu":
+        if param is not None and (isinstance(param, bool) or
+                                  not isinstance(param, (int, float))):
+            raise ValueError(f"calculate_gain: negative_slope {param!r} is not a valid number")
         slope = 0.01 if param is None else param
         return math.sqrt(2.0 / (1 + slope ** 2))
-    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}")
+    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; valid: "
+                     f"{', '.join(_UNIT_GAIN + ('tanh', 'relu', 'selu', 'leaky_relu'))}")
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
