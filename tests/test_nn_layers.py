@@ -146,6 +146,21 @@ def test_dropout_is_reproducible_with_the_seed():
     assert (layer(mg.ones(50)).numpy() == a).all()
 
 
+def test_embedding_from_pretrained_copies_and_freezes_as_torch():
+    table = mg.tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    emb = nn.Embedding.from_pretrained(table)
+    assert not emb.weight.requires_grad and emb.weight.dtype == mg.float32
+    assert emb(mg.tensor([2, 0])).tolist() == [[4.0, 5.0], [0.0, 1.0]]
+    table.data[0, 0] = 9.0                               # a copy, not the caller's table
+    assert emb.weight.numpy()[0, 0] == 0.0
+    trained = nn.Embedding.from_pretrained(np.ones((3, 2)), freeze=False, padding_idx=1)
+    assert trained.weight.requires_grad and trained.weight.numpy()[1].tolist() == [1, 1]
+    trained(mg.tensor([1, 2])).sum().backward()          # the padding row: kept, not trained
+    assert trained.weight.grad.numpy()[1].tolist() == [0, 0]
+    with pytest.raises(ValueError, match=r"embeddings must be 2-D \(rows, dim\), got shape"):
+        nn.Embedding.from_pretrained(np.ones(3))
+
+
 def test_embedding_padding_row_is_zero_and_gets_no_gradient():
     mg.manual_seed(0)
     emb = nn.Embedding(4, 3, padding_idx=-1)

@@ -386,3 +386,17 @@ def test_train_and_eval_go_through_each_childs_own_train():
     assert frozen.calls == [True, False] and not model.training
     with pytest.raises(ValueError, match="mode must be True or False"):
         model.train("no")
+
+
+def test_state_dict_prefix_keep_vars_and_named_parameters_duplicates_as_torch():
+    shared = nn.Linear(2, 2)
+    m = nn.Sequential(shared, nn.ReLU(), shared)
+    sd = m.state_dict(prefix="enc.")
+    assert list(sd) == ["enc.0.weight", "enc.0.bias", "enc.2.weight", "enc.2.bias"]
+    assert not isinstance(sd["enc.0.weight"], nn.Parameter)
+    assert m.state_dict(keep_vars=True)["0.weight"] is shared.weight
+    into = {}
+    assert m.state_dict(destination=into) is into and len(into) == 4
+    assert [n for n, _ in m.named_parameters()] == ["0.weight", "0.bias"]
+    assert [n for n, _ in m.named_parameters(remove_duplicate=False)] == \
+        ["0.weight", "0.bias", "2.weight", "2.bias"]

@@ -8,6 +8,7 @@ from minigrad.autograd import no_grad
 from minigrad.ops.loss import check_reduction
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
+from minigrad.tensor import Tensor
 
 
 def _check_sizes(layer, **sizes):
@@ -74,6 +75,21 @@ class Embedding(Module):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx] = 0
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+        """An Embedding whose table is a copy of `embeddings` (rows, dim) (a Tensor, array
+        or PyTorch tensor), frozen (no gradient) unless freeze=False, as PyTorch. The
+        padding row keeps its values (only its gradient is withheld)."""
+        table = creation.tensor(embeddings) if not isinstance(embeddings, Tensor) else \
+            embeddings.detach().clone()
+        if table.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, "
+                             f"dim), got shape {table.shape}")
+        emb = cls(*table.shape, padding_idx=padding_idx, device=table.device,
+                  dtype=table.dtype)
+        emb.weight = Parameter(table, requires_grad=not freeze)
+        return emb
 
     def forward(self, idx):
         return F.embedding(idx, self.weight, self.padding_idx)

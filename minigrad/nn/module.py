@@ -209,13 +209,14 @@ class Module:
     def children(self):
         return (m for _, m in self.named_children())
 
-    def named_parameters(self, prefix="", recurse=True):
-        """(name, Parameter) pairs, each shared parameter once (its first name)."""
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(name, Parameter) pairs, each shared parameter once (its first name) unless
+        remove_duplicate=False."""
         seen = set()
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
         for mname, m in mods:
             for n, p in m._parameters.items():
-                if p is not None and id(p) not in seen:
+                if p is not None and not (remove_duplicate and id(p) in seen):
                     seen.add(id(p))
                     yield (f"{mname}.{n}" if mname else n), p
 
@@ -348,11 +349,16 @@ class Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 
     # ---- state ----------------------------------------------------------------------------
-    def state_dict(self):
-        """Name -> tensor for every parameter and buffer (names as PyTorch would give them).
-        The tensors share memory with the module, so, as in PyTorch, they follow its later
-        changes (optimiser steps, load_state_dict): clone() them to keep a snapshot."""
-        return OrderedDict((k, t.detach()) for k, t in self._named_state())
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """Name -> tensor for every parameter and buffer (names as PyTorch would give them,
+        each after `prefix`), added to `destination` if given. The tensors share memory
+        with the module, so, as in PyTorch, they follow its later changes (optimiser steps,
+        load_state_dict): clone() them to keep a snapshot. keep_vars=True gives the
+        Parameters themselves rather than detached tensors."""
+        out = OrderedDict() if destination is None else destination
+        for k, t in self._named_state():
+            out[prefix + k] = t if keep_vars else t.detach()
+        return out
 
     def _named_state(self):
         """(name, tensor) for every parameter and buffer under every name it has: a shared
