@@ -196,8 +196,12 @@ def worker(args):
             print(json.dumps({"s": time.perf_counter() - t, "loss": loss}), flush=True)
         else:
             out = {"rss_mib": peak_rss_mib(run.pids() if hasattr(run, "pids") else ())}
+            # the GPU memory each framework's allocator holds at its peak: CuPy's pool keeps
+            # every block it ever took (until told to free them), so what it holds now is
+            # its peak; PyTorch's caching allocator counts the same as max reserved (its
+            # max allocated would leave out the cached free blocks CuPy's figure includes)
             if args.device == "cuda" and args.child == "torch":
-                out["gpu_mib"] = run.torch.cuda.max_memory_allocated() / 2 ** 20
+                out["gpu_mib"] = run.torch.cuda.max_memory_reserved() / 2 ** 20
             elif args.device == "cuda":
                 import cupy
                 out["gpu_mib"] = cupy.get_default_memory_pool().total_bytes() / 2 ** 20
