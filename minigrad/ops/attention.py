@@ -213,8 +213,11 @@ def _causal(xp, L, S):
 
 
 def _ceiling(xp, allowed, dtype):
-    """The forward's mask as a float array: +inf where `allowed`, -inf elsewhere."""
-    return xp.where(allowed, xp.asarray(math.inf, dtype), xp.asarray(-math.inf, dtype))
+    """The forward's mask as a float array: +inf where `allowed`, -inf elsewhere (the two
+    infinities kept between calls: on a GPU each would be a copy from the host)."""
+    inf = backend.constant(xp, ("+inf", str(dtype)), lambda: xp.asarray(math.inf, dtype))
+    neg = backend.constant(xp, ("-inf", str(dtype)), lambda: xp.asarray(-math.inf, dtype))
+    return xp.where(allowed, inf, neg)
 
 
 def _causal_ceiling(xp, L, S, dtype):
