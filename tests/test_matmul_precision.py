@@ -114,7 +114,7 @@ def test_trainer_flag_config_and_restore(tmp_path, recording_device):
 @pytest.mark.parametrize("devices", [1, 0])
 def test_the_cuda_backend_is_wired_to_cupys_functions(monkeypatch, devices):
     """_cupy_backend with a stand-in CuPy module: each of the Backend's slots gets CuPy's own
-    function (erf from cupyx, index_add from cupy.add.at, the host transfers), the precision
+    function (erf from cupyx, index_add through cupy.add.at, the host transfers), the precision
     switch and the fused kernels are attached; and with no GPU visible the message says
     what is needed. (The real CuPy is checked on a GPU, in tests/test_gpu.py.)"""
     import sys
@@ -140,6 +140,6 @@ def test_the_cuda_backend_is_wired_to_cupys_functions(monkeypatch, devices):
             backend._cupy_backend()
         return
     b = backend._cupy_backend()
-    assert (b.name, b.xp, b.erf, b.index_add, b.to_numpy, b.from_numpy) == (
+    assert (b.name, b.xp, b.erf, b.index_add.add_at, b.to_numpy, b.from_numpy) == (
         "cuda", module, special.erf, module.add.at, module.asnumpy, module.asarray)
     assert b.kernels.cupy is module and callable(b.set_matmul_precision)
