@@ -367,7 +367,8 @@ def _each_its_own(found):
         if g is None:
             continue
         root = g._data if g._data.base is None else g._data.base
-        if id(root) in seen or not getattr(g._data.flags, "writeable", True):
+        if id(root) in seen or backend.shares_elements(g._data) or \
+                not getattr(g._data.flags, "writeable", True):   # (CuPy has no such flag)
             g = found[i] = Tensor._make(g._data.copy(), g.device)
             root = g._data
         seen.add(id(root))

@@ -286,8 +286,8 @@ class GPT(nn.Module):
     def stream(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True):
         """generate's tokens as they are sampled (the same tokens for the same seed): an
         iterator of each step's new ids, a (B, 1) int64 NumPy array, so a caller can show
-        a sample as it grows. The model runs as inference until the iterator is exhausted
-        or closed (a `for` loop left by break or an exception closes it)."""
+        a sample as it grows. Each step runs as inference (no graph, dropout off); between
+        steps the caller's own modes hold."""
         idx = self._generation_prompt(idx, max_new_tokens, temperature, top_k)
         return self._steps(idx, max_new_tokens, temperature, top_k, use_cache)
 
@@ -310,9 +310,11 @@ class GPT(nn.Module):
 
     def _steps(self, idx, max_new_tokens, temperature, top_k, use_cache):
         block = self.config.block_size
-        with inference(self):
-            cache = KVCache(self.config, idx.shape[0]) if use_cache else None
-            for step in range(max_new_tokens):
+        cache = KVCache(self.config, idx.shape[0]) if use_cache else None
+        for step in range(max_new_tokens):
+            # inference for each step, not across the yield: the caller's code between
+            # steps runs in its own modes (gradients on, dropout as the model had it)
+            with inference(self):
                 if cache is None or idx.shape[1] > block:  # no cache, or a sliding window
                     h = self.hidden_states(idx[:, -block:])
                 elif step == 0:                            # the prompt fills the cache
@@ -320,9 +322,9 @@ class GPT(nn.Module):
                 else:                                      # one new position
                     h = self.hidden_states(idx[:, -1:], cache)
                 next_id = sample_next(self.lm_head(h[:, -1, :]), temperature, top_k)
-                yield next_id
                 if step + 1 < max_new_tokens:              # the next step's context
                     idx = mg.cat([idx, mg.tensor(next_id, device=self.device)], dim=1)
+            yield next_id
 
 
 def sample_next(logits, temperature=1.0, top_k=None):

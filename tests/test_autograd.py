@@ -243,6 +243,12 @@ def test_mg_grad_results_are_writable_and_each_its_own(device):
     assert gx.tolist() == [2.0, 2.0] and gy.tolist() == [5.0, 5.0] and gy2.tolist() == [1, 1]
 
 
+def test_mg_grad_results_are_writable_on_the_gpu_stand_in(spy):
+    """The same on the spy (CuPy's stand-in), whose arrays, as CuPy's, have no read-only
+    flag: the broadcast view is told by its zero stride."""
+    test_mg_grad_results_are_writable_and_each_its_own(spy)
+
+
 def test_views_of_the_same_shape_are_new_nodes(device):
     """reshape/view/permute/transpose/expand/squeeze to the same shape make a new view node,
     as PyTorch: one made after the output was not used to compute it, and one made before

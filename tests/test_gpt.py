@@ -202,10 +202,10 @@ def test_generate_with_cache_equals_without(prompt_len, new, top_k):
     assert model.training  # the mode is restored
 
 
-def test_stream_gives_generates_tokens_step_by_step_and_restores_modes_when_left():
+def test_stream_gives_generates_tokens_step_by_step_in_the_callers_modes_between():
     """stream yields each step's (B, 1) ids: the same tokens as generate for the same seed;
-    its arguments are checked at the call, not at the first step; leaving the loop early
-    closes it, which hands the model back its training mode."""
+    its arguments are checked at the call, not at the first step; each step runs as
+    inference, and between steps (two streams interleaved) the caller's modes hold."""
     model = make_model(dropout=0.1).train()
     prompt = mg.tensor([[1, 2, 3], [4, 5, 6]])
     mg.manual_seed(7)
@@ -217,11 +217,11 @@ def test_stream_gives_generates_tokens_step_by_step_and_restores_modes_when_left
     assert model.training
     with pytest.raises(ValueError, match="top_k must be an integer"):
         model.stream(prompt, 3, top_k=0)
-    for k, _ in enumerate(model.stream(prompt, 100)):
-        assert not model.training                        # inference inside the loop
-        if k == 2:
-            break
-    assert model.training
+    a, b = model.stream(prompt, 5), model.stream(prompt, 5)
+    next(a), next(b)                   # between steps: the caller's modes, not inference's
+    assert model.training and mg.is_grad_enabled()
+    a.close()
+    assert [s.shape for s in b] == [(2, 1)] * 4 and model.training and mg.is_grad_enabled()
 
 
 def test_generate_top_k_1_is_greedy():
