@@ -167,7 +167,10 @@ def _host_array(name, t):
     if isinstance(t, Tensor):
         a = t.numpy()
     elif hasattr(t, "shape") and hasattr(t, "dtype"):
-        a = backend.to_host(from_other_library(t))     # a PyTorch tensor too
+        try:
+            a = backend.to_host(from_other_library(t))     # a PyTorch tensor too
+        except TypeError as e:                             # a dtype NumPy lacks (bfloat16)
+            raise TypeError(f"mg.save: entry {name!r}: {e}") from None
     else:
         raise TypeError(f"mg.save: entry {name!r} is of type {type(t).__name__}, not a "
                         f"tensor; put numbers and strings in `metadata` instead (an "

@@ -156,14 +156,22 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if step == 0:
         raise ValueError(f"arange: step must be nonzero, got {step} (start={start}, "
                          f"end={end})")
+    ints = all(backend.is_integer(v) for v in (start, end, step))   # NumPy ints too
+    if not ints and not all(math.isfinite(v) for v in (start, end, step)):
+        raise ValueError(f"arange: start, end and step must be finite numbers, got start="
+                         f"{start}, end={end}, step={step}")
     if dtype is None:
-        ints = all(isinstance(v, int) for v in (start, end, step))
         dtype = backend.int64 if ints else backend.DEFAULT_FLOAT
     device, dtype = backend.device_name(device), backend.dtype(dtype)
     xp = backend.get(device).xp
     if backend.is_floating(dtype):
         values = _float_range(xp, start, end, step, dtype)
     else:
+        if not ints:   # into an integer dtype: each number truncated first, as PyTorch
+            start, end, step = (int(v) for v in (start, end, step))
+            if step == 0:
+                raise ValueError(f"arange: the step truncates to 0 in {dtype}; give an "
+                                 f"integer step (or a floating dtype)")
         values = xp.arange(start, end, step, dtype=dtype)
     t = Tensor._make(values, device)
     return t.requires_grad_(True) if requires_grad else t
@@ -172,11 +180,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def _float_range(xp, start, end, step, dtype):
     """Value i is start + i·step computed in float64, then cast, as PyTorch: NumPy's
     float32 arange steps in float32, so arange(0, 10, 0.1)[-1] came out 9.900001."""
-    span = (end - start) / step
-    if not math.isfinite(span):
-        raise ValueError(f"arange: start, end and step must be finite numbers, got start="
-                         f"{start}, end={end}, step={step}")
-    n = max(0, math.ceil(span))
+    n = max(0, math.ceil((end - start) / step))
     return (start + step * xp.arange(n, dtype=backend.float64)).astype(dtype, copy=False)
 
 

@@ -51,6 +51,11 @@ class Transformer(nn.Module):
                  num_encoder_layers=6, num_decoder_layers=6, d_ff=2048, dropout=0.1,
                  activation="relu", norm_first=False, max_len=1024, pad_id=0):
         super().__init__()
+        for name, size in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size",
+                                                                tgt_vocab_size)):
+            if not backend.is_integer(size) or size < 1:
+                raise ValueError(f"Transformer: {name} must be a positive integer, got "
+                                 f"{size!r}")
         smallest = min(src_vocab_size, tgt_vocab_size)
         if pad_id is not None and not (backend.is_integer(pad_id) and 0 <= pad_id < smallest):
             raise ValueError(f"Transformer: pad_id must be a token id in both vocabularies, "

@@ -254,3 +254,5 @@ def test_dtypes_numpy_lacks_or_safetensors_cannot_store_are_named(tmp_path):
     torch = pytest.importorskip("torch")
     mg.save({"t": torch.arange(3)}, tmp_path / "t.safetensors")
     assert mg.load(tmp_path / "t.safetensors")["t"].tolist() == [0, 1, 2]
+    with pytest.raises(TypeError, match=r"mg.save: entry 'b': .*bfloat16.*t.float\(\)"):
+        mg.save({"b": torch.ones(2, dtype=torch.bfloat16)}, tmp_path / "b.safetensors")

@@ -272,7 +272,7 @@ def test_var_with_too_few_elements_divides_by_zero(device):
     """n ≤ correction: no estimate. Σ(x - μ)²/0 as PyTorch (its divisor is max(0, n - c)):
     inf, or NaN where Σ = 0; never a negative divisor; and a warning that says why."""
     with pytest.warns(RuntimeWarning, match=r"correction=2 leaves no degrees of freedom "
-                                            r"among 1 elements \(needs correction < 1\)"):
+                                            r"among 1 element\(s\) \(n - correction <= 0\)"):
         assert np.isnan(mg.ones(1, device=device).var(correction=2).item())
     with pytest.warns(RuntimeWarning, match="no degrees of freedom"):
         assert np.isnan(mg.zeros(0, device=device).var().item())

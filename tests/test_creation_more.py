@@ -73,8 +73,21 @@ def test_arange_float_values_are_start_plus_i_steps_rounded_once(dev):
         [1 + i * 0.3 for i in range(5)]
     _check(mg.arange(2.0, 1.0, device=dev), (0,), "float32", dev)    # empty, not an error
     for end in (float("inf"), float("nan")):
-        with pytest.raises(ValueError, match=r"arange: start, end and step must be finite"):
-            mg.arange(0, end, 0.5, device=dev)
+        for dtype in (None, "int64"):
+            with pytest.raises(ValueError, match=r"arange: start, end and step must be finite"):
+                mg.arange(0, end, 0.5, dtype=dtype, device=dev)
+
+
+def test_arange_into_an_integer_dtype_truncates_each_number_first_as_torch(dev):
+    """PyTorch casts start, end and step to an integer dtype before counting (NumPy counted
+    with the floats and stepped oddly: arange(-2.5, 2, 1) gave -2, -1, 0, 0, 1); a NumPy
+    integer is an integer (int64), not a float."""
+    assert mg.arange(-2.5, 2, 1, dtype="int64", device=dev).tolist() == [-2, -1, 0, 1]
+    assert mg.arange(0.5, 5, 1.5, dtype="int64", device=dev).tolist() == [0, 1, 2, 3, 4]
+    assert mg.arange(5.9, 0, -1.2, dtype="int64", device=dev).tolist() == [5, 4, 3, 2, 1]
+    with pytest.raises(ValueError, match="the step truncates to 0 in int64"):
+        mg.arange(0, 2.5, 0.5, dtype="int64", device=dev)
+    _check(mg.arange(np.int64(3), device=dev), (3,), "int64", dev)
 
 
 # ---- linspace ----------------------------------------------------------------------------

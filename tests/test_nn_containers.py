@@ -61,6 +61,10 @@ def test_sequential_keeps_names_through_slices_and_indexes_by_position():
     del named[0]                                          # PyTorch renumbers after a delete
     assert list(named._modules) == ["0", "1", "2"] and _sizes(named) == [6, 8, 9]
     assert _sizes(seq + named) == [1, 2, 3, 4, 6, 8, 9]
+    tail.append(_lin(5))                 # "2" and "3" are taken: a new name, not a replacement
+    assert _sizes(tail) == [3, 4, 5] and list(tail._modules) == ["2", "3", "4"]
+    with pytest.raises(TypeError, match="assignment takes an integer index, not a slice"):
+        tail[0:1] = _lin(1)
 
 
 def test_module_dict_checks_keys_as_add_module_and_takes_pairs():
@@ -89,6 +93,9 @@ def test_a_parameter_replaces_a_child_or_buffer_of_that_name():
     m.buf = nn.Parameter(_lin(3).weight.detach())
     assert [n for n, _ in m.named_parameters()] == ["sub", "buf"]
     assert not list(m.children()) and not list(m.buffers())
+    m.register_buffer("cache", _lin(1).weight.detach(), persistent=False)
+    m.cache = _lin(4)                                    # a module over a non-persistent buffer
+    assert "cache" not in m._non_persistent             # forgets it was one
 
 
 def test_repr_shows_a_shared_child_under_each_name():

@@ -159,6 +159,12 @@ def test_embedding_from_pretrained_copies_and_freezes_as_torch():
     assert trained.weight.grad.numpy()[1].tolist() == [0, 0]
     with pytest.raises(ValueError, match=r"embeddings must be 2-D \(rows, dim\), got shape"):
         nn.Embedding.from_pretrained(np.ones(3))
+    mg.manual_seed(0)
+    want = mg.randn(2).tolist()
+    mg.manual_seed(0)
+    ids = nn.Embedding.from_pretrained(np.arange(4).reshape(2, 2))   # integers, frozen
+    assert mg.randn(2).tolist() == want                 # no draws spent on a thrown-away init
+    assert ids(mg.tensor([1])).tolist() == [[2, 3]]
 
 
 def test_embedding_padding_row_is_zero_and_gets_no_gradient():

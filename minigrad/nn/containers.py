@@ -44,7 +44,12 @@ class ModuleList(Module):
             self._modules[str(k)] = m
 
     def append(self, m):
-        self._modules[str(len(self._modules))] = _check_module(self, m)
+        # the next number as its name, as PyTorch; past one already taken (a Sequential's
+        # slice keeps its names: seq[1:] holds "1", "2"), where PyTorch would replace it
+        n = len(self._modules)
+        while str(n) in self._modules:
+            n += 1
+        self._modules[str(n)] = _check_module(self, m)
         return self
 
     def extend(self, modules):
@@ -75,6 +80,9 @@ class ModuleList(Module):
         return self._modules[self._key(i)]
 
     def __setitem__(self, i, m):
+        if isinstance(i, slice):
+            raise TypeError(f"{type(self).__name__} assignment takes an integer index, not a "
+                            f"slice; assign the modules one by one")
         self._modules[self._key(i)] = _check_module(self, m)
 
     def __delitem__(self, i):

@@ -56,7 +56,7 @@ class Embedding(Module):
     `padding_idx` row starts at zero and gets no gradient."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
-                 dtype=None):
+                 dtype=None, _weight=None):
         super().__init__()
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
@@ -66,6 +66,9 @@ class Embedding(Module):
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
+        if _weight is not None:          # from_pretrained's table: no initialisation (and
+            self.weight = _weight        # no random draws spent on one)
+            return
         self.weight = Parameter(creation.zeros(num_embeddings, embedding_dim, device=device,
                                                dtype=dtype))
         self.reset_parameters()
@@ -86,10 +89,8 @@ class Embedding(Module):
         if table.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, "
                              f"dim), got shape {table.shape}")
-        emb = cls(*table.shape, padding_idx=padding_idx, device=table.device,
-                  dtype=table.dtype)
-        emb.weight = Parameter(table, requires_grad=not freeze)
-        return emb
+        return cls(*table.shape, padding_idx=padding_idx,
+                   _weight=Parameter(table, requires_grad=not freeze))
 
     def forward(self, idx):
         return F.embedding(idx, self.weight, self.padding_idx)

@@ -70,11 +70,11 @@ class Module:
             self.__dict__.pop(name, None)
             self._modules.pop(name, None)
             self._buffers.pop(name, None)
-            self._non_persistent.discard(name)
             self._check_new_name("parameter", name, self._parameters, value, Parameter)
         for store in (self._parameters, self._modules, self._buffers):
             if store is not target:
                 store.pop(name, None)
+        self._non_persistent.discard(name)               # no longer a buffer, if it was
         if target is None:
             object.__setattr__(self, name, value)
             return

@@ -241,7 +241,7 @@ def var(x, dim=None, keepdim=False, correction=1):
     # no degrees of freedom left: Σ/0, as PyTorch (which warns too): inf, or NaN where
     # Σ = 0 (the elements all equal, one element among them)
     warnings.warn(f"var: correction={correction} leaves no degrees of freedom among {n} "
-                  f"elements (needs correction < {n}): the result is inf, or NaN where Σ = 0",
+                  f"element(s) (n - correction <= 0): the result is inf, or NaN where Σ = 0",
                   RuntimeWarning, stacklevel=2)
     xp = x.backend.xp
     scale = xp.where(squares.data == 0, xp.nan, xp.inf).astype(squares.dtype)
