@@ -295,3 +295,58 @@ def test_loading_another_schedulers_state_is_an_error():
     seq = optim.SequentialLR(opt, [optim.StepLR(opt, 3), optim.StepLR(opt, 3)], [2])
     with pytest.raises(ValueError, match="the states of 2 schedulers"):
         seq.load_state_dict({"last_epoch": 3})
+
+
+# ---- ReduceLROnPlateau --------------------------------------------------------------------
+# a loss that improves, stalls, wobbles and improves again; an accuracy that climbs then sticks
+LOSSES = [1.0, 0.8, 0.7, 0.7, 0.7, 0.69995, 0.7, 0.71, 0.5, 0.5, 0.5, 0.5, 0.5, 0.49, 0.5,
+          0.5, 0.5, 0.5, 0.5, 0.5, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3]
+PLATEAUS = {
+    "defaults_patience_2": dict(patience=2),
+    "abs_threshold_cooldown": dict(factor=0.5, patience=1, threshold=0.05,
+                                   threshold_mode="abs", cooldown=2),
+    "min_lr_per_group": dict(factor=0.2, patience=0, min_lr=[0.01, 0.05]),
+    "max_mode": dict(mode="max", patience=1, factor=0.3),
+}
+
+
+@pytest.mark.parametrize("kw", PLATEAUS.values(), ids=PLATEAUS)
+def test_reduce_lr_on_plateau_matches_torch_step_by_step(kw):
+    torch = _torch()
+    ours = optim.ReduceLROnPlateau(_sgd(), **kw)
+    theirs = torch.optim.lr_scheduler.ReduceLROnPlateau(_torch_sgd(torch), **kw)
+    metrics = [1 - x for x in LOSSES] if kw.get("mode") == "max" else LOSSES
+    for step, m in enumerate(metrics):
+        ours.step(mg.tensor(m) if step % 2 else m)       # a number or a 1-element tensor
+        theirs.step(m)
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12), step
+    state = theirs.state_dict()                          # a torch state dict loads and resumes
+    again = optim.ReduceLROnPlateau(_sgd(ours.get_last_lr()), **kw)
+    again.load_state_dict(state)
+    for m in metrics[:6]:
+        again.step(m)
+        theirs.step(m)
+        assert again.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+
+
+def test_reduce_lr_on_plateau_by_hand_and_its_errors():
+    """patience=1: the second step without an improvement halves the lr; a step that
+    improves by less than the relative threshold is no improvement; the state dict holds
+    plain numbers, so it saves as JSON and resumes."""
+    opt = _sgd((1.0,))
+    sched = optim.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    for loss, lr in ((1.0, 1.0), (1.0, 1.0), (0.99995, 0.5), (0.5, 0.5), (0.6, 0.5),
+                     (0.6, 0.25)):
+        sched.step(loss)
+        assert opt.param_groups[0]["lr"] == lr
+    state = json.loads(json.dumps(sched.state_dict()))
+    resumed = optim.ReduceLROnPlateau(_sgd((0.25,)), factor=0.5, patience=1)
+    resumed.load_state_dict(state)
+    assert resumed.best == 0.5 and resumed.num_bad_epochs == 0 and resumed.last_epoch == 6
+    for call, words in ((lambda: optim.ReduceLROnPlateau(opt, factor=1.0), r"factor must be "
+                         r"in \[0, 1\)"),
+                        (lambda: optim.ReduceLROnPlateau(opt, mode="up"), "mode must be"),
+                        (lambda: optim.ReduceLROnPlateau(opt, min_lr=[0, 0]), "min_lr has 2"),
+                        (lambda: resumed.load_state_dict({"lr": 1}), "expected the state")):
+        with pytest.raises(ValueError, match=words):
+            call()

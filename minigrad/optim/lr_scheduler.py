@@ -9,7 +9,8 @@ As plain functions of the step (what nanoGPT does):
 
 As PyTorch's scheduler classes (defined in schedulers.py, importable from here as from
 torch.optim.lr_scheduler): LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR, LinearLR, SequentialLR.
+CosineAnnealingLR, LinearLR, SequentialLR; and ReduceLROnPlateau (plateau.py), which
+reacts to a measured loss rather than the epoch.
 
     sched = SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=200),
                                CosineAnnealingLR(opt, T_max=4800)], milestones=[200])
@@ -20,9 +21,11 @@ import math
 from minigrad.optim.schedulers import (LRScheduler, LambdaLR, StepLR,  # noqa: F401
                                        MultiStepLR, ExponentialLR, CosineAnnealingLR,
                                        LinearLR, SequentialLR)
+from minigrad.optim.plateau import ReduceLROnPlateau  # noqa: F401
 
 __all__ = ["warmup_cosine", "noam", "step_decay", "set_lr", "LRScheduler", "LambdaLR", "StepLR",
-           "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "SequentialLR"]
+           "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "SequentialLR",
+           "ReduceLROnPlateau"]
 
 
 def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):
