@@ -350,3 +350,62 @@ def test_reduce_lr_on_plateau_by_hand_and_its_errors():
                         (lambda: resumed.load_state_dict({"lr": 1}), "expected the state")):
         with pytest.raises(ValueError, match=words):
             call()
+
+
+# ---- OneCycleLR ---------------------------------------------------------------------------
+ONE_CYCLES = {
+    "two_maxes": dict(max_lr=[1.0, 2.0], total_steps=30),
+    "three_phase_linear": dict(max_lr=1.0, epochs=3, steps_per_epoch=7, three_phase=True,
+                               anneal_strategy="linear"),
+    "no_momentum": dict(max_lr=0.5, total_steps=20, pct_start=0.5, cycle_momentum=False),
+}
+
+
+@pytest.mark.parametrize("adam", [False, True], ids=["sgd_momentum", "adam_beta1"])
+@pytest.mark.parametrize("kw", ONE_CYCLES.values(), ids=ONE_CYCLES)
+def test_one_cycle_matches_torch_lr_and_momentum_every_step(kw, adam):
+    torch = _torch()
+    groups = [([nn.Parameter(mg.zeros(1))], [torch.zeros(1, requires_grad=True)], lr)
+              for lr in (0.1, 0.5)]
+    make = (optim.Adam, torch.optim.Adam) if adam else \
+        (lambda g: optim.SGD(g, momentum=0.9), lambda g: torch.optim.SGD(g, momentum=0.9))
+    ours = make[0]([{"params": m, "lr": lr} for m, _, lr in groups])
+    theirs = make[1]([{"params": t, "lr": lr} for _, t, lr in groups])
+    a = optim.OneCycleLR(ours, **kw)
+    b = torch.optim.lr_scheduler.OneCycleLR(theirs, **kw)
+    key = "betas" if adam else "momentum"
+    for step in range(b.total_steps):
+        assert _lrs(ours) == pytest.approx(_lrs(theirs), rel=1e-12), step
+        assert [g[key] for g in ours.param_groups] == pytest.approx(
+            [g[key] for g in theirs.param_groups], rel=1e-12), step
+        a.step()
+        b.step()
+    with pytest.raises(ValueError, match=f"stepped {b.total_steps + 1} times, past "
+                                         f"total_steps={b.total_steps}"):
+        a.step()
+
+
+def test_one_cycle_resumes_from_its_state_dict_and_names_bad_arguments():
+    opt = optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1, momentum=0.9)
+    sched = optim.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+    for _ in range(4):
+        sched.step()
+    state = json.loads(json.dumps(sched.state_dict()))
+    opt2 = optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1, momentum=0.9)
+    opt2.load_state_dict(opt.state_dict())
+    again = optim.OneCycleLR(opt2, max_lr=1.0, total_steps=10, last_epoch=3)
+    again.load_state_dict(state)
+    for _ in range(5):
+        sched.step()
+        again.step()
+        assert _lrs(opt2) == _lrs(opt) and opt2.param_groups[0]["momentum"] == \
+            opt.param_groups[0]["momentum"]
+    for call, words in (
+            (lambda: optim.OneCycleLR(opt, max_lr=1.0), "give total_steps, or epochs and "
+                                                        "steps_per_epoch"),
+            (lambda: optim.OneCycleLR(opt, max_lr=[1.0, 2.0], total_steps=5),
+             "max_lr has 2 values for 1 parameter groups"),
+            (lambda: optim.OneCycleLR(opt, max_lr=1.0, total_steps=5, anneal_strategy="exp"),
+             "anneal_strategy must be 'cos' or 'linear'")):
+        with pytest.raises(ValueError, match=words):
+            call()

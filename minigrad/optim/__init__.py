@@ -11,5 +11,6 @@ from minigrad.optim import lr_scheduler  # noqa: F401
 from minigrad.optim.lr_scheduler import (warmup_cosine, noam, step_decay, set_lr,  # noqa
                                          LRScheduler, LambdaLR, StepLR, MultiStepLR,
                                          ExponentialLR, CosineAnnealingLR, LinearLR,
-                                         SequentialLR, ReduceLROnPlateau)
+                                         SequentialLR, OneCycleLR,
+                                         ReduceLROnPlateau)
 from minigrad.nn.utils import clip_grad_norm_, clip_grad_value_  # noqa: F401

@@ -9,7 +9,8 @@ As plain functions of the step (what nanoGPT does):
 
 As PyTorch's scheduler classes (defined in schedulers.py, importable from here as from
 torch.optim.lr_scheduler): LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR, LinearLR, SequentialLR; and ReduceLROnPlateau (plateau.py), which
+CosineAnnealingLR, LinearLR, SequentialLR, OneCycleLR (one_cycle.py); and
+ReduceLROnPlateau (plateau.py), which
 reacts to a measured loss rather than the epoch.
 
     sched = SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=200),
@@ -21,11 +22,12 @@ import math
 from minigrad.optim.schedulers import (LRScheduler, LambdaLR, StepLR,  # noqa: F401
                                        MultiStepLR, ExponentialLR, CosineAnnealingLR,
                                        LinearLR, SequentialLR)
+from minigrad.optim.one_cycle import OneCycleLR  # noqa: F401
 from minigrad.optim.plateau import ReduceLROnPlateau  # noqa: F401
 
 __all__ = ["warmup_cosine", "noam", "step_decay", "set_lr", "LRScheduler", "LambdaLR", "StepLR",
            "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "SequentialLR",
-           "ReduceLROnPlateau"]
+           "OneCycleLR", "ReduceLROnPlateau"]
 
 
 def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):
