@@ -96,10 +96,15 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
             minus = _projected(fn, inputs, weights)[0].item()
             x.data[i] = orig
             numeric[i] = (plus - minus) / (2 * eps)
-        err = abs(a - numeric) - (atol + rtol * abs(numeric))
-        if err.size and err.max() > 0:
+        # isclose, not `error > tolerance`: a NaN on either side is a mismatch (a NaN
+        # compares False with everything, so it passed), equal infinities are not
+        close = xp.isclose(a, numeric, rtol=rtol, atol=atol)
+        if not close.all():
             if not raise_exception:
                 return False
+            with xp.errstate(invalid="ignore"):
+                err = abs(a - numeric) - (atol + rtol * abs(numeric))
+            err = xp.where(close, -xp.inf, xp.where(xp.isnan(err), xp.inf, err))
             worst = tuple(int(j) for j in divmod_index(err.argmax(), x.shape))
             raise GradcheckError(
                 f"gradcheck: gradient of input {n} (shape {x.shape}) differs at {worst}: "

@@ -54,6 +54,26 @@ def test_raises_with_the_worst_element_on_a_wrong_backward():
     assert issubclass(mg.GradcheckError, AssertionError)
 
 
+class NaNAtOneElement(Function):
+    """2x whose backward is right except for one element, NaN there."""
+    def forward(self, a): return a * 2
+    def backward(self, g):
+        poison = np.ones(self.inputs[0].shape)
+        poison.flat[-1] = np.nan
+        return g * 2 * self.const(poison)
+
+
+def test_a_nan_or_infinite_gradient_is_a_mismatch_and_named():
+    """A NaN compares False with every tolerance, so `error > tolerance` let it pass: a
+    backward returning NaN was certified. Now a NaN on either side fails, and is reported
+    as the worst element (here the one NaN among right values)."""
+    with pytest.raises(mg.GradcheckError, match=r"differs at \(1, 2\): analytic nan"):
+        mg.gradcheck(lambda a: NaNAtOneElement.apply(a), [_x()])
+    at_zero = mg.tensor([0.0, 1.0], dtype=mg.float64, requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):   # √x at 0: inf against NaN
+        assert mg.gradcheck(lambda a: a.sqrt(), [at_zero], raise_exception=False) is False
+
+
 def test_gradgradcheck_catches_a_lost_second_derivative():
     x = _x()
     assert mg.gradcheck(lambda a: FirstOrderOnlySquare.apply(a), [x])
