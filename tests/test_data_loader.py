@@ -75,6 +75,23 @@ class Squares(Dataset):
         return mg.tensor([float(i)]), i * i
 
 
+def test_a_tensor_dataset_subclass_with_its_own_getitem_is_called_per_item():
+    """The one-gather shortcut is for TensorDataset's own rows: a subclass that transforms
+    its items (augmentation) gets every item through its __getitem__, as PyTorch; one that
+    does not override it keeps the shortcut."""
+    class Scaled(TensorDataset):
+        def __getitem__(self, i):
+            x, y = super().__getitem__(i)
+            return x * 100, y
+
+    class Plain(TensorDataset):
+        pass
+    x, y = mg.arange(4.0).reshape(2, 2), mg.tensor([0, 1])
+    xb, yb = next(iter(DataLoader(Scaled(x, y), batch_size=2)))
+    assert xb.tolist() == [[0.0, 100.0], [200.0, 300.0]] and yb.tolist() == [0, 1]
+    assert next(iter(DataLoader(Plain(x, y), batch_size=2)))[0].tolist() == x.tolist()
+
+
 def test_a_dataset_subclass_and_subset():
     xb, yb = next(iter(DataLoader(Squares(), batch_size=5)))
     assert xb.shape == (5, 1) and yb.tolist() == [0, 1, 4, 9, 16]

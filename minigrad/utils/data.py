@@ -141,7 +141,10 @@ class DataLoader:
             yield self._batch(order[start:start + self.batch_size])
 
     def _batch(self, indices):
-        if self.collate_fn is None and isinstance(self.dataset, TensorDataset):
+        # a TensorDataset's rows in one gather per tensor; not a subclass's own __getitem__
+        # (an augmentation), which must see every item
+        if self.collate_fn is None and isinstance(self.dataset, TensorDataset) and \
+                type(self.dataset).__getitem__ is TensorDataset.__getitem__:
             index = backend.to_host(list(indices)).astype(backend.int64)
             return tuple(t[index] for t in self.dataset.tensors)     # one gather per tensor
         items = [self.dataset[int(i)] for i in indices]
