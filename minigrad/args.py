@@ -25,7 +25,45 @@ def stack_values(items):
     if len(shapes) > 1:
         raise ValueError(f"tensor: a list of tensors is stacked, so they must all have one "
                          f"shape; got shapes {sorted(shapes)}")
-    return backend.to_host(values)
+    # PyTorch's dtype: each tensor's own, a Python number's default (float32, int64), then
+    # a float beats an integer beats a bool, the widest within a kind (NumPy would widen
+    # float32 with an integer, or with a Python float, to float64)
+    kinds = [v.dtype if hasattr(v, "dtype") else
+             backend.bool_ if isinstance(v, bool) else
+             backend.int64 if isinstance(v, int) else backend.DEFAULT_FLOAT for v in values]
+    rank = {"b": 0, "u": 1, "i": 1, "f": 2}
+    top = max(rank.get(k.kind, 3) for k in kinds)
+    widest = max((k for k in kinds if rank.get(k.kind, 3) == top), key=lambda k: k.itemsize)
+    return backend.to_host(values).astype(widest, copy=False)
+
+
+def host_values(data):
+    """mg.tensor's data (a number, nested lists, a NumPy array) as a host array of numbers,
+    or an error that says what could not become one."""
+    try:
+        arr = backend.to_host(data)
+    except ValueError as e:                              # NumPy's ragged-nesting message
+        raise ValueError(f"tensor: the nested lists must be rectangular (every row of one "
+                         f"length, as a tensor's shape needs): {e}") from None
+    if arr.dtype.kind in "uO" and not hasattr(data, "dtype") and _has_big_int(data):
+        raise OverflowError("tensor: an integer beyond int64's range (-2**63 .. 2**63 - 1, "
+                            "PyTorch's default integer); give it as a float if it is meant "
+                            "as one")
+    return check_numbers(arr, data)
+
+
+def check_numbers(arr, data):
+    """arr, if it holds numbers or bools; else an error naming what it holds."""
+    if arr.dtype.kind in "OUSVMm":          # objects, strings, records, dates
+        raise TypeError(f"tensor: cannot make a tensor of {arr.dtype} values (from "
+                        f"{type(data).__name__}); a tensor holds numbers or bools")
+    return arr
+
+
+def _has_big_int(data):
+    if isinstance(data, (list, tuple)):
+        return any(_has_big_int(x) for x in data)
+    return isinstance(data, int) and not -2 ** 63 <= data < 2 ** 63
 
 
 def is_device_array(a):

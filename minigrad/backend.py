@@ -27,6 +27,8 @@ def dtype(d):
     """Normalise a dtype given as a name, a NumPy dtype or a NumPy scalar type."""
     if d is None:
         return None
+    if type(d).__module__ == "torch":           # torch.float64: by its name, as a string
+        d = str(d).removeprefix("torch.")
     if isinstance(d, str):
         if d not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}")
@@ -333,6 +335,8 @@ def device_name(device):
     name = str(device)
     if name.startswith("cuda:"):    # a single-GPU library: "cuda:0" means "cuda"
         name = "cuda"
+    elif name == "cpu:0":           # PyTorch's name for the one CPU device
+        name = "cpu"
     if name not in _FACTORIES:
         raise ValueError(f"unknown device {name!r}; valid devices: {sorted(_FACTORIES)}")
     return _DEVICES.setdefault(name, Device(name))

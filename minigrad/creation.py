@@ -108,8 +108,11 @@ def empty(*shape, dtype=None, device=None, requires_grad=False):
 def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of `fill_value`; without dtype, the value's kind decides (as PyTorch): a
     bool gives bool, an int int64, a float float32."""
-    if dtype is None and isinstance(fill_value, (bool, int)):
-        dtype = backend.bool_ if isinstance(fill_value, bool) else backend.int64
+    if dtype is None and (isinstance(fill_value, bool) or
+                          getattr(fill_value, "dtype", None) == backend.bool_):
+        dtype = backend.bool_                            # True, or NumPy's True
+    elif dtype is None and backend.is_integer(fill_value):
+        dtype = backend.int64                            # NumPy's integers too
 
     def fill(b, s, d):
         check_fill_value("full", fill_value, d)
@@ -145,6 +148,13 @@ def randint(low, high=None, size=None, dtype=None, device=None):
             raise TypeError("randint: give randint(high, size) or randint(low, high, size)")
         low, high, size = 0, low, high
     dtype = backend.dtype(dtype) or backend.int64
+    if not low < high:
+        raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
+    if dtype.kind in "iu":           # the draws must fit: astype would wrap them silently
+        lowest, highest = backend.value_range(dtype)
+        if low < lowest or high - 1 > highest:
+            raise ValueError(f"randint: [{low}, {high}) does not fit {dtype} ({lowest} .. "
+                             f"{highest}); use a wider dtype")
     return _new(lambda b, s, d: b.rng.integers(low, high, size=s).astype(d), (size,), dtype,
                 device, False)
 
@@ -156,6 +166,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if step == 0:
         raise ValueError(f"arange: step must be nonzero, got {step} (start={start}, "
                          f"end={end})")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: a step of {step} never gets from {start} to {end} (the step's "
+                         f"sign must be that of end - start)")
     ints = all(backend.is_integer(v) for v in (start, end, step))   # NumPy ints too
     if not ints and not all(math.isfinite(v) for v in (start, end, step)):
         raise ValueError(f"arange: start, end and step must be finite numbers, got start="

@@ -8,7 +8,8 @@ import operator
 from minigrad import backend
 from minigrad.autograd import run_backward, _initial_grad
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
-                           is_device_array as _is_device_array, data_value as _data_value)
+                           is_device_array as _is_device_array, data_value as _data_value,
+                           host_values as _host_values, check_numbers as _check_numbers)
 from minigrad.tensor_methods import TensorMethods
 
 
@@ -16,7 +17,7 @@ class Tensor(TensorMethods):
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
     # every tensor that views the same memory (see `_version`); _hooks: None, or the
     # functions register_hook added; _retains_grad: retain_grad() was called
-    __slots__ = ("_data", "grad", "requires_grad", "_ctx", "device", "_version_counter",
+    __slots__ = ("_data", "_grad", "requires_grad", "_ctx", "device", "_version_counter",
                  "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
@@ -31,9 +32,9 @@ class Tensor(TensorMethods):
         device = backend.device_name(device)
         b = backend.get(device)
         if _is_device_array(data) and backend.device_of_array(data) == device:
-            arr = data
+            arr = _check_numbers(data, data)
         else:
-            arr = backend.to_host(data)
+            arr = _host_values(data)
             if arr.dtype.kind == "f" and not hasattr(data, "dtype") and dtype is None:
                 arr = arr.astype(backend.DEFAULT_FLOAT)  # Python floats and lists -> float32
             elif arr.dtype.kind in "iu" and not hasattr(data, "dtype") and dtype is None:
@@ -41,7 +42,7 @@ class Tensor(TensorMethods):
             arr = b.from_numpy(arr)
         if dtype is not None and arr.dtype != dtype:
             arr = arr.astype(dtype)
-        self._data, self.device, self.grad, self._ctx = arr, device, None, None
+        self._data, self.device, self._grad, self._ctx = arr, device, None, None
         self.requires_grad, self._version_counter = False, [0]
         self._hooks, self._retains_grad = None, False
         if requires_grad:
@@ -51,7 +52,7 @@ class Tensor(TensorMethods):
     def _make(array, device, requires_grad=False):
         """Wrap an array already on `device` (no checks, no copy): the ops' fast constructor."""
         t = Tensor.__new__(Tensor)
-        t._data, t.device, t.grad, t._ctx = array, device, None, None
+        t._data, t.device, t._grad, t._ctx = array, device, None, None
         t.requires_grad = requires_grad
         t._version_counter, t._hooks, t._retains_grad = [0], None, False
         return t
@@ -61,6 +62,25 @@ class Tensor(TensorMethods):
     # outside autograd, as PyTorch's `p.data = ...` (e.g. to re-initialise a parameter)
     data = property(operator.attrgetter("_data"), lambda t, value: setattr(
         t, "_data", _data_value(t, value._data if isinstance(value, Tensor) else value, value)))
+
+    @property
+    def grad(self):
+        """The gradient backward() accumulated here (a leaf's, or a retain_grad() one's)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, g):                   # checked as PyTorch checks it: the optimiser and
+        if g is not None:                # the next backward would trip on it later
+            if not isinstance(g, Tensor):
+                raise TypeError(f"assigned grad must be a Tensor or None, got "
+                                f"{type(g).__name__}")
+            for what, mine, given in (("shape", self.shape, g.shape),
+                                      ("dtype", self.dtype, g.dtype),
+                                      ("device", self.device, g.device)):
+                if mine != given:
+                    raise RuntimeError(f"assigned grad has {what} {given}, but the tensor's "
+                                       f"is {mine}")
+        self._grad = g
 
     @property
     def backend(self):
@@ -80,8 +100,13 @@ class Tensor(TensorMethods):
 
     def size(self, dim=None):
         """The shape (PyTorch's spelling), or the length of one dim."""
-        return self.shape if dim is None else self._data.shape[dim]
-
+        if dim is None:
+            return self.shape
+        if not backend.is_integer(dim) or not -self.ndim <= dim < self.ndim:
+            raise IndexError(f"size: dim {dim!r} is out of range for a tensor of {self.ndim} "
+                             f"dims" + (f" (valid: {-self.ndim} .. {self.ndim - 1})"
+                                        if self.ndim else ""))
+        return self._data.shape[dim]
     def dim(self):
         return self._data.ndim
 
@@ -149,8 +174,23 @@ class Tensor(TensorMethods):
     def __int__(self):
         return int(self.item())
 
-    def __index__(self):
+    def __index__(self):                 # only an integer tensor is an index (as PyTorch):
+        if self.dtype.kind not in "iu":  # a float one would be truncated silently
+            raise TypeError(f"only an integer tensor of one element can be an index, got "
+                            f"dtype {self.dtype}")
         return int(self.item())
+
+    def __format__(self, spec):
+        """f"{loss:.4f}": a one-element tensor formats as its number (as PyTorch)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __abs__(self):
+        return self.abs()
+
+    def __pos__(self):
+        return self
 
     # ---- conversion and autograd state ------------------------------------------------
     def numpy(self):
@@ -392,8 +432,10 @@ class Tensor(TensorMethods):
     def __le__(self, o): return ops.elementwise.compare("less_equal", self, o)
     def __gt__(self, o): return ops.elementwise.compare("greater", self, o)
     def __ge__(self, o): return ops.elementwise.compare("greater_equal", self, o)
-    def __eq__(self, o): return ops.elementwise.compare("equal", self, o)
-    def __ne__(self, o): return ops.elementwise.compare("not_equal", self, o)
+    # t == None is False, not an error (PyTorch's answer; `x == None` appears in user code)
+    def __eq__(self, o): return False if o is None else ops.elementwise.compare("equal", self, o)
+    def __ne__(self, o):
+        return True if o is None else ops.elementwise.compare("not_equal", self, o)
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
     def isnan(self): return ops.elementwise.predicate("isnan", self)
     def isinf(self): return ops.elementwise.predicate("isinf", self)

@@ -71,7 +71,9 @@ def test_arange_float_values_are_start_plus_i_steps_rounded_once(dev):
     assert mg.arange(5, 0, -0.7, device=dev).tolist()[-1] == float(np.float32(5 - 7 * 0.7))
     assert mg.arange(1, 2.2, 0.3, dtype="float64", device=dev).tolist() == \
         [1 + i * 0.3 for i in range(5)]
-    _check(mg.arange(2.0, 1.0, device=dev), (0,), "float32", dev)    # empty, not an error
+    _check(mg.arange(2.0, 2.0, device=dev), (0,), "float32", dev)    # empty
+    with pytest.raises(ValueError, match=r"a step of 1 never gets from 2.0 to 1.0"):
+        mg.arange(2.0, 1.0, device=dev)                  # an error, as PyTorch's
     for end in (float("inf"), float("nan")):
         for dtype in (None, "int64"):
             with pytest.raises(ValueError, match=r"arange: start, end and step must be finite"):

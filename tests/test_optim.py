@@ -265,11 +265,15 @@ def test_misfits_found_at_step_and_load_are_named():
     opt = optim.Adam([p], lr=0.01)
     with pytest.raises(TypeError, match="a parameter group must be a dict with a 'params'"):
         opt.add_param_group([p])
-    p.grad = mg.ones(3)
-    with pytest.raises(RuntimeError, match=r"gradient \(3,\) on cpu does not match parameter "
-                                           r"\(2,\)"):
-        opt.step()
+    with pytest.raises(RuntimeError, match=r"assigned grad has shape \(3,\), but the "
+                                           r"tensor's is \(2,\)"):
+        p.grad = mg.ones(3)                               # refused as it is set, as PyTorch
     p.grad = mg.ones(2)
+    p.data = mg.zeros(3)                                  # the parameter changed under it
+    with pytest.raises(RuntimeError, match=r"gradient \(2,\) on cpu does not match parameter "
+                                           r"\(3,\)"):
+        opt.step()
+    p.data, p.grad = mg.zeros(2), mg.ones(2)
     opt.step()
     sd = opt.state_dict()
     sd["state"][5] = sd["state"].pop(0)
@@ -541,15 +545,21 @@ def test_a_parameter_without_gradient_is_skipped_not_the_rest_of_its_group():
 @pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
                                   lambda ps: optim.Adam(ps, lr=0.1)], ids=["sgd", "adam"])
 def test_a_float32_gradient_of_a_float64_parameter_is_used_in_float64(make):
+    """Assigning one is refused (as PyTorch); one the parameter's dtype change left behind
+    (p.data cast after backward) is used in the parameter's dtype."""
     rng = np.random.default_rng(0)
     grads = [rng.standard_normal(4).astype(np.float32) for _ in range(3)]
     p, q = (nn.Parameter(mg.tensor(np.ones(4), dtype=mg.float64)) for _ in range(2))
+    with pytest.raises(RuntimeError, match="assigned grad has dtype float32, but the "
+                                           "tensor's is float64"):
+        p.grad = mg.tensor(grads[0])
     opt_p, opt_q = make([p]), make([q])
-    for g in grads:
-        p.grad = mg.tensor(g)                              # float32
-        q.grad = mg.tensor(g.astype(np.float64))           # the same values, float64
-        opt_p.step()
-        opt_q.step()
+    p.data = p.data.astype(mg.float32)                    # ones: exact in either
+    p.grad = mg.tensor(grads[0])                          # a float32 gradient left behind
+    p.data = p.data.astype(mg.float64)
+    q.grad = mg.tensor(grads[0].astype(np.float64))       # the same values, float64
+    opt_p.step()
+    opt_q.step()
     assert p.dtype == mg.float64
     np.testing.assert_array_equal(p.numpy(), q.numpy())
     for s, t in zip(opt_p.state_dict()["state"][0].values(),

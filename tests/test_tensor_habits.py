@@ -1,0 +1,95 @@
+"""What a PyTorch user's everyday lines do with a Tensor: f-strings, abs(), `== None`,
+range(t), size(dim), assigning .grad, making a tensor from Python values (big integers,
+ragged lists, strings, lists of tensors), full/randint/arange's dtype and range rules, and
+PyTorch's device and dtype spellings. Each case states PyTorch's answer."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+
+
+def test_a_one_element_tensor_formats_as_its_number():
+    loss = mg.tensor(1.23456)
+    assert f"{loss:.3f}" == "1.235" and f"iter 3: {loss:.1e}" == "iter 3: 1.2e+00"
+    with pytest.raises(TypeError):
+        f"{mg.ones(2):.3f}"                                # several numbers: no spec applies
+    assert abs(mg.tensor([-1.0, 2.0])).tolist() == [1.0, 2.0] and +loss is loss
+
+
+def test_none_compares_unequal_and_only_integers_index():
+    t = mg.ones(2)
+    assert (t == None) is False and (t != None) is True    # noqa: E711 (the habit under test)
+    assert list(range(mg.tensor(3))) == [0, 1, 2]
+    with pytest.raises(TypeError, match="only an integer tensor of one element can be an "
+                                        "index, got dtype float32"):
+        range(mg.tensor(2.9))                              # was truncated to range(2)
+
+
+def test_size_of_a_dim_out_of_range_names_the_valid_ones():
+    assert mg.ones(2, 3).size(-1) == 3
+    with pytest.raises(IndexError, match=r"dim 5 is out of range for a tensor of 2 dims "
+                                         r"\(valid: -2 .. 1\)"):
+        mg.ones(2, 3).size(5)
+    with pytest.raises(IndexError, match="0 dims"):
+        mg.tensor(1.0).size(0)
+
+
+def test_an_assigned_grad_must_fit_its_tensor():
+    """PyTorch refuses a .grad of another shape, dtype or device when it is set; it was
+    accepted here, to fail later (a shape) or silently upcast the next backward's sum."""
+    x = mg.zeros(2, requires_grad=True)
+    for g, error, words in ((mg.zeros(5), RuntimeError, r"shape \(5,\), but the tensor's is "
+                                                        r"\(2,\)"),
+                            (mg.zeros(2, dtype=mg.float64), RuntimeError,
+                             "dtype float64, but the tensor's is float32"),
+                            (np.zeros(2), TypeError, "a Tensor or None, got ndarray")):
+        with pytest.raises(error, match=words):
+            x.grad = g
+    x.grad = mg.ones(2)
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == mg.float32
+    x.grad = None
+
+
+@pytest.mark.parametrize("data, error, words", [
+    ([2 ** 63], OverflowError, "beyond int64's range"),          # wrapped to -2**63
+    ([2 ** 64 - 1], OverflowError, "beyond int64's range"),      # wrapped to -1
+    (2 ** 70, OverflowError, "beyond int64's range"),            # an object tensor
+    ([[1, 2], [3]], ValueError, "nested lists must be rectangular"),
+    ([1, None], TypeError, "cannot make a tensor of object values"),
+    (["a"], TypeError, "cannot make a tensor of <U1 values"),
+    (np.array(["x"]), TypeError, "cannot make a tensor of <U1 values"),
+])
+def test_values_a_tensor_cannot_hold_are_refused(data, error, words):
+    with pytest.raises(error, match=words):
+        mg.tensor(data)
+
+
+def test_the_edges_of_int64_and_lists_of_tensors_take_pytorchs_dtypes():
+    assert mg.tensor([-2 ** 63, 2 ** 63 - 1]).tolist() == [-2 ** 63, 2 ** 63 - 1]
+    for items, dtype in (([mg.tensor(1.0), 2.0], mg.float32),            # was float64
+                         ([mg.tensor(1.0), mg.tensor(2)], mg.float32),   # was float64
+                         ([mg.tensor(1.0, dtype=mg.float64), 2.0], mg.float64),
+                         ([mg.tensor(1), 2], mg.int64), ([mg.tensor(True), False], mg.bool)):
+        assert mg.tensor(items).dtype == dtype, items
+
+
+def test_full_randint_and_arange_follow_pytorchs_rules():
+    assert mg.full((2,), np.int32(2)).dtype == mg.int64                # was float32
+    assert mg.full((2,), np.bool_(True)).dtype == mg.bool
+    with pytest.raises(ValueError, match=r"\[0, 1099511627776\) does not fit int32"):
+        mg.randint(0, 2 ** 40, (3,), dtype=mg.int32)                   # wrapped silently
+    with pytest.raises(ValueError, match="needs low < high"):
+        mg.randint(5, 5, (3,))
+    with pytest.raises(ValueError, match="a step of -1 never gets from 0 to 5"):
+        mg.arange(0, 5, -1)                                            # was empty
+    assert mg.arange(5, 0, -2).tolist() == [5, 3, 1]
+
+
+def test_pytorchs_device_and_dtype_spellings():
+    assert mg.ones(2).to("cpu:0").device == "cpu"
+    torch = pytest.importorskip("torch")
+    assert mg.ones(2).to(torch.float64).dtype == mg.float64
+    assert mg.zeros(2, dtype=torch.int64).dtype == mg.int64
+    assert nn.Linear(2, 2).to(torch.float64).weight.dtype == mg.float64
