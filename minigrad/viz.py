@@ -10,7 +10,7 @@ def to_dot(root, names=None):
     lines = ["digraph minigrad {", "  rankdir=LR;", '  node [fontname="Helvetica"];']
 
     def label(t):
-        head = names.get(id(t), "")
+        head = _escaped(names.get(id(t), ""))
         shape = "scalar" if t.ndim == 0 else "x".join(map(str, t.shape))
         text = f"{head} | {shape}" if head else shape
         if t.numel() == 1:
@@ -19,7 +19,13 @@ def to_dot(root, names=None):
             text += f" | grad {t.grad.item():.4g}"
         return text
 
-    for t in _topological_order([root]):
+    try:
+        order = _topological_order([root])
+    except RuntimeError:
+        raise RuntimeError("to_dot: backward() has freed this graph (as it does unless "
+                           "retain_graph=True); draw it before backward, or run backward("
+                           "retain_graph=True) to see the gradients on it") from None
+    for t in order:
         lines.append(f'  t{id(t)} [shape=record, label="{{{label(t)}}}"];')
         ctx = t._ctx
         if ctx is not None:
@@ -30,3 +36,9 @@ def to_dot(root, names=None):
                     lines.append(f"  t{id(p)} -> f{id(ctx)};")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _escaped(text):
+    """A name as DOT record-label text: its braces, bars, angle brackets and quotes would
+    otherwise be read as the record's structure."""
+    return "".join("\\" + c if c in '{}|<>"\\' else c for c in str(text))

@@ -55,3 +55,17 @@ def test_to_dot_of_scalar_expression_has_values_and_grads():
     b.backward(retain_graph=True)
     dot = mg.viz.to_dot(b, names={a: "a"})
     assert "{a | scalar | data 2 | grad " in dot and "Exp" in dot and "Mul" in dot
+
+
+def test_to_dot_after_backward_says_why_and_names_are_escaped():
+    """After backward() the graph is freed: to_dot says so and what to do (it raised
+    backward's own "a second time" message); a name holding a record's characters ({ | }
+    <> ") is escaped, so the DOT text stays valid."""
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    text = mg.viz.to_dot(y, {x: 'x{a|b}"'})
+    assert r'label="{x\{a\|b\}\" | 2}"' in text
+    y.backward()
+    with pytest.raises(RuntimeError, match=r"backward\(\) has freed this graph .*"
+                                           r"retain_graph=True"):
+        mg.viz.to_dot(y)
