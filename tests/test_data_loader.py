@@ -67,6 +67,15 @@ def test_default_collate_as_torch():
     assert stacked.shape == (2, 2, 3)
 
 
+def test_a_namedtuple_stays_one_and_a_subset_takes_a_list_of_indices():
+    from collections import namedtuple
+    Pair = namedtuple("Pair", "x y")
+    batch = default_collate([Pair(mg.ones(2), 1), Pair(mg.zeros(2), 2)])
+    assert isinstance(batch, Pair) and batch.x.shape == (2, 2) and batch.y.tolist() == [1, 2]
+    data = TensorDataset(mg.arange(5.0))
+    assert Subset(data, [4, 2, 0])[[0, 2]][0].tolist() == [4.0, 0.0]
+
+
 class Squares(Dataset):
     def __len__(self):
         return 5

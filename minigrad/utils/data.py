@@ -56,6 +56,8 @@ class Subset(Dataset):
         self.dataset, self.indices = dataset, [int(i) for i in indices]
 
     def __getitem__(self, index):
+        if isinstance(index, list):      # several at once, as PyTorch's Subset
+            return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
     def __len__(self):
@@ -101,6 +103,8 @@ def default_collate(items):
             raise ValueError(f"default_collate: the items of a batch must have one length, "
                              f"got lengths {sorted({len(item) for item in items})}")
         fields = [default_collate(list(f)) for f in zip(*items)]
+        if isinstance(first, tuple) and hasattr(first, "_fields"):    # a namedtuple: kept
+            return type(first)(*fields)
         return tuple(fields) if isinstance(first, tuple) else fields
     raise TypeError(f"default_collate: cannot batch items of type {type(first).__name__}; "
                     f"items may be tensors, numbers, NumPy arrays, strings, or tuples, "
