@@ -151,8 +151,9 @@ class Tensor(TensorMethods):
         body = repr(self.numpy()).replace("array(", "tensor(", 1)
         cut = body.rfind("dtype=")                      # (NumPy may wrap it to a new line)
         body = body[:cut].rstrip().rstrip(",") + ")" if cut != -1 else body
-        extra = [f"dtype={self.dtype.name}"] * (self.dtype.name not in ("float32", "int64",
-                                                                        "bool"))
+        # (an empty tensor shows no values to tell its dtype by: named unless float32)
+        implied = ("float32",) if self._data.size == 0 else ("float32", "int64", "bool")
+        extra = [f"dtype={self.dtype.name}"] * (self.dtype.name not in implied)
         extra += [f"device='{self.device}'"] if self.device != "cpu" else []
         if self.requires_grad:
             extra.append("requires_grad=True" if self.is_leaf else

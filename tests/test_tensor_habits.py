@@ -17,6 +17,11 @@ def test_a_one_element_tensor_formats_as_its_number():
     assert abs(mg.tensor([-1.0, 2.0])).tolist() == [1.0, 2.0] and +loss is loss
 
 
+def test_an_empty_tensor_names_its_dtype_unless_float32():
+    assert repr(mg.zeros(0, dtype=mg.int64)) == "tensor([], dtype=int64)"
+    assert repr(mg.zeros(0)) == "tensor([])" and repr(mg.tensor([1, 2])) == "tensor([1, 2])"
+
+
 def test_none_compares_unequal_and_only_integers_index():
     t = mg.ones(2)
     assert (t == None) is False and (t != None) is True    # noqa: E711 (the habit under test)
