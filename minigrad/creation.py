@@ -74,6 +74,8 @@ def _shape(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     try:
+        if any(isinstance(s, bool) for s in shape):      # True is an int to Python only
+            raise TypeError
         shape = tuple(operator.index(s) for s in shape)  # ints (or NumPy ints), not 3.5
     except TypeError:
         raise TypeError(f"sizes must be integers, got shape {tuple(shape)}") from None

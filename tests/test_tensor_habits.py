@@ -90,6 +90,8 @@ def test_full_randint_and_arange_follow_pytorchs_rules():
     with pytest.raises(ValueError, match="a step of -1 never gets from 0 to 5"):
         mg.arange(0, 5, -1)                                            # was empty
     assert mg.arange(5, 0, -2).tolist() == [5, 3, 1]
+    with pytest.raises(TypeError, match=r"sizes must be integers, got shape \(True,\)"):
+        mg.zeros(True)                                                 # was shape (1,)
 
 
 def test_pytorchs_device_and_dtype_spellings():
