@@ -100,6 +100,9 @@ def self_attention_by_hand():
     errs.append(check("fused op", fused, matmul(P, V)))
     print(f"\nchecked against the plain formula and the fused op: largest difference "
           f"{max(errs):.2e}")
+    print("(W_Q, W_K, W_V here are the worked example's small made-up matrices, not trained "
+          "ones,\n and the article rounds its softmax to simple values: read these weights "
+          "as arithmetic, not meaning)")
     for tok, en, r in zip(TOKENS, TOKENS_EN, weights.tolist()):
         top = [j for j in range(3) if math.isclose(r[j], max(r), rel_tol=1e-9)]  # ties too
         names = " and ".join(f"{TOKENS[j]} ({TOKENS_EN[j]})" for j in top)

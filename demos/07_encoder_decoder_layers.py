@@ -46,8 +46,9 @@ def feed_forward(x):
     print("    change position 2 of the input; how far each output position moves: "
           + "  ".join(f"{v:.3f}" for v in change.tolist()))
     assert [v == 0 for v in change.tolist()] == [True, True, False, True, True]
-    gap = largest(ffn(-x) + ffn(x) - 2 * ffn.linear2.bias)
-    print(f"    not linear: FFN(-x) + FFN(x) - 2·b₂ is up to {gap:.3f} (0 for an affine map)")
+    gap = largest(ffn(-x) + ffn(x) - 2 * ffn(mg.zeros_like(x)))
+    print(f"    not linear: FFN(-x) + FFN(x) - 2·FFN(0) is up to {gap:.3f} (0 for an affine map "
+          f"f, where f(-x) + f(x) = 2·f(0): the ReLU makes the difference)")
 
 
 def layer_norm(x):
@@ -93,7 +94,8 @@ def residual_gradients(depth=30, width=16, seed=0):
               f"(x{n[0] / n[-1]:.1e} on the way down)")
     assert norms[True][0] > 1e3 * norms[False][0]
     print("    without the shortcut the gradient vanishes layer by layer; with it, each layer "
-          "adds\n    to an identity path (∂(x + F(x))/∂x = 1 + ∂F/∂x), so it reaches layer 1")
+          "adds\n    to an identity path (∂(x + F(x))/∂x = 1 + ∂F/∂x), so it reaches layer 1 "
+          "(here growing\n    a little on the way down, as the factors 1 + ∂F/∂x multiply)")
     return norms
 
 

@@ -31,8 +31,10 @@ class FeedForward(nn.Module):
     the non-linearity, drop out, project back d_ff -> d_model.
 
     The article adds that "Dropout and Layer Normalization" are often placed between these
-    layers; here, as in the paper, dropout sits between them and layer norm outside, in the
-    Add & Norm around the whole FFN (sublayer.py).
+    layers; here, as in PyTorch's TransformerEncoderLayer (and tensor2tensor), dropout sits
+    between them and layer norm outside, in the Add & Norm around the whole FFN
+    (sublayer.py). (The paper itself puts dropout only on each sublayer's output and on the
+    embeddings plus positional encoding, §5.4.)
 
     An EncoderLayer/DecoderLayer holds the same parts, `linear1`, `dropout`, `linear2`,
     directly (as torch.nn.TransformerEncoderLayer does, so state dicts map by name)."""

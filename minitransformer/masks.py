@@ -31,7 +31,7 @@ from minitransformer.tokens import as_token_tensor
 
 def causal_mask(size, key_size=None, device="cpu"):
     """(size, key_size) boolean, True on and below the diagonal: query i may attend to key j
-    only when j <= i, so position i never sees the future (article 2.2.3.4 掩码注意力; the
+    only when j <= i, so position i never sees the future (article 2.2.3.4 掩码注意力机制; the
     decoder's masked self-attention, 2.2.4.2). `key_size` defaults to `size`."""
     key_size = size if key_size is None else key_size
     try:                                                 # ints, NumPy ints: not 2.5

@@ -5,7 +5,8 @@
     pre-norm  (GPT-2 on, norm_first=True):    x = x + Dropout(sublayer(LayerNorm(x)))
 
 Pre-norm leaves an un-normalised residual path from input to output, which trains deep
-stacks more easily (no warm-up needed); the stack then ends with one final LayerNorm.
+stacks more easily (it needs less learning-rate warm-up); the stack then ends with one
+final LayerNorm.
 """
 from minigrad import nn
 
