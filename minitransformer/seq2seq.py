@@ -12,7 +12,7 @@ import minigrad as mg
 from minigrad import backend, nn
 
 from minitransformer.bahdanau import AdditiveAttention
-from minitransformer.inference import inference
+from minitransformer.inference import inference, never_pad
 from minitransformer.masks import key_padding
 from minitransformer.tokens import as_token_tensor
 
@@ -164,7 +164,7 @@ class Seq2Seq(nn.Module):
             for _ in range(max_len):
                 logits, s, w = self.decoder.step(self.decoder.embedding(y), s, enc_outputs,
                                                  enc_final, keep, keys)
-                y = logits.argmax(-1)
+                y = never_pad(logits, self.pad_id, eos_id).argmax(-1)
                 weights.append(w)
                 for b, tok in enumerate(y.tolist()):
                     done[b] = done[b] or tok == eos_id

@@ -11,7 +11,7 @@ from minigrad import backend, nn
 
 from minitransformer.decoder import Decoder
 from minitransformer.encoder import Encoder
-from minitransformer.inference import inference
+from minitransformer.inference import inference, never_pad
 from minitransformer.masks import causal_mask, combine_masks, padding_mask
 from minitransformer.positional import SinusoidalPositionalEncoding
 from minitransformer.tokens import as_token_tensor
@@ -146,8 +146,8 @@ class Transformer(nn.Module):
 
     def greedy_decode(self, src, bos_id, eos_id, max_len=None):
         """The most likely next token, one step at a time, for a batch of sources. Returns a
-        list of token-id lists (no BOS, cut before EOS). Runs as inference: no gradients,
-        dropout off (the model's modes are restored after)."""
+        list of token-id lists (no BOS, cut before EOS; never the padding token). Runs as
+        inference: no gradients, dropout off (the model's modes are restored after)."""
         src, max_len = self._decoding_args("greedy_decode", src, bos_id, eos_id, max_len)
         with inference(self):
             src_mask = self.src_mask(src)
@@ -156,7 +156,7 @@ class Transformer(nn.Module):
             done = [False] * len(seqs)
             for _ in range(max_len):
                 logits = self.decode(seqs, memory, src_mask)
-                nxt = logits[:, -1].argmax(-1).tolist()
+                nxt = never_pad(logits[:, -1], self.pad_id, eos_id).argmax(-1).tolist()
                 for b, tok in enumerate(nxt):
                     seqs[b].append(eos_id if done[b] else tok)
                     done[b] = done[b] or tok == eos_id
@@ -191,7 +191,8 @@ class Transformer(nn.Module):
             finished = [[] for _ in range(B)]
             for step in range(max_len):
                 seqs = [seq for bb in beams for seq, _ in bb]
-                logp = self.decode(seqs, memory, src_mask)[:, -1].log_softmax(-1).tolist()
+                last = self.decode(seqs, memory, src_mask)[:, -1]
+                logp = never_pad(last, self.pad_id, eos_id).log_softmax(-1).tolist()
                 for b in range(B):
                     cands = []
                     for k, (seq, score) in enumerate(beams[b]):

@@ -117,7 +117,9 @@ def test_teacher_forcing_is_causal_and_greedy_feeds_back_its_argmax(attention):
     out, w = model.greedy_decode(src, BOS, EOS, max_len=6, return_weights=True)
     seq = [BOS]
     for _ in range(6):
-        nxt = int(model(src, [seq]).numpy()[0, -1].argmax())
+        row = model(src, [seq]).numpy()[0, -1]
+        row[0] = -np.inf                                 # the padding is never an output
+        nxt = int(row.argmax())
         if nxt == EOS:
             break
         seq.append(nxt)

@@ -8,6 +8,7 @@ import pytest
 
 import minigrad as mg
 from minitransformer import Transformer, causal_mask, padding_mask
+from minitransformer.inference import never_pad
 from mt_helpers import gradcheck_module
 
 BOS, EOS = 1, 2
@@ -52,8 +53,10 @@ def test_transformer_gradcheck_float64():
 
 
 def _sequence_logp(m, src, seq):
+    """log p of `seq`, each step's distribution over every token but the padding (0),
+    which decoding never outputs."""
     logits = m([src], [[BOS] + seq[:-1]])
-    logp = logits.log_softmax(-1).numpy()[0]
+    logp = never_pad(logits[0], 0, EOS).log_softmax(-1).numpy()
     return sum(logp[i, t] for i, t in enumerate(seq))
 
 
@@ -63,7 +66,9 @@ def test_greedy_decode_takes_the_argmax_each_step():
     out = m.greedy_decode(src, BOS, EOS, max_len=5)[0]
     seq = [BOS]
     for _ in range(5):
-        nxt = int(m(src, [seq]).numpy()[0, -1].argmax())
+        row = m(src, [seq]).numpy()[0, -1]
+        row[0] = -np.inf                                 # the padding is never an output
+        nxt = int(row.argmax())
         if nxt == EOS:
             break
         seq.append(nxt)
@@ -82,11 +87,12 @@ def test_decoding_arguments_are_checked_and_ties_go_to_the_lower_id():
             (lambda: m.greedy_decode([[3, 4]], BOS, 99), "eos_id must be a target token id")):
         with pytest.raises(ValueError, match=words):
             call()
-    # every logit equal: greedy's argmax takes token 0, and so must a beam of one
+    # every logit equal: greedy's argmax takes the lowest id that is not the padding (0),
+    # and so must a beam of one
     m.generator.weight.data[...] = 0
     m.generator.bias.data[...] = 0
     greedy = m.greedy_decode([[3, 4]], BOS, EOS, max_len=3)
-    assert greedy == [[0, 0, 0]] and m.beam_search([[3, 4]], BOS, EOS, beam_size=1,
+    assert greedy == [[1, 1, 1]] and m.beam_search([[3, 4]], BOS, EOS, beam_size=1,
                                                    max_len=3) == greedy
 
 
@@ -103,7 +109,7 @@ def test_beam_of_one_is_greedy_and_wide_beam_is_exhaustive():
             for b, s in enumerate(src):
                 # every output that ends with EOS within 4 steps, scored exactly
                 cands = [list(p) + [EOS] for n in range(4) for p in itertools.product(
-                    [0, 1, 3, 4, 5], repeat=n)]
+                    [1, 3, 4, 5], repeat=n)]                     # (never the padding, 0)
                 best = max(cands, key=lambda c: _sequence_logp(m, s, c)
                            / ((5 + len(c)) / 6) ** alpha)
                 assert beam[b] == best[:-1], (seed, b, alpha)
@@ -182,7 +188,8 @@ def _narrow_beam_by_hand(m, src, K, max_len, alpha):
     for _ in range(max_len):
         cands = []
         for seq, score in beams:
-            row = m.decode([seq], memory)[0, -1].log_softmax(-1).numpy().astype(np.float64)
+            last = never_pad(m.decode([seq], memory)[:, -1], 0, EOS)
+            row = last.log_softmax(-1).numpy()[0].astype(np.float64)
             for t in sorted(range(len(row)), key=lambda t: (-row[t], t))[:K]:
                 cands.append((score + row[t], seq + [t]))
         cands.sort(key=lambda c: -c[0])
@@ -243,3 +250,16 @@ def test_decoding_runs_with_dropout_off_and_restores_each_modules_mode():
     m.eval()
     assert greedy == m.greedy_decode(src, BOS, EOS, max_len=5)
     assert beam == m.beam_search(src, BOS, EOS, beam_size=2, max_len=5)
+
+
+def test_decoding_never_outputs_the_padding_token():
+    """A model that favours the padding token still never decodes it (fairseq's rule too):
+    a decoded pad would be hidden from every later step as padding. Without a pad_id,
+    token 0 is an ordinary token."""
+    m = tiny(4)
+    m.generator.bias.data[0] = 50.0                      # the padding token would win
+    assert all(0 not in out for out in m.greedy_decode([[3, 4, 5]], BOS, EOS, max_len=4)
+               + m.beam_search([[3, 4, 5]], BOS, EOS, beam_size=3, max_len=4))
+    free = tiny(4, pad_id=None)
+    free.generator.bias.data[0] = 50.0
+    assert free.greedy_decode([[3, 4, 5]], BOS, EOS, max_len=4) == [[0, 0, 0, 0]]
