@@ -50,6 +50,10 @@ def default_processes():
     return max(1, min(parallel.cores(), 8)) if can_fork() else 1
 
 
+class WorkerLost(RuntimeError):
+    """A worker process is gone (killed, e.g. by the system for memory, or crashed)."""
+
+
 class ProcessDataParallel:
     """Run `loss_fn(model, *inputs)` and its backward over a batch split in `processes`
     parts along the first dim of every input, one part per process (this one included).
@@ -294,7 +298,7 @@ class ProcessDataParallel:
         """The error for a worker that is gone; this object then refuses further work."""
         proc.join(1)
         self._broken = f"worker process {proc.pid} exited (exit code {proc.exitcode})"
-        return RuntimeError(f"ProcessDataParallel: {self._broken}")
+        return WorkerLost(f"ProcessDataParallel: {self._broken}")
 
     def close(self):
         """Stop the workers (the parameters stay in the shared memory, which is ordinary

@@ -184,15 +184,16 @@ class ShardedStep:
             c = clip_coefficient(xp, total, max_norm)
             coef = None if c >= 1 else c              # g·1 is g: no pass (as the clip)
         options = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
-        for k, (_, conn, _) in enumerate(workers, start=1):
-            mine = [i for i in order if self.owner[i] == k and self.group_of[i] is not None]
-            states = {i: {n: v for n, v in opt.state.get(dp.params[i], {}).items()
-                          if not is_array(v)} for i in mine}
-            slots = {i: {n: self.pool.slots[(i, n)]
-                         for n, v in opt.state.get(dp.params[i], {}).items()
-                         if v is self.views.get((i, n))} for i in mine}
-            dp._send(conn, ("update", dp._seq, coef, options, states, slots))
-        try:
+        try:     # from the first "update" sent on, a cut (a Ctrl-C held back during a send
+            # and raised after it) leaves some parameters updated and others not
+            for k, (_, conn, _) in enumerate(workers, start=1):
+                mine = [i for i in order if self.owner[i] == k and self.group_of[i] is not None]
+                states = {i: {n: v for n, v in opt.state.get(dp.params[i], {}).items()
+                              if not is_array(v)} for i in mine}
+                slots = {i: {n: self.pool.slots[(i, n)]
+                             for n, v in opt.state.get(dp.params[i], {}).items()
+                             if v is self.views.get((i, n))} for i in mine}
+                dp._send(conn, ("update", dp._seq, coef, options, states, slots))
             self._update_own(dp, order, sums, coef)
         except BaseException:
             # the workers' updates may be done and their states not brought back, or

@@ -11,6 +11,7 @@ import sys
 
 import minigrad as mg
 from minigrad.backend import MATMUL_PRECISIONS
+from minigrad.data_parallel import WorkerLost
 
 from minitransformer.argtypes import non_negative_int, positive_float, positive_int
 from minitransformer.data import DataError, DATA_ENV
@@ -55,8 +56,22 @@ TRAIN_FLAGS = [
 OTHER_FLAGS = [("--seed", "seed", int, ""), ("--device", "device", str, ""),
                ("--data", "data", str, ""), ("--matmul-precision", "matmul_precision", str, "")]
 
+class RunStopped(RuntimeError):
+    """Training stopped by something outside it (a lost worker process)."""
+
+
 USER_ERRORS = (DataError, CheckpointError, TrainingDiverged, DeviceError, UnknownCharacterError,
-               PlotUnavailable, OSError, ValueError)
+               PlotUnavailable, OSError, ValueError, RunStopped)
+
+
+def _resume_hint(out):
+    """"; its last checkpoint is ..., continue the run with: ..." where there is one."""
+    try:
+        ckpt = pointed_checkpoint(out)
+    except CheckpointError:
+        ckpt = None
+    return "" if ckpt is None else (f"; its last checkpoint is {ckpt}, continue the run "
+                                    f"with: minitransformer train --resume --out {out}")
 
 
 def _presets_text():
@@ -158,14 +173,12 @@ def cmd_train(args):
     try:
         result = train(cfg, resume=args.resume)
     except KeyboardInterrupt as e:       # Ctrl-C: say where the run can pick up again
-        try:
-            ckpt = pointed_checkpoint(out)
-        except CheckpointError:
-            ckpt = None
-        if ckpt is not None:
-            e.hint = (f"; its last checkpoint is {ckpt}, continue the run with: "
-                      f"minitransformer train --resume --out {out}")
+        e.hint = _resume_hint(out)
         raise
+    except WorkerLost as e:              # one line and what to do, not a traceback
+        raise RunStopped(f"{e}: one of the processes sharing each batch was lost (killed, "
+                         f"perhaps by the system for memory; --processes 1 trains in one)"
+                         f"{_resume_hint(out)}") from None
     if result.history:
         last = result.history[-1]
         print(f"done: iter {last['iter']}, train loss {last['train_loss']:.4f}, val loss "

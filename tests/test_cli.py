@@ -89,6 +89,31 @@ def test_ctrl_c_says_how_to_continue_the_run(text_file, tmp_path, capsys, monkey
     assert rc == 0 and "iter 8: train loss" in stdout, err
 
 
+def test_a_lost_worker_process_is_one_line_with_the_resume_command(text_file, tmp_path,
+                                                                    capsys, monkeypatch):
+    """A data-parallel worker killed (by the system, for memory, say) ends the run with one
+    error line that says what happened and how to continue, not a 44-line traceback."""
+    from minigrad.data_parallel import WorkerLost
+    from minitransformer import train as train_mod
+    evaluate, calls = train_mod.estimate_loss, []
+
+    def lost_at_the_second_evaluation(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise WorkerLost("ProcessDataParallel: worker process 4242 exited (exit code -9)")
+        return evaluate(*args)
+    monkeypatch.setattr(train_mod, "estimate_loss", lost_at_the_second_evaluation)
+    out = tmp_path / "run"
+    rc, _, err = run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 8,
+                     "--eval-interval", 4, *TINY)
+    assert rc == 1 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("minitransformer train: error: ProcessDataParallel: worker process "
+                          "4242 exited (exit code -9): one of the processes sharing each batch "
+                          "was lost") and "--processes 1 trains in one" in err
+    assert err.rstrip().endswith(f"continue the run with: minitransformer train --resume "
+                                 f"--out {out}")
+
+
 def test_prompt_with_unknown_characters_names_them(text_file, tmp_path, capsys):
     out = tmp_path / "run"
     assert run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 0, "--no-plot",

@@ -561,15 +561,27 @@ def test_loss_is_the_whole_batch_loss_without_gradients(processes, rows):
         assert all(p.grad is None for p in dp.model.parameters())
 
 
-@pytest.mark.parametrize("where", ["waiting for the workers", "in its own update"])
+@pytest.mark.parametrize("where", ["right after sending an update", "waiting for the workers",
+                                   "in its own update"])
 def test_a_step_cut_short_during_its_update_ends_the_object(where):
-    """Cut short once the workers have begun their updates (a Ctrl-C while waiting, an error
-    in this process's own), the model and the optimiser state no longer agree: the next
-    call says so instead of training on."""
+    """Cut short once the workers have begun their updates (a Ctrl-C held back during the
+    send of an "update" and raised after it, or while waiting; an error in this process's
+    own), the model and the optimiser state no longer agree: the next call says so instead
+    of training on."""
     model, (x, y) = net(), data(8)
     opt = mg.optim.Adam(model.parameters(), lr=0.1)
     with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
-        if where == "waiting for the workers":
+        if where == "right after sending an update":
+            send, cut = dp._send, []
+
+            def interrupted(conn, message):
+                send(conn, message)
+                if message[0] == "update" and not cut:    # once
+                    cut.append(1)
+                    raise KeyboardInterrupt
+            dp._send = interrupted
+            error = KeyboardInterrupt
+        elif where == "waiting for the workers":
             answer, cut = dp._answer, []
 
             def interrupted(worker, what):
