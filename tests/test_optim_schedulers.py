@@ -361,7 +361,7 @@ ONE_CYCLES = {
 }
 
 
-@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step()`")   # torch's: no
+@pytest.mark.filterwarnings("ignore:Detected call of:UserWarning")   # torch's: no
 @pytest.mark.parametrize("adam", [False, True], ids=["sgd_momentum", "adam_beta1"])  # opt.step
 @pytest.mark.parametrize("kw", ONE_CYCLES.values(), ids=ONE_CYCLES)
 def test_one_cycle_matches_torch_lr_and_momentum_every_step(kw, adam):
