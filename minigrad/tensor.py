@@ -420,7 +420,9 @@ class Tensor(TensorMethods):
         return ops.elementwise.add(self, times_alpha(self, o, alpha, "add"))
     def sub(self, o, *, alpha=1):
         return ops.elementwise.sub(self, times_alpha(self, o, alpha, "sub"))
-    def square(self): return ops.elementwise.mul(self, self)
+    def square(self):                   # of a bool tensor: int64 0/1, as PyTorch (not and)
+        x = self.long() if self.dtype == backend.bool_ else self
+        return ops.elementwise.mul(x, x)
     def reciprocal(self): return ops.elementwise.div(1.0, self)
     def rsqrt(self): return ops.elementwise.div(1.0, self.sqrt())  # -0 -> -inf, as PyTorch
     def mm(self, o): return ops.matmul.mm(self, o)

@@ -73,3 +73,33 @@ def test_gelu_and_erf_keep_float16(fn, device):
     assert y.dtype == mg.float16
     y.sum().backward()
     assert x.grad.dtype == mg.float16
+
+
+def test_division_gradient_of_a_large_or_tiny_float16_denominator(device):
+    """d(a/b)/db = -a/b²: b² leaves float16's range from |b| > 256 (the gradient came out 0,
+    or wrong through x / x.norm()); as (g/b)·(a/b) it stays in range, as PyTorch's."""
+    b = mg.tensor(np.array([300.0, 1e-2], np.float16), device=device, requires_grad=True)
+    (1 / b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy().astype(np.float64), [-1 / 300 ** 2, -1e4],
+                               rtol=5e-3)                # (1.1e-5 is a float16 subnormal)
+    x = mg.tensor(np.full(4, 300.0, np.float16), device=device, requires_grad=True)
+    w = mg.tensor(np.array([1.0, -2.0, 3.0, -4.0], np.float16), device=device)
+    (x / x.norm() * w).sum().backward()
+    # d/dx of Σ w·x/‖x‖ = (w - (w·u)u)/‖x‖ with u = x/‖x‖ = 1/2 each: (w + 1/2)/600
+    np.testing.assert_allclose(x.grad.numpy().astype(np.float64),
+                               (np.array([1.0, -2.0, 3.0, -4.0]) + 0.5) / 600, rtol=5e-3)
+
+
+def test_attention_and_tanh_gelu_of_large_float16_values_run_in_float32(device):
+    """Scores of 100·100·64/8 leave float16's range (65504), and the tanh GELU's x³ from
+    |x| > 40: both run in float32 inside and answer in float16, as PyTorch."""
+    q = mg.full((1, 1, 2, 64), 100.0, dtype=mg.float16, device=device, requires_grad=True)
+    out = F.scaled_dot_product_attention(q, q, q)
+    weights = F.attention_with_weights(q, q, q)[1]
+    out.sum().backward()
+    assert out.dtype == q.grad.dtype == mg.float16
+    assert np.isfinite(out.numpy()).all() and np.isfinite(q.grad.numpy()).all()
+    assert weights.dtype == mg.float16 and np.allclose(weights.numpy().astype(float), 0.5)
+    x = mg.tensor(np.array([100.0, -100.0], np.float16), device=device, requires_grad=True)
+    F.gelu(x, approximate="tanh").sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0]

@@ -266,13 +266,16 @@ def test_minus_on_a_bool_tensor_is_refused_as_torch(device):
 
 
 def test_bool_to_a_bool_power_is_refused_and_other_powers_keep_our_dtypes(device):
-    """NumPy answers bool ** bool in int8, which is not one of minigrad's dtypes: refused,
-    as PyTorch refuses two bool tensors. A bool base with a number, or a bool exponent,
-    promotes as usual."""
+    """NumPy answers bool ** bool in int8, which is not one of minigrad's dtypes: refused
+    for two bool tensors, as PyTorch; a Python bool exponent gives bools, as PyTorch (x ** True
+    is x, x ** False is all True). A bool base with a number, or a bool exponent, promotes as
+    usual."""
     mask = mg.tensor([True, False], device=device)
-    for fn in (lambda: mask ** mask, lambda: mask ** True, lambda: mg.pow(mask, mask)):
+    for fn in (lambda: mask ** mask, lambda: mg.pow(mask, mask)):
         with pytest.raises(TypeError, match=r"bool \*\* bool is not supported.*\.long\(\)"):
             fn()
+    assert (mask ** True).tolist() == [True, False] and (mask ** False).tolist() == [True] * 2
+    assert (mask ** True).dtype == mg.bool and mask.square().tolist() == [1, 0]
     assert (mask ** 2).dtype == mg.int64 and (mask ** 2.0).dtype == mg.float32
     assert (mg.tensor([2, 3], device=device) ** mask).tolist() == [2, 1]
 

@@ -141,6 +141,16 @@ def test_atan2_gradient_is_zero_at_the_origin(device):
     np.testing.assert_allclose(ggx.numpy(), [0.0, -3 / 25], rtol=1e-12)
 
 
+def test_division_ops_take_a_bool_beside_an_integer_as_torch(device):
+    """A bool beside an integer counts as 0/1 in //, % and fmod (PyTorch's int64 answer);
+    only two bool operands are refused."""
+    a, m = mg.tensor([5, 6], device=device), mg.tensor([True, True], device=device)
+    assert (a % m).tolist() == [0, 0] and (a // m).tolist() == [5, 6]
+    assert mg.fmod(a, m).tolist() == [0, 0] and (m % a).tolist() == [1, 1]
+    with pytest.raises(TypeError, match="not implemented for two bool tensors"):
+        m // m
+
+
 def test_lerp_addcmul_addmm_edges(device):
     torch = _torch()
     s, e = mg.tensor([0.1, -3.3], device=device), mg.tensor([0.7, 1e7], device=device)

@@ -253,6 +253,10 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got "
                          f"{dropout_p}")
+    if q.dtype == backend.float16:   # scores leave float16's range (65504) easily: float32
+        up = [t.to(dtype=backend.float32) for t in (q, k, v)]        # inside, as PyTorch
+        return scaled_dot_product_attention(*up, attn_mask, dropout_p, is_causal,
+                                            scale).to(dtype=q.dtype)
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
         # a learned additive bias (relative positions, ALiBi): composed from ops that carry
         # its gradient; the fused op treats masks as constants
@@ -273,6 +277,10 @@ def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None)
     """The same attention composed from primitive ops, returning (output, weights): for when
     the attention weights themselves are wanted (to plot them, or as need_weights), and the
     readable reference the fused op is tested against. The weights are differentiable too."""
+    if q.dtype == backend.float16:   # in float32, as the fused op (see there)
+        out, p = attention_with_weights(*(t.to(dtype=backend.float32) for t in (q, k, v)),
+                                        attn_mask, is_causal, scale)
+        return out.to(dtype=q.dtype), p.to(dtype=q.dtype)
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal, "attention_with_weights")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     s = (q @ k.mT) * scale

@@ -77,7 +77,9 @@ class Div(Function):
     def forward(self, a, b): return a / b                 # d(a/b) = da/b - a db/b²
     def backward(self, g):
         a, b = self.inputs
-        return g / b, -g * a / (b * b)
+        gb = g / b
+        return gb, -gb * (a / b)      # (g/b)·(a/b), not g·a/b²: b² leaves float16's range
+                                      # from |b| > 256 (and underflows below 2.4e-4)
 
 
 class Pow(Function):
@@ -236,6 +238,8 @@ def div(a, b):
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
     return Div.apply(a, b)
 def pow(a, b):
+    if isinstance(a, Tensor) and a.dtype == backend.bool_ and isinstance(b, bool):
+        return a.clone() if b else a | True       # x ** True is x, x ** False is 1: bools
     a, b = _pair(a, b)
     if a.dtype == b.dtype == backend.bool_:   # NumPy would answer int8, not one of ours
         raise TypeError("pow: bool ** bool is not supported (PyTorch refuses two bool tensors "

@@ -98,4 +98,8 @@ class Gelu(Function):
 def gelu(a, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return Gelu.apply(_floating(a), approximate=approximate)
+    a = _floating(a)
+    if a.dtype == backend.float16 and approximate == "tanh":   # x³ in the tanh form's
+        # gradient leaves float16's range from |x| > 40: float32 inside, as PyTorch
+        return Gelu.apply(a.to(dtype=backend.float32), approximate="tanh").to(dtype=a.dtype)
+    return Gelu.apply(a, approximate=approximate)

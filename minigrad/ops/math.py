@@ -181,12 +181,13 @@ def floor_divide(a, b): return FloorDivide.apply(*_division_operands(a, b, "//")
 
 
 def _division_operands(a, b, op):
-    """As PyTorch: no bool operands, and an integer divisor of 0 is an error (NumPy gives 0
-    with a warning); the check reads the divisor back, for integer tensors only."""
+    """As PyTorch: not two bool operands (one beside an integer counts as 0/1), and an
+    integer divisor of 0 is an error (NumPy gives 0 with a warning); the check reads the
+    divisor back, for integer tensors only."""
     a, b = _pair(a, b)
-    if backend.bool_ in (a.dtype, b.dtype):
-        raise TypeError(f"{op}: not implemented for bool tensors; convert with .long() or "
-                        f".float() first")
+    if a.dtype == b.dtype == backend.bool_:
+        raise TypeError(f"{op}: not implemented for two bool tensors; convert with .long() "
+                        f"or .float() first")
     if not backend.is_floating(b.dtype) and bool((b.data == 0).any()):
         raise ZeroDivisionError(f"{op}: integer division by zero (a divisor holds 0)")
     return a, b
