@@ -292,3 +292,20 @@ def test_a_nan_upstream_gradient_stays_out_of_masked_off_inputs(op):
     out.backward(mg.full(out.shape, float("nan")))
     g = a.grad.numpy()
     assert np.isnan(g).sum() <= 1 and (g[~np.isnan(g)] == 0).all()
+
+
+def test_a_nan_gets_its_gradient_where_pytorch_sends_it(device):
+    """maximum/minimum: where a NaN leaves the order unknown, both inputs get the whole
+    gradient (PyTorch's masks; all of it went to the other input, so the NaN's own input got
+    none, and which one depended on the argument order); relu passes a NaN's gradient on."""
+    nan = float("nan")
+    a = mg.tensor([nan, 1.0, 2.0, 3.0], device=device, requires_grad=True)
+    b = mg.tensor([1.0, nan, 2.0, 1.0], device=device, requires_grad=True)
+    mg.maximum(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 0.5, 1.0] and b.grad.tolist() == [1.0, 1.0, 0.5, 0.0]
+    a.grad = b.grad = None
+    mg.minimum(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0, 0.5, 0.0] and b.grad.tolist() == [1.0, 1.0, 0.5, 1.0]
+    x = mg.tensor([nan, -1.0, 2.0], device=device, requires_grad=True)
+    x.relu().sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 1.0]

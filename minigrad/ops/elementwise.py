@@ -146,7 +146,9 @@ class Sigmoid(Function):
 class Relu(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a):
-        self.mask = a > 0                                # d relu(x) = [x > 0] dx
+        # d relu(x) = [x > 0] dx; at a NaN (relu passes it on) the gradient passes too, as
+        # PyTorch's (it zeroes only where x <= 0)
+        self.mask = ~(a <= 0)
         return self.xp.maximum(a, 0)                     # not a·mask: -inf·0 would be NaN
     # where, not g·mask: a NaN or inf in g stays out of the masked-off places (as PyTorch)
     def backward(self, g): return where(self.const(self.mask), g, 0.0)
@@ -166,8 +168,7 @@ class Erf(Function):
 class Maximum(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
-        # the gradient goes to the larger input; ties split it evenly (as PyTorch)
-        self.w = (a > b) + 0.5 * (a == b)
+        self.shares = _shares(self.xp, a, b, a_loses=a < b, b_loses=a > b)
         return self.xp.maximum(a, b)
     def backward(self, g): return _split(self, g)
 
@@ -175,17 +176,23 @@ class Maximum(Function):
 class Minimum(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
-        self.w = (a < b) + 0.5 * (a == b)
+        self.shares = _shares(self.xp, a, b, a_loses=a > b, b_loses=a < b)
         return self.xp.minimum(a, b)
     def backward(self, g): return _split(self, g)
 
 
+def _shares(xp, a, b, a_loses, b_loses):
+    """Each input's share of the gradient, as PyTorch's: all of it to the winner, half each
+    on a tie, and all to both where a NaN leaves the order unknown (no comparison holds)."""
+    half = xp.where(a == b, 0.5, 1.0)
+    return xp.where(a_loses, 0.0, half), xp.where(b_loses, 0.0, half)
+
+
 def _split(ctx, g):
-    """g·w to the first input, g·(1 - w) to the second, and exactly 0 where a weight is 0
-    (a NaN in g reaches only the inputs it belongs to, as PyTorch)."""
-    w = ctx.const(ctx.w.astype(g.dtype))
-    return (where(ctx.const(ctx.w > 0), g * w, 0.0),
-            where(ctx.const(ctx.w < 1), g * (1 - w), 0.0))
+    """g times each input's share, and exactly 0 where its share is 0 (a NaN in g reaches
+    only the inputs it belongs to, as PyTorch)."""
+    return tuple(where(ctx.const(w > 0), g * ctx.const(w.astype(g.dtype)), 0.0)
+                 for w in ctx.shares)
 
 
 class Clip(Function):
