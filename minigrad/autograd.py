@@ -380,7 +380,10 @@ def _initial_grad(out, g):
     if not out.requires_grad:
         raise RuntimeError("backward: the tensor does not require grad and has no graph "
                            "(was it computed under mg.no_grad(), or from tensors without "
-                           "requires_grad=True?)")
+                           "requires_grad=True? Or is it a gradient taken with create_graph="
+                           "True that does not depend on the inputs, as a linear or piecewise-"
+                           "linear function's (x * 2, relu, abs): its derivative is 0 there; "
+                           "PyTorch answers zeros for the piecewise-linear ones)")
     if g is None:
         if out.numel() != 1:
             raise RuntimeError(

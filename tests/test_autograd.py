@@ -615,3 +615,14 @@ def test_a_second_backward_adds_into_the_same_grad_as_torch():
     first = x.grad
     (x ** 2).sum().backward(create_graph=True)
     assert x.grad is not first and first.tolist() == [2.0, 4.0] and x.grad.requires_grad
+
+
+def test_a_second_derivative_with_no_graph_says_why():
+    """The gradient of abs (or relu, or x * 2) taken with create_graph=True does not depend
+    on x: differentiating it again finds no graph. The error says that this is a zero
+    derivative, not only "computed under no_grad?"."""
+    x = mg.tensor([1.0, -2.0], requires_grad=True)
+    g, = mg.grad(x.abs().sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"does not depend on the inputs.*its derivative "
+                                           r"is 0"):
+        mg.grad(g.sum(), x)
