@@ -309,3 +309,15 @@ def test_a_nan_gets_its_gradient_where_pytorch_sends_it(device):
     x = mg.tensor([nan, -1.0, 2.0], device=device, requires_grad=True)
     x.relu().sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_a_python_int_beyond_an_integer_tensors_range_wraps_as_torch(device):
+    """uint8 + (-1) is uint8 + 255 in PyTorch (the number wraps into the dtype); NumPy
+    refuses with a bare "Python integer -1 out of bounds for uint8"."""
+    u = mg.tensor(np.array([3, 200], np.uint8), device=device)
+    assert (u + (-1)).tolist() == [2, 199] and (u * -1).tolist() == [253, 56]
+    assert (u + (-1)).dtype == np.uint8 and (u == -1).tolist() == [False, False]
+    i = mg.tensor(np.array([1], np.int32), device=device)
+    assert (i + 2 ** 40).tolist() == [1]                 # 2**40 wraps to 0 in int32
+    u[:1] = -1                                           # a write wraps the same way
+    assert u.tolist() == [255, 200]

@@ -22,6 +22,10 @@ def lift(x, like):
             dt = backend.DEFAULT_FLOAT
         elif not isinstance(x, bool) and dt == backend.bool_:
             dt = backend.int64
+        elif isinstance(x, int) and not isinstance(x, bool) and dt.kind in "iu":
+            lo, hi = backend.value_range(dt)
+            if not lo <= x <= hi:   # wrapped into the dtype, as PyTorch (NumPy refuses with
+                x = (x - lo) % (hi - lo + 1) + lo   # a bare OverflowError): uint8 - 1 is + 255
         be = like.backend
         # on a GPU a fill kernel, not a host-to-device copy of one number (which may wait)
         value = be.xp.asarray(x, dtype=dt) if be.host else be.xp.full((), x, dtype=dt)

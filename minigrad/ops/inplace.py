@@ -11,6 +11,7 @@ from minigrad.args import check_fill_value
 from minigrad.autograd import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
+from minigrad.ops.elementwise import lift
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # what an in-place result may cast to
 
@@ -87,6 +88,8 @@ def setitem(t, index, value):
         value = value.data
     elif not backend.is_scalar(value):          # a list or host array: to this device first
         value = t.backend.from_numpy(backend.to_host(value))
+    elif t.dtype.kind in "iu" and backend.is_integer(value):
+        value = lift(value, t).data             # wrapped into the dtype, as PyTorch
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
     target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
     index = index if parts is None else parts[1]
