@@ -37,9 +37,12 @@ def stack_values(items):
     return backend.to_host(values).astype(widest, copy=False)
 
 
-def host_values(data):
+def host_values(data, dtype=None):
     """mg.tensor's data (a number, nested lists, a NumPy array) as a host array of numbers,
-    or an error that says what could not become one."""
+    or an error that says what could not become one (a huge integer is one only as a float:
+    with a floating `dtype`)."""
+    if dtype is not None and dtype.kind == "f" and _has_big_int(data):
+        return backend.to_host(data).astype(dtype)
     try:
         arr = backend.to_host(data)
     except ValueError as e:                              # NumPy's ragged-nesting message

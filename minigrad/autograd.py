@@ -214,7 +214,7 @@ def _into_grad(t, g, owned=False):
         old._data += g._data             # in place, as PyTorch: a held `p.grad` sees the sum
         old._version_counter[0] += 1
     else:
-        t.grad = g if old is None else old + g
+        t._grad = g if old is None else old + g     # (fits t: cast above; not re-checked)
 
 
 def _on_a_path_to(order, wanted):

@@ -5,6 +5,7 @@ file asks this module for the array module (`xp`) of a device instead of importi
 CuPy itself, so a CPU-only install imports cleanly and a GPU tensor can never be computed on
 by NumPy behind the user's back. CuPy is imported lazily, the first time "cuda" is asked for.
 """
+import functools
 import math
 import numbers
 import threading
@@ -50,7 +51,11 @@ def is_floating(d):
 
 def value_range(d):
     """(lowest, highest) finite value of a dtype, as Python numbers."""
-    d = np.dtype(d)
+    return _value_range(np.dtype(d))
+
+
+@functools.lru_cache(maxsize=None)       # asked for every integer operand (ops' lift)
+def _value_range(d):
     if d.kind == "b":
         return 0, 1
     info = np.iinfo(d) if d.kind in "iu" else np.finfo(d)

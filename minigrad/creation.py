@@ -110,11 +110,11 @@ def empty(*shape, dtype=None, device=None, requires_grad=False):
 def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of `fill_value`; without dtype, the value's kind decides (as PyTorch): a
     bool gives bool, an int int64, a float float32."""
-    if dtype is None and (isinstance(fill_value, bool) or
-                          getattr(fill_value, "dtype", None) == backend.bool_):
-        dtype = backend.bool_                            # True, or NumPy's True
+    if dtype is None and isinstance(fill_value, bool):
+        dtype = backend.bool_
     elif dtype is None and backend.is_integer(fill_value):
-        dtype = backend.int64                            # NumPy's integers too
+        dtype = backend.int64                            # NumPy's integers too (PyTorch's
+                                                         # answer; np.bool_ gives float32)
 
     def fill(b, s, d):
         check_fill_value("full", fill_value, d)

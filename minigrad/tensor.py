@@ -34,7 +34,7 @@ class Tensor(TensorMethods):
         if _is_device_array(data) and backend.device_of_array(data) == device:
             arr = _check_numbers(data, data)
         else:
-            arr = _host_values(data)
+            arr = _host_values(data, dtype)
             if arr.dtype.kind == "f" and not hasattr(data, "dtype") and dtype is None:
                 arr = arr.astype(backend.DEFAULT_FLOAT)  # Python floats and lists -> float32
             elif arr.dtype.kind in "iu" and not hasattr(data, "dtype") and dtype is None:
@@ -176,13 +176,13 @@ class Tensor(TensorMethods):
         return int(self.item())
 
     def __index__(self):                 # only an integer tensor is an index (as PyTorch):
-        if self.dtype.kind not in "iu":  # a float one would be truncated silently
+        if self.dtype.kind not in "iub":  # a float one would be truncated silently
             raise TypeError(f"only an integer tensor of one element can be an index, got "
                             f"dtype {self.dtype}")
         return int(self.item())
 
     def __format__(self, spec):
-        """f"{loss:.4f}": a one-element tensor formats as its number (as PyTorch)."""
+        """f"{loss:.4f}": a 0-d tensor formats as its number (as PyTorch)."""
         if self.ndim == 0:
             return format(self.item(), spec)
         return object.__format__(self, spec)

@@ -316,8 +316,14 @@ def test_a_python_int_beyond_an_integer_tensors_range_wraps_as_torch(device):
     refuses with a bare "Python integer -1 out of bounds for uint8"."""
     u = mg.tensor(np.array([3, 200], np.uint8), device=device)
     assert (u + (-1)).tolist() == [2, 199] and (u * -1).tolist() == [253, 56]
-    assert (u + (-1)).dtype == np.uint8 and (u == -1).tolist() == [False, False]
+    assert (u + (-1)).dtype == np.uint8
+    assert (mg.tensor(np.array([255, 3], np.uint8), device=device) == -1).tolist() == \
+        [True, False]                                    # -1 is 255 in uint8
     i = mg.tensor(np.array([1], np.int32), device=device)
     assert (i + 2 ** 40).tolist() == [1]                 # 2**40 wraps to 0 in int32
-    u[:1] = -1                                           # a write wraps the same way
+    with pytest.raises(OverflowError, match="too big for any 64-bit integer"):
+        mg.tensor([0], device=device) == 2 ** 64         # PyTorch: "int too big to convert"
+    u[:1] = -1                                           # a write below the lowest wraps
     assert u.tolist() == [255, 200]
+    with pytest.raises(OverflowError, match=r"setitem: 300 does not fit uint8 \(at most 255\)"):
+        u[:1] = 300                                      # above the highest: an error

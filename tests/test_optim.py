@@ -558,8 +558,13 @@ def test_a_float32_gradient_of_a_float64_parameter_is_used_in_float64(make):
     p.grad = mg.tensor(grads[0])                          # a float32 gradient left behind
     p.data = p.data.astype(mg.float64)
     q.grad = mg.tensor(grads[0].astype(np.float64))       # the same values, float64
+    for r in (p, q):             # the library's own rewrites of a grad keep working on it
+        nn.utils.clip_grad_norm_([r], 100.0)
+        nn.utils.clip_grad_value_([r], 100.0)
     opt_p.step()
     opt_q.step()
+    opt_p.zero_grad(set_to_none=False)
+    assert p.grad.dtype == mg.float32 and p.grad.tolist() == [0.0] * 4
     assert p.dtype == mg.float64
     np.testing.assert_array_equal(p.numpy(), q.numpy())
     for s, t in zip(opt_p.state_dict()["state"][0].values(),

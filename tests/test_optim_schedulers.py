@@ -350,6 +350,10 @@ def test_reduce_lr_on_plateau_by_hand_and_its_errors():
                         (lambda: resumed.load_state_dict({"lr": 1}), "expected the state")):
         with pytest.raises(ValueError, match=words):
             call()
+    opt.add_param_group({"params": [nn.Parameter(mg.zeros(1))]})
+    with pytest.raises(RuntimeError, match="has 2 parameter groups, the scheduler was built "
+                                           "for 1"):
+        sched.step(1.0)
 
 
 # ---- OneCycleLR ---------------------------------------------------------------------------

@@ -22,10 +22,10 @@ def test_an_empty_tensor_names_its_dtype_unless_float32():
     assert repr(mg.zeros(0)) == "tensor([])" and repr(mg.tensor([1, 2])) == "tensor([1, 2])"
 
 
-def test_none_compares_unequal_and_only_integers_index():
+def test_none_compares_unequal_and_only_integers_and_bools_index():
     t = mg.ones(2)
     assert (t == None) is False and (t != None) is True    # noqa: E711 (the habit under test)
-    assert list(range(mg.tensor(3))) == [0, 1, 2]
+    assert list(range(mg.tensor(3))) == [0, 1, 2] and [10, 20][mg.tensor(True)] == 20
     with pytest.raises(TypeError, match="only an integer tensor of one element can be an "
                                         "index, got dtype float32"):
         range(mg.tensor(2.9))                              # was truncated to range(2)
@@ -73,6 +73,7 @@ def test_values_a_tensor_cannot_hold_are_refused(data, error, words):
 
 def test_the_edges_of_int64_and_lists_of_tensors_take_pytorchs_dtypes():
     assert mg.tensor([-2 ** 63, 2 ** 63 - 1]).tolist() == [-2 ** 63, 2 ** 63 - 1]
+    assert mg.tensor(2 ** 70, dtype=mg.float32).item() == float(2 ** 70)   # as a float: fine
     for items, dtype in (([mg.tensor(1.0), 2.0], mg.float32),            # was float64
                          ([mg.tensor(1.0), mg.tensor(2)], mg.float32),   # was float64
                          ([mg.tensor(1.0, dtype=mg.float64), 2.0], mg.float64),
@@ -82,7 +83,7 @@ def test_the_edges_of_int64_and_lists_of_tensors_take_pytorchs_dtypes():
 
 def test_full_randint_and_arange_follow_pytorchs_rules():
     assert mg.full((2,), np.int32(2)).dtype == mg.int64                # was float32
-    assert mg.full((2,), np.bool_(True)).dtype == mg.bool
+    assert mg.full((2,), np.bool_(True)).dtype == mg.float32         # PyTorch's answer too
     with pytest.raises(ValueError, match=r"\[0, 1099511627776\) does not fit int32"):
         mg.randint(0, 2 ** 40, (3,), dtype=mg.int32)                   # wrapped silently
     with pytest.raises(ValueError, match="needs low < high"):

@@ -307,7 +307,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
+                p._grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
 
     def to(self, device=None, dtype=None):
         """Move every parameter and buffer in place, and/or cast the floating-point ones

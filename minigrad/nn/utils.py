@@ -85,7 +85,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         start = 0
         for p in params:
             n = p.grad.numel()
-            p.grad = Tensor._make(flat[start:start + n].reshape(p.grad.shape), p.grad.device)
+            p._grad = Tensor._make(flat[start:start + n].reshape(p.grad.shape), p.grad.device)
             start += n
         return Tensor._make(total, first.device)
     coefs = {}                                           # the factor in each grad dtype, once
@@ -93,7 +93,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         c = coefs.get(p.grad.dtype)
         if c is None:
             c = coefs[p.grad.dtype] = coef.astype(p.grad.dtype)
-        p.grad = Tensor._make(p.grad.data * c, p.grad.device)
+        p._grad = Tensor._make(p.grad.data * c, p.grad.device)
     return Tensor._make(total, first.device)
 
 
@@ -114,8 +114,8 @@ def clip_grad_value_(parameters, clip_value):
     """Clamp every gradient element into [-clip_value, clip_value]."""
     clip_value = float(clip_value)
     for p in _with_grads(parameters):
-        p.grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),
-                              p.grad.device)
+        p._grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),
+                               p.grad.device)
 
 
 def _same_device(params, op):

@@ -25,7 +25,11 @@ def lift(x, like):
         elif isinstance(x, int) and not isinstance(x, bool) and dt.kind in "iu":
             lo, hi = backend.value_range(dt)
             if not lo <= x <= hi:   # wrapped into the dtype, as PyTorch (NumPy refuses with
-                x = (x - lo) % (hi - lo + 1) + lo   # a bare OverflowError): uint8 - 1 is + 255
+                # a bare OverflowError): uint8 - 1 is + 255; but no 64-bit integer holds it
+                if not -2 ** 63 <= x < 2 ** 64:
+                    raise OverflowError(f"{x} is too big for any 64-bit integer; give it as "
+                                        f"a float if it is meant as one")
+                x = (x - lo) % (hi - lo + 1) + lo
         be = like.backend
         # on a GPU a fill kernel, not a host-to-device copy of one number (which may wait)
         value = be.xp.asarray(x, dtype=dt) if be.host else be.xp.full((), x, dtype=dt)
@@ -172,7 +176,7 @@ class Erf(Function):
 class Maximum(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
-        self.shares = _shares(self.xp, a, b, a_loses=a < b, b_loses=a > b)
+        self.a_loses, self.b_loses, self.tie = a < b, a > b, a == b
         return self.xp.maximum(a, b)
     def backward(self, g): return _split(self, g)
 
@@ -180,23 +184,17 @@ class Maximum(Function):
 class Minimum(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
-        self.shares = _shares(self.xp, a, b, a_loses=a > b, b_loses=a < b)
+        self.a_loses, self.b_loses, self.tie = a > b, a < b, a == b
         return self.xp.minimum(a, b)
     def backward(self, g): return _split(self, g)
 
 
-def _shares(xp, a, b, a_loses, b_loses):
-    """Each input's share of the gradient, as PyTorch's: all of it to the winner, half each
-    on a tie, and all to both where a NaN leaves the order unknown (no comparison holds)."""
-    half = xp.where(a == b, 0.5, 1.0)
-    return xp.where(a_loses, 0.0, half), xp.where(b_loses, 0.0, half)
-
-
 def _split(ctx, g):
-    """g times each input's share, and exactly 0 where its share is 0 (a NaN in g reaches
-    only the inputs it belongs to, as PyTorch)."""
-    return tuple(where(ctx.const(w > 0), g * ctx.const(w.astype(g.dtype)), 0.0)
-                 for w in ctx.shares)
+    """Each input's share of g, as PyTorch's: all of it to the winner, half each on a tie,
+    and all to both where a NaN leaves the order unknown (no comparison holds); exactly 0
+    to a loser (a NaN in g reaches only the inputs it belongs to)."""
+    mine = where(ctx.const(ctx.tie), g * 0.5, g)
+    return (where(ctx.const(ctx.a_loses), 0.0, mine), where(ctx.const(ctx.b_loses), 0.0, mine))
 
 
 class Clip(Function):

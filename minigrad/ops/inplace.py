@@ -89,7 +89,12 @@ def setitem(t, index, value):
     elif not backend.is_scalar(value):          # a list or host array: to this device first
         value = t.backend.from_numpy(backend.to_host(value))
     elif t.dtype.kind in "iu" and backend.is_integer(value):
-        value = lift(value, t).data             # wrapped into the dtype, as PyTorch
+        # PyTorch's rule: above the dtype's highest is an error, below its lowest wraps
+        # (u8[0] = -1 writes 255)
+        highest = backend.value_range(t.dtype)[1]
+        if value > highest:
+            raise OverflowError(f"setitem: {value} does not fit {t.dtype} (at most {highest})")
+        value = lift(value, t).data
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
     target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
     index = index if parts is None else parts[1]

@@ -77,7 +77,8 @@ class OneCycleLR(LRScheduler):
             start = 0.0
             for j, (end, lr0, lr1, m0, m1) in enumerate(self.phases):
                 if step <= end or j == len(self.phases) - 1:
-                    # (a phase of no steps, from a tiny pct_start: already at its end)
+                    # (a phase of no steps, from a tiny pct_start: already at its end,
+                    # where PyTorch divides by zero)
                     pct = (step - start) / (end - start) if end > start else 1.0
                     lrs.append(self._anneal(ends[lr0], ends[lr1], pct))
                     momentum = self._anneal(ends[m0], ends[m1], pct)

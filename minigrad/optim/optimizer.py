@@ -103,7 +103,8 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    p.grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
+                    p._grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data),
+                                           p.device)
 
     @no_grad()
     def step(self, closure=None):

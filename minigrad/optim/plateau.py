@@ -66,8 +66,13 @@ class ReduceLROnPlateau:
         if self.cooldown_counter > 0:            # bad steps do not count while cooling down
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            raise RuntimeError(f"ReduceLROnPlateau: the optimiser has {len(groups)} parameter "
+                               f"groups, the scheduler was built for {len(self.min_lrs)}; "
+                               f"after add_param_group, build a new one")
         if self.num_bad_epochs > self.patience:
-            for g, floor in zip(self.optimizer.param_groups, self.min_lrs):
+            for g, floor in zip(groups, self.min_lrs):
                 new = max(g["lr"] * self.factor, floor)
                 if g["lr"] - new > self.eps:
                     g["lr"] = new

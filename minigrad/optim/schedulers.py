@@ -148,8 +148,9 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict):
         """Restore what `state_dict()` saved (a PyTorch scheduler's state dict of the same
-        class loads too). The groups' lrs are left alone: as in PyTorch they come back with
-        the optimiser's own state dict, and the next step() sets them from the epoch."""
+        class loads too, where PyTorch keeps the same names: not OneCycleLR's, whose phases
+        it stores otherwise). The groups' lrs are left alone: as in PyTorch they come back
+        with the optimiser's own state dict, and the next step() sets them from the epoch."""
         where = f"{type(self).__name__}.load_state_dict"
         own = self.state_dict()
         unknown = set(state_dict) - set(own) - _TORCH_ONLY - set(self._not_state)
