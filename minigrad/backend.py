@@ -238,38 +238,11 @@ def _cupy_backend():
             f"device 'cuda' needs CuPy and an NVIDIA GPU ({type(e).__name__}: {e}). "
             "Install the extra matching your CUDA: pip install -e \".[cuda12]\" or \".[cuda13]\"; "
             "or use device='cpu'") from None
-    b = Backend("cuda", cupy, cupyx.scipy.special.erf, widened_index_add(cupy, cupy.add.at),
-                cupy.asnumpy, cupy.asarray)
-    b.set_matmul_precision = lambda precision: _cupy_matmul_precision(cupy, precision)
-    from minigrad.backend_kernels import Kernels
-    b.kernels = Kernels(cupy)
-    return b
+    from minigrad.backend_cupy import cupy_backend     # (it builds on this module)
+    return cupy_backend(cupy, cupyx.scipy.special.erf)
 
 
-ADD_AT_DTYPES = ("int32", "uint32", "uint64", "float16", "float32", "float64")
-
-
-def widened_index_add(xp, add_at):
-    """index_add through an add.at that takes only ADD_AT_DTYPES (CuPy's): int64, PyTorch's
-    default integer, through uint64, its two's-complement twin (the same bits, the same
-    wrap-around), and the narrower integers and bool through int32 and back (a bool sum is
-    then True where any is)."""
-    def index_add(target, index, values):
-        dt = target.dtype
-        values = xp.asarray(values)
-        if dt.name in ADD_AT_DTYPES:
-            return add_at(target, index, values.astype(dt, copy=False))
-        if dt == int64:
-            return add_at(target.view("uint64"), index,
-                          values.astype(int64, copy=False).view("uint64"))
-        wide = target.astype(int32)
-        add_at(wide, index, values.astype(int32))
-        target[...] = wide.astype(dt)
-    index_add.add_at = add_at                  # which add.at it wraps (tests ask)
-    return index_add
-
-
-def _cupy_matmul_precision(cupy, precision):
+def cupy_matmul_precision(cupy, precision):
     """CuPy's compute type for float32 GEMMs: TensorFloat-32 tensor cores (inputs rounded
     to 10 mantissa bits, float32 sums; ~8x the float32 rate on an A100 or H100) unless
     "highest", and float32 on GPUs older than the A100 (compute capability 8.0), which have

@@ -1,7 +1,8 @@
 """`Tensor`: an array on a device, plus what autograd needs (`requires_grad`, `grad`, and the
-`Function` that produced it). Its operators and in-place methods are defined here, each a
-one-line call into the op that implements it in `minigrad/ops/`; the method spellings of the
-other ops (x.exp(), x.sum(dim), x.reshape(...)) are inherited from tensor_methods.py."""
+`Function` that produced it). Its operators are defined here, each a one-line call into the
+op that implements it in `minigrad/ops/`; the method spellings of the other ops (x.exp(),
+x.sum(dim), x.reshape(...)) are inherited from tensor_methods.py, and PyTorch's in-place
+methods (x.add_(y), x.zero_()) from tensor_inplace.py."""
 import builtins
 import operator
 
@@ -10,10 +11,11 @@ from minigrad.autograd import run_backward, _initial_grad
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
                            is_device_array as _is_device_array, data_value as _data_value,
                            host_values as _host_values, check_numbers as _check_numbers)
+from minigrad.tensor_inplace import TensorInplace, times_alpha
 from minigrad.tensor_methods import TensorMethods
 
 
-class Tensor(TensorMethods):
+class Tensor(TensorMethods, TensorInplace):
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
     # every tensor that views the same memory (see `_version`); _hooks: None, or the
     # functions register_hook added; _retains_grad: retain_grad() was called
@@ -336,12 +338,9 @@ class Tensor(TensorMethods):
             self._hooks = {}
         return HookHandle(self._hooks, hook)
 
-    # ---- in-place changes (ops/inplace.py): each checks it may, writes, then counts itself
-    # in `_version`. Without the augmented operators Python would rebind x += y to a new
-    # tensor: a loop `p -= lr * p.grad` over parameters would change none of them
-    def zero_(self): return ops.inplace.fill(self, 0, "zero_")
-    def fill_(self, value): return ops.inplace.fill(self, value, "fill_")   # a number, 0-d tensor
-    def copy_(self, src): return ops.inplace.setitem(self, ..., src) or self   # as t[...] = src
+    # ---- in-place operators (ops/inplace.py): each checks it may, writes, then counts
+    # itself in `_version`. Without them Python would rebind x += y to a new tensor: a loop
+    # `p -= lr * p.grad` over parameters would change none of them
     def __setitem__(self, index, value): ops.inplace.setitem(self, index, value)
     def __iadd__(self, o): return ops.inplace.update(self, "+=", ops.elementwise.add, o)
     def __isub__(self, o): return ops.inplace.update(self, "-=", ops.elementwise.sub, o)
@@ -350,45 +349,6 @@ class Tensor(TensorMethods):
     def __ipow__(self, o): return ops.inplace.update(self, "**=", ops.elementwise.pow, o)
     def __imod__(self, o): return ops.inplace.update(self, "%=", ops.math.remainder, o)
     def __ifloordiv__(self, o): return ops.inplace.update(self, "//=", ops.math.floor_divide, o)
-    # PyTorch's trailing-underscore methods: the op's result written into this tensor's
-    # memory; outside autograd only, since a method cannot rebind the caller's name as += does
-    def add_(self, o, *, alpha=1):
-        return ops.inplace.method(self, "add_", ops.elementwise.add,
-                                  times_alpha(self, o, alpha, "add_"))
-    def sub_(self, o, *, alpha=1):
-        return ops.inplace.method(self, "sub_", ops.elementwise.sub,
-                                  times_alpha(self, o, alpha, "sub_"))
-    def mul_(self, o): return ops.inplace.method(self, "mul_", ops.elementwise.mul, o)
-    def div_(self, o): return ops.inplace.method(self, "div_", ops.elementwise.div, o)
-    def pow_(self, o): return ops.inplace.method(self, "pow_", ops.elementwise.pow, o)
-    def neg_(self): return ops.inplace.method(self, "neg_", ops.elementwise.neg)
-    def exp_(self): return ops.inplace.method(self, "exp_", ops.elementwise.exp)
-    def log_(self): return ops.inplace.method(self, "log_", ops.elementwise.log)
-    def sqrt_(self): return ops.inplace.method(self, "sqrt_", ops.elementwise.sqrt)
-    def abs_(self): return ops.inplace.method(self, "abs_", ops.elementwise.abs)
-    def relu_(self): return ops.inplace.method(self, "relu_", ops.elementwise.relu)
-    def clamp_(self, min=None, max=None):
-        return ops.inplace.method(self, "clamp_", ops.elementwise.clip, min, max)
-    clip_ = clamp_
-    def masked_fill_(self, mask, value):
-        return ops.inplace.method(self, "masked_fill_", ops.elementwise.masked_fill, mask, value)
-    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-        return ops.inplace.method(self, "scatter_", lambda x, s: ops.scatter.scatter(
-            x, dim, index, s, value=value, reduce=reduce), src)
-    def scatter_add_(self, dim, index, src):
-        return ops.inplace.method(self, "scatter_add_", ops.scatter.scatter_add, dim, index, src)
-    def index_add_(self, dim, index, source, *, alpha=1):
-        return ops.inplace.method(self, "index_add_", lambda x, s: ops.scatter.index_add(
-            x, dim, index, s, alpha=alpha), source)
-    def normal_(self, mean=0.0, std=1.0, *, generator=None):   # drawn as nn.init's
-        ops.inplace.check_allowed(self, "normal_")
-        ops.inplace.check_writable(self, "normal_")
-        return nn.init.normal_(self, mean, std, generator)
-    def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        ops.inplace.check_allowed(self, "uniform_")
-        ops.inplace.check_writable(self, "uniform_")
-        return nn.init.uniform_(self, a, b, generator)
-
     # NumPy on the left: `array + tensor` (and -, *, /, **, @, comparisons) is the tensor op,
     # as `tensor + array`; `array += tensor` writes into the array (micrograd's
     # `p.data += -lr * p.grad`); any other NumPy function of a tensor works on its values
@@ -468,20 +428,6 @@ def _used_by_a_recorded_op(t):
     return False
 
 
-def times_alpha(x, o, alpha, op):
-    """alpha·o for x.add/sub's (and index_add's) alpha= (o itself when alpha is 1, so no op
-    is added). o becomes a tensor first: a Python list times 2 would repeat the list. As
-    PyTorch, an integer or bool x takes an integer alpha only (a float would silently make
-    the result float, or be truncated)."""
-    if not backend.is_scalar(alpha) or isinstance(alpha, builtins.bool):
-        raise TypeError(f"{op}: alpha must be a number, got {type(alpha).__name__}")
-    if alpha == 1:
-        return o
-    if not backend.is_floating(x.dtype) and not backend.is_integer(alpha):
-        raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {x.dtype} alpha "
-                        f"must be an integer (as PyTorch); convert the tensor with .float()")
-    return ops.elementwise.lift(o, x) * alpha
-
-
-from minigrad import ops, creation, nn, tensor_methods  # noqa: E402  (they need Tensor; its
-tensor_methods.ops = ops                             # methods need them)
+from minigrad import ops, creation, nn, tensor_methods, tensor_inplace  # noqa: E402  (they
+tensor_methods.ops = tensor_inplace.ops = ops        # need Tensor; its methods need them)
+tensor_inplace.nn = nn

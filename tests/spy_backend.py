@@ -15,7 +15,7 @@ import contextlib
 import numpy as np
 from scipy.special import erf as _host_erf
 
-from minigrad import backend
+from minigrad import backend, backend_cupy
 
 
 # What tests may count: "sync" is every device-to-host read (bool/int/float/item/tolist of an
@@ -250,11 +250,11 @@ class SpyModule:
 
 def make_backend(name="spy"):
     def add_at(target, index, values):      # CuPy's add.at: only some dtypes
-        if target.dtype.name not in backend.ADD_AT_DTYPES or values.dtype != target.dtype:
-            raise TypeError(f"spy add.at: takes {backend.ADD_AT_DTYPES} only (as CuPy's), "
+        if target.dtype.name not in backend_cupy.ADD_AT_DTYPES or values.dtype != target.dtype:
+            raise TypeError(f"spy add.at: takes {backend_cupy.ADD_AT_DTYPES} only (as CuPy's), "
                             f"got {target.dtype} += {values.dtype}")
         np.add.at(unwrap(target), unwrap(index), unwrap(values))
-    index_add = backend.widened_index_add(SpyModule(), add_at)
+    index_add = backend_cupy.widened_index_add(SpyModule(), add_at)
 
     def to_numpy(a):
         if not isinstance(a, SpyArray):

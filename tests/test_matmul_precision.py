@@ -62,7 +62,7 @@ def test_cpu_results_do_not_change(precision_state):
 
 
 def _fake_cupy(capability):
-    """The parts of CuPy that _cupy_matmul_precision uses (CuPy's compute-type codes)."""
+    """The parts of CuPy that backend.cupy_matmul_precision uses (CuPy's compute-type codes)."""
     calls = []
     linalg = SimpleNamespace(COMPUTE_TYPE_DEFAULT=1, COMPUTE_TYPE_TF32=7)
     core = SimpleNamespace(_routines_linalg=linalg,
@@ -80,7 +80,7 @@ def test_cupy_compute_type(monkeypatch, capability, precision, mode):
     cupy, calls = _fake_cupy(capability)
     monkeypatch.setitem(sys.modules, "cupy._core", cupy._core)
     monkeypatch.setitem(sys.modules, "cupy._core._routines_linalg", cupy._core._routines_linalg)
-    backend._cupy_matmul_precision(cupy, precision)
+    backend.cupy_matmul_precision(cupy, precision)
     assert calls == [(np.float32, mode)]
 
 

@@ -8,6 +8,22 @@ from minigrad.nn.module import Module, Parameter
 from minigrad.tensor import Tensor
 
 
+def _pairs(where, items, what, own_kind):
+    """(key, item) pairs, in order, from a mapping, a container of `own_kind`, or an
+    iterable of pairs; else an error naming `where`."""
+    if isinstance(items, (Mapping, own_kind)):
+        return list(items.items())
+    if isinstance(items, Iterable) and not isinstance(items, (Module, Tensor)):
+        pairs = list(items)
+        for j, p in enumerate(pairs):
+            if not isinstance(p, (tuple, list)) or len(p) != 2:
+                raise ValueError(f"{where}: element #{j} of the sequence should be a (key, "
+                                 f"{what}) pair, got {p!r:.60}")
+        return pairs
+    raise TypeError(f"{where} takes a mapping or an iterable of (key, {what}) pairs, got "
+                    f"{type(items).__name__}")
+
+
 def _check_module(container, m):
     if not isinstance(m, Module):
         raise TypeError(f"{type(container).__name__} holds Modules, got a "
@@ -167,18 +183,7 @@ class ModuleDict(Module):
         self._modules.clear()
 
     def update(self, modules):
-        if isinstance(modules, (Mapping, ModuleDict)):
-            pairs = list(modules.items())
-        elif isinstance(modules, Iterable) and not isinstance(modules, Module):
-            pairs = list(modules)
-            for j, p in enumerate(pairs):
-                if not isinstance(p, (tuple, list)) or len(p) != 2:
-                    raise ValueError(f"ModuleDict.update: element #{j} of the sequence "
-                                     f"should be a (key, module) pair, got {p!r:.60}")
-        else:
-            raise TypeError(f"ModuleDict.update takes a mapping or an iterable of (key, "
-                            f"module) pairs, got {type(modules).__name__}")
-        for k, m in pairs:
+        for k, m in _pairs("ModuleDict.update", modules, "module", ModuleDict):
             self[k] = m
 
 
@@ -384,19 +389,9 @@ class ParameterDict(_ParameterContainer):
         return ParameterDict(OrderedDict(self.items()))
 
     def update(self, parameters):
-        if isinstance(parameters, (OrderedDict, ParameterDict)):
-            pairs = list(parameters.items())
-        elif isinstance(parameters, Mapping):
-            pairs = sorted(parameters.items())       # PyTorch's order for a plain dict
-        elif isinstance(parameters, Iterable) and not isinstance(parameters, Tensor):
-            pairs = list(parameters)
-            for j, p in enumerate(pairs):
-                if not isinstance(p, (tuple, list)) or len(p) != 2:
-                    raise ValueError(f"ParameterDict.update: element #{j} of the sequence "
-                                     f"should be a (key, value) pair, got {p!r:.60}")
-        else:
-            raise TypeError(f"ParameterDict.update takes a mapping or an iterable of "
-                            f"(key, value) pairs, got {type(parameters).__name__}")
+        pairs = _pairs("ParameterDict.update", parameters, "value", ParameterDict)
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            pairs.sort()                             # PyTorch's order for a plain dict
         for k, v in pairs:
             self[k] = v
 

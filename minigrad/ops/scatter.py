@@ -5,7 +5,8 @@ gradient gathered where src went. Each returns a new tensor; the in-place spelli
 (scatter_, scatter_add_, index_add_) write that result into self (ops/inplace.py)."""
 from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
-from minigrad.tensor import Tensor, times_alpha
+from minigrad.tensor import Tensor
+from minigrad.tensor_inplace import times_alpha
 from minigrad.ops.index import GetItem, IndexAdd, raw_index, position_grid
 from minigrad.ops.reduce import normalize_dim
 

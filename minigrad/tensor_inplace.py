@@ -1,0 +1,70 @@
+"""PyTorch's in-place methods on a Tensor (x.zero_(), x.add_(y), x.clamp_(0, 1),
+x.normal_()): the op's result written into the tensor's own memory, then counted in its
+`_version` (ops/inplace.py checks each may). Outside autograd only, since a method cannot
+rebind the caller's name as `x += y` does (tensor.py keeps those operators). `Tensor`
+inherits them."""
+import builtins
+
+from minigrad import backend
+
+ops = nn = None     # the packages minigrad.ops and minigrad.nn, bound by tensor.py once
+                    # Tensor exists: they import Tensor, whose class statement needs this
+
+
+class TensorInplace:
+    __slots__ = ()          # Tensor's own __slots__ stay the only attributes
+
+    def zero_(self): return ops.inplace.fill(self, 0, "zero_")
+    def fill_(self, value): return ops.inplace.fill(self, value, "fill_")   # a number, 0-d tensor
+    def copy_(self, src): return ops.inplace.setitem(self, ..., src) or self   # as t[...] = src
+    def add_(self, o, *, alpha=1):
+        return ops.inplace.method(self, "add_", ops.elementwise.add,
+                                  times_alpha(self, o, alpha, "add_"))
+    def sub_(self, o, *, alpha=1):
+        return ops.inplace.method(self, "sub_", ops.elementwise.sub,
+                                  times_alpha(self, o, alpha, "sub_"))
+    def mul_(self, o): return ops.inplace.method(self, "mul_", ops.elementwise.mul, o)
+    def div_(self, o): return ops.inplace.method(self, "div_", ops.elementwise.div, o)
+    def pow_(self, o): return ops.inplace.method(self, "pow_", ops.elementwise.pow, o)
+    def neg_(self): return ops.inplace.method(self, "neg_", ops.elementwise.neg)
+    def exp_(self): return ops.inplace.method(self, "exp_", ops.elementwise.exp)
+    def log_(self): return ops.inplace.method(self, "log_", ops.elementwise.log)
+    def sqrt_(self): return ops.inplace.method(self, "sqrt_", ops.elementwise.sqrt)
+    def abs_(self): return ops.inplace.method(self, "abs_", ops.elementwise.abs)
+    def relu_(self): return ops.inplace.method(self, "relu_", ops.elementwise.relu)
+    def clamp_(self, min=None, max=None):
+        return ops.inplace.method(self, "clamp_", ops.elementwise.clip, min, max)
+    clip_ = clamp_
+    def masked_fill_(self, mask, value):
+        return ops.inplace.method(self, "masked_fill_", ops.elementwise.masked_fill, mask, value)
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return ops.inplace.method(self, "scatter_", lambda x, s: ops.scatter.scatter(
+            x, dim, index, s, value=value, reduce=reduce), src)
+    def scatter_add_(self, dim, index, src):
+        return ops.inplace.method(self, "scatter_add_", ops.scatter.scatter_add, dim, index, src)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return ops.inplace.method(self, "index_add_", lambda x, s: ops.scatter.index_add(
+            x, dim, index, s, alpha=alpha), source)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):   # drawn as nn.init's
+        ops.inplace.check_allowed(self, "normal_")
+        ops.inplace.check_writable(self, "normal_")
+        return nn.init.normal_(self, mean, std, generator)
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        ops.inplace.check_allowed(self, "uniform_")
+        ops.inplace.check_writable(self, "uniform_")
+        return nn.init.uniform_(self, a, b, generator)
+
+
+def times_alpha(x, o, alpha, op):
+    """alpha·o for x.add/sub's (and index_add's) alpha= (o itself when alpha is 1, so no op
+    is added). o becomes a tensor first: a Python list times 2 would repeat the list. As
+    PyTorch, an integer or bool x takes an integer alpha only (a float would silently make
+    the result float, or be truncated)."""
+    if not backend.is_scalar(alpha) or isinstance(alpha, builtins.bool):
+        raise TypeError(f"{op}: alpha must be a number, got {type(alpha).__name__}")
+    if alpha == 1:
+        return o
+    if not backend.is_floating(x.dtype) and not backend.is_integer(alpha):
+        raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {x.dtype} alpha "
+                        f"must be an integer (as PyTorch); convert the tensor with .float()")
+    return ops.elementwise.lift(o, x) * alpha
