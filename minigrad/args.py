@@ -41,14 +41,16 @@ def host_values(data, dtype=None):
     """mg.tensor's data (a number, nested lists, a NumPy array) as a host array of numbers,
     or an error that says what could not become one (a huge integer is one only as a float:
     with a floating `dtype`)."""
-    if dtype is not None and dtype.kind == "f" and _has_big_int(data):
-        return backend.to_host(data).astype(dtype)
     try:
         arr = backend.to_host(data)
     except ValueError as e:                              # NumPy's ragged-nesting message
         raise ValueError(f"tensor: the nested lists must be rectangular (every row of one "
                          f"length, as a tensor's shape needs): {e}") from None
+    # only integers beyond int64 make NumPy choose uint64 or objects for Python data (so
+    # the values are scanned only then)
     if arr.dtype.kind in "uO" and not hasattr(data, "dtype") and _has_big_int(data):
+        if dtype is not None and dtype.kind == "f":
+            return arr.astype(dtype)
         raise OverflowError("tensor: an integer beyond int64's range (-2**63 .. 2**63 - 1, "
                             "PyTorch's default integer); give it as a float if it is meant "
                             "as one")
