@@ -241,6 +241,10 @@ def test_mg_grad_results_are_writable_and_each_its_own(device):
     gx.add_(1.0)
     gy.mul_(5.0)
     assert gx.tolist() == [2.0, 2.0] and gy.tolist() == [5.0, 5.0] and gy2.tolist() == [1, 1]
+    w = mg.tensor([0.5, -1.0], device=device)
+    gx, gy = mg.grad(((x + y) * w).sum(), [x, y])      # one writable array for both, before
+    gx.add_(1.0)
+    assert gy.tolist() == w.tolist()
 
 
 def test_mg_grad_results_are_writable_on_the_gpu_stand_in(spy):

@@ -72,6 +72,8 @@ def test_a_nan_or_infinite_gradient_is_a_mismatch_and_named():
     at_zero = mg.tensor([0.0, 1.0], dtype=mg.float64, requires_grad=True)
     with np.errstate(divide="ignore", invalid="ignore"):   # √x at 0: inf against NaN
         assert mg.gradcheck(lambda a: a.sqrt(), [at_zero], raise_exception=False) is False
+        negative = mg.tensor([-1.0, -4.0], dtype=mg.float64, requires_grad=True)
+        assert mg.gradcheck(lambda a: a.sqrt(), [negative], raise_exception=False) is False
 
 
 def test_gradgradcheck_catches_a_lost_second_derivative():

@@ -40,6 +40,7 @@ def test_padding_and_lengths_masks_agree_and_combine():
     assert key_padding(tokens, 0).numpy().tolist() == [[True, True, True, False],
                                                        [True, False, False, False]]
     np.testing.assert_array_equal(pm.numpy(), lengths_mask([3, 1], 4).numpy())
+    assert lengths_mask([3, 1]).shape == (2, 1, 1, 3)    # max_len defaults to the longest
     both = combine_masks(causal_mask(4), pm, None)
     assert both.shape == (2, 1, 4, 4)
     np.testing.assert_array_equal(both.numpy()[1, 0, 3], [True, False, False, False])

@@ -172,6 +172,7 @@ _BAD_INPUTS = [
                                                    r"\[-1, 1\]"),
     (lambda: lengths_mask([5, 1], 4), ValueError, r"lengths must be in 0..max_len=4"),
     (lambda: key_padding([[1, 0]], 0.5), TypeError, "pad_id must be a token id"),
+    (lambda: key_padding([[1, 2]], True), TypeError, "pad_id must be a token id"),
     (lambda: CharTokenizer([]), ValueError, "the vocabulary is empty"),
     (lambda: CharTokenizer(["a", "a"]), ValueError, "distinct single characters"),
     (lambda: CharTokenizer.from_dict({"type": "bpe", "chars": "ab"}), ValueError,

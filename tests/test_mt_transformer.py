@@ -263,3 +263,9 @@ def test_decoding_never_outputs_the_padding_token():
     free = tiny(4, pad_id=None)
     free.generator.bias.data[0] = 50.0
     assert free.greedy_decode([[3, 4, 5]], BOS, EOS, max_len=4) == [[0, 0, 0, 0]]
+
+
+def test_never_pad_leaves_the_logits_when_pad_is_eos_or_none():
+    logits = mg.zeros(1, 4)
+    assert never_pad(logits, 2, 2) is logits and never_pad(logits, None, 2) is logits
+    assert never_pad(logits, 0, 2).tolist() == [[-float("inf"), 0.0, 0.0, 0.0]]

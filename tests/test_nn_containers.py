@@ -83,6 +83,8 @@ def test_module_dict_checks_keys_as_add_module_and_takes_pairs():
     with pytest.raises(ValueError, match=r"element #0 of the sequence should be a \(key, "
                                          r"module\) pair"):
         nn.ModuleDict(["ab"])
+    with pytest.raises(TypeError, match="takes a mapping or an iterable of"):
+        nn.ModuleDict(nn.ModuleList([_lin(1)]))
 
 
 def test_a_parameter_replaces_a_child_or_buffer_of_that_name():

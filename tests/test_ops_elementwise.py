@@ -276,6 +276,7 @@ def test_bool_to_a_bool_power_is_refused_and_other_powers_keep_our_dtypes(device
             fn()
     assert (mask ** True).tolist() == [True, False] and (mask ** False).tolist() == [True] * 2
     assert (mask ** True).dtype == mg.bool and mask.square().tolist() == [1, 0]
+    assert (mask ** True) is not mask                    # a new tensor, as any power
     assert (mask ** 2).dtype == mg.int64 and (mask ** 2.0).dtype == mg.float32
     assert (mg.tensor([2, 3], device=device) ** mask).tolist() == [2, 1]
 

@@ -137,6 +137,10 @@ def test_atan2_gradient_is_zero_at_the_origin(device):
     y, x = mg.tensor([0.0, 1.0], **f64), mg.tensor([0.0, 2.0], **f64)
     gy, gx = mg.grad(mg.atan2(y, x).sum(), [y, x], create_graph=True)
     assert gy.tolist() == [0.0, 0.4] and gx.tolist() == [0.0, -0.2]
+    on_axis = mg.tensor([0.0], **f64)                    # y = 0, x = 2: not the origin
+    g_axis, = mg.grad(mg.atan2(on_axis, mg.tensor([2.0], dtype=mg.float64,
+                                                  device=device)).sum(), [on_axis])
+    assert g_axis.tolist() == [0.5]
     ggx, = mg.grad(gy.sum(), [x])                        # d/db b/(a² + b²) = (a² - b²)/r⁴
     np.testing.assert_allclose(ggx.numpy(), [0.0, -3 / 25], rtol=1e-12)
 

@@ -307,6 +307,7 @@ PLATEAUS = {
                                    threshold_mode="abs", cooldown=2),
     "min_lr_per_group": dict(factor=0.2, patience=0, min_lr=[0.01, 0.05]),
     "max_mode": dict(mode="max", patience=1, factor=0.3),
+    "max_mode_abs": dict(mode="max", patience=1, threshold=0.05, threshold_mode="abs"),
 }
 
 
@@ -405,6 +406,11 @@ def test_one_cycle_resumes_from_its_state_dict_and_names_bad_arguments():
         again.step()
         assert _lrs(opt2) == _lrs(opt) and opt2.param_groups[0]["momentum"] == \
             opt.param_groups[0]["momentum"]
+    whole = optim.SGD([nn.Parameter(mg.zeros(1))], lr=0.1, momentum=0.9)
+    rising = optim.OneCycleLR(whole, max_lr=1.0, total_steps=10, pct_start=1.0)
+    for _ in range(10):                                  # a second phase of no steps: its end
+        rising.step()                                    # (PyTorch divides by zero there)
+    assert rising.get_last_lr() == pytest.approx([1.0 / 25 / 1e4])
     for call, words in (
             (lambda: optim.OneCycleLR(opt, max_lr=1.0), "give total_steps, or epochs and "
                                                         "steps_per_epoch"),

@@ -12,8 +12,9 @@ from minigrad import nn
 def test_a_one_element_tensor_formats_as_its_number():
     loss = mg.tensor(1.23456)
     assert f"{loss:.3f}" == "1.235" and f"iter 3: {loss:.1e}" == "iter 3: 1.2e+00"
-    with pytest.raises(TypeError):
-        f"{mg.ones(2):.3f}"                                # several numbers: no spec applies
+    for several in (mg.ones(2), mg.ones(1)):               # not 0-d: no spec applies
+        with pytest.raises(TypeError):
+            f"{several:.3f}"
     assert abs(mg.tensor([-1.0, 2.0])).tolist() == [1.0, 2.0] and +loss is loss
 
 
@@ -59,6 +60,7 @@ def test_an_assigned_grad_must_fit_its_tensor():
 
 @pytest.mark.parametrize("data, error, words", [
     ([2 ** 63], OverflowError, "beyond int64's range"),          # wrapped to -2**63
+    ((2 ** 63,), OverflowError, "beyond int64's range"),         # a tuple too
     ([2 ** 64 - 1], OverflowError, "beyond int64's range"),      # wrapped to -1
     (2 ** 70, OverflowError, "beyond int64's range"),            # an object tensor
     ([[1, 2], [3]], ValueError, "nested lists must be rectangular"),
@@ -88,6 +90,9 @@ def test_full_randint_and_arange_follow_pytorchs_rules():
         mg.randint(0, 2 ** 40, (3,), dtype=mg.int32)                   # wrapped silently
     with pytest.raises(ValueError, match="needs low < high"):
         mg.randint(5, 5, (3,))
+    assert mg.randint(2 ** 31 - 3, 2 ** 31, (5,), dtype=mg.int32).min().item() >= 2 ** 31 - 3
+    with pytest.raises(ValueError, match="does not fit int32"):
+        mg.randint(-2 ** 31 - 1, 0, (3,), dtype=mg.int32)              # below the lowest
     with pytest.raises(ValueError, match="a step of -1 never gets from 0 to 5"):
         mg.arange(0, 5, -1)                                            # was empty
     assert mg.arange(5, 0, -2).tolist() == [5, 3, 1]
@@ -101,3 +106,10 @@ def test_pytorchs_device_and_dtype_spellings():
     assert mg.ones(2).to(torch.float64).dtype == mg.float64
     assert mg.zeros(2, dtype=torch.int64).dtype == mg.int64
     assert nn.Linear(2, 2).to(torch.float64).weight.dtype == mg.float64
+
+
+def test_an_assigned_grad_must_be_on_the_tensors_device(spy):
+    x = mg.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="assigned grad has device spy, but the tensor's is "
+                                           "cpu"):
+        x.grad = mg.zeros(2, device=spy)

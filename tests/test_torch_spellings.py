@@ -76,7 +76,8 @@ def test_mod_and_floordiv_edges_as_torch(device):
     with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
         w %= 2
     for bad in (lambda: mg.tensor([7, -7], device=device) % 0,
-                lambda: mg.tensor([7], device=device) // mg.tensor([0], device=device)):
+                lambda: mg.tensor([7], device=device) // mg.tensor([0], device=device),
+                lambda: mg.tensor([7, 7], device=device) // mg.tensor([1, 0], device=device)):
         with pytest.raises(ZeroDivisionError, match="integer division by zero"):
             bad()
     with pytest.raises(TypeError, match="not implemented for two bool tensors"):
