@@ -38,7 +38,7 @@ class GPTConfig:
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             value = getattr(self, name)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            if not backend.is_integer(value) or value < 1:
                 raise ValueError(f"GPTConfig: {name} must be a positive integer, got {value!r}")
             setattr(self, name, int(value))              # a NumPy int too, as a JSON number
         if self.n_embd % self.n_head:

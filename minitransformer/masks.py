@@ -18,13 +18,12 @@ A mask may also be a boolean NumPy array: it is moved to the device of the score
 The article describes a mask as a vector of 1s (valid) and 0s (ignored); here 1 is True.
 A hidden key gets exactly zero weight: its score is set to -inf before the softmax.
 """
-import numbers
 import operator
 
 import numpy as np
 
 import minigrad as mg
-from minigrad import Tensor
+from minigrad import Tensor, backend
 
 from minitransformer.tokens import as_token_tensor
 
@@ -56,7 +55,7 @@ def key_padding(tokens, pad_id):
                          f"{tokens.shape}")
     if pad_id is None:
         return mg.ones(tokens.shape, dtype=mg.bool, device=tokens.device)
-    if not isinstance(pad_id, numbers.Integral) or isinstance(pad_id, bool):
+    if not backend.is_integer(pad_id):
         raise TypeError(f"key_padding: pad_id must be a token id (an integer) or None, got "
                         f"{pad_id!r}")
     return tokens != pad_id
