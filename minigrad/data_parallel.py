@@ -301,10 +301,14 @@ class ProcessDataParallel:
         return WorkerLost(f"ProcessDataParallel: {self._broken}")
 
     def close(self):
-        """Stop the workers (the parameters stay in the shared memory, which is ordinary
-        memory once they are gone)."""
+        """Stop the workers and let their gradient buffers go (the parameters, and any
+        optimiser state, stay in the shared memory, which is ordinary memory once the
+        workers are gone)."""
         _stop(self._workers)
         self._broken = self._broken or "closed"
+        # a model's worth of memory per worker, and the split step's as much again: a
+        # closed object keeps none of it alive (a training script may hold it to the end)
+        self._grads, self._shared_buffers, self._sharded = [], [], None
 
     def __enter__(self):
         return self

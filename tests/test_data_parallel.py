@@ -172,6 +172,23 @@ def test_close_stops_the_workers():
         dp.forward_backward(*data(4))
 
 
+def test_close_lets_the_workers_buffers_go_and_keeps_the_optimiser_working():
+    import gc
+    import weakref
+    model, (x, y) = net(), data(8)
+    opt = mg.optim.AdamW(model.parameters(), lr=1e-2)
+    dp = ProcessDataParallel(model, mse, 2, optimizer=opt)
+    dp.train_step(x, y, max_norm=1.0)
+    held = [weakref.ref(dp._grads[1][0]), weakref.ref(next(iter(dp._sharded.main_grads.values())))]
+    dp.close()
+    gc.collect()
+    assert [r() for r in held] == [None, None]
+    before = [p.numpy().copy() for p in model.parameters()]
+    mse(model, x, y).backward()
+    opt.step()                                  # its state survives the close
+    assert all(not np.array_equal(b, p.numpy()) for b, p in zip(before, model.parameters()))
+
+
 def test_one_process_is_plain_backward():
     model, x, y = net(), *data(5)
     want_loss, want = reference(model, x, y)
