@@ -74,12 +74,14 @@ def _worker_loop(dp, rank, here, conn):
                 else:
                     payload = dp._sharded.update(dp, step, *args)
                 conn.send((seq, None, payload))
-            except Exception:
+            except BaseException as e:
                 step = {}
                 try:
                     conn.send((seq, traceback.format_exc(), None))
                 except OSError:          # the caller is gone
                     return
+                if not isinstance(e, Exception):
+                    return   # a SystemExit and the like end the worker, its cause sent first
 
 
 def _worker_part(dp, rank, modules, buffers, part, seed, modes, wanted, sharded):

@@ -510,6 +510,20 @@ def test_train_step_falls_back_to_the_three_calls_where_it_cannot_split():
         assert_same(*runs)
 
 
+def test_a_worker_ended_by_system_exit_sends_the_cause_before_it_goes():
+    def quits_in_workers(model, x, y):
+        if os.getpid() != PARENT[0]:
+            sys.exit("the loss function quit")
+        return mse(model, x, y)
+    model, (x, y) = net(), data(8)
+    with ProcessDataParallel(model, quits_in_workers, 2) as dp:
+        with pytest.raises(RuntimeError, match="(?s)worker 1 failed.*SystemExit: the loss "
+                                               "function quit"):
+            dp.forward_backward(x, y)
+        with pytest.raises(RuntimeError, match="exited"):     # and the worker is gone
+            dp.forward_backward(x, y)
+
+
 def test_train_step_errors_are_named():
     model, (x, y) = net(), data(8)
     with ProcessDataParallel(model, mse, 2) as dp:
