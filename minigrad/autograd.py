@@ -88,6 +88,13 @@ class Function:
     # y.backward() is fine: the gradient of + does not depend on x).
     needs_values = True
 
+    @property
+    def needs_input_grad(self):
+        """Which inputs want a gradient (PyTorch's ctx.needs_input_grad): backward may
+        answer None for the others and skip their work (a GEMM, for a Linear on data; a
+        0·∞ for a product with a constant holding ∞)."""
+        return tuple(t.requires_grad for t in self.inputs)
+
     def const(self, array):
         """A saved array as a constant (non-differentiable) Tensor on this op's device."""
         from minigrad.tensor import Tensor

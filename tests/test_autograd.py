@@ -630,3 +630,29 @@ def test_a_second_derivative_with_no_graph_says_why():
     with pytest.raises(RuntimeError, match=r"does not depend on the inputs.*its derivative "
                                            r"is 0"):
         mg.grad(g.sum(), x)
+
+
+def test_an_op_skips_the_gradients_of_inputs_that_want_none():
+    """needs_input_grad (PyTorch's name): the GEMM for dX of a Linear on data, or for the
+    constant side of a matmul, is not run; a constant ∞ times a 0 gradient makes no NaN."""
+    import minigrad.nn.functional as F
+    rng = np.random.default_rng(0)
+    x = mg.tensor(rng.standard_normal((4, 3)))                   # data: no gradient
+    w = mg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = mg.tensor(np.zeros(2))                                   # a frozen bias
+    g = np.ones((4, 2))
+    for y in (F.linear(x, w, b), x @ w.mT):
+        ctx = y._ctx
+        assert ctx.needs_input_grad[:2] == (False, True)
+        fast = ctx.backward_arrays(g) if hasattr(ctx, "backward_arrays") else None
+        with mg.no_grad():
+            ref = ctx.backward(mg.tensor(g))
+        for got in [r for r in (fast, ref) if r is not None]:
+            assert got[0] is None and got[1] is not None
+        assert fast is None or fast[2:] in ((), (None,))           # nor the bias's sum
+    v = mg.tensor([np.inf, 2.0], requires_grad=True)             # an ∞ where g is 0
+    c = mg.tensor([1.0, 2.0])                                    # a constant
+    with np.errstate(all="raise"):           # c's gradients, g·v and -g/c·(v/c), are 0·∞
+        (mg.where(mg.tensor([False, True]), c * v, 0.0)).sum().backward()
+        (mg.where(mg.tensor([False, True]), v / c, 0.0)).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [0.0, 2.5])

@@ -78,7 +78,8 @@ class Mul(Function):
     def forward(self, a, b): return a * b                 # d(ab) = b da + a db
     def backward(self, g):
         a, b = self.inputs
-        return g * b, g * a
+        need_a, need_b = self.needs_input_grad
+        return g * b if need_a else None, g * a if need_b else None
 
 
 class Div(Function):
@@ -86,8 +87,9 @@ class Div(Function):
     def backward(self, g):
         a, b = self.inputs
         gb = g / b
-        return gb, -gb * (a / b)      # (g/b)·(a/b), not g·a/b²: b² leaves float16's range
-                                      # from |b| > 256 (and underflows below 2.4e-4)
+        # (g/b)·(a/b), not g·a/b²: b² leaves float16's range from |b| > 256 (and
+        # underflows below 2.4e-4)
+        return gb, -gb * (a / b) if self.needs_input_grad[1] else None
 
 
 class Pow(Function):

@@ -24,18 +24,21 @@ class Linear(Function):
 
     def backward(self, g):                           # Tensor ops: twice differentiable
         x, w = self.inputs[:2]
-        gw = _rows(g).mT @ _rows(x)                  # dW = Gᵀ·X
-        return (g @ w, gw, g)[:len(self.inputs)]     # dX = G·W; db = G (the engine sums)
+        need = self.needs_input_grad                 # (x is data for a first layer: no dX)
+        gx = g @ w if need[0] else None              # dX = G·W
+        gw = _rows(g).mT @ _rows(x) if need[1] else None   # dW = Gᵀ·X
+        return (gx, gw, g)[:len(self.inputs)]        # db = G (the engine sums)
 
     def backward_arrays(self, g):                    # the same on arrays
         xp = self.xp
         x, w = self.inputs[0].data, self.inputs[1].data
+        need = self.needs_input_grad
         g2 = _rows(g)
-        gx = xp.matmul(g2, w).reshape(x.shape)
-        gw = xp.matmul(g2.T, _rows(x))
+        gx = xp.matmul(g2, w).reshape(x.shape) if need[0] else None
+        gw = xp.matmul(g2.T, _rows(x)) if need[1] else None
         if len(self.inputs) == 2:
             return gx, gw
-        return gx, gw, col_sum(xp, g2)                 # db = Σ of G's rows
+        return gx, gw, col_sum(xp, g2) if need[2] else None   # db = Σ of G's rows
 
 
 def _rows(a):

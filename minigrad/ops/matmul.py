@@ -21,18 +21,21 @@ class MatMul(Function):
 
     def backward(self, g):
         a, b = self.inputs
+        need_a, need_b = self.needs_input_grad           # (a GEMM each: skip the unwanted)
         if a.ndim == 1 and b.ndim == 1:                   # dot product: g is a scalar
-            return g * b, g * a
+            return g * b if need_a else None, g * a if need_b else None
         if a.ndim == 1:                                   # (k,) @ (..., k, m) -> (..., m)
-            ga = (g.unsqueeze(-2) @ b.mT).squeeze(-2)
-            gb = a.unsqueeze(-1) * g.unsqueeze(-2)
+            ga = (g.unsqueeze(-2) @ b.mT).squeeze(-2) if need_a else None
+            gb = a.unsqueeze(-1) * g.unsqueeze(-2) if need_b else None
             return ga, gb
         if b.ndim == 1:                                   # (..., n, k) @ (k,) -> (..., n)
-            ga = g.unsqueeze(-1) * b
-            gb = (a.mT @ g.unsqueeze(-1)).squeeze(-1)
+            ga = g.unsqueeze(-1) * b if need_a else None
+            gb = (a.mT @ g.unsqueeze(-1)).squeeze(-1) if need_b else None
             return ga, gb
-        ga = g @ b.mT                                     # dA = G·Bᵀ
-        if b.ndim == 2 and a.ndim > 2:
+        ga = g @ b.mT if need_a else None                 # dA = G·Bᵀ
+        if not need_b:
+            gb = None
+        elif b.ndim == 2 and a.ndim > 2:
             # A shared weight: fold the batch into rows, one GEMM instead of a batch of
             # them summed afterwards (same result, no (batch, k, m) temporary)
             gb = _rows(a).mT @ _rows(g)
