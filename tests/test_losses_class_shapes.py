@@ -124,3 +124,31 @@ def test_bad_input(call, error, words):
         call()
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+@pytest.mark.parametrize("weight", [None, WEIGHT])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_an_ignored_row_with_a_banned_class_counts_for_nothing(reduction, smoothing, weight):
+    """A language model's padding rows: their targets ignore_index, a logit of theirs -inf
+    (a banned class). They count for nothing, in the loss and its gradient, as PyTorch: the
+    loss is that of the other rows alone, not NaN, and nothing warns."""
+    target = np.array([2, 3, -100, 1, -100, 3])
+    keep = target != -100
+    logits = LOGITS.copy()
+    logits[~keep, 0] = -np.inf
+    kw = dict(reduction=reduction, label_smoothing=smoothing)
+    w = None if weight is None else mg.tensor(weight)
+    x = mg.tensor(logits, requires_grad=True)
+    with np.errstate(all="raise"):                   # a NumPy warning would raise here
+        loss = F.cross_entropy(x, mg.tensor(target), w, **kw)
+        loss.sum().backward()
+    alone = mg.tensor(logits[keep], requires_grad=True)
+    want = F.cross_entropy(alone, mg.tensor(target[keep]), w, **kw)
+    want.sum().backward()
+    got = loss.numpy()[keep] if reduction == "none" else loss.numpy()
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-12)
+    if reduction == "none":
+        assert np.all(loss.numpy()[~keep] == 0)
+    np.testing.assert_allclose(x.grad.numpy()[keep], alone.grad.numpy(), rtol=1e-12)
+    assert np.all(x.grad.numpy()[~keep] == 0)

@@ -670,3 +670,28 @@ def test_inplace_flag_is_accepted_and_the_input_kept(make, text):
     x = mg.tensor([-1.0, 2.0])
     y = m(x)
     assert repr(m) == text and x.numpy().tolist() == [-1.0, 2.0] and y is not x
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss", ["l1_loss", "mse_loss", "huber_loss"])
+def test_elementwise_losses_take_a_weight_as_pytorch(loss, reduction):
+    """weight= of input's shape scales each element's loss; 'mean' divides by Σ weight for
+    l1 and mse, by the element count for huber (PyTorch 2.13's rules); the weight gets a
+    gradient too."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, t, w = (rng.standard_normal((3, 4)) for _ in range(3))
+    mx, mw = mg.tensor(x, requires_grad=True), mg.tensor(w, requires_grad=True)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    got = getattr(F, loss)(mx, mg.tensor(t), reduction=reduction, weight=mw)
+    want = getattr(torch.nn.functional, loss)(tx, torch.tensor(t), reduction=reduction,
+                                              weight=tw)
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mw.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+    for bad, words in ((mg.ones(4), r"input's shape \(3, 4\), got shape \(4,\)"),
+                       (np.ones((3, 4)), "got ndarray")):
+        with pytest.raises(ValueError, match=words):
+            getattr(F, loss)(mx, mg.tensor(t), weight=bad)

@@ -29,7 +29,7 @@ class CrossEntropy(Function):
         nll = -xp.take_along_axis(logp, t[:, None], axis=1)[:, 0]
         if label_smoothing:
             nll = (1 - label_smoothing) * nll - label_smoothing * logp.mean(axis=1)
-        nll = nll * valid
+        nll = xp.where(valid, nll, 0)   # not ·valid: an ignored row's log p may be -inf
         # gradient pieces: dloss/dlogits = (p - q) * weight, q the smoothed one-hot target
         # (a comparison, not put_along_axis: CuPy 13 lacks it)
         self.q = (xp.arange(c) == t[:, None]).astype(logits.dtype)
@@ -117,8 +117,8 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
         _row_weights(_class_weight(weight, input, "nll_loss"), t, valid)
     t = xp.where(valid, t, 0)                       # an ignored row reads class 0, counts 0
     picked = gather(input, 1, t[:, None])[:, 0]     # log p of each row's target
-    # a where, not ·0: an ignored row's log p may be -inf, and -inf·0 is NaN
-    losses = where(Tensor._make(valid, device), -picked * Tensor._make(w, device), 0.0)
+    # a where, not ·0: an ignored row's log p may be -inf, and -inf·0 is NaN (and a warning)
+    losses = -where(Tensor._make(valid, device), picked, 0.0) * Tensor._make(w, device)
     if reduction == "mean":
         return _weighted_mean(losses, w, valid)
     return losses.reshape(shape) if reduction == "none" else losses.sum()
@@ -283,21 +283,24 @@ def _binary_args(input, target, weight, pos_weight, op):
     return target, fit(weight, "weight"), fit(pos_weight, "pos_weight")
 
 
-def l1_loss(input, target, reduction="mean"):
+def l1_loss(input, target, reduction="mean", weight=None):
     """|input - target|, averaged ('mean'), summed ('sum') or as it is ('none'); at
     input = target the gradient is 0, as PyTorch. target broadcasts against input, with
-    PyTorch's warning when the shapes differ ((N,) against (N, 1) gives (N, N))."""
+    PyTorch's warning when the shapes differ ((N,) against (N, 1) gives (N, N)). `weight`
+    (input's shape) scales each element's loss, and 'mean' is then Σ weight·loss / Σ weight,
+    as PyTorch's."""
     check_reduction(reduction, "l1_loss")
     _warn_if_broadcast("l1_loss", input, target)
-    return _reduce((input - target).abs(), reduction)
+    return _weighted((input - target).abs(), weight, input, "l1_loss", reduction)
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, reduction="mean", weight=None):
     """Squared differences, averaged ('mean'), summed ('sum') or as they are ('none'); target
-    broadcasts against input, with PyTorch's warning when the shapes differ."""
+    broadcasts against input, with PyTorch's warning when the shapes differ. `weight` as
+    l1_loss's."""
     check_reduction(reduction, "mse_loss")
     _warn_if_broadcast("mse_loss", input, target)
-    return _reduce((input - target) ** 2, reduction)
+    return _weighted((input - target) ** 2, weight, input, "mse_loss", reduction)
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
@@ -316,9 +319,11 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     return _reduce(where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta), reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """½d² where |d| < δ, else δ(|d| - ½δ), d = input - target, as PyTorch (δ·smooth_l1
-    with β = δ). At |d| = δ the gradient is ±δ and the second derivative 0, as PyTorch."""
+    with β = δ). At |d| = δ the gradient is ±δ and the second derivative 0, as PyTorch.
+    `weight` as l1_loss's, but 'mean' divides by the element count, not by Σ weight:
+    PyTorch's huber_loss does, unlike its l1_loss and mse_loss."""
     check_reduction(reduction, "huber_loss")
     if not delta > 0:
         raise ValueError(f"huber_loss: delta must be > 0 (non-positive values are not "
@@ -326,7 +331,23 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     _warn_if_broadcast("huber_loss", input, target)
     d = input - target
     a = d.abs()
-    return _reduce(where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction)
+    loss = where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    return _weighted(loss, weight, input, "huber_loss", reduction, by_weight=False)
+
+
+def _weighted(loss, weight, input, op, reduction, by_weight=True):
+    """The elementwise loss times `weight`, which must have the input's shape (PyTorch's
+    rule for mse_loss, l1_loss and huber_loss: no broadcasting of the weight), reduced;
+    by_weight: 'mean' divides by Σ weight."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if not isinstance(weight, Tensor) or weight.shape != input.shape:
+        got = f"shape {weight.shape}" if isinstance(weight, Tensor) else type(weight).__name__
+        raise ValueError(f"{op}: weight must be a tensor of the input's shape {input.shape}, "
+                         f"got {got}")
+    if reduction == "mean" and by_weight:
+        return (loss * weight).sum() / weight.sum()
+    return _reduce(loss * weight, reduction)
 
 
 _KL_MEAN = ("kl_div: reduction='mean' divides the total loss by both the batch size and the "
