@@ -66,6 +66,10 @@ class _RNNBase(Module):
     def reset_parameters(self):
         _uniform_init(self, self.hidden_size)
 
+    def flatten_parameters(self):
+        """PyTorch's packs the weights into one block for cuDNN; minigrad has none to pack:
+        a no-op, so that code written for PyTorch (which calls it in forward) runs."""
+
     def _weights(self, layer, direction):
         sfx = f"_l{layer}" + ("_reverse" if direction else "")
         p = self._parameters
@@ -84,6 +88,11 @@ class _RNNBase(Module):
             raise ValueError(f"{name}: expected input feature size (last dim) "
                              f"{self.input_size}, got {input.shape[-1]} (input shape "
                              f"{input.shape})")
+        weight = self._parameters["weight_ih_l0"]
+        if input.dtype != weight.dtype:
+            raise TypeError(f"{name}: input dtype {input.dtype} does not match the weights' "
+                            f"{weight.dtype}; convert one (input.to(dtype) or "
+                            f"module.to(dtype=...)), as PyTorch requires")
         batched = input.ndim == 3
         x = input.transpose(0, 1) if batched and self.batch_first else input
         if x.shape[0] == 0:
