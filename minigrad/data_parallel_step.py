@@ -29,6 +29,7 @@ import warnings
 
 from minigrad import backend
 from minigrad.nn.utils import clip_coefficient, squared_norm
+from minigrad.optim.optimizer import ascent
 
 ALIGN = 64                   # bytes: each state array starts on a cache line
 
@@ -213,8 +214,9 @@ class ShardedStep:
                 if coef is not None:
                     g *= coef.astype(g.dtype)
                 if self.group_of[i] is not None:
-                    opt._update(dp.params[i], g, opt.state.setdefault(dp.params[i], {}),
-                                opt.param_groups[self.group_of[i]])
+                    group = opt.param_groups[self.group_of[i]]
+                    opt._update(dp.params[i], ascent(g, group),
+                                opt.state.setdefault(dp.params[i], {}), group)
             else:                    # a worker's sum (read as it updates: a copy, scaled)
                 g = _times(dp._grads[self.owner[i]][i], coef)
                 g = g.copy() if coef is None else g
@@ -265,8 +267,8 @@ class ShardedStep:
             shared = {n: self.pool.view(slot) for n, slot in slots.get(i, {}).items()}
             state = {**states.get(i, {}), **shared}
             # the sum stays as it is: the calling process reads it meanwhile
-            opt._update(dp.params[i], _times(g, coef), state,
-                        opt.param_groups[self.group_of[i]])
+            group = opt.param_groups[self.group_of[i]]
+            opt._update(dp.params[i], ascent(_times(g, coef), group), state, group)
             back[i] = {n: v for n, v in state.items() if v is not shared.get(n)}
         return back
 

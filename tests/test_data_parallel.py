@@ -343,6 +343,8 @@ def optimisers(params):
         "sgd-nesterov": lambda: mg.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True,
                                              weight_decay=0.01),
         "rmsprop": lambda: mg.optim.RMSprop(params, lr=0.01, momentum=0.5, centered=True),
+        "adam-maximize": lambda: mg.optim.Adam(params, lr=0.05, weight_decay=0.01,
+                                               maximize=True),
     }
 
 
@@ -401,7 +403,8 @@ def assert_same(a, b):
                 assert v == sb["state"][i][k]
 
 
-@pytest.mark.parametrize("kind", ["adamw", "adam-amsgrad", "sgd-nesterov", "rmsprop"])
+@pytest.mark.parametrize("kind", ["adamw", "adam-amsgrad", "sgd-nesterov", "rmsprop",
+                                  "adam-maximize"])
 @pytest.mark.parametrize("max_norm", [None, 0.05, 100.0])
 @pytest.mark.parametrize("processes,rows", [(2, 8), (3, 7)])
 def test_train_step_is_the_three_calls_to_the_bit(kind, max_norm, processes, rows):

@@ -671,3 +671,66 @@ def test_state_of_a_parameter_not_yet_stepped_reads_empty_as_torch():
     restored = optim.AdamW([p], lr=0.1)
     restored.load_state_dict(opt.state_dict())
     assert restored.state[nn.Parameter(mg.ones(1))] == {}
+
+
+MAXIMIZE_CASES = {
+    "sgd": (lambda o, p: o.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.1, maximize=True)),
+    "adam": (lambda o, p: o.Adam(p, lr=0.01, weight_decay=0.1, amsgrad=True, maximize=True)),
+    "adam-foreach": (lambda o, p: o.Adam(p, lr=0.01, foreach=True, maximize=True)),
+    "adamw": (lambda o, p: o.AdamW(p, lr=0.01, maximize=True)),
+    "rmsprop": (lambda o, p: o.RMSprop(p, lr=0.01, momentum=0.5, centered=True,
+                                       maximize=True)),
+}
+
+
+@pytest.mark.parametrize("make", MAXIMIZE_CASES.values(), ids=MAXIMIZE_CASES)
+def test_maximize_ascends_as_torch(make):
+    """maximize=True: the gradient negated before weight decay and momentum see it, as
+    PyTorch's; .grad itself is left as it was."""
+    torch = _torch()
+    mo, mp = _run_pair(lambda p: make(optim, p), lambda p: make(torch.optim, p))
+    assert mo.param_groups[0]["maximize"] is True
+    kept = mp[0].grad.numpy().copy()
+    mo.step()
+    np.testing.assert_array_equal(mp[0].grad.numpy(), kept)
+
+
+def test_sgd_takes_torchs_positional_order_and_keywords():
+    """SGD(params, lr, momentum, dampening, weight_decay, nesterov), as torch.optim.SGD: a
+    fifth positional argument is the weight decay (it was nesterov here once)."""
+    torch = _torch()
+    _run_pair(lambda p: optim.SGD(p, 0.1, 0.9, 0.0, 0.01, True, foreach=False),
+              lambda p: torch.optim.SGD(p, 0.1, 0.9, 0.0, 0.01, True, foreach=False))
+    _run_pair(lambda p: optim.RMSprop(p, 0.01, foreach=True),
+              lambda p: torch.optim.RMSprop(p, 0.01, foreach=True))
+
+
+def test_named_parameters_build_an_optimiser_as_torch():
+    model = nn.Linear(2, 3)
+    opt = optim.AdamW(model.named_parameters(), lr=0.1)
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert opt.param_groups[0]["params"] == [model.weight, model.bias]
+    groups = optim.SGD([{"params": [("w", model.weight)]}, {"params": [("b", model.bias)],
+                                                           "lr": 0.5}], lr=0.1)
+    assert [g["param_names"] for g in groups.param_groups] == [["w"], ["b"]]
+    assert groups.state_dict()["param_groups"][1]["param_names"] == ["b"]
+    for bad in ([("w", model.weight), model.bias],
+                [{"params": [model.weight]}, {"params": [("b", model.bias)]}],
+                [{"params": [("w", model.weight)]}, {"params": [model.bias]}]):
+        with pytest.raises(ValueError, match="mixes named .* and bare tensors"):
+            optim.SGD(bad, lr=0.1)
+
+
+def test_option_types_and_group_dicts_are_named():
+    p = nn.Parameter(mg.zeros(2))
+    for kw, words in ((dict(momentum="0.9"), "momentum must be a number, got '0.9'"),
+                      (dict(momentum=0.9, dampening="0.1"), "dampening must be a number"),
+                      (dict(maximize=1), "maximize must be True or False, got 1"),
+                      (dict(foreach="yes"), "foreach must be None, True or False")):
+        with pytest.raises(TypeError, match=words):
+            optim.SGD([p], lr=0.1, **kw)
+    with pytest.raises(TypeError, match="'params' entry, got a dict without one"):
+        optim.SGD([{"lr": 0.1}], lr=0.1)
+    p.grad = mg.tensor([3.0, -3.0])
+    nn.utils.clip_grad_value_([p], 1.0, foreach=True)           # PyTorch's keyword, taken
+    np.testing.assert_array_equal(p.grad.numpy(), [1.0, -1.0])

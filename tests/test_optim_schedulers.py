@@ -351,10 +351,17 @@ def test_reduce_lr_on_plateau_by_hand_and_its_errors():
                         (lambda: resumed.load_state_dict({"lr": 1}), "expected the state")):
         with pytest.raises(ValueError, match=words):
             call()
-    opt.add_param_group({"params": [nn.Parameter(mg.zeros(1))]})
-    with pytest.raises(RuntimeError, match="has 2 parameter groups, the scheduler was built "
-                                           "for 1"):
+    # one min_lr serves a group added later, as PyTorch; a list of them cannot
+    opt = _sgd((1.0,))
+    sched = optim.ReduceLROnPlateau(opt, patience=0, min_lr=0.1)
+    listed = optim.ReduceLROnPlateau(opt, patience=0, min_lr=[0.1])
+    opt.add_param_group({"params": [nn.Parameter(mg.zeros(1))], "lr": 0.3})
+    for _ in range(3):
         sched.step(1.0)
+    assert sched.get_last_lr() == [0.1, 0.1] and sched.min_lrs == [0.1, 0.1]
+    with pytest.raises(RuntimeError, match="has 2 parameter groups, the scheduler's min_lr "
+                                           "list has 1 values"):
+        listed.step(1.0)
 
 
 # ---- OneCycleLR ---------------------------------------------------------------------------

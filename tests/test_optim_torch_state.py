@@ -90,11 +90,19 @@ def test_torch_format_loads_without_torch():
     assert s["step"] == 4 and isinstance(s["step"], int)
     np.testing.assert_array_equal(s["exp_avg_sq"], np.full(3, 2.0))
     assert opt.param_groups[0]["lr"] == 0.01
-    assert not {"maximize", "capturable", "differentiable", "fused"} & set(opt.param_groups[0])
+    assert not {"capturable", "differentiable", "fused"} & set(opt.param_groups[0])
+    assert opt.param_groups[0]["maximize"] is False
 
 
-@pytest.mark.parametrize("option,value", [("maximize", True), ("capturable", True),
-                                          ("differentiable", True), ("fused", True)])
+def test_a_torch_state_with_maximize_on_loads_and_ascends():
+    p = nn.Parameter(mg.zeros(3, dtype=mg.float64))
+    opt = optim.AdamW([p], lr=0.5)
+    opt.load_state_dict(torch_like_adamw_state(maximize=True))
+    assert opt.param_groups[0]["maximize"] is True
+
+
+@pytest.mark.parametrize("option,value", [("capturable", True), ("differentiable", True),
+                                          ("fused", True)])
 def test_a_torch_only_option_that_is_on_is_refused_and_nothing_changes(option, value):
     p = nn.Parameter(mg.zeros(3, dtype=mg.float64))
     opt = optim.AdamW([p], lr=0.5)
@@ -123,3 +131,21 @@ def test_a_zero_d_parameter_keeps_its_zero_d_state_arrays():
     other = optim.Adam([p])
     other.load_state_dict(saved)
     assert other.state[p]["step"] == 1 and other.state[p]["exp_avg"].shape == ()
+
+
+def test_torch_states_with_one_cycle_values_and_parameter_names_load():
+    """PyTorch's OneCycleLR writes max_lr, min_lr and the momenta into each group, and an
+    optimiser built from named_parameters() saves param_names: such state dicts load."""
+    torch = pytest.importorskip("torch")
+    lin = torch.nn.Linear(2, 3)
+    theirs = torch.optim.SGD(lin.named_parameters(), lr=0.1, momentum=0.9)
+    torch.optim.lr_scheduler.OneCycleLR(theirs, 0.5, total_steps=10)
+    lin(torch.ones(1, 2)).sum().backward()
+    theirs.step()
+    ours = optim.SGD(nn.Linear(2, 3).named_parameters(), lr=0.1, momentum=0.9)
+    ours.load_state_dict(theirs.state_dict())
+    group = ours.param_groups[0]
+    assert group["param_names"] == ["weight", "bias"] and group["max_lr"] == 0.5
+    assert group["lr"] == pytest.approx(theirs.param_groups[0]["lr"], rel=1e-15)
+    np.testing.assert_allclose(ours.state[group["params"][0]]["momentum_buffer"],
+                               lin.weight.grad.numpy(), rtol=1e-6)

@@ -110,8 +110,9 @@ def clip_coefficient(xp, total, max_norm):
 
 
 @no_grad()
-def clip_grad_value_(parameters, clip_value):
-    """Clamp every gradient element into [-clip_value, clip_value]."""
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient element into [-clip_value, clip_value]. (`foreach`: PyTorch's
+    choice of loop; one loop here, the same numbers.)"""
     clip_value = float(clip_value)
     for p in _with_grads(parameters):
         p._grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),

@@ -29,12 +29,12 @@ class Adam(Optimizer):
     as the array chain rather than the fused kernel, which has no v_max."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, foreach=None, decoupled_weight_decay=False):
+                 amsgrad=False, *, foreach=None, maximize=False, decoupled_weight_decay=False):
         # PyTorch's order: amsgrad is the sixth positional argument, the rest keywords
         betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas   # checked below
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, decoupled_weight_decay=decoupled_weight_decay,
-                        foreach=foreach)
+                        foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
         self._flat = {}      # id(group) -> (state names, the state's views, flat arrays)
 
@@ -160,7 +160,7 @@ class AdamW(Adam):
     Adam step, instead of adding λp to the gradient. Default weight_decay=0.01 as PyTorch."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
-                 amsgrad=False, *, foreach=None):
+                 amsgrad=False, *, foreach=None, maximize=False):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         decoupled_weight_decay=True)
+                         maximize=maximize, decoupled_weight_decay=True)
 

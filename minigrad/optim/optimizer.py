@@ -21,15 +21,20 @@ class Optimizer:
     `param.backend.xp`) and its gradient array, update the array `param.data` in place (as
     PyTorch, so a state_dict() taken earlier follows the parameters).
 
-    `params` is an iterable of tensors, or a list of dicts each with a "params" entry and any
-    options that override the defaults for that group (so e.g. biases can skip weight decay):
+    `params` is an iterable of tensors (or of (name, tensor) pairs, as model.named_parameters()
+    gives: the names are kept in the group's "param_names"), or a list of dicts each with a
+    "params" entry and any options that override the defaults for that group (so e.g.
+    biases can skip weight decay):
 
         Adam([{"params": weights, "weight_decay": 0.1},
               {"params": biases, "weight_decay": 0.0}], lr=3e-4)
+
+    Every optimiser has PyTorch's `maximize` option: it ascends the objective, the gradient
+    negated before anything else (weight decay, momentum) sees it.
     """
 
     def __init__(self, params, defaults):
-        self.defaults = dict(defaults)
+        self.defaults = {**dict(defaults), "maximize": defaults.get("maximize", False)}
         # param -> dict of its state (arrays, step); as PyTorch's, a defaultdict: a parameter
         # not yet stepped reads as {}
         self.state = collections.defaultdict(dict)
@@ -51,13 +56,16 @@ class Optimizer:
     def add_param_group(self, group):
         """Add a dict {"params": [...], option: value, ...}; missing options take defaults."""
         if not isinstance(group, dict) or "params" not in group:
+            got = "a dict without one" if isinstance(group, dict) else type(group).__name__
             raise TypeError(f"{type(self).__name__}: a parameter group must be a dict with a "
-                            f"'params' entry, got {type(group).__name__}")
+                            f"'params' entry, got {got}")
         params = group["params"]
         params = [params] if isinstance(params, Tensor) else list(params)
         n = len(self.param_groups)
         if not params:
             raise ValueError(f"{type(self).__name__}: parameter group {n} is empty")
+        group = dict(group)
+        params = self._named(params, group, n)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for i, p in enumerate(params):
             if not isinstance(p, Tensor):
@@ -71,8 +79,7 @@ class Optimizer:
                                  f"more than once (group {n} item {i}); each parameter may be "
                                  f"in only one group, once")
             seen.add(id(p))
-        # initial_lr: what a learning-rate scheduler keeps in each group (schedulers.py)
-        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
+        unknown = set(group) - set(self.defaults) - {"params"} - GROUP_EXTRAS
         if unknown:
             raise ValueError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)} in "
                              f"group {n}; valid: {sorted(self.defaults)}")
@@ -80,9 +87,28 @@ class Optimizer:
         self._validate_options(full, f"group {n}")
         self.param_groups.append(full)
 
+    def _named(self, params, group, n):
+        """The tensors of a group given as (name, tensor) pairs (named_parameters()), their
+        names put into group["param_names"]; all or none named, in every group, as PyTorch."""
+        named = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
+                 for p in params]
+        before = [("param_names" in g) for g in self.param_groups]
+        if any(named) != all(named) or any(named) and not all(before) or \
+                not any(named) and any(before):
+            raise ValueError(f"{type(self).__name__}: parameter group {n} mixes named "
+                             f"(name, tensor) pairs and bare tensors (within it, or with the "
+                             f"groups before it); name all or none, as PyTorch")
+        if not any(named):
+            return params
+        group["param_names"] = [name for name, _ in params]
+        return [p for _, p in params]
+
     def _validate_options(self, options, where):
         """Shared checks; subclasses extend with their own options."""
         name = type(self).__name__
+        if not isinstance(options.get("maximize", False), bool):
+            raise TypeError(f"{name}: maximize must be True or False, got "
+                            f"{options['maximize']!r} in {where}")
         for key in ("lr", "weight_decay"):                # numbers: "0.1" fails later, bare
             v = options.get(key, 0)
             if not is_number(v):
@@ -124,8 +150,8 @@ class Optimizer:
                                        f"{p.grad.device} does not match parameter {p.shape} on "
                                        f"{p.device}")
                 g = p.grad.data
-                todo.append((p, g if g.dtype == p.dtype else g.astype(p.dtype),
-                             self.state.setdefault(p, {})))
+                g = g if g.dtype == p.dtype else g.astype(p.dtype)
+                todo.append((p, ascent(g, group), self.state.setdefault(p, {})))
             if not self._update_group(todo, group):
                 for p, g, state in todo:
                     self._update(p, g, state, group)
@@ -173,8 +199,8 @@ class Optimizer:
 
         A PyTorch optimiser's state dict loads too (torch.optim's SGD, Adam, AdamW, RMSprop,
         whose options and state are named as ours): its tensors become arrays, its 0-d
-        `step` tensor a count, and the options only PyTorch has (maximize, capturable,
-        differentiable, fused) are accepted where they are off, refused where they are on."""
+        `step` tensor a count, and the options only PyTorch has (capturable, differentiable,
+        fused) are accepted where they are off, refused where they are on."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError(f"{type(self).__name__}.load_state_dict: the saved state has "
@@ -216,11 +242,12 @@ class Optimizer:
                                      f"option of PyTorch's that minigrad's optimisers do not "
                                      f"have; it loads only where it is off")
                 continue
-            if k not in self.defaults and k != "initial_lr":
+            if k not in self.defaults and k not in GROUP_EXTRAS:
                 raise ValueError(f"{name}.load_state_dict: group {n} has an unknown option "
                                  f"{k!r}; valid: {sorted(self.defaults)} (is the state dict "
                                  f"another kind of optimiser's?)")
-            values[k] = tuple(v) if isinstance(v, list) else v    # JSON turns tuples to lists
+            # JSON turns tuples (betas) to lists
+            values[k] = tuple(v) if isinstance(v, list) and k in self.defaults else v
         self._validate_options({**own, **values}, f"group {n} of the loaded state")
         return values
 
@@ -260,8 +287,25 @@ class Optimizer:
 
 
 # options PyTorch's optimisers save that minigrad's do not have: the values that mean "off"
-TORCH_ONLY_OPTIONS = {"maximize": (False,), "capturable": (False,), "differentiable": (False,),
+TORCH_ONLY_OPTIONS = {"capturable": (False,), "differentiable": (False,),
                       "fused": (None, False)}
+
+# what a group may hold besides options: the learning-rate schedulers' own values (initial_lr
+# for every scheduler; OneCycleLR's max_lr, min_lr and momenta, as PyTorch's writes them) and
+# the parameters' names
+GROUP_EXTRAS = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum",
+                "param_names"}
+
+
+def check_foreach(name, foreach):
+    if foreach not in (None, True, False):
+        raise TypeError(f"{name}: foreach must be None, True or False, got {foreach!r}")
+
+
+def ascent(g, group):
+    """The gradient an update follows: negated under maximize=True (a new array: g may be
+    .grad's own)."""
+    return -g if group["maximize"] else g
 
 
 def flatten_state_dict(state_dict, prefix="optimizer."):

@@ -40,6 +40,8 @@ class ReduceLROnPlateau:
             raise ValueError(f"{where}: min_lr has {len(min_lrs)} values for "
                              f"{len(groups)} parameter groups")
         self.min_lrs = [_number(where, "min_lr", m, lambda m: m >= 0, ">= 0") for m in min_lrs]
+        # one min_lr for all: it also serves groups added later (PyTorch's default_min_lr)
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else self.min_lrs[0]
         self.mode, self.threshold_mode = mode, threshold_mode
         self.mode_worse = math.inf if mode == "min" else -math.inf
         self.best, self.num_bad_epochs, self.cooldown_counter = self.mode_worse, 0, 0
@@ -68,9 +70,12 @@ class ReduceLROnPlateau:
             self.num_bad_epochs = 0
         groups = self.optimizer.param_groups
         if len(groups) != len(self.min_lrs):
-            raise RuntimeError(f"ReduceLROnPlateau: the optimiser has {len(groups)} parameter "
-                               f"groups, the scheduler was built for {len(self.min_lrs)}; "
-                               f"after add_param_group, build a new one")
+            if self.default_min_lr is None:
+                raise RuntimeError(f"ReduceLROnPlateau: the optimiser has {len(groups)} "
+                                   f"parameter groups, the scheduler's min_lr list has "
+                                   f"{len(self.min_lrs)} values; after add_param_group, build "
+                                   f"a new one (or give one min_lr for all groups)")
+            self.min_lrs = [self.default_min_lr] * len(groups)
         if self.num_bad_epochs > self.patience:
             for g, floor in zip(groups, self.min_lrs):
                 new = max(g["lr"] * self.factor, floor)
@@ -89,8 +94,7 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state_dict):
         own = self.state_dict()
-        unknown = set(state_dict) - set(own) - _TORCH_ONLY - {"default_min_lr",
-                                                              "_init_is_better"}
+        unknown = set(state_dict) - set(own) - _TORCH_ONLY - {"_init_is_better"}
         if unknown or "best" not in state_dict:
             raise ValueError(f"ReduceLROnPlateau.load_state_dict: expected the state dict of "
                              f"a ReduceLROnPlateau (keys {sorted(own)}); got keys "

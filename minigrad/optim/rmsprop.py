@@ -11,7 +11,7 @@ Centring divides by an estimate of the gradient's standard deviation instead of 
 square, so a gradient with a steady large mean still takes full-sized steps. Unlike Adam there
 is no bias correction: v starts at 0, so the first steps are large (about g/√(1-α)).
 """
-from minigrad.optim.optimizer import Optimizer, is_number
+from minigrad.optim.optimizer import Optimizer, check_foreach, is_number
 
 
 class RMSprop(Optimizer):
@@ -19,9 +19,10 @@ class RMSprop(Optimizer):
     with centered=True) and `momentum_buffer` (b, with momentum > 0)."""
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
-                 centered=False):
+                 centered=False, *, foreach=None, maximize=False):
+        check_foreach("RMSprop", foreach)                # (one loop: taken, changes nothing)
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered)
+                        momentum=momentum, centered=centered, maximize=maximize)
         super().__init__(params, defaults)
 
     def _validate_options(self, options, where):

@@ -6,18 +6,27 @@
     g = g + momentum * b  if nesterov  else  b
     p = p - lr * g
 """
-from minigrad.optim.optimizer import Optimizer
+from minigrad.optim.optimizer import Optimizer, check_foreach, is_number
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, nesterov=False,
-                 weight_decay=0.0):
+    """`foreach` is taken for PyTorch's signature and changes nothing: one loop, the same
+    numbers (as PyTorch's foreach and plain loops give)."""
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False, *, maximize=False, foreach=None):
+        # PyTorch's order: weight_decay before nesterov
+        check_foreach("SGD", foreach)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, nesterov=nesterov,
-                        weight_decay=weight_decay)
+                        weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 
     def _validate_options(self, options, where):
         super()._validate_options(options, where)
+        for key in ("momentum", "dampening"):
+            if not is_number(options[key]):
+                raise TypeError(f"SGD: {key} must be a number, got {options[key]!r} in "
+                                f"{where}")
         if options["momentum"] < 0:
             raise ValueError(f"SGD: invalid momentum {options['momentum']} in {where} "
                              f"(must be >= 0)")
