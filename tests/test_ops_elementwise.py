@@ -328,3 +328,24 @@ def test_a_python_int_beyond_an_integer_tensors_range_wraps_as_torch(device):
     assert u.tolist() == [255, 200]
     with pytest.raises(OverflowError, match=r"setitem: 300 does not fit uint8 \(at most 255\)"):
         u[:1] = 300                                      # above the highest: an error
+
+
+def test_higher_derivatives_of_powers_at_zero_are_finite():
+    """x**k's derivatives of every order at x = 0, and the exponent's at a base of 0: the
+    discarded branch of pow's backward (0·x⁻¹ there) must not leak NaN into the next
+    order, as it did from order k + 2. p(x) = 1 + 2x + 3x² + 4x³: p'' = 6 + 24x."""
+    x = mg.tensor([0.0, 0.5], dtype=mg.float64, requires_grad=True)
+    y = sum(c * x ** k for k, c in enumerate([1.0, 2.0, 3.0, 4.0])).sum()
+    g, = mg.grad(y, [x], create_graph=True)
+    h, = mg.grad(g.sum(), [x], create_graph=True)
+    np.testing.assert_allclose(h.numpy(), [6.0, 18.0])
+    np.testing.assert_allclose(mg.grad(h.sum(), [x])[0].numpy(), [24.0, 24.0])
+    a = mg.tensor([0.0, 2.0], dtype=mg.float64, requires_grad=True)
+    b = mg.tensor([2.0, 3.0], dtype=mg.float64, requires_grad=True)
+    with np.errstate(all="raise"):                   # no 0·(-∞) computed, even discarded
+        gb, = mg.grad((a ** b).sum(), [b], create_graph=True)
+        ga, gbb = mg.grad(gb.sum(), [a, b])
+    # d/db aᵇ = aᵇ ln a; its derivatives: d/da = aᵇ⁻¹(b ln a + 1), d/db = aᵇ ln² a
+    np.testing.assert_allclose(gb.numpy(), [0.0, 8 * np.log(2)])
+    np.testing.assert_allclose(ga.numpy(), [0.0, 4 * (3 * np.log(2) + 1)])
+    np.testing.assert_allclose(gbb.numpy(), [0.0, 8 * np.log(2) ** 2])

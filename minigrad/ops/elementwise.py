@@ -97,12 +97,17 @@ class Pow(Function):
     def backward(self, g):
         a, b = self.inputs
         # at a = 0 the formulas read 0·∞ (da, b = 0) and 0·(-∞) or 1·(-∞) (db, b > 0 or
-        # b = 0): PyTorch takes 0 there, not NaN or -inf, and so do we
-        ga = where(self.const(b.data == 0), 0.0, g * b * a ** (b - 1))
-        gb = None
-        if b.requires_grad:
+        # b = 0): PyTorch takes 0 there, not NaN or -inf, and so do we. The inner where
+        # gives the discarded branch a base of 1: its value is dropped, but a higher
+        # derivative still sends it a 0, and 0·∞ there would be NaN
+        ga = gb = None
+        if self.needs_input_grad[0]:
+            b0 = self.const(b.data == 0)
+            ga = where(b0, 0.0, g * b * where(b0, 1.0, a) ** (b - 1))
+        if self.needs_input_grad[1]:
             at_zero = self.const((a.data == 0) & (b.data >= 0))
-            gb = where(at_zero, 0.0, g * a ** b * log(a))
+            base = where(at_zero, 1.0, a)
+            gb = where(at_zero, 0.0, g * base ** b * log(base))
         return ga, gb
 
 
