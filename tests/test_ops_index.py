@@ -292,3 +292,25 @@ def test_topk_of_a_0d_tensor_and_gather_with_an_empty_index(device):
     assert x.grad.item() == 1.0
     w = mg.ones(4, 3, device=device)                         # a 0-d index picks one row
     assert F.embedding(mg.tensor(2, device=device), w).shape == (3,)
+
+
+BOOL_INDEXES = [(0, True, [1, 2]), (True, 0, [1, 2]), (0, [1, 2], True), (0, slice(None), True),
+                (True,), (0, True), (slice(None), True, 1), (1, slice(None), [0, 3], True),
+                (True, [0, 1], slice(None), 2), (Ellipsis, True, 0), (None, 0, True, [1])]
+
+
+@pytest.mark.parametrize("index", BOOL_INDEXES, ids=str)
+def test_a_python_bool_among_ints_and_arrays_indexes_as_torch(index):
+    """True in an index is a 0-d mask (a new dim of 1) and an array to the split of ints
+    from arrays: x[0, True, [1, 2]] read the wrong shape and its write was lost."""
+    torch = pytest.importorskip("torch")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    ti = tuple(torch.tensor(i) if isinstance(i, list) else i for i in index)
+    mi = tuple(mg.tensor(i) if isinstance(i, list) else i for i in index)
+    np.testing.assert_array_equal(mg.tensor(a)[mi].numpy(), torch.tensor(a)[ti].numpy())
+    x, t = mg.tensor(a), torch.tensor(a)
+    x[mi], t[ti] = -1.0, -1.0
+    np.testing.assert_array_equal(x.numpy(), t.numpy())
+    w = mg.tensor(a, requires_grad=True)
+    w[mi].sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), t.numpy() == -1)

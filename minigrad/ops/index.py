@@ -115,14 +115,18 @@ def ints_first(index):
     PyTorch's)."""
     items = index if isinstance(index, tuple) else (index,)
     ints = [_is_int(i) for i in items]
-    if not any(ints) or not any(hasattr(i, "dtype") and not n for i, n in zip(items, ints)):
+    # a Python bool is an array to both: a 0-d mask (True adds a dim of 1, False of 0)
+    arrays = [not n and (hasattr(i, "dtype") or isinstance(i, bool))
+              for i, n in zip(items, ints)]
+    if not any(ints) or not any(arrays):
         return None
     first, second = [], []
-    for i, is_int in zip(items, ints):
+    for i, is_int, is_array in zip(items, ints, arrays):
         if is_int:                                # selects: its dim is gone in step two
             first.append(i)
-        elif hasattr(i, "dtype"):                 # an array: a mask covers its ndim dims
-            first += [slice(None)] * (i.ndim if i.dtype == backend.bool_ else 1)
+        elif is_array:                            # an array: a mask covers its ndim dims
+            mask = isinstance(i, bool) or i.dtype == backend.bool_
+            first += [slice(None)] * (getattr(i, "ndim", 0) if mask else 1)
             second.append(i)
         else:                                     # slice, None (a new dim), Ellipsis
             first.append(i)
