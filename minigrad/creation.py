@@ -30,7 +30,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     source = data.data if isinstance(data, Tensor) else data
     t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
     if t.data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
-        t._data = t.data.copy()
+        t._data, t._version_counter = t.data.copy(), [0]
     return t
 
 

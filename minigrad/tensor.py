@@ -24,8 +24,13 @@ class Tensor(TensorMethods, TensorInplace):
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
     def __init__(self, data, dtype=None, device=None, requires_grad=False):
+        """The low-level constructor: an array already on `device` with that dtype is
+        shared, not copied (mg.tensor copies; mg.from_numpy and mg.as_tensor say they
+        share). Tensor(t) of a tensor is then an alias of its memory, detached from its
+        graph, and shares its count of in-place changes, as PyTorch's Tensor(t)."""
         dtype = backend.dtype(dtype)
-        if isinstance(data, Tensor):
+        source = data if isinstance(data, Tensor) else None
+        if source is not None:
             data = data.data
         elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
             data = _stack_values(data)
@@ -45,7 +50,11 @@ class Tensor(TensorMethods, TensorInplace):
         if dtype is not None and arr.dtype != dtype:
             arr = arr.astype(dtype)
         self._data, self.device, self._grad, self._ctx = arr, device, None, None
-        self.requires_grad, self._version_counter = False, [0]
+        # an alias of a tensor's memory counts its writes with it: a graph that saved the
+        # tensor sees a change made through the alias
+        shared = source is not None and arr is source._data
+        self.requires_grad = False
+        self._version_counter = source._version_counter if shared else [0]
         self._hooks, self._retains_grad = None, False
         if requires_grad:
             self.requires_grad_(True)

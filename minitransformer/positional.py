@@ -60,7 +60,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 class LearnedPositionalEmbedding(nn.Module):
     """Article 2.2.5.2, the learned variant (GPT, BERT): one trained vector per position,
-    `weight` (max_len, d_model), added to the input. Cannot go beyond max_len."""
+    the rows of `embedding.weight` (max_len, d_model), added to the input. Cannot go beyond
+    max_len."""
 
     def __init__(self, max_len, d_model, dropout=0.0):
         super().__init__()

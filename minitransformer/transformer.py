@@ -35,7 +35,9 @@ class TokenEmbedding(nn.Module):
         try:
             return self.embedding(tokens) * self.scale
         except IndexError as e:   # the op checks the range (and says which id is out of it)
-            raise IndexError(f"{self.name} token {e}") from None
+            # "source token embedding: ...", and plain "token embedding: ..." unnamed
+            name = "token" if self.name == "token" else f"{self.name} token"
+            raise IndexError(f"{name} {e}") from None
 
 
 class Transformer(nn.Module):

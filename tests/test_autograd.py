@@ -656,3 +656,14 @@ def test_an_op_skips_the_gradients_of_inputs_that_want_none():
         (mg.where(mg.tensor([False, True]), c * v, 0.0)).sum().backward()
         (mg.where(mg.tensor([False, True]), v / c, 0.0)).sum().backward()
     np.testing.assert_array_equal(v.grad.numpy(), [0.0, 2.5])
+
+
+def test_retain_grad_survives_an_augmented_assignment():
+    """x.retain_grad(); x *= 3: x is rebound to x·3 (autograd records no in-place write),
+    and keeps retaining, as PyTorch's x: its .grad is that of the new value."""
+    w = mg.tensor([1.0, -2.0], requires_grad=True)
+    x = w * 2
+    x.retain_grad()
+    x *= 3
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 6 * np.array([1.0, -2.0]))

@@ -2,6 +2,8 @@
 add/sub's alpha=: each writes its out-of-place op's result into the tensor's memory, seen by
 every view and counted in the version; autograd records none of them, so in grad mode they
 refuse a tensor (or an argument) that requires grad instead of losing a gradient."""
+import re
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,15 @@ def test_a_change_that_a_gradient_reads_still_raises(fn, device):
     b.mul_(10.0)
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         y.sum().backward()
+
+
+def test_setitem_refuses_a_number_the_dtype_cannot_hold_as_pytorch():
+    """x[i] = nan (or inf) into an integer tensor, or 1e300 into float32: PyTorch's error,
+    not NumPy's garbage (-2⁶³) or a message about shapes."""
+    x, f = mg.tensor([1, 2]), mg.zeros(2)
+    for t, v in ((x, float("nan")), (x, float("inf")), (f, 1e300)):
+        with pytest.raises(ValueError, match=re.escape(f"setitem: value {v!r} cannot be "
+                                                       f"converted to {t.dtype}")):
+            t[0] = v
+    x[0], f[0], f[1] = 2.7, float("nan"), float("inf")      # truncated; NaN and inf fit
+    assert x.tolist() == [2, 2] and np.isnan(f.numpy()[0]) and f.numpy()[1] == np.inf

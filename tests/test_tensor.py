@@ -414,3 +414,22 @@ def test_bitwise_operators_follow_the_dtype(device):
     assert c.shape == () and "tensor(True" in repr(c)
     c.zero_()
     assert c.item() is False and mg.tensor([1.0, 3.0]).argmax(dim=0).shape == ()
+
+
+def test_the_constructor_of_a_tensor_is_an_alias_that_counts_writes_with_it():
+    """mg.Tensor(t) shares t's memory (as PyTorch's Tensor(t)), so a write through it is a
+    write to t: a graph that saved t refuses to backward. mg.tensor(t) is a copy."""
+    w = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    c = mg.tensor([[3.0, 4.0]])
+    y = (w * c).sum()
+    alias = mg.Tensor(c)
+    alias.mul_(0)
+    assert c.tolist() == [[0.0, 0.0]] and c._version == alias._version == 1
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+    copy = mg.tensor(c)
+    copy.add_(1)
+    assert c.tolist() == [[0.0, 0.0]] and c._version == 1 and copy._version == 1
+    converted = mg.Tensor(c, dtype=mg.float64)           # a conversion is a new array
+    converted.add_(1)
+    assert c._version == 1

@@ -95,6 +95,8 @@ def setitem(t, index, value):
         if value > highest:
             raise OverflowError(f"setitem: {value} does not fit {t.dtype} (at most {highest})")
         value = lift(value, t).data
+    else:               # NaN, ±inf or 1e300 into an integer tensor, 1e300 into float32
+        check_fill_value("setitem", value, t.dtype)
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
     target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
     index = index if parts is None else parts[1]
@@ -130,7 +132,10 @@ def update(x, what, op, o):
     result = op(x, o)
     _check_result(x, result, f"x {what} y")
     if grad_mode:                                # Python binds x to the result
-        return result if result.dtype == x.dtype else result.to(dtype=x.dtype)
+        result = result if result.dtype == x.dtype else result.to(dtype=x.dtype)
+        if x._retains_grad:                      # still "x" to its user: as PyTorch's x,
+            result.retain_grad()                 # it keeps the gradient of its new value
+        return result
     check_writable(x, f"x {what} y")
     return _write(x, result)
 
