@@ -273,3 +273,6 @@ def test_setitem_refuses_a_number_the_dtype_cannot_hold_as_pytorch():
             t[0] = v
     x[0], f[0], f[1] = 2.7, float("nan"), float("inf")      # truncated; NaN and inf fit
     assert x.tolist() == [2, 2] and np.isnan(f.numpy()[0]) and f.numpy()[1] == np.inf
+    h = mg.zeros(3, dtype=mg.float16)                       # float16 rounds or overflows,
+    h[0], h[1], h[2] = 1e5, 65505.0, 1e300                  # as PyTorch's setitem
+    assert h.tolist() == [np.inf, 65504.0, np.inf]

@@ -245,7 +245,7 @@ def test_bad_input_and_state_types_are_named():
         gru(mg.zeros(4, 2, 3, dtype=mg.int64))              # would be cast silently
     with pytest.raises(TypeError, match="input must be a Tensor, got list"):
         gru([[1.0, 2.0, 3.0]])
-    with pytest.raises(TypeError, match="GRU: input dtype float64 does not match the "
+    with pytest.raises(ValueError, match="GRU: input dtype float64 does not match the "
                                         "weights' float32"):
         gru(mg.randn(4, 2, 3, dtype=mg.float64))            # (named, not linear's words)
     gru.flatten_parameters()                                # PyTorch code calls it: a no-op

@@ -701,8 +701,11 @@ def test_sgd_takes_torchs_positional_order_and_keywords():
     torch = _torch()
     _run_pair(lambda p: optim.SGD(p, 0.1, 0.9, 0.0, 0.01, True, foreach=False),
               lambda p: torch.optim.SGD(p, 0.1, 0.9, 0.0, 0.01, True, foreach=False))
-    _run_pair(lambda p: optim.RMSprop(p, 0.01, foreach=True),
-              lambda p: torch.optim.RMSprop(p, 0.01, foreach=True))
+    _run_pair(lambda p: optim.RMSprop(p, 0.01, 0.9, 1e-8, 0.1, 0.5, True, False, True, True),
+              lambda p: torch.optim.RMSprop(p, 0.01, 0.9, 1e-8, 0.1, 0.5, True, False, True,
+                                            True))
+    with pytest.raises(ValueError, match="capturable=True is an option of PyTorch's"):
+        optim.RMSprop([nn.Parameter(mg.zeros(1))], capturable=True)
 
 
 def test_named_parameters_build_an_optimiser_as_torch():
@@ -714,7 +717,11 @@ def test_named_parameters_build_an_optimiser_as_torch():
                                                            "lr": 0.5}], lr=0.1)
     assert [g["param_names"] for g in groups.param_groups] == [["w"], ["b"]]
     assert groups.state_dict()["param_groups"][1]["param_names"] == ["b"]
+    again = optim.SGD([dict(g) for g in groups.param_groups])   # a copy of the groups
+    assert [g["param_names"] for g in again.param_groups] == [["w"], ["b"]]
     for bad in ([("w", model.weight), model.bias],
+                [{"params": [model.weight]}, {"params": [model.bias], "param_names": ["b"]}],
+                [{"params": [model.weight], "param_names": ["w"]}, {"params": [model.bias]}],
                 [{"params": [model.weight]}, {"params": [("b", model.bias)]}],
                 [{"params": [("w", model.weight)]}, {"params": [model.bias]}]):
         with pytest.raises(ValueError, match="mixes named .* and bare tensors"):
@@ -729,6 +736,8 @@ def test_option_types_and_group_dicts_are_named():
                       (dict(foreach="yes"), "foreach must be None, True or False")):
         with pytest.raises(TypeError, match=words):
             optim.SGD([p], lr=0.1, **kw)
+    with pytest.raises(ValueError, match="2 param_names for 1 parameters"):
+        optim.SGD([{"params": [p], "param_names": ["a", "b"]}], lr=0.1)
     with pytest.raises(TypeError, match="'params' entry, got a dict without one"):
         optim.SGD([{"lr": 0.1}], lr=0.1)
     p.grad = mg.tensor([3.0, -3.0])

@@ -90,7 +90,7 @@ class _RNNBase(Module):
                              f"{input.shape})")
         weight = self._parameters["weight_ih_l0"]
         if input.dtype != weight.dtype:
-            raise TypeError(f"{name}: input dtype {input.dtype} does not match the weights' "
+            raise ValueError(f"{name}: input dtype {input.dtype} does not match the weights' "
                             f"{weight.dtype}; convert one (input.to(dtype) or "
                             f"module.to(dtype=...)), as PyTorch requires")
         batched = input.ndim == 3

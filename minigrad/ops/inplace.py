@@ -4,6 +4,7 @@ Each writes into the tensor's memory, so every view of it sees the change (as Py
 counts itself in the version shared by those views (autograd then refuses a backward that
 would read the old values). Autograd records no in-place write: where a tensor requires grad
 in grad mode these refuse, or `x += y` builds a new tensor, as `x = x + y` would."""
+import math
 import sys
 
 from minigrad import backend
@@ -95,8 +96,11 @@ def setitem(t, index, value):
         if value > highest:
             raise OverflowError(f"setitem: {value} does not fit {t.dtype} (at most {highest})")
         value = lift(value, t).data
-    else:               # NaN, ±inf or 1e300 into an integer tensor, 1e300 into float32
+    elif t.dtype != backend.float16:
+        # NaN, ±inf or 1e300 into an integer tensor, 1e300 into float32: PyTorch's errors
         check_fill_value("setitem", value, t.dtype)
+    elif abs(value) >= 65520:     # float16 takes any number, as PyTorch's setitem: from
+        value = math.copysign(math.inf, value)   # 65520 it rounds to inf (NumPy warns)
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
     target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
     index = index if parts is None else parts[1]

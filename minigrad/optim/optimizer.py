@@ -89,19 +89,24 @@ class Optimizer:
 
     def _named(self, params, group, n):
         """The tensors of a group given as (name, tensor) pairs (named_parameters()), their
-        names put into group["param_names"]; all or none named, in every group, as PyTorch."""
-        named = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
+        names put into group["param_names"] (or given there, as a group copied from another
+        optimiser's param_groups has them); all or none named, in every group, as PyTorch."""
+        pairs = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str)
                  for p in params]
-        before = [("param_names" in g) for g in self.param_groups]
-        if any(named) != all(named) or any(named) and not all(before) or \
-                not any(named) and any(before):
+        named = all(pairs) or "param_names" in group
+        if any(pairs) != all(pairs) or any(pairs) and "param_names" in group or \
+                self.param_groups and named != ("param_names" in self.param_groups[0]):
             raise ValueError(f"{type(self).__name__}: parameter group {n} mixes named "
                              f"(name, tensor) pairs and bare tensors (within it, or with the "
                              f"groups before it); name all or none, as PyTorch")
-        if not any(named):
-            return params
-        group["param_names"] = [name for name, _ in params]
-        return [p for _, p in params]
+        if all(pairs):
+            group["param_names"] = [name for name, _ in params]
+            params = [p for _, p in params]
+        if named and len(group["param_names"]) != len(params):
+            raise ValueError(f"{type(self).__name__}: parameter group {n} has "
+                             f"{len(group['param_names'])} param_names for {len(params)} "
+                             f"parameters")
+        return params
 
     def _validate_options(self, options, where):
         """Shared checks; subclasses extend with their own options."""

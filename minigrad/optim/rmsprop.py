@@ -19,7 +19,13 @@ class RMSprop(Optimizer):
     with centered=True) and `momentum_buffer` (b, with momentum > 0)."""
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
-                 centered=False, *, foreach=None, maximize=False):
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        # PyTorch's order, all positional; capturable and differentiable exist only off
+        for key, on in (("capturable", capturable), ("differentiable", differentiable)):
+            if on is not False:
+                raise ValueError(f"RMSprop: {key}={on!r} is an option of PyTorch's that "
+                                 f"minigrad does not have; only {key}=False")
         check_foreach("RMSprop", foreach)                # (one loop: taken, changes nothing)
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                         momentum=momentum, centered=centered, maximize=maximize)
