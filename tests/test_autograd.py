@@ -667,3 +667,57 @@ def test_retain_grad_survives_an_augmented_assignment():
     x *= 3
     (x * x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * 6 * np.array([1.0, -2.0]))
+
+
+def test_each_product_layout_gives_the_gradient_of_the_side_that_wants_one():
+    """needs_input_grad in every branch of matmul (1-D · 1-D, 1-D · 2-D, 2-D · 1-D) and
+    linear: the side that requires grad gets its gradient, the constant side None (its
+    GEMM not run), and pow's constant side no 0·∞ warning."""
+    import minigrad.nn.functional as F
+
+    def t(v, grad=False):
+        return mg.tensor(v, dtype=mg.float64, requires_grad=grad)
+    ones, ones_t = np.ones((2, 3)), np.ones((3, 2))
+    for a, b, want in (([1.0, 2.0], ones, [3.0, 3.0]), ([1.0, 2.0], [3.0, 4.0], [3.0, 4.0])):
+        x = t(a, True)                                           # the left side wants one
+        (x @ t(b)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), want)
+    w = t(ones, True)
+    (t([1.0, 2.0]) @ w).sum().backward()                         # the right side only
+    np.testing.assert_array_equal(w.grad.numpy(), [[1.0] * 3, [2.0] * 3])
+    m = t(ones_t, True)
+    (m @ t([1.0, 2.0])).sum().backward()
+    np.testing.assert_array_equal(m.grad.numpy(), [[1.0, 2.0]] * 3)
+    for a, b in ((t([1.0, 2.0]), t(ones, True)), (t([1.0, 2.0]), t([3.0, 4.0], True)),
+                 (t(ones_t, True), t([1.0, 2.0]))):
+        out = a @ b
+        with mg.no_grad():
+            got = out._ctx.backward(mg.ones(out.shape, dtype=mg.float64))
+        assert [g is None for g in got] == [not a.requires_grad, not b.requires_grad]
+    ctx = F.linear(t(np.ones((4, 3)), True), t(ones))._ctx      # a frozen weight
+    assert ctx.backward_arrays(np.ones((4, 2)))[1] is None
+    with mg.no_grad():
+        assert ctx.backward(mg.ones(4, 2, dtype=mg.float64))[1] is None
+    with np.errstate(all="raise"):          # 0 ** b (the base constant) and x ** 2 (the
+        b = t([0.5], True)                  # exponent constant): no 1/0 for the base's
+        (t([0.0]) ** b).sum().backward()    # gradient, no log(-2) for the exponent's
+        x = t([-2.0], True)
+        (x ** 2).sum().backward()
+    assert b.grad.tolist() == [0.0] and x.grad.tolist() == [-4.0]
+
+
+def test_pows_base_gradient_is_zero_at_exponent_zero_to_any_order():
+    """d/da aᵇ is taken as 0 where b = 0 (a where, as PyTorch), so its derivative in b
+    there is 0 too, as PyTorch's, not the formula's aᵇ⁻¹(1 + b ln a) = 1/2."""
+    a = mg.tensor([2.0], dtype=mg.float64, requires_grad=True)
+    b = mg.tensor([0.0], dtype=mg.float64, requires_grad=True)
+    ga, = mg.grad((a ** b).sum(), [a], create_graph=True)
+    assert ga.tolist() == [0.0] and mg.grad(ga.sum(), [b])[0].tolist() == [0.0]
+
+
+def test_without_retain_grad_an_augmented_assignment_keeps_no_gradient():
+    w = mg.tensor([1.0, -2.0], requires_grad=True)
+    y = w * 2
+    y *= 3
+    (y * y).sum().backward()
+    assert y.grad is None

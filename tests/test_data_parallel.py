@@ -183,6 +183,11 @@ def test_close_lets_the_workers_buffers_go_and_keeps_the_optimiser_working():
     dp.close()
     gc.collect()
     assert [r() for r in held] == [None, None]
+    bn = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))         # buffers' shared copies
+    with ProcessDataParallel(bn, lambda m, x: m(x).sum(), 2) as bdp:
+        held = [weakref.ref(b) for b in bdp._shared_buffers]
+    gc.collect()
+    assert held and [r() for r in held] == [None] * len(held)
     before = [p.numpy().copy() for p in model.parameters()]
     mse(model, x, y).backward()
     opt.step()                                  # its state survives the close

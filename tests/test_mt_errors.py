@@ -185,3 +185,9 @@ _BAD_INPUTS = [
 def test_bad_input_is_named(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_an_unnamed_token_embedding_says_token_embedding_once():
+    from minitransformer.transformer import TokenEmbedding
+    with pytest.raises(IndexError, match=r"^token embedding: index 7 is out of range"):
+        TokenEmbedding(5, 4)(mg.tensor([[7]]))

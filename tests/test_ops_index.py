@@ -314,3 +314,13 @@ def test_a_python_bool_among_ints_and_arrays_indexes_as_torch(index):
     w = mg.tensor(a, requires_grad=True)
     w[mi].sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), t.numpy() == -1)
+
+
+def test_a_mask_among_ints_covers_its_dims_as_torch():
+    torch = pytest.importorskip("torch")
+    a = np.arange(120.0).reshape(2, 3, 4, 5)
+    mask = np.zeros((3, 4), dtype=bool)
+    mask[0, 1] = mask[2, 3] = True
+    got = mg.tensor(a)[0, mg.tensor(mask), 1]
+    np.testing.assert_array_equal(got.numpy(), torch.tensor(a)[0, torch.tensor(mask), 1])
+    assert got.tolist() == [6.0, 56.0]

@@ -743,3 +743,29 @@ def test_option_types_and_group_dicts_are_named():
     p.grad = mg.tensor([3.0, -3.0])
     nn.utils.clip_grad_value_([p], 1.0, foreach=True)           # PyTorch's keyword, taken
     np.testing.assert_array_equal(p.grad.numpy(), [1.0, -1.0])
+
+
+def test_named_groups_leave_the_callers_dict_alone_and_pairs_of_tensors_are_refused():
+    model = nn.Linear(2, 3)
+    group = {"params": list(model.named_parameters()), "lr": 0.5}
+    optim.SGD([group], lr=0.1)
+    assert set(group) == {"params", "lr"}                      # no param_names added to it
+    with pytest.raises(TypeError, match="item 0 is a tuple"):  # two tensors, not a name
+        optim.SGD([(model.weight, model.bias)], lr=0.1)
+    with pytest.raises(TypeError, match="foreach must be None, True or False"):
+        optim.RMSprop(model.parameters(), foreach="yes")
+
+
+def test_an_optimiser_subclass_of_its_own_gets_maximize_off():
+    """A user's Optimizer with its own defaults (no maximize) steps as before."""
+    class Plain(optim.Optimizer):
+        def __init__(self, params, lr):
+            super().__init__(params, dict(lr=lr))
+
+        def _update(self, param, g, state, group):
+            param.data -= group["lr"] * g
+    p = nn.Parameter(mg.tensor([1.0, 2.0]))
+    opt = Plain([p], lr=0.5)
+    p.grad = mg.tensor([2.0, 2.0])
+    opt.step()
+    assert p.tolist() == [0.0, 1.0] and opt.param_groups[0]["maximize"] is False
