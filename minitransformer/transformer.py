@@ -220,8 +220,10 @@ class Transformer(nn.Module):
                     break
         results = []
         for b in range(B):
-            pool = finished[b] or [(s / _gnmt(len(q) - 1, length_penalty), q + [eos_id])
-                                   for q, s in beams[b] if s > -math.inf]
+            # the live beams compete too: at max_len they are outputs cut there, as greedy's
+            # (after an early stop none of them can win; see _beam_done)
+            pool = finished[b] + [(s / _gnmt(len(q) - 1, length_penalty), q + [eos_id])
+                                  for q, s in beams[b] if s > -math.inf]
             results.append(_strip(max(pool, key=lambda c: c[0])[1], eos_id))
         return results
 

@@ -107,12 +107,14 @@ def test_beam_of_one_is_greedy_and_wide_beam_is_exhaustive():
             # a wrong score or a wrong early stop can make it miss the best output
             beam = m.beam_search(src, BOS, EOS, beam_size=130, max_len=4, length_penalty=alpha)
             for b, s in enumerate(src):
-                # every output that ends with EOS within 4 steps, scored exactly
+                # every output that ends with EOS within 4 steps, and every one cut at 4
+                # tokens without it, scored exactly (never the padding, 0)
                 cands = [list(p) + [EOS] for n in range(4) for p in itertools.product(
-                    [1, 3, 4, 5], repeat=n)]                     # (never the padding, 0)
+                    [1, 3, 4, 5], repeat=n)] + [list(p) for p in itertools.product(
+                        [1, 3, 4, 5], repeat=4) if EOS not in p]
                 best = max(cands, key=lambda c: _sequence_logp(m, s, c)
                            / ((5 + len(c)) / 6) ** alpha)
-                assert beam[b] == best[:-1], (seed, b, alpha)
+                assert beam[b] == [t for t in best if t != EOS], (seed, b, alpha)
 
 
 def test_training_step_reduces_the_loss_on_a_toy_copy_task():
@@ -195,9 +197,23 @@ def _narrow_beam_by_hand(m, src, K, max_len, alpha):
         cands.sort(key=lambda c: -c[0])
         finished += [(s / ((5 + len(q) - 1) / 6) ** alpha, q) for s, q in cands if q[-1] == EOS]
         beams = [(q, s) for s, q in cands if q[-1] != EOS][:K]
-    pool = finished or [(s / ((5 + len(q) - 1) / 6) ** alpha, q + [EOS]) for q, s in beams]
+    pool = finished + [(s / ((5 + len(q) - 1) / 6) ** alpha, q + [EOS]) for q, s in beams]
     best = max(pool, key=lambda c: c[0])[1]
     return best[1:best.index(EOS)]
+
+
+def test_a_beam_cut_at_max_len_competes_with_the_finished_ones():
+    """A near-certain output that has not ended by max_len beats an unlikely one that has:
+    every beam size returns it, as greedy does (the live beams used to count only when no
+    hypothesis had finished)."""
+    m = tiny(0)
+    with mg.no_grad():
+        m.generator.weight.mul_(0.0)
+        m.generator.bias[...] = mg.tensor([0.0, -5.0, -3.0, 5.0, -5.0, -5.0])   # 3 ≈ sure
+    greedy = m.greedy_decode([[3, 4]], BOS, EOS, max_len=3)
+    assert greedy == [[3, 3, 3]]
+    for k in (1, 2, 3):
+        assert m.beam_search([[3, 4]], BOS, EOS, beam_size=k, max_len=3) == greedy, k
 
 
 def test_narrow_beam_keeps_the_best_candidates():
