@@ -195,6 +195,17 @@ class Checkpoint:
             raise CheckpointError(f"checkpoint {self.path} is corrupted: {e}") from None
 
     def load_weights(self, model):
+        """The checkpoint's weights into `model`, a GPT of the checkpoint's shape: n_head
+        changes no weight's shape but every output, so the configs are compared too."""
+        own = getattr(model, "config", None)
+        if isinstance(own, GPTConfig):
+            saved = self.config.to_dict()
+            for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "bias"):
+                if getattr(own, name) != saved[name]:
+                    raise CheckpointError(f"checkpoint {self.path} does not fit this model: "
+                                          f"it has {name}={saved[name]}, the model "
+                                          f"{name}={getattr(own, name)} (checkpoint config "
+                                          f"{self.config})")
         tensors, _ = self._tensors("model.safetensors")
         try:
             model.load_state_dict(tensors)

@@ -1,6 +1,8 @@
 """CharTokenizer: one token per character, the vocabulary being the sorted set of a corpus's
 characters (as nanoGPT's shakespeare_char). It saves to and loads from a JSON-able dict, which
 the checkpoint keeps beside the weights."""
+import numbers
+from collections.abc import Iterable
 
 
 class UnknownCharacterError(ValueError):
@@ -50,6 +52,14 @@ class CharTokenizer:
         """Token ids (list, NumPy array or minigrad tensor of one sequence) -> str."""
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise TypeError(f"CharTokenizer.decode: takes a sequence of token ids, got "
+                            f"{type(ids).__name__}")
+        ids = list(ids)
+        wrong = [i for i in ids if not isinstance(i, numbers.Integral) or isinstance(i, bool)]
+        if wrong:            # int(1.7) would silently read token 1; a list is a batch
+            raise TypeError(f"CharTokenizer.decode: token ids must be integers (one "
+                            f"sequence: decode each row of a batch), got {wrong[:3]}")
         n = self.vocab_size
         bad = [i for i in ids if not 0 <= int(i) < n]
         if bad:

@@ -360,9 +360,15 @@ def test_checkpoint_into_a_different_config(text_file, tmp_path):
     train(tiny(text_file, tmp_path / "run", max_iters=0), log=quiet)
     ckpt = read_checkpoint(find_checkpoint(tmp_path / "run"))
     mg.manual_seed(0)
-    other = GPT(tiny(text_file, tmp_path, n_embd=32).model_config(ckpt.config.vocab_size))
-    with pytest.raises(CheckpointError, match="does not fit this model.*shape mismatches"):
-        ckpt.load_weights(other)
+    for name, value in (("n_embd", 32), ("n_head", 4)):   # n_head: no weight changes shape
+        other = GPT(tiny(text_file, tmp_path, **{name: value})
+                    .model_config(ckpt.config.vocab_size))
+        with pytest.raises(CheckpointError, match=f"does not fit this model: it has "
+                                                  f"{name}=[0-9]+, the model {name}={value}"):
+            ckpt.load_weights(other)
+    stranger = mg.nn.Linear(2, 2)                         # not a GPT: the weights say it
+    with pytest.raises(CheckpointError, match="does not fit this model.*unexpected"):
+        ckpt.load_weights(stranger)
 
 
 def test_corrupted_checkpoints_are_named(text_file, tmp_path):

@@ -72,3 +72,15 @@ def test_vocabulary_must_be_distinct_single_characters():
         CharTokenizer(["ab", "c"])
     with pytest.raises(ValueError, match="type"):
         CharTokenizer.from_dict({"type": "bpe", "chars": "ab"})
+
+
+def test_decode_refuses_ids_that_are_not_integers():
+    """decode([1.7]) read token 1 (int() truncated it), as decode([True]) did; a batch (2-D)
+    is named as one, not a bare int() TypeError."""
+    tok = CharTokenizer("abc")
+    assert tok.decode(np.array([2, 1])) == "cb" and tok.decode(range(3)) == "abc"
+    for bad in ([1.7], np.array([1.7]), [True], np.array([[1, 2]])):
+        with pytest.raises(TypeError, match="token ids must be integers"):
+            tok.decode(bad)
+    with pytest.raises(TypeError, match="takes a sequence of token ids, got str"):
+        tok.decode("ab")
