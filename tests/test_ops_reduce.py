@@ -216,3 +216,24 @@ def test_argmax_without_dim_keeps_dims_and_refuses_empty(device):
         with pytest.raises(ValueError, match=r"arg(max|min).*\(0, 3\)"):
             fn(mg.zeros(0, 3, device=device))
     assert mg.zeros(0, 3, device=device).argmax(1).shape == (0,)
+
+
+def test_sums_over_a_leading_axis_do_not_drift():
+    """NumPy adds over a leading axis one row at a time in the array's dtype: float16
+    stalled at 2048, float32 over 10⁶ rows of 0.1 drifted. Summed wider (as PyTorch),
+    through sum, mean, var, a broadcast's gradient, softmax and logsumexp along dim 0."""
+    import minigrad.functional as F
+    ones = mg.tensor(np.ones((10000, 3), np.float16))
+    assert ones.sum(0).tolist() == [10000.0] * 3
+    b = mg.tensor(np.zeros(3, np.float16), requires_grad=True)
+    (ones + b).sum().backward()
+    assert b.grad.tolist() == [10000.0] * 3
+    zeros = mg.tensor(np.zeros((10000, 2), np.float16))
+    np.testing.assert_allclose(F.softmax(zeros, 0).numpy()[0], 1e-4, rtol=1e-3)
+    np.testing.assert_allclose(F.log_softmax(zeros, 0).numpy()[0], -np.log(1e4), rtol=1e-3)
+    np.testing.assert_allclose(mg.logsumexp(zeros, 0).numpy(), np.log(1e4), rtol=1e-3)
+    tenths = mg.tensor(np.full((1_000_000, 2), 0.1, np.float32))
+    np.testing.assert_allclose(tenths.sum(0).numpy(), 100000.0, rtol=1e-6)
+    data = np.random.default_rng(0).normal(1000.0, 1.0, (1_000_000, 2)).astype(np.float32)
+    np.testing.assert_allclose(mg.tensor(data).var(0).numpy(), data.astype(np.float64)
+                               .var(0, ddof=1), rtol=1e-3)

@@ -2,7 +2,7 @@
 more stable than composing exp/sum/div, and what real frameworks do)."""
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.ops.reduce import normalize_dim
+from minigrad.ops.reduce import accurate_sum, normalize_dim
 from minigrad.ops.rows import row_max, row_sum
 
 
@@ -24,7 +24,7 @@ def stable_softmax(xp, x, axis, out=None, into=None, kernels=None):
     m = xp.where(xp.isfinite(m), m, 0)
     e = xp.subtract(x, m, out=xp.empty_like(x) if out is None else out)
     xp.exp(e, out=e)
-    den = row_sum(xp, e) if last else e.sum(axis=axis, keepdims=True)
+    den = row_sum(xp, e) if last else accurate_sum(xp, e, axis, keepdims=True)
     return xp.divide(e, xp.where(den == 0, 1, den), out=e if into is None else into)
 
 
@@ -33,7 +33,7 @@ def log_softmax_array(xp, x, axis):
     LogSoftmax and loss.py's CrossEntropy share it)."""
     m = x.max(axis=axis, keepdims=True)
     z = x - xp.where(xp.isfinite(m), m, 0)
-    return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    return z - xp.log(accurate_sum(xp, xp.exp(z), axis, keepdims=True))
 
 
 class Softmax(Function):
@@ -49,7 +49,7 @@ class Softmax(Function):
         y = self.output().data
         d = g * y
         dot = row_sum(self.xp, d) if self.dim == y.ndim - 1 else \
-            d.sum(axis=self.dim, keepdims=True)
+            accurate_sum(self.xp, d, self.dim, keepdims=True)
         d -= y * dot                                     # y⊙g - y⊙Σ(g⊙y)
         return (d,)
 
@@ -63,7 +63,8 @@ class LogSoftmax(Function):
         return g - self.output().exp() * g.sum(self.dim, keepdim=True)
 
     def backward_arrays(self, g):
-        return (g - self.xp.exp(self.output().data) * g.sum(axis=self.dim, keepdims=True),)
+        return (g - self.xp.exp(self.output().data) * accurate_sum(self.xp, g, self.dim,
+                                                                    keepdims=True),)
 
 
 def softmax(x, dim=-1):
