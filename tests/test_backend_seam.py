@@ -83,6 +83,9 @@ OPS = [
         a, _t(np.array([1, -100, 2]), a), label_smoothing=0.1, reduction="none")), [(3, 4)]),
     ("bce", lambda a, b: F.binary_cross_entropy(a.sigmoid(), b.sigmoid(), reduction="none"),
      [(2, 3), (2, 3)]),
+    ("bce_with_logits", lambda a, b, w: (F.binary_cross_entropy_with_logits(
+        a, b.sigmoid(), reduction="none"), F.binary_cross_entropy_with_logits(
+        a, b.sigmoid(), pos_weight=w.exp())), [(2, 3), (2, 3), (3,)]),
     ("layer_norm", lambda a, w, b: (F.layer_norm(a, (3,), w, b), F.layer_norm(a, 3)),
      [(2, 3), (3,), (3,)]),
     ("embedding", lambda w: F.embedding(_t(_IDS, w), w, padding_idx=0), [(4, 3)]),

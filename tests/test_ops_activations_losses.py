@@ -695,3 +695,35 @@ def test_elementwise_losses_take_a_weight_as_pytorch(loss, reduction):
                        (np.ones((3, 4)), "got ndarray")):
         with pytest.raises(ValueError, match=words):
             getattr(F, loss)(mx, mg.tensor(t), weight=bad)
+
+
+@pytest.mark.parametrize("pos_weight", [None, 2.5])
+def test_bce_with_logits_gradient_keeps_its_digits_far_left(pos_weight):
+    """y = 0, x ≪ 0: the gradient is p·σ(x) - w·y = σ(x) (PyTorch's form), not 1 - σ(-x),
+    which float32 rounded to 0 from x = -17 (the terms' own gradients cancel)."""
+    x = mg.tensor([-20.0, -15.0, -10.0], requires_grad=True)
+    w = None if pos_weight is None else mg.tensor([pos_weight] * 3)
+    F.binary_cross_entropy_with_logits(x, mg.zeros(3), pos_weight=w, reduction="sum").backward()
+    want = 1 / (1 + np.exp(-np.array([-20.0, -15.0, -10.0])))
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+
+def test_binary_cross_entropy_of_tiny_probabilities_keeps_its_digits():
+    """log(1 - x) as log1p(-x): in float32 1 - 1e-9 rounds to 1, and the loss was 0."""
+    x = mg.tensor([1e-9, 1e-7, 1e-5], dtype=mg.float32)
+    loss = F.binary_cross_entropy(x, mg.zeros(3), reduction="none")
+    np.testing.assert_allclose(loss.numpy(), -np.log1p(-np.array([1e-9, 1e-7, 1e-5])),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["elu", "selu", "expm1"])
+def test_gradients_of_exp_minus_one_keep_their_digits_far_left(op):
+    """d(eˣ - 1) = eˣ from x: the output + 1 (and ELU's old 2t/(1 - t) form) cancelled to
+    0 for x ≪ 0 in float32 (x = -20: e⁻²⁰ = 2.1e-9)."""
+    x = mg.tensor([-30.0, -20.0, -10.0], requires_grad=True)
+    fn = getattr(F, op, None) or getattr(mg, op)
+    fn(x).sum().backward()
+    scale = {"elu": 1.0, "selu": 1.0507009873554805 * 1.6732632423543772,
+             "expm1": 1.0}[op]
+    np.testing.assert_allclose(x.grad.numpy(), scale * np.exp([-30.0, -20.0, -10.0]),
+                               rtol=1e-6)

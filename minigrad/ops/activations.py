@@ -6,6 +6,7 @@ gradient into the branch it drops, and 0·inf there would be NaN) and in taking 
 side at each kink."""
 from minigrad import backend
 from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu, clip
+from minigrad.ops.math import expm1
 from minigrad.ops.reduce import normalize_dim
 from minigrad.ops.shape import split
 from minigrad.tensor import Tensor
@@ -67,13 +68,11 @@ def softplus(x, beta=1.0, threshold=20.0):
 def elu(x, alpha=1.0):
     """x where x > 0, else α(eˣ - 1). At 0 exactly it is the line α·x: gradient α and
     second derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left
-    branch, its double backward only x < 0). eˣ - 1 is 2t/(1 - t), t = tanh(x/2): full
-    precision near 0 (as expm1; exp(x) - 1 loses digits there) and for x ≤ 0 never a
-    division by a small number. That branch sees min(x, 0), so a large x puts no inf (and
-    no 0·inf gradient) under the `where`."""
+    branch, its double backward only x < 0). eˣ - 1 is expm1: full precision near 0, where
+    exp(x) - 1 loses digits, and its gradient eˣ keeps them for x ≪ 0 too. That branch
+    sees min(x, 0), so a large x puts no inf (and no 0·inf gradient) under the `where`."""
     positive = _floating(x, "elu") > 0
-    t = tanh(where(positive, 0.0, x) * 0.5)
-    return where(positive, x, where(x < 0, (2 * alpha) * t / (1 - t), x * alpha))
+    return where(positive, x, where(x < 0, alpha * expm1(where(positive, 0.0, x)), x * alpha))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

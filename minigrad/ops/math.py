@@ -10,7 +10,7 @@ from minigrad import backend
 from minigrad.args import check_broadcast
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.elementwise import _floating, _pair, where, lift
+from minigrad.ops.elementwise import _floating, _pair, where, lift, exp
 
 
 class Sin(Function):
@@ -76,7 +76,8 @@ class Log1p(Function):
 
 class Expm1(Function):
     def forward(self, a): return self.xp.expm1(a)        # d (eˣ - 1) = eˣ dx
-    def backward(self, g): return g * (self.output() + 1)
+    # eˣ from x, not the output + 1, which cancels for x ≪ 0 (float32: -1 + 1 = 0 at -20)
+    def backward(self, g): return g * exp(self.inputs[0])
 
 
 class Step(Function):
