@@ -279,7 +279,11 @@ def log(a): return Log.apply(_floating(a))
 def sqrt(a): return Sqrt.apply(_floating(a))
 def abs(a): return Abs.apply(a)
 def tanh(a): return Tanh.apply(_floating(a))
-def sigmoid(a): return Sigmoid.apply(_floating(a))
+def sigmoid(a):
+    a = _floating(a)
+    if a.dtype == backend.float16:   # σ(1 - σ) in float16 loses its digits (18% at x = 6):
+        return Sigmoid.apply(a.to(dtype=backend.float32)).to(dtype=a.dtype)  # as PyTorch
+    return Sigmoid.apply(a)
 def relu(a): return Relu.apply(a)
 def erf(a): return Erf.apply(_floating(a))
 def maximum(a, b): return Maximum.apply(*_pair(a, b))
