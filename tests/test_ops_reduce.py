@@ -237,3 +237,15 @@ def test_sums_over_a_leading_axis_do_not_drift():
     data = np.random.default_rng(0).normal(1000.0, 1.0, (1_000_000, 2)).astype(np.float32)
     np.testing.assert_allclose(mg.tensor(data).var(0).numpy(), data.astype(np.float64)
                                .var(0, ddof=1), rtol=1e-3)
+
+
+def test_float32_var_and_std_are_taken_in_float64_on_the_cpu():
+    """As PyTorch's CPU: σ² of values near 1e20 passes float32's range (std was inf), and
+    the gradient 2(x - μ)/(n - 1) of a widely spread row lost its small entries."""
+    big = mg.tensor(np.array([1e20, -1e20, 3e20, 0], np.float32))
+    np.testing.assert_allclose(big.std().numpy(), np.std([1e20, -1e20, 3e20, 0], ddof=1),
+                               rtol=1e-6)
+    x = mg.tensor(np.array([1e8, -1e8, 1, 0], np.float32), requires_grad=True)
+    x.var().backward()
+    assert x.var().dtype == x.std().dtype == x.grad.dtype == mg.float32
+    np.testing.assert_allclose(x.grad.numpy()[2:], [0.5, -1 / 6], rtol=1e-6)

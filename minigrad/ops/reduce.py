@@ -251,6 +251,10 @@ def var(x, dim=None, keepdim=False, correction=1):
     _need_floating(x, "var")
     if x.dtype == backend.float16:
         return _in_float32(x, var, dim, keepdim, correction)
+    if x.dtype == backend.float32 and x.backend.host:
+        # in float64 on the CPU, as PyTorch accumulates there: (x - μ)² leaves float32's
+        # range from |x| ≈ 2e19, and the gradient 2(x - μ)/(n - c) keeps its digits
+        return var(x.to(dtype=backend.float64), dim, keepdim, correction).to(dtype=x.dtype)
     dims = reduce_dims(dim, x.ndim, "var")
     n = 1
     for d in dims:
@@ -273,6 +277,8 @@ def std(x, dim=None, keepdim=False, correction=1):
     """√var; for float16 the root is taken in float32 too (σ² may pass 65504 where σ fits)."""
     if x.dtype == backend.float16:
         return _in_float32(x, std, dim, keepdim, correction)
+    if x.dtype == backend.float32 and x.backend.host:    # see var: σ² may pass float32's
+        return std(x.to(dtype=backend.float64), dim, keepdim, correction).to(dtype=x.dtype)
     from minigrad.ops.elementwise import where  # elementwise is imported after reduce
     v = var(x, dim, keepdim, correction)
     # where σ = 0 (a constant row) d√v = dv/(2√v) reads ∞·0 = NaN; PyTorch's gradient is 0
