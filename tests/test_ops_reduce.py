@@ -249,3 +249,13 @@ def test_float32_var_and_std_are_taken_in_float64_on_the_cpu():
     x.var().backward()
     assert x.var().dtype == x.std().dtype == x.grad.dtype == mg.float32
     np.testing.assert_allclose(x.grad.numpy()[2:], [0.5, -1 / 6], rtol=1e-6)
+
+
+def test_float32_cumprod_accumulates_wider_as_pytorch():
+    """A running product that leaves float32's range and comes back is the true one (it
+    was 0 where 1e-30·1e-30·1e30·1e30 = 1), and a 0 after an overflow gives 0, not NaN."""
+    back = mg.tensor(np.array([1e-30, 1e-30, 1e30, 1e30], np.float32)).cumprod(0)
+    np.testing.assert_allclose(back.numpy(), [1e-30, 0.0, 1e-30, 1.0], rtol=1e-6)
+    with np.errstate(over="ignore"):
+        zero = mg.tensor(np.array([1e30, 1e30, 0, 2], np.float32)).cumprod(0)
+    assert zero.numpy()[1] == np.inf and zero.numpy()[2:].tolist() == [0.0, 0.0]

@@ -16,8 +16,13 @@ class CumProd(Function):
     with zeros is O(n²); this is O(n log n))."""
     def forward(self, a, dim):
         self.dim = dim
-        wide = backend.float32 if a.dtype == backend.float16 else None    # as cumsum
-        return self.xp.cumprod(a, axis=dim, dtype=wide).astype(a.dtype, copy=False)
+        # as cumsum (and PyTorch): float16 in float32, float32 in float64 on the CPU, so
+        # a product that leaves the range and comes back ([1e30, 1e30, 1e-30, 1e-30]) or
+        # meets a 0 after an overflow (inf·0) is the true one
+        wide = {"float16": backend.float32,
+                "float32": backend.float64 if backend.get(self.device).host else None}
+        acc = wide.get(str(a.dtype))
+        return self.xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
     def backward(self, g):
         x, d = self.inputs[0], self.dim
         if not bool((x.data == 0).any()):
