@@ -137,26 +137,33 @@ def rand(*shape, dtype=None, device=None, requires_grad=False):
     def fill(b, s, d):
         if not backend.is_floating(d):
             raise TypeError(f"rand: needs a floating dtype, got {d}")
-        return b.rng.random(s, dtype=d if d != backend.float16 else backend.float32
-                            ).astype(d, copy=False)
+        if d == backend.float16:     # k/2¹¹ for a uniform k, as PyTorch: float32 draws
+            # rounded to float16 reach 1.0 (0.99990 rounds up), which [0, 1) excludes
+            return (b.rng.integers(0, 2 ** 11, size=s) * 2.0 ** -11).astype(d)
+        return b.rng.random(s, dtype=d)
     return _new(fill, shape, dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None):
-    """Integers uniform in [low, high): randint(low, high, size) or randint(high, size), as
-    PyTorch."""
+def randint(low=0, high=None, size=None, dtype=None, device=None):
+    """Integers uniform in [low, high): randint(low, high, size), randint(high, size) or
+    randint(high, size=size), as PyTorch."""
+    if size is None and high is not None and not backend.is_integer(high):
+        low, high, size = 0, low, high                   # randint(high, size)
+    elif high is None:
+        low, high = 0, low                               # randint(high, size=...)
     if size is None:
-        if high is None:
-            raise TypeError("randint: give randint(high, size) or randint(low, high, size)")
-        low, high, size = 0, low, high
+        raise TypeError("randint: give randint(high, size) or randint(low, high, size)")
+    if not (backend.is_integer(low) and backend.is_integer(high)):
+        raise TypeError(f"randint: low and high must be integers, got {low!r} and {high!r}")
     dtype = backend.dtype(dtype) or backend.int64
     if not low < high:
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
-    if dtype.kind in "iu":           # the draws must fit: astype would wrap them silently
-        lowest, highest = backend.value_range(dtype)
-        if low < lowest or high - 1 > highest:
-            raise ValueError(f"randint: [{low}, {high}) does not fit {dtype} ({lowest} .. "
-                             f"{highest}); use a wider dtype")
+    # the draws must fit the dtype: astype would wrap integers and round floats silently
+    # (float16 holds every integer only up to 2048, as PyTorch checks)
+    lowest, highest = _exact_integers(dtype)
+    if low < lowest or high - 1 > highest:
+        raise ValueError(f"randint: [{low}, {high}) does not fit {dtype} ({lowest} .. "
+                         f"{highest}); use a wider dtype")
     return _new(lambda b, s, d: b.rng.integers(low, high, size=s).astype(d), (size,), dtype,
                 device, False)
 
@@ -248,8 +255,19 @@ def randperm(n, dtype=backend.int64, device=None, requires_grad=False):
     def fill(b, s, d):
         if d == backend.bool_:
             raise TypeError("randperm: needs a numeric dtype (int64 by default), got bool")
+        if n - 1 > _exact_integers(d)[1]:                # float16: 2048 at most, as PyTorch
+            raise ValueError(f"randperm: {d} cannot hold every integer below {n}; use a "
+                             f"wider dtype")
         return b.xp.argsort(b.rng.random(s)).astype(d)
     return _new(fill, (n,), dtype, device, requires_grad)
+
+
+def _exact_integers(dtype):
+    """(lowest, highest): the range in which the dtype holds every integer."""
+    if backend.is_floating(dtype):
+        top = int(2 / backend.machine_eps(dtype))        # 2048 for float16, 2²⁴ float32
+        return -top, top
+    return backend.value_range(dtype)                    # bool: 0 .. 1
 
 
 def _count(fn, name, value):
@@ -316,6 +334,8 @@ def multinomial(input, num_samples, replacement=False):
     b, xp = input.backend, input.backend.xp
     w = input.data.reshape(-1, input.shape[-1]).astype(backend.float64)
     n, k = w.shape
+    if n == 0 and num_samples >= 1:                      # no rows: no draws, as PyTorch
+        return Tensor._make(xp.zeros((0, num_samples), dtype=backend.int64), input.device)
     total = w.sum(axis=1, keepdims=True)
     positive = (w > 0).sum(axis=1)
     if not bool(xp.isfinite(w).all()) or bool((w < 0).any()) or bool((total <= 0).any()):

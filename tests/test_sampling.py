@@ -74,3 +74,37 @@ def test_one_hot(device):
     with pytest.raises(ValueError, match="empty tensor; pass num_classes"):
         F.one_hot(mg.zeros(0, dtype=mg.int64))
     assert F.one_hot(mg.zeros(0, dtype=mg.int64), 3).shape == (0, 3)
+
+
+def test_uniform_draws_never_reach_their_upper_bound():
+    """[0, 1) and [a, b), as PyTorch: float32 draws rounded to float16 reached 1.0 (229 in
+    10⁶), and uniform_(1000, 1001) in float32 reached 1001."""
+    mg.manual_seed(1)
+    u = mg.rand(10 ** 6, dtype=mg.float16).numpy()
+    assert u.max() < 1 and abs(u.mean() - 0.5) < 0.005
+    h, x = mg.zeros(10 ** 6, dtype=mg.float16), mg.zeros(10 ** 6)
+    h.uniform_(-2, 2)
+    x.uniform_(1000, 1001)
+    assert h.numpy().max() < 2 and x.numpy().max() < 1001 and h.numpy().min() >= -2
+
+
+def test_randint_takes_pytorchs_forms_and_refuses_what_its_dtype_cannot_hold():
+    mg.manual_seed(0)
+    for t in (mg.randint(5, size=(3,)), mg.randint(high=5, size=(3,)), mg.randint(5, (3,))):
+        assert t.shape == (3,) and t.dtype == mg.int64 and 0 <= t.numpy().min() <= \
+            t.numpy().max() < 5
+    for call, words in ((lambda: mg.randint(0, 100000, (8,), dtype=mg.float16),
+                         r"does not fit float16 \(-2048 .. 2048\)"),
+                        (lambda: mg.randint(0, 5, (8,), dtype=mg.bool), "does not fit bool"),
+                        (lambda: mg.randperm(5000, dtype=mg.float16),
+                         "float16 cannot hold every integer below 5000")):
+        with pytest.raises(ValueError, match=words):
+            call()
+    with pytest.raises(TypeError, match="low and high must be integers, got 0.5 and 2.5"):
+        mg.randint(0.5, 2.5, (3,))
+    assert sorted(mg.randperm(2048, dtype=mg.float16).tolist()) == list(range(2048))
+
+
+def test_multinomial_of_no_rows_draws_nothing():
+    out = mg.multinomial(mg.ones(0, 3), 2)
+    assert out.shape == (0, 2) and out.dtype == mg.int64

@@ -35,7 +35,12 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     _check_float(tensor, "uniform_")
     if not a <= b:
         raise ValueError(f"init.uniform_: needs a <= b, got a={a}, b={b}")
-    return _fill(tensor, backend.host_rng(generator, "init").uniform(a, b, tensor.shape))
+    values = backend.host_rng(generator, "init").uniform(a, b, tensor.shape)
+    if a < b:               # [a, b), as PyTorch: a draw just under b may round up to b in
+        values = values.astype(tensor.dtype)           # the tensor's dtype; it takes the
+        d, host = tensor.dtype, backend.get("cpu").xp  # value just below b instead
+        values[values >= b] = host.nextafter(d.type(b), d.type(a))
+    return _fill(tensor, values)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
