@@ -258,3 +258,46 @@ def test_assigning_a_parameter_checks_its_name_as_register_parameter():
     m.extra = None                                   # a plain attribute gives its name up
     m.extra = nn.Parameter(mg.ones(1))
     assert [n for n, _ in m.named_parameters()] == ["weight", "bias", "extra"]
+
+
+def test_softmax_without_dim_takes_pytorchs_implicit_dim_and_warns():
+    x = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)))
+    for cls, fn in ((nn.Softmax, "softmax"), (nn.LogSoftmax, "log_softmax")):
+        with pytest.warns(UserWarning, match="Implicit dimension choice.*dim=0"):
+            got = cls()(x)                                 # a 3-D input: dim 0
+        np.testing.assert_array_equal(got.numpy(), getattr(x, fn)(0).numpy())
+        with pytest.warns(UserWarning, match="dim=1"):
+            cls()(x.reshape(2, 3, 2, 2))
+        assert repr(cls()) == f"{cls.__name__}(dim=None)"
+
+
+def test_embedding_makes_a_plain_weight_its_parameter_and_checks_its_shape():
+    e = nn.Embedding(4, 3, _weight=mg.ones(4, 3))
+    assert [n for n, _ in e.named_parameters()] == ["weight"] and e.weight.requires_grad
+    assert not nn.Embedding(4, 3, _weight=mg.ones(4, 3), _freeze=True).weight.requires_grad
+    with pytest.raises(ValueError, match=r"_weight must be a tensor of shape \(5, 3\), got "
+                                         r"\(4, 3\)"):
+        nn.Embedding(5, 3, _weight=nn.Parameter(mg.ones(4, 3)))
+
+
+def test_module_repr_and_attributes_before_init_as_pytorch():
+    class Block(nn.Module):
+        def __init__(self):
+            self.hidden = 2                      # a plain value before super().__init__()
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def extra_repr(self):
+            return "hidden=2\nmore=1"
+    assert repr(Block()) == ("Block(\n  hidden=2\n  more=1\n  (fc): Linear(in_features=2, "
+                             "out_features=2, bias=True)\n)")
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.fc = nn.Linear(2, 2)
+            super().__init__()
+    with pytest.raises(RuntimeError, match=r"must call super\(\).__init__\(\) before "
+                                           r"assigning parameters or submodules"):
+        Early()
+    seq = nn.Sequential(nn.ReLU())
+    assert seq.insert(0, nn.Tanh()) is seq and isinstance(seq[0], nn.Tanh)

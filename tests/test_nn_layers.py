@@ -85,8 +85,8 @@ GRADCHECKS = [
     ("gelu_tanh", lambda: nn.GELU("tanh"), lambda: [mg.randn(2, 3)]),
     ("tanh", nn.Tanh, lambda: [mg.randn(2, 3)]),
     ("sigmoid", nn.Sigmoid, lambda: [mg.randn(2, 3)]),
-    ("softmax", nn.Softmax, lambda: [mg.randn(2, 3)]),
-    ("log_softmax", nn.LogSoftmax, lambda: [mg.randn(2, 3)]),
+    ("softmax", lambda: nn.Softmax(-1), lambda: [mg.randn(2, 3)]),
+    ("log_softmax", lambda: nn.LogSoftmax(1), lambda: [mg.randn(2, 3)]),
     ("dropout_eval", lambda: nn.Dropout(0.3).eval(), lambda: [mg.randn(2, 3)]),
     ("identity", nn.Identity, lambda: [mg.randn(2, 3)]),
     ("mse_loss", nn.MSELoss, lambda: [mg.randn(3, 2), mg.randn(3, 2)]),
@@ -270,13 +270,13 @@ def test_softmax_modules_normalise_along_their_dim():
     x = np.random.default_rng(0).standard_normal((3, 4))
     t = mg.tensor(x, dtype=mg.float64)
     e = np.exp(x)
-    np.testing.assert_allclose(nn.Softmax()(t).numpy(), e / e.sum(-1, keepdims=True),
-                               rtol=1e-12)                   # dim=None means the last
+    np.testing.assert_allclose(nn.Softmax(-1)(t).numpy(), e / e.sum(-1, keepdims=True),
+                               rtol=1e-12)
     np.testing.assert_allclose(nn.Softmax(0)(t).numpy(), e / e.sum(0, keepdims=True),
                                rtol=1e-12)
     np.testing.assert_allclose(nn.LogSoftmax(0)(t).numpy(),
                                x - np.log(e.sum(0, keepdims=True)), rtol=1e-12)
-    np.testing.assert_allclose(nn.LogSoftmax()(t).numpy(),
+    np.testing.assert_allclose(nn.LogSoftmax(-1)(t).numpy(),
                                x - np.log(e.sum(-1, keepdims=True)), rtol=1e-12)
 
 

@@ -202,6 +202,11 @@ class Sequential(ModuleList):
 
     __repr__ = Module.__repr__  # every stage printed, as PyTorch
 
+    def insert(self, index, m):
+        """As ModuleList's, returning self (seq = seq.insert(0, m)), as PyTorch's."""
+        super().insert(index, m)
+        return self
+
     def _key(self, i):
         return list(self._modules)[self._position(i)]
 

@@ -2,6 +2,7 @@
 Flatten/Unflatten and the loss modules.
 Names, arguments, parameter names/shapes and default initialisation follow PyTorch."""
 import math
+import warnings
 
 from minigrad import backend, creation, functional as F
 from minigrad.autograd import no_grad
@@ -56,7 +57,7 @@ class Embedding(Module):
     `padding_idx` row starts at zero and gets no gradient."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
-                 dtype=None, _weight=None):
+                 dtype=None, _weight=None, _freeze=False):
         super().__init__()
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
@@ -67,7 +68,14 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
         if _weight is not None:          # from_pretrained's table: no initialisation (and
-            self.weight = _weight        # no random draws spent on one)
+            # no random draws spent on one); a plain tensor becomes the Parameter, as PyTorch
+            if not isinstance(_weight, Tensor) or _weight.shape != (num_embeddings,
+                                                                     embedding_dim):
+                raise ValueError(f"Embedding: _weight must be a tensor of shape "
+                                 f"({num_embeddings}, {embedding_dim}), got "
+                                 f"{getattr(_weight, 'shape', type(_weight).__name__)}")
+            self.weight = _weight if isinstance(_weight, Parameter) else \
+                Parameter(_weight, requires_grad=not _freeze)
             return
         self.weight = Parameter(creation.zeros(num_embeddings, embedding_dim, device=device,
                                                dtype=dtype))
@@ -293,12 +301,23 @@ class Unflatten(Module):
 
 
 class Softmax(Module):
+    """dim=None: PyTorch's deprecated implicit choice, with its warning: dim 0 for a 0-, 1-
+    or 3-D input (an unbatched image's channels), else dim 1."""
     def __init__(self, dim=None):
         super().__init__()
-        self.dim = -1 if dim is None else dim
+        self.dim = dim
+
+    def _dim(self, x):
+        if self.dim is not None:
+            return self.dim
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+        warnings.warn(f"Implicit dimension choice for {type(self).__name__.lower()} has been "
+                      f"deprecated (PyTorch's rule picks dim={dim} here). Give dim=X.",
+                      UserWarning, stacklevel=3)
+        return dim
 
     def forward(self, x):
-        return x.softmax(self.dim)
+        return x.softmax(self._dim(x))
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -306,7 +325,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, x):
-        return x.log_softmax(self.dim)
+        return x.log_softmax(self._dim(x))
 
 
 class CrossEntropyLoss(Module):

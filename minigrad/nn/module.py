@@ -41,8 +41,11 @@ class Module:
 
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
+            if not isinstance(value, (Parameter, Module)):   # a plain value may come first,
+                object.__setattr__(self, name, value)        # as PyTorch
+                return
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
-                               f"before assigning attributes")
+                               f"before assigning parameters or submodules")
         if name in self._buffers and not isinstance(value, (Parameter, Module)):
             # a buffer stays a buffer (self.running = self.running * 0.9 + x), as PyTorch
             if value is not None and not isinstance(value, Tensor):
@@ -404,11 +407,14 @@ class Module:
 
     def __repr__(self):
         # every child under every name (a shared one twice, as PyTorch), not named_children
-        lines = [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in self._modules.items()]
-        head = f"{type(self).__name__}({self.extra_repr()}"
-        if not lines:
-            return head + ")"
-        return head + "\n  " + "\n  ".join(lines) + "\n)"
+        children = [f"({n}): " + repr(m).replace("\n", "\n  ")
+                    for n, m in self._modules.items()]
+        extra = self.extra_repr().split("\n") if self.extra_repr() else []
+        if len(extra) == 1 and not children:             # PyTorch's layout: one line, or
+            return f"{type(self).__name__}({extra[0]})"  # each line indented on its own
+        if not extra + children:
+            return f"{type(self).__name__}()"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(extra + children) + "\n)"
 
 
 def _shape(v):
