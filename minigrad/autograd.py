@@ -294,7 +294,10 @@ def _propagate(ctx, g, grads, create_graph):
         fast = None
     owned = ctx.fresh_grads and not create_graph
     if fast is not None:
-        in_grads = tuple(None if a is None else Tensor._make(a, g.device) for a in fast(g._data))
+        # (0-d arithmetic in NumPy gives scalars: arrays again, as apply's outputs)
+        in_grads = tuple(None if a is None else Tensor._make(
+            a if isinstance(a, ctx.xp.ndarray) else ctx.xp.asarray(a), g.device)
+            for a in fast(g._data))
     else:
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):

@@ -137,9 +137,11 @@ def rand(*shape, dtype=None, device=None, requires_grad=False):
     def fill(b, s, d):
         if not backend.is_floating(d):
             raise TypeError(f"rand: needs a floating dtype, got {d}")
-        if d == backend.float16:     # k/2¹¹ for a uniform k, as PyTorch: float32 draws
-            # rounded to float16 reach 1.0 (0.99990 rounds up), which [0, 1) excludes
-            return (b.rng.integers(0, 2 ** 11, size=s) * 2.0 ** -11).astype(d)
+        if d == backend.float16:     # a float32 draw rounded down: to nearest, draws from
+            # 0.99976 become 1.0, which [0, 1) excludes (PyTorch wraps them to 0 instead)
+            u = b.rng.random(s, dtype=backend.float32)
+            h = u.astype(d)
+            return b.xp.where(h.astype(backend.float32) > u, b.xp.nextafter(h, d.type(0)), h)
         return b.rng.random(s, dtype=d)
     return _new(fill, shape, dtype, device, requires_grad)
 
@@ -153,13 +155,15 @@ def randint(low=0, high=None, size=None, dtype=None, device=None):
         low, high = 0, low                               # randint(high, size=...)
     if size is None:
         raise TypeError("randint: give randint(high, size) or randint(low, high, size)")
+    low, high = (v.item() if isinstance(v, Tensor) and v.ndim == 0 and v.dtype.kind in "iu"
+                 else v for v in (low, high))            # 0-d integer tensors, as PyTorch
     if not (backend.is_integer(low) and backend.is_integer(high)):
         raise TypeError(f"randint: low and high must be integers, got {low!r} and {high!r}")
     dtype = backend.dtype(dtype) or backend.int64
     if not low < high:
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
     # the draws must fit the dtype: astype would wrap integers and round floats silently
-    # (float16 holds every integer only up to 2048, as PyTorch checks)
+    # (float16 holds every integer only up to 2048; PyTorch warns there, this refuses)
     lowest, highest = _exact_integers(dtype)
     if low < lowest or high - 1 > highest:
         raise ValueError(f"randint: [{low}, {high}) does not fit {dtype} ({lowest} .. "
@@ -334,14 +338,15 @@ def multinomial(input, num_samples, replacement=False):
     b, xp = input.backend, input.backend.xp
     w = input.data.reshape(-1, input.shape[-1]).astype(backend.float64)
     n, k = w.shape
-    if n == 0 and num_samples >= 1:                      # no rows: no draws, as PyTorch
+    if n == 0 and 1 <= num_samples and (replacement or num_samples <= k):
+        # no rows, no draws, as PyTorch (which still refuses more samples than categories)
         return Tensor._make(xp.zeros((0, num_samples), dtype=backend.int64), input.device)
     total = w.sum(axis=1, keepdims=True)
     positive = (w > 0).sum(axis=1)
     if not bool(xp.isfinite(w).all()) or bool((w < 0).any()) or bool((total <= 0).any()):
         raise ValueError("multinomial: the weights must be finite and >= 0, with a positive "
                          "sum in every row")
-    fewest = int(positive.min())
+    fewest = int(positive.min()) if n else k
     if num_samples < 1 or (not replacement and num_samples > fewest):
         raise ValueError(f"multinomial: cannot draw {num_samples} samples "
                          f"{'with' if replacement else 'without'} replacement from a row with "

@@ -67,11 +67,13 @@ class TensorMethods:
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return ops.math.allclose(self, other, rtol, atol, equal_nan)
     def equal(self, other): return ops.math.equal(self, other)
-    def softmax(self, dim=-1): return ops.softmax.softmax(self, dim)
+    def softmax(self, dim=-1):
+        return ops.softmax.along_dim(ops.softmax.Softmax, self, dim, "softmax")
     def multinomial(self, num_samples, replacement=False):
         from minigrad.creation import multinomial       # creation.py imports this module
         return multinomial(self, num_samples, replacement)
-    def log_softmax(self, dim=-1): return ops.softmax.log_softmax(self, dim)
+    def log_softmax(self, dim=-1):
+        return ops.softmax.along_dim(ops.softmax.LogSoftmax, self, dim, "log_softmax")
 
     # ---- reductions (dim/keepdim as PyTorch; axis/keepdims accepted too) ----------------
     def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):

@@ -262,6 +262,13 @@ def test_assigning_a_parameter_checks_its_name_as_register_parameter():
 
 def test_softmax_without_dim_takes_pytorchs_implicit_dim_and_warns():
     x = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)))
+    import minigrad.functional as F
+    for fn in (F.softmax, F.log_softmax):                 # the functions too
+        with pytest.warns(UserWarning, match="Implicit dimension choice.*dim=0"):
+            np.testing.assert_array_equal(fn(x).numpy(), fn(x, 0).numpy())
+    s = mg.tensor(1.5, requires_grad=True)                # 0-d: dim 0, a softmax of 1
+    s.softmax(0).backward()
+    assert s.softmax(0).item() == 1.0 and s.grad.tolist() == 0.0
     for cls, fn in ((nn.Softmax, "softmax"), (nn.LogSoftmax, "log_softmax")):
         with pytest.warns(UserWarning, match="Implicit dimension choice.*dim=0"):
             got = cls()(x)                                 # a 3-D input: dim 0
@@ -275,7 +282,13 @@ def test_embedding_makes_a_plain_weight_its_parameter_and_checks_its_shape():
     e = nn.Embedding(4, 3, _weight=mg.ones(4, 3))
     assert [n for n, _ in e.named_parameters()] == ["weight"] and e.weight.requires_grad
     assert not nn.Embedding(4, 3, _weight=mg.ones(4, 3), _freeze=True).weight.requires_grad
-    with pytest.raises(ValueError, match=r"_weight must be a tensor of shape \(5, 3\), got "
+    table = nn.Parameter(mg.ones(4, 3))
+    frozen = nn.Embedding(4, 3, _weight=table, _freeze=True)       # its memory, frozen
+    assert not frozen.weight.requires_grad and table.requires_grad
+    assert np.shares_memory(frozen.weight.numpy(), table.numpy())
+    assert not nn.Embedding.from_pretrained(mg.ones(4, 3)).weight.requires_grad
+    assert nn.Embedding.from_pretrained(mg.ones(4, 3), freeze=False).weight.requires_grad
+    with pytest.raises(ValueError, match=r"_weight must be a Tensor of shape \(5, 3\), got "
                                          r"\(4, 3\)"):
         nn.Embedding(5, 3, _weight=nn.Parameter(mg.ones(4, 3)))
 

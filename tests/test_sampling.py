@@ -108,3 +108,21 @@ def test_randint_takes_pytorchs_forms_and_refuses_what_its_dtype_cannot_hold():
 def test_multinomial_of_no_rows_draws_nothing():
     out = mg.multinomial(mg.ones(0, 3), 2)
     assert out.shape == (0, 2) and out.dtype == mg.int64
+    with pytest.raises(ValueError, match="cannot draw 5 samples without replacement from a "
+                                         "row with 3 categories"):
+        mg.multinomial(mg.ones(0, 3), 5)
+
+
+def test_randint_takes_zero_d_integer_tensors_as_bounds():
+    mg.manual_seed(0)
+    for t in (mg.randint(mg.tensor(5), (50,)), mg.randint(2, mg.tensor(5), (50,))):
+        assert t.dtype == mg.int64 and t.numpy().max() < 5
+
+
+def test_float16_rand_covers_the_float16_grid_below_one():
+    """A float32 draw rounded down to float16: every float16 value in [0, 1) can come out
+    (not only multiples of 2⁻¹¹), and none is 1."""
+    mg.manual_seed(3)
+    u = mg.rand(200_000, dtype=mg.float16).numpy()
+    assert u.max() < 1 and len(np.unique(u)) > 8000 and abs(u.mean() - 0.5) < 0.005
+    assert (u < 1e-3).mean() == pytest.approx(1e-3, rel=0.2)

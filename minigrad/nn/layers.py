@@ -2,7 +2,6 @@
 Flatten/Unflatten and the loss modules.
 Names, arguments, parameter names/shapes and default initialisation follow PyTorch."""
 import math
-import warnings
 
 from minigrad import backend, creation, functional as F
 from minigrad.autograd import no_grad
@@ -71,11 +70,11 @@ class Embedding(Module):
             # no random draws spent on one); a plain tensor becomes the Parameter, as PyTorch
             if not isinstance(_weight, Tensor) or _weight.shape != (num_embeddings,
                                                                      embedding_dim):
-                raise ValueError(f"Embedding: _weight must be a tensor of shape "
-                                 f"({num_embeddings}, {embedding_dim}), got "
-                                 f"{getattr(_weight, 'shape', type(_weight).__name__)}")
-            self.weight = _weight if isinstance(_weight, Parameter) else \
-                Parameter(_weight, requires_grad=not _freeze)
+                got = _weight.shape if isinstance(_weight, Tensor) else \
+                    type(_weight).__name__
+                raise ValueError(f"Embedding: _weight must be a Tensor of shape "
+                                 f"({num_embeddings}, {embedding_dim}), got {got}")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)   # (its memory)
             return
         self.weight = Parameter(creation.zeros(num_embeddings, embedding_dim, device=device,
                                                dtype=dtype))
@@ -97,8 +96,7 @@ class Embedding(Module):
         if table.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, "
                              f"dim), got shape {table.shape}")
-        return cls(*table.shape, padding_idx=padding_idx,
-                   _weight=Parameter(table, requires_grad=not freeze))
+        return cls(*table.shape, padding_idx=padding_idx, _weight=table, _freeze=freeze)
 
     def forward(self, idx):
         return F.embedding(idx, self.weight, self.padding_idx)
@@ -301,23 +299,14 @@ class Unflatten(Module):
 
 
 class Softmax(Module):
-    """dim=None: PyTorch's deprecated implicit choice, with its warning: dim 0 for a 0-, 1-
-    or 3-D input (an unbatched image's channels), else dim 1."""
+    """dim=None: PyTorch's deprecated implicit choice, with its warning (ops/softmax.py's
+    implicit_dim)."""
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
-    def _dim(self, x):
-        if self.dim is not None:
-            return self.dim
-        dim = 0 if x.ndim in (0, 1, 3) else 1
-        warnings.warn(f"Implicit dimension choice for {type(self).__name__.lower()} has been "
-                      f"deprecated (PyTorch's rule picks dim={dim} here). Give dim=X.",
-                      UserWarning, stacklevel=3)
-        return dim
-
     def forward(self, x):
-        return x.softmax(self._dim(x))
+        return F.softmax(x, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -325,7 +314,7 @@ class Softmax(Module):
 
 class LogSoftmax(Softmax):
     def forward(self, x):
-        return x.log_softmax(self._dim(x))
+        return F.log_softmax(x, self.dim)
 
 
 class CrossEntropyLoss(Module):

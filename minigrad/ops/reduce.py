@@ -70,7 +70,7 @@ def accurate_sum(xp, a, axis=None, keepdims=False):
     wide = None
     if a.dtype == backend.float16:
         wide = backend.float32
-    elif a.dtype == backend.float32 and backend.is_numpy(xp):
+    elif a.dtype == backend.float32 and backend.is_numpy(xp) and a.ndim:
         dims = range(a.ndim) if axis is None else \
             (axis,) if not isinstance(axis, tuple) else axis
         dims = sorted(d % a.ndim for d in dims)

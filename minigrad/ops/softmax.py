@@ -1,5 +1,7 @@
 """Fused softmax and log-softmax: one op each, with the hand-derived backward (faster and
 more stable than composing exp/sum/div, and what real frameworks do)."""
+import warnings
+
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.ops.reduce import accurate_sum, normalize_dim
@@ -67,15 +69,28 @@ class LogSoftmax(Function):
                                                                     keepdims=True),)
 
 
-def softmax(x, dim=-1):
-    return _apply(Softmax, x, dim, "softmax")
+def softmax(x, dim=None):
+    return along_dim(Softmax, x, implicit_dim(x, dim, "softmax"), "softmax")
 
 
-def log_softmax(x, dim=-1):
-    return _apply(LogSoftmax, x, dim, "log_softmax")
+def log_softmax(x, dim=None):
+    return along_dim(LogSoftmax, x, implicit_dim(x, dim, "log_softmax"), "log_softmax")
 
 
-def _apply(op, x, dim, name):
+def implicit_dim(x, dim, name):
+    """dim, or for None PyTorch's deprecated implicit choice, with its warning: dim 0 for
+    a 0-, 1- or 3-D input (an unbatched image's channels), else dim 1."""
+    if dim is not None:
+        return dim
+    dim = 0 if x.ndim in (0, 1, 3) else 1
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated (PyTorch's "
+                  f"rule picks dim={dim} here). Give dim=X.", UserWarning, stacklevel=3)
+    return dim
+
+
+def along_dim(op, x, dim, name):
+    """op (Softmax or LogSoftmax) along one given dim: the functions' work once their dim
+    is settled, and the Tensor methods' (which, as PyTorch's, take no implicit dim)."""
     dim = normalize_dim(dim, x.ndim, name)
     if not backend.is_floating(x.dtype):
         raise TypeError(f"{name}: needs a floating-point tensor, got dtype {x.dtype}; "
