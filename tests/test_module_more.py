@@ -282,6 +282,8 @@ def test_embedding_makes_a_plain_weight_its_parameter_and_checks_its_shape():
     e = nn.Embedding(4, 3, _weight=mg.ones(4, 3))
     assert [n for n, _ in e.named_parameters()] == ["weight"] and e.weight.requires_grad
     assert not nn.Embedding(4, 3, _weight=mg.ones(4, 3), _freeze=True).weight.requires_grad
+    with pytest.raises(ValueError, match="_weight must be a Tensor of shape .*got ndarray"):
+        nn.Embedding(4, 3, _weight=np.ones((4, 3)))
     table = nn.Parameter(mg.ones(4, 3))
     frozen = nn.Embedding(4, 3, _weight=table, _freeze=True)       # its memory, frozen
     assert not frozen.weight.requires_grad and table.requires_grad
@@ -312,5 +314,13 @@ def test_module_repr_and_attributes_before_init_as_pytorch():
     with pytest.raises(RuntimeError, match=r"must call super\(\).__init__\(\) before "
                                            r"assigning parameters or submodules"):
         Early()
+    class One(nn.Module):                        # one extra line and a child
+        def __init__(self):
+            super().__init__()
+            self.act = nn.ReLU()
+
+        def extra_repr(self):
+            return "k=1"
+    assert repr(One()) == "One(\n  k=1\n  (act): ReLU()\n)"
     seq = nn.Sequential(nn.ReLU())
     assert seq.insert(0, nn.Tanh()) is seq and isinstance(seq[0], nn.Tanh)

@@ -727,3 +727,11 @@ def test_gradients_of_exp_minus_one_keep_their_digits_far_left(op):
              "expm1": 1.0}[op]
     np.testing.assert_allclose(x.grad.numpy(), scale * np.exp([-30.0, -20.0, -10.0]),
                                rtol=1e-6)
+
+
+def test_bce_with_logits_pos_weight_gradient_is_y_times_softplus_of_minus_x():
+    x, y = np.array([-2.0, 0.5, 3.0]), np.array([0.2, 1.0, 0.0])
+    w = mg.tensor([2.0, 3.0, 4.0], dtype=mg.float64, requires_grad=True)
+    F.binary_cross_entropy_with_logits(mg.tensor(x), mg.tensor(y), pos_weight=w,
+                                       reduction="sum").backward()
+    np.testing.assert_allclose(w.grad.numpy(), y * np.log1p(np.exp(-x)), rtol=1e-12)

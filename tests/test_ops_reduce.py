@@ -259,3 +259,18 @@ def test_float32_cumprod_accumulates_wider_as_pytorch():
     with np.errstate(over="ignore"):
         zero = mg.tensor(np.array([1e30, 1e30, 0, 2], np.float32)).cumprod(0)
     assert zero.numpy()[1] == np.inf and zero.numpy()[2:].tolist() == [0.0, 0.0]
+
+
+def test_float16_softmax_gradient_and_cumprod_along_long_leading_axes():
+    """The backward's sums along dim 0 are wide too: Σ g⊙y over 10⁴ rows is 1, so the
+    gradient of softmax(x, 0).sum() is 0 (a float16 running sum stalls near 0.25); a float16
+    running product passes 65504 in between and comes back."""
+    import minigrad.functional as F
+    for fn in (F.softmax, F.log_softmax):
+        x = mg.tensor(np.zeros((10000, 2), np.float16), requires_grad=True)
+        out = fn(x, 0)
+        (out.exp() if fn is F.log_softmax else out).sum().backward()
+        assert np.abs(x.grad.numpy().astype(np.float64)).max() < 1e-6, fn.__name__
+    with np.errstate(over="ignore"):                     # (9e4 itself is inf in float16)
+        p = mg.tensor(np.array([300, 300, 1 / 300, 1 / 300], np.float16)).cumprod(0)
+    np.testing.assert_allclose(p.numpy()[-1], 1.0, rtol=2e-3)

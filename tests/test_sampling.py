@@ -102,7 +102,9 @@ def test_randint_takes_pytorchs_forms_and_refuses_what_its_dtype_cannot_hold():
             call()
     with pytest.raises(TypeError, match="low and high must be integers, got 0.5 and 2.5"):
         mg.randint(0.5, 2.5, (3,))
-    assert sorted(mg.randperm(2048, dtype=mg.float16).tolist()) == list(range(2048))
+    assert sorted(mg.randperm(2049, dtype=mg.float16).tolist()) == list(range(2049))
+    with pytest.raises(ValueError, match="cannot hold every integer below 2050"):
+        mg.randperm(2050, dtype=mg.float16)
 
 
 def test_multinomial_of_no_rows_draws_nothing():
