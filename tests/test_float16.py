@@ -123,3 +123,15 @@ def test_float16_activations_are_computed_in_float32_inside(name):
         want = want.numpy()
         err = np.abs(got.numpy().astype(np.float64) - want) / np.maximum(np.abs(want), 1e-4)
         assert err.max() < 2e-3, (name, err.max())
+
+
+def test_float16_silu_and_softplus_keep_their_small_values():
+    """Points where float16 arithmetic inside lost them: silu(-17) ≈ -7.04e-7, and
+    softplus(x, β=1000)'s gradient at x = -0.01, σ(-10) ≈ 4.54e-5."""
+    x = mg.tensor(np.array([-17.0], np.float16))
+    np.testing.assert_allclose(F.silu(x).numpy().astype(np.float64), -17 / (1 + np.exp(17)),
+                               rtol=0.02)
+    y = mg.tensor(np.array([-0.01], np.float16), requires_grad=True)
+    F.softplus(y, beta=1000).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy().astype(np.float64), 1 / (1 + np.exp(10)),
+                               rtol=0.02)

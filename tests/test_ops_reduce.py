@@ -274,3 +274,8 @@ def test_float16_softmax_gradient_and_cumprod_along_long_leading_axes():
     with np.errstate(over="ignore"):                     # (9e4 itself is inf in float16)
         p = mg.tensor(np.array([300, 300, 1 / 300, 1 / 300], np.float16)).cumprod(0)
     np.testing.assert_allclose(p.numpy()[-1], 1.0, rtol=2e-3)
+
+
+def test_a_sum_along_a_non_contiguous_last_axis_does_not_drift():
+    x = mg.tensor(np.full((1_000_000, 2), 0.1, np.float32))
+    np.testing.assert_allclose(x.T.sum(1).numpy(), 100000.0, rtol=1e-6)

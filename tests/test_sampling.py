@@ -102,6 +102,10 @@ def test_randint_takes_pytorchs_forms_and_refuses_what_its_dtype_cannot_hold():
             call()
     with pytest.raises(TypeError, match="low and high must be integers, got 0.5 and 2.5"):
         mg.randint(0.5, 2.5, (3,))
+    with pytest.raises(TypeError, match="low and high must be integers, got 1.5 and 10"):
+        mg.randint(1.5, 10, (3,))
+    with pytest.raises(TypeError, match=r"give randint\(high, size\)"):
+        mg.randint(3, 10)                                 # no size: not high=3, size=10
     assert sorted(mg.randperm(2049, dtype=mg.float16).tolist()) == list(range(2049))
     with pytest.raises(ValueError, match="cannot hold every integer below 2050"):
         mg.randperm(2050, dtype=mg.float16)

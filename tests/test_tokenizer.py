@@ -79,6 +79,7 @@ def test_decode_refuses_ids_that_are_not_integers():
     is named as one, not a bare int() TypeError."""
     tok = CharTokenizer("abc")
     assert tok.decode(np.array([2, 1])) == "cb" and tok.decode(range(3)) == "abc"
+    assert tok.decode(i for i in [0, 1, 2]) == "abc"          # a generator, read once
     for bad in ([1.7], np.array([1.7]), [True], np.array([[1, 2]])):
         with pytest.raises(TypeError, match="token ids must be integers"):
             tok.decode(bad)
