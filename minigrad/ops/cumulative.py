@@ -3,7 +3,8 @@ reduce.py) and diff, the differences of neighbours."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.reduce import normalize_dim, normalize_dims, _exclusive_cumprod
+from minigrad.ops.reduce import (normalize_dim, normalize_dims, _exclusive_cumprod,
+                                 running_accumulator)
 from minigrad.ops.shape import cat, flip
 
 
@@ -16,12 +17,7 @@ class CumProd(Function):
     with zeros is O(n²); this is O(n log n))."""
     def forward(self, a, dim):
         self.dim = dim
-        # as cumsum (and PyTorch): float16 in float32, float32 in float64 on the CPU, so
-        # a product that leaves the range and comes back ([1e30, 1e30, 1e-30, 1e-30]) or
-        # meets a 0 after an overflow (inf·0) is the true one
-        wide = {"float16": backend.float32,
-                "float32": backend.float64 if backend.get(self.device).host else None}
-        acc = wide.get(str(a.dtype))
+        acc = running_accumulator(a.dtype, self.device)   # as cumsum's (and PyTorch's)
         return self.xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
     def backward(self, g):
         x, d = self.inputs[0], self.dim

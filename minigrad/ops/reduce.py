@@ -287,16 +287,21 @@ def std(x, dim=None, keepdim=False, correction=1):
     return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
+def running_accumulator(dtype, device):
+    """The wider dtype a running sum or product (cumsum, cumprod) works in, as PyTorch: a
+    float16 running sum stalls at 256 when adding 0.1s, float32 drifts (10⁶ × 0.1 =
+    100958), a product may leave the range and come back; float64 on the CPU, where it
+    costs little, float32 on a GPU (as PyTorch's CUDA kernels). None: the dtype itself."""
+    if dtype == backend.float16:
+        return backend.float32
+    return backend.float64 if dtype == backend.float32 and backend.get(device).host else None
+
+
 class CumSum(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a, dim):                           # y_i = Σ_{j<=i} x_j along dim
         self.dim = dim
-        # summed in a wider type, as PyTorch: a running float16 sum stalls at 256 when
-        # adding 0.1s, float32 drifts (10⁶ × 0.1 = 100958); float64 on the CPU, where it
-        # costs little, float32 on a GPU (as PyTorch's CUDA kernels)
-        wide = {"float16": backend.float32,
-                "float32": backend.float64 if backend.get(self.device).host else None}
-        acc = wide.get(str(a.dtype))
+        acc = running_accumulator(a.dtype, self.device)
         return self.xp.cumsum(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
     def backward(self, g):                               # dx_j = Σ_{i>=j} g_i: the same
         from minigrad.ops.shape import flip              # sum, run from the other end
