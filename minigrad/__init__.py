@@ -47,6 +47,9 @@ from minigrad.ops.index import gather, sort, topk, index_select, masked_select  
 from minigrad.ops.index import median  # noqa: F401
 from minigrad.ops.einsum import einsum  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
+from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401
+                                initial_seed, seed)
+from minigrad.draws import normal, bernoulli  # noqa: F401
 from minigrad import functional, viz, nn, optim, utils, cuda  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 

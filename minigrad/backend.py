@@ -418,16 +418,23 @@ def to_host(a):
 
 def host_rng(generator=None, op="random"):
     """The host generator a draw uses: the CPU's, seeded by mg.manual_seed (None), or
-    `generator`: a NumPy Generator (np.random.default_rng(seed)) or an int seed for a
-    fresh one."""
+    `generator`: an mg.Generator, a NumPy Generator (np.random.default_rng(seed)) or an int
+    seed for a fresh one."""
     if generator is None:
         return get("cpu").rng
     if is_integer(generator) and generator >= 0:
         return np.random.default_rng(generator)
+    generator = getattr(generator, "rng", generator)     # mg.Generator's NumPy one
     if isinstance(generator, (np.random.Generator, np.random.RandomState)):
         return generator
-    raise TypeError(f"{op}: generator must be None, a non-negative int seed or a NumPy "
-                    f"Generator (np.random.default_rng(seed)), got {generator!r}")
+    raise TypeError(f"{op}: generator must be None, an mg.Generator, a non-negative int "
+                    f"seed or a NumPy Generator (np.random.default_rng(seed)), got "
+                    f"{generator!r}")
+
+
+def current_seed():
+    """The seed manual_seed last set (0 if never)."""
+    return _SEED[0]
 
 
 def manual_seed(seed):

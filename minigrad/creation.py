@@ -122,31 +122,42 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     return _new(fill, (shape,), dtype, device, requires_grad)
 
 
-def randn(*shape, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples from the device's generator (seeded by mg.manual_seed)."""
+def drawn(op, draw, shape, dtype, device, requires_grad, generator):
+    """A tensor of random draws, draw(rng, xp, shape, dtype): from the device's generator
+    (seeded by mg.manual_seed), or from `generator` (mg.Generator, a NumPy Generator or an
+    int seed) on the host, the values then copied to the device."""
     def fill(b, s, d):
-        if not backend.is_floating(d):
-            raise TypeError(f"randn: needs a floating dtype, got {d}")
-        return b.rng.standard_normal(s, dtype=d if d != backend.float16 else backend.float32
-                                     ).astype(d, copy=False)
+        if generator is None:
+            return draw(b.rng, b.xp, s, d)
+        return b.from_numpy(draw(backend.host_rng(generator, op), backend.get("cpu").xp, s, d))
     return _new(fill, shape, dtype, device, requires_grad)
 
 
-def rand(*shape, dtype=None, device=None, requires_grad=False):
+def randn(*shape, dtype=None, device=None, requires_grad=False, generator=None):
+    """Standard normal samples from the device's generator (seeded by mg.manual_seed)."""
+    def draw(rng, xp, s, d):
+        if not backend.is_floating(d):
+            raise TypeError(f"randn: needs a floating dtype, got {d}")
+        return rng.standard_normal(s, dtype=d if d != backend.float16 else backend.float32
+                                   ).astype(d, copy=False)
+    return drawn("randn", draw, shape, dtype, device, requires_grad, generator)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples in [0, 1)."""
-    def fill(b, s, d):
+    def draw(rng, xp, s, d):
         if not backend.is_floating(d):
             raise TypeError(f"rand: needs a floating dtype, got {d}")
         if d == backend.float16:     # a float32 draw rounded down: to nearest, draws from
             # 0.99976 become 1.0, which [0, 1) excludes (PyTorch wraps them to 0 instead)
-            u = b.rng.random(s, dtype=backend.float32)
+            u = rng.random(s, dtype=backend.float32)
             h = u.astype(d)
-            return b.xp.where(h.astype(backend.float32) > u, b.xp.nextafter(h, d.type(0)), h)
-        return b.rng.random(s, dtype=d)
-    return _new(fill, shape, dtype, device, requires_grad)
+            return xp.where(h.astype(backend.float32) > u, xp.nextafter(h, d.type(0)), h)
+        return rng.random(s, dtype=d)
+    return drawn("rand", draw, shape, dtype, device, requires_grad, generator)
 
 
-def randint(low=0, high=None, size=None, dtype=None, device=None):
+def randint(low=0, high=None, size=None, dtype=None, device=None, generator=None):
     """Integers uniform in [low, high): randint(low, high, size), randint(high, size) or
     randint(high, size=size), as PyTorch."""
     if size is None and high is not None and not backend.is_integer(high):
@@ -168,8 +179,8 @@ def randint(low=0, high=None, size=None, dtype=None, device=None):
     if low < lowest or high - 1 > highest:
         raise ValueError(f"randint: [{low}, {high}) does not fit {dtype} ({lowest} .. "
                          f"{highest}); use a wider dtype")
-    return _new(lambda b, s, d: b.rng.integers(low, high, size=s).astype(d), (size,), dtype,
-                device, False)
+    return drawn("randint", lambda rng, xp, s, d: rng.integers(low, high, size=s).astype(d),
+                 (size,), dtype, device, False, generator)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -248,7 +259,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _new(fill, (steps,), dtype, device, requires_grad)
 
 
-def randperm(n, dtype=backend.int64, device=None, requires_grad=False):
+def randperm(n, dtype=backend.int64, device=None, requires_grad=False, generator=None):
     """A random permutation of 0..n-1 from the device's generator (seeded by
     mg.manual_seed). Sorting uniform draws gives every order with equal chance, and needs
     only random() and argsort, which every device's library has (CuPy's generator has no
@@ -256,14 +267,14 @@ def randperm(n, dtype=backend.int64, device=None, requires_grad=False):
     n = _count("randperm", "n", n)
     dtype = backend.dtype(dtype) or backend.int64        # dtype=None: still int64
 
-    def fill(b, s, d):
+    def draw(rng, xp, s, d):
         if d == backend.bool_:
             raise TypeError("randperm: needs a numeric dtype (int64 by default), got bool")
         if n - 1 > _exact_integers(d)[1]:                # float16: 2048 at most, as PyTorch
             raise ValueError(f"randperm: {d} cannot hold every integer below {n}; use a "
                              f"wider dtype")
-        return b.xp.argsort(b.rng.random(s)).astype(d)
-    return _new(fill, (n,), dtype, device, requires_grad)
+        return xp.argsort(rng.random(s)).astype(d)
+    return drawn("randperm", draw, (n,), dtype, device, requires_grad, generator)
 
 
 def _exact_integers(dtype):
@@ -315,7 +326,7 @@ def empty_like(x, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
-def multinomial(input, num_samples, replacement=False):
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Indices drawn from each row of non-negative weights `input`, (K,) or (N, K), which need
     not sum to 1 (as PyTorch): int64 of shape (num_samples,) or (N, num_samples).
 
@@ -355,15 +366,22 @@ def multinomial(input, num_samples, replacement=False):
     if replacement:
         rows = xp.arange(n, dtype=backend.float64)[:, None]
         cdf = xp.cumsum(w, axis=1) / total + rows        # row r rises from r to r + 1
-        u = b.rng.random((n, num_samples)) + rows
+        u = _uniform(b, (n, num_samples), generator) + rows
         ids = xp.searchsorted(cdf.reshape(-1), u.reshape(-1), side="right").reshape(u.shape)
         ids = ids - xp.arange(n)[:, None] * k
         # rounding may put u at its row's very end: the last category of positive weight
         last = k - 1 - xp.argmax(w[:, ::-1] > 0, axis=1)[:, None]
         ids = xp.minimum(ids, last)
     else:
-        u = 1.0 - b.rng.random((n, k))                   # in (0, 1]: log(u) is finite
+        u = 1.0 - _uniform(b, (n, k), generator)         # in (0, 1]: log(u) is finite
         keys = xp.where(w > 0, xp.log(u) / xp.where(w > 0, w, 1.0), -xp.inf)   # w = 0: never
         ids = xp.argsort(-keys, axis=1)[:, :num_samples]
     ids = ids.astype(backend.int64)
     return Tensor._make(ids.reshape(input.shape[:-1] + (num_samples,)), input.device)
+
+
+def _uniform(b, shape, generator):
+    """float64 draws from [0, 1) on backend b: from its generator, or from `generator`."""
+    if generator is None:
+        return b.rng.random(shape)
+    return b.from_numpy(backend.host_rng(generator, "multinomial").random(shape))

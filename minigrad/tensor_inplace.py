@@ -53,6 +53,15 @@ class TensorInplace:
         ops.inplace.check_allowed(self, "uniform_")
         ops.inplace.check_writable(self, "uniform_")
         return nn.init.uniform_(self, a, b, generator)
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from minigrad import draws                     # draws.py imports Tensor
+        return draws.bernoulli_(self, p, generator)
+    def exponential_(self, lambd=1.0, *, generator=None):
+        from minigrad import draws
+        return draws.exponential_(self, lambd, generator)
+    def random_(self, *bounds, generator=None):        # random_(), random_(to), random_(from, to)
+        from minigrad import draws
+        return draws.random_(self, *bounds, generator=generator)
 
 
 def times_alpha(x, o, alpha, op):

@@ -69,9 +69,12 @@ class TensorMethods:
     def equal(self, other): return ops.math.equal(self, other)
     def softmax(self, dim=-1):
         return ops.softmax.along_dim(ops.softmax.Softmax, self, dim, "softmax")
-    def multinomial(self, num_samples, replacement=False):
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
         from minigrad.creation import multinomial       # creation.py imports this module
-        return multinomial(self, num_samples, replacement)
+        return multinomial(self, num_samples, replacement, generator=generator)
+    def bernoulli(self, p=None, *, generator=None):
+        from minigrad.draws import bernoulli
+        return bernoulli(self, p, generator=generator)
     def log_softmax(self, dim=-1):
         return ops.softmax.along_dim(ops.softmax.LogSoftmax, self, dim, "log_softmax")
 

@@ -1,6 +1,6 @@
 """Weight initialisers (in place, like torch.nn.init). Values are drawn on the host from the
-CPU generator (or the `generator` given: a NumPy Generator or an int seed), so one seed
-gives the same weights on every device."""
+CPU generator (or the `generator` given: an mg.Generator, a NumPy Generator or an int
+seed), so one seed gives the same weights on every device."""
 import math
 
 from minigrad import backend

@@ -113,8 +113,8 @@ def default_collate(items):
 
 class DataLoader:
     """Batches of `batch_size` items of `dataset`, in order or shuffled anew each epoch;
-    `drop_last` leaves out a last, smaller batch. `generator` (an int seed or a NumPy
-    Generator) draws the orders; by default the CPU generator that mg.manual_seed seeds."""
+    `drop_last` leaves out a last, smaller batch. `generator` (an mg.Generator, an int
+    seed or a NumPy Generator) draws the orders; by default the CPU generator that mg.manual_seed seeds."""
 
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
                  generator=None):

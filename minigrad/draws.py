@@ -1,0 +1,131 @@
+"""Random draws beyond the factories of creation.py, as torch's: normal(mean, std) with
+tensors or numbers, bernoulli(probabilities), and the in-place fills bernoulli_,
+exponential_ and random_ (Tensor methods). None of them is differentiable: for a draw that
+gradients flow through, write mean + std * mg.randn_like(mean) (the reparameterisation).
+
+Each draws on the host, from `generator` (mg.Generator, a NumPy Generator or an int seed)
+or else from the CPU generator that mg.manual_seed seeds, and copies the values to the
+tensor's device, as nn.init does: a seed gives the same numbers on every device.
+"""
+from minigrad import backend
+from minigrad.creation import _exact_integers, _shape, tensor
+from minigrad.nn.init import _fill
+from minigrad.ops import inplace
+from minigrad.tensor import Tensor
+
+
+def _host(v):
+    """A tensor's values, or a number, as a host array."""
+    return backend.to_host(v.data if isinstance(v, Tensor) else v)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Normal draws of mean `mean` and standard deviation `std`. Either may be a floating
+    tensor (the result has their broadcast shape, dtype and device) or a number; with two
+    numbers, give `size` (float32 unless `dtype` says otherwise)."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    for name, v in (("mean", mean), ("std", std)):
+        if not isinstance(v, Tensor) and (not backend.is_scalar(v) or isinstance(v, bool)):
+            raise TypeError(f"normal: {name} must be a floating tensor or a number, got "
+                            f"{type(v).__name__}")
+    if tensors:
+        if size is not None:
+            raise TypeError("normal: size= goes with a number mean and std only; with a "
+                            "tensor, the result takes its shape")
+        if any(not backend.is_floating(t.dtype) for t in tensors) or \
+                len({t.dtype for t in tensors}) > 1 or len({t.device for t in tensors}) > 1:
+            raise TypeError(f"normal: mean and std tensors must be floating, of one dtype and "
+                            f"one device, got {[f'{t.dtype} on {t.device}' for t in tensors]}")
+        try:
+            shape = backend.broadcast_shapes(*(t.shape for t in tensors))
+        except ValueError:
+            raise ValueError(f"normal: mean of shape {mean.shape} and std of shape "
+                             f"{std.shape} do not broadcast together") from None
+        dtype, device = dtype or tensors[0].dtype, device or tensors[0].device
+    elif size is None:
+        raise TypeError("normal: with a number mean and std, give size= (the result's shape)")
+    else:
+        shape = _shape((size,))
+    m, s = _host(mean), _host(std)
+    if not (s >= 0).all():                               # NaN fails too
+        raise ValueError(f"normal: std must be >= 0 everywhere, got {std!r}")
+    z = backend.host_rng(generator, "normal").standard_normal(shape)
+    return tensor(m + s * z, dtype=dtype or backend.DEFAULT_FLOAT, device=device,
+                  requires_grad=requires_grad)
+
+
+def _probabilities(p, op):
+    """p (a number or a tensor) as a host float64 array, checked to lie in [0, 1]."""
+    if isinstance(p, Tensor):
+        if not backend.is_floating(p.dtype):
+            raise TypeError(f"{op}: the probabilities must be a floating tensor, got {p.dtype}")
+    elif not backend.is_scalar(p) or isinstance(p, bool):
+        raise TypeError(f"{op}: p must be a number or a floating tensor, got "
+                        f"{type(p).__name__}")
+    q = _host(p).astype(backend.float64)
+    if not ((q >= 0) & (q <= 1)).all():                  # NaN fails too
+        raise ValueError(f"{op}: probabilities must lie in [0, 1], got {p!r}")
+    return q
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability `input` (element by element), else 0, in input's dtype; with p
+    (a number), that probability everywhere and input gives only the shape."""
+    if not isinstance(input, Tensor) or not backend.is_floating(input.dtype):
+        raise TypeError(f"bernoulli: input must be a floating tensor of probabilities, got "
+                        f"{getattr(input, 'dtype', type(input).__name__)}")
+    q = _probabilities(input if p is None else p, "bernoulli")
+    u = backend.host_rng(generator, "bernoulli").random(input.shape)
+    return Tensor._make(input.backend.from_numpy((u < q).astype(input.dtype)), input.device)
+
+
+def _fill_checked(t, op, values):
+    inplace.check_allowed(t, op)
+    inplace.check_writable(t, op)
+    return _fill(t, values)
+
+
+def bernoulli_(t, p=0.5, generator=None):
+    """t's elements each 1 with probability p (a number, or a tensor that broadcasts to t),
+    else 0; t may be of any dtype."""
+    q = _probabilities(p, "bernoulli_")
+    try:
+        q = backend.get("cpu").xp.broadcast_to(q, t.shape)
+    except ValueError:
+        raise ValueError(f"bernoulli_: p of shape {q.shape} does not broadcast to the "
+                         f"tensor's shape {t.shape}") from None
+    u = backend.host_rng(generator, "bernoulli_").random(t.shape)
+    return _fill_checked(t, "bernoulli_", u < q)
+
+
+def exponential_(t, lambd=1.0, generator=None):
+    """t filled with draws of the exponential distribution of rate lambd (mean 1/lambd)."""
+    if not backend.is_floating(t.dtype):
+        raise TypeError(f"exponential_: needs a floating-point tensor, got {t.dtype}")
+    if not backend.is_scalar(lambd) or not lambd > 0:
+        raise ValueError(f"exponential_: lambd must be a number > 0, got {lambd!r}")
+    rng = backend.host_rng(generator, "exponential_")
+    return _fill_checked(t, "exponential_", rng.exponential(1 / lambd, t.shape))
+
+
+def random_(t, *bounds, generator=None):
+    """t filled with integers, as torch's random_: random_() from 0 to the largest integer
+    t's dtype holds exactly (2²⁴ for float32, 1 for bool: both ends included);
+    random_(to) from [0, to); random_(from, to) from [from, to) (to None: as random_())."""
+    if len(bounds) > 2:
+        raise TypeError(f"random_: takes at most (from, to), got {len(bounds)} bounds")
+    lowest, highest = _exact_integers(t.dtype)
+    low, high = (0, None) if not bounds else (0, bounds[0]) if len(bounds) == 1 else bounds
+    high = highest + 1 if high is None else high
+    if not (backend.is_integer(low) and backend.is_integer(high)):
+        raise TypeError(f"random_: from and to must be integers, got {low!r} and {high!r}")
+    if not low < high:
+        raise ValueError(f"random_: needs from < to, got from={low}, to={high}")
+    if low < lowest or high - 1 > highest:
+        raise ValueError(f"random_: [{low}, {high}) does not fit {t.dtype} ({lowest} .. "
+                         f"{highest})")
+    rng = backend.host_rng(generator, "random_")
+    drawn = rng.integers(low, high, size=t.shape, dtype=t.dtype if t.dtype.kind in "iu"
+                         else backend.int64)
+    return _fill_checked(t, "random_", drawn)
