@@ -24,9 +24,25 @@ def row_sum(xp, a, scale=1.0):
     return xp.matmul(a.reshape(-1, n), col).reshape(a.shape[:-1] + (1,))
 
 
+COL_SUM_BLOCK = 256
+
+
 def col_sum(xp, a):
-    """Σ over the rows of a 2-D array: (r, n) -> (n,)."""
-    return xp.matmul(backend.filled(xp, (a.shape[0],), 1, a.dtype), a)
+    """Σ over the rows of a 2-D array: (r, n) -> (n,). BLAS's float32 matrix-vector product
+    keeps one running sum per column, which drifts as rows pile up (3.5e-3 off over 2·10⁶
+    rows of 0.1: a bias gradient over many tokens); on the host, float32 rows are summed in
+    blocks of 256, one stacked product, and the block sums added in float64: 1e-7 off, and
+    no slower (NumPy's float16 product sums in float32 already; a GPU's sums are trees)."""
+    r, n = a.shape
+    k = r // COL_SUM_BLOCK
+    if a.dtype != backend.float32 or not backend.is_numpy(xp) or k < 2:
+        return xp.matmul(backend.filled(xp, (r,), 1, a.dtype), a)
+    ones = backend.filled(xp, (COL_SUM_BLOCK,), 1, a.dtype)
+    blocks = xp.matmul(ones, a[:k * COL_SUM_BLOCK].reshape(k, COL_SUM_BLOCK, n))
+    total = blocks.sum(0, dtype=backend.float64)
+    if k * COL_SUM_BLOCK < r:
+        total += xp.matmul(ones[:r - k * COL_SUM_BLOCK], a[k * COL_SUM_BLOCK:])
+    return total.astype(a.dtype)
 
 
 def row_max(xp, a):
