@@ -50,6 +50,8 @@ from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa:
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401
                                 initial_seed, seed)
 from minigrad.draws import normal, bernoulli  # noqa: F401
+from minigrad.dtypes import (finfo, iinfo, get_default_dtype, set_default_dtype,  # noqa
+                             promote_types, is_floating_point)
 from minigrad import functional, viz, nn, optim, utils, cuda  # noqa: F401
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 

@@ -21,7 +21,8 @@ DEFAULT_FLOAT = float32
 
 _DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float": float32,
                 "float64": float64, "double": float64, "int32": int32, "int": int32,
-                "int64": int64, "long": int64, "bool": bool_}
+                "int64": int64, "long": int64, "bool": bool_, "int16": np.dtype("int16"),
+                "short": np.dtype("int16"), "int8": np.dtype("int8"), "uint8": np.dtype("uint8")}
 
 
 def dtype(d):
