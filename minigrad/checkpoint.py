@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Mapping
 
 import safetensors
 import safetensors.numpy
@@ -38,6 +39,10 @@ def save(state_dict, path, metadata=None):
     points to is the one replaced. A replaced file keeps its permission bits."""
     if hasattr(state_dict, "state_dict") and callable(state_dict.state_dict):
         state_dict = state_dict.state_dict()  # a Module was passed
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"mg.save: expected a dict of name -> tensor (or a Module), got a "
+                        f"{type(state_dict).__name__}; a single tensor goes in as "
+                        f"mg.save({{'x': t}}, path)")
     arrays = {name: _host_array(name, t) for name, t in state_dict.items()}
     meta = _string_metadata(metadata)
     path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target file

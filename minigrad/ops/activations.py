@@ -112,7 +112,8 @@ def glu(x, dim=-1):
     if x.shape[d] % 2:
         raise ValueError(f"glu: halving dimension must be even, but dimension {d} is size "
                          f"{x.shape[d]} (input shape {x.shape})")
-    a, b = split(x, x.shape[d] // 2, d)
+    half = x.shape[d] // 2
+    a, b = split(x, [half, half], d)                     # (sizes: an empty dim halves too)
     return a * sigmoid(b)
 
 

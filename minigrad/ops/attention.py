@@ -240,6 +240,11 @@ def _broadcast(xp, a, shape):
     return a if a.shape == shape else xp.broadcast_to(a, shape)
 
 
+def default_scale(q):
+    """1/√d_k; with d_k = 0 every score is 0 whatever the scale, so 1 (as PyTorch's result)."""
+    return 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None):
     """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. q: (..., L, E),
@@ -262,12 +267,15 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
         # its gradient; the fused op treats masks as constants
         out, p = attention_with_weights(q, k, v, attn_mask, is_causal, scale)
         return out if dropout_p == 0 else dropout(p, dropout_p) @ v
+    if 0 in q.shape + k.shape + v.shape:       # empty: the composed ops handle it (the
+        out, p = attention_with_weights(q, k, v, attn_mask, is_causal, scale)   # fused op's
+        return out                             # row sums reshape(-1, 0), which NumPy cannot)
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
     xp = q.backend.xp
     ceiling = None if allowed is None else \
         _causal_ceiling(xp, q.shape[-2], k.shape[-2], q.dtype) if is_causal and \
         attn_mask is None else _ceiling(xp, allowed, q.dtype)  # the causal one is kept
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scale = default_scale(q) if scale is None else scale
     return ScaledDotProductAttention.apply(q, k, v, scale=scale, allowed=allowed,
                                            additive=additive, ceiling=ceiling,
                                            dropout_p=dropout_p)
@@ -282,7 +290,7 @@ def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None)
                                         attn_mask, is_causal, scale)
         return out.to(dtype=q.dtype), p.to(dtype=q.dtype)
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal, "attention_with_weights")
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scale = default_scale(q) if scale is None else scale
     s = (q @ k.mT) * scale
     if additive is not None:       # a float mask that is a Tensor adds itself: differentiable
         s = s + (attn_mask.to(dtype=s.dtype) if isinstance(attn_mask, Tensor) and

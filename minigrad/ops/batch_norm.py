@@ -60,7 +60,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         mean = x.mean(dims, keepdim=True)              # μ
         centred = x - mean
         var = (centred * centred).mean(dims, keepdim=True)   # σ², biased: divided by n
-        n = x.numel() // channels
+        n = x.numel() // channels if channels else 0
         if running_mean is not None and n > 0:         # an empty batch leaves them as they are
             _update_running(running_mean, running_var, mean, var, n, momentum)
     else:

@@ -190,5 +190,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if weight is None and bias is not None:
         # a bias alone still needs a (constant, unit) scale before it
         weight = Tensor._make(x.backend.xp.ones(normalized_shape, dtype=x.dtype), x.device)
+    if math.prod(normalized_shape) == 0:     # nothing to normalise: an empty output (the
+        y = x * 1                            # fused op's rows would be reshape(-1, 0))
+        y = y if weight is None else y * weight
+        return y if bias is None else y + bias
     affine = [p for p in (weight, bias) if p is not None]
     return LayerNorm.apply(x, *affine, dims=tuple(range(x.ndim - k, x.ndim)), eps=eps)

@@ -407,6 +407,8 @@ def kl_div(input, target, reduction="mean", log_target=False):
         # 0·log 0 = 0; a negative or NaN target gives NaN, as xlogy
         loss = where(target >= 0, t_log_t, math.nan) - target * input
     if reduction == "batchmean":
+        if input.ndim and input.shape[0] == 0:           # no rows: NaN, as PyTorch, without
+            return loss.sum() * math.nan                 # NumPy's 0/0 warnings
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
 

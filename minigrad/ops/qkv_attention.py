@@ -16,7 +16,8 @@ KV cache, and on a GPU), and a test checks that the two agree to the bit.
 import math
 import numbers
 
-from minigrad.ops.attention import ScaledDotProductAttention, _causal, _causal_ceiling
+from minigrad.ops.attention import (ScaledDotProductAttention, _causal, _causal_ceiling,
+                                    scaled_dot_product_attention)
 from minigrad.tensor import Tensor
 
 
@@ -71,5 +72,11 @@ def qkv_attention(qkv, n_head, dropout_p=0.0, is_causal=False):
                          f"n_head, got {shape} and n_head={n_head!r}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"qkv_attention: dropout_p must be in [0, 1), got {dropout_p}")
+    if qkv.numel() == 0:             # an empty batch, sequence or width: the readable lines
+        B, T, C3 = qkv.shape
+        q, k, v = (qkv[..., i * C3 // 3:(i + 1) * C3 // 3].reshape(
+            B, T, n_head, C3 // 3 // n_head).transpose(1, 2) for i in range(3))
+        y = scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=is_causal)
+        return y.transpose(1, 2).reshape(B, T, C3 // 3)
     return QKVAttention.apply(qkv, n_head=int(n_head), dropout_p=dropout_p,
                               is_causal=bool(is_causal))

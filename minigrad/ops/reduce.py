@@ -1,5 +1,6 @@
 """Reductions: sum (and its broadcasting inverse sum_to), max/min, amax/amin, prod,
 mean/var built on sum, logsumexp, any/all, and the running sum cumsum."""
+import math
 import warnings
 from collections import namedtuple
 
@@ -333,9 +334,10 @@ def logsumexp(x, dim, keepdim=False):
     if not backend.is_floating(x.dtype):
         x = x.to(dtype=backend.DEFAULT_FLOAT)
     dims = reduce_dims(dim, x.ndim, "logsumexp")
+    if x.numel() == 0:                       # log of an empty sum is -inf (no log(0) warning)
+        return x.sum(dims, keepdim) - math.inf
     xp = x.backend.xp
-    m = x.data.max(axis=dims, keepdims=True) if x.numel() else xp.zeros(
-        _kept_shape(x.shape, dims), x.dtype)
+    m = x.data.max(axis=dims, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m).astype(x.dtype)     # ±inf slices: no shift (inf - inf)
     shift = Tensor._make(m, x.device)
     out = (x - shift).exp().sum(dims, keepdim=True).log() + shift

@@ -203,10 +203,10 @@ def split(x, split_size, dim=0):
     d = normalize_dim(dim, x.ndim, "split")
     n = x.shape[d]
     if isinstance(split_size, int):
-        if split_size <= 0:
+        if split_size < 0 or (split_size == 0 and n):    # (0 fits an empty dim only)
             raise ValueError(f"split: split_size must be a positive integer, got {split_size}")
         # an empty dim still gives one (empty) piece, as PyTorch
-        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] if n else [0]
     elif not isinstance(split_size, (list, tuple)):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
                         f"{split_size!r}")
