@@ -256,3 +256,10 @@ def test_dtypes_numpy_lacks_or_safetensors_cannot_store_are_named(tmp_path):
     assert mg.load(tmp_path / "t.safetensors")["t"].tolist() == [0, 1, 2]
     with pytest.raises(TypeError, match=r"mg.save: entry 'b': .*bfloat16.*t.float\(\)"):
         mg.save({"b": torch.ones(2, dtype=torch.bfloat16)}, tmp_path / "b.safetensors")
+
+
+def test_save_to_a_name_near_the_file_systems_limit(tmp_path):
+    path = tmp_path / ("a" * 240 + ".safetensors")      # 252 of the 255 allowed
+    mg.save({"x": mg.ones(2)}, path)
+    np.testing.assert_array_equal(mg.load(path)["x"].numpy(), [1.0, 1.0])
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]

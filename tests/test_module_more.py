@@ -324,3 +324,51 @@ def test_module_repr_and_attributes_before_init_as_pytorch():
     assert repr(One()) == "One(\n  k=1\n  (act): ReLU()\n)"
     seq = nn.Sequential(nn.ReLU())
     assert seq.insert(0, nn.Tanh()) is seq and isinstance(seq[0], nn.Tanh)
+
+
+def test_to_gives_buffers_new_tensors_and_leaves_the_callers_alone():
+    w = mg.tensor([1.0, 2.0])
+    crit = nn.CrossEntropyLoss(weight=w).double()
+    assert w.dtype == mg.float32 and crit.weight.dtype == mg.float64
+    mask = mg.ones(3)
+    a, b = nn.Module(), nn.Module()
+    a.register_buffer("m", mask)
+    b.register_buffer("m", mask)
+    a.half()
+    assert b.m.dtype == mg.float32 and a.m.dtype == mg.float16 and mask.dtype == mg.float32
+    lin = nn.Linear(2, 2)
+    weight = lin.weight
+    lin.double()
+    assert lin.weight is weight and weight.dtype == mg.float64    # parameters: in place
+
+
+@pytest.mark.parametrize("zero", ["module", "optimizer"])
+def test_zero_grad_without_none_zeroes_the_same_grad_tensor(zero):
+    m = nn.Linear(2, 1)
+    opt = mg.optim.SGD(m.parameters(), lr=0.1)
+    m(mg.ones(1, 2)).sum().backward()
+    g = m.weight.grad
+    (m if zero == "module" else opt).zero_grad(set_to_none=False)
+    assert g is m.weight.grad and g.sum().item() == 0.0
+    m(mg.ones(1, 2)).sum().backward()
+    assert g.sum().item() == 2.0                       # backward accumulates into it again
+
+
+def test_zero_grad_of_a_grad_with_a_graph_gives_a_plain_zero_leaf():
+    from minigrad.nn.module import zero_grads
+    w = nn.Parameter(mg.ones(2))
+    g, = mg.grad((w * w).sum(), [w], create_graph=True)
+    w.grad = g
+    zero_grads([w], set_to_none=False)
+    assert w.grad is not g and w.grad._ctx is None and w.grad.sum().item() == 0.0
+    assert g.sum().item() == 4.0                       # the graph's tensor is untouched
+
+
+def test_a_shared_batch_norm_may_lack_num_batches_tracked_under_both_names():
+    class Shared(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.BatchNorm1d(3)
+            self.b = self.a
+    sd = {k: v for k, v in Shared().state_dict().items() if "num_batches" not in k}
+    assert Shared().load_state_dict(sd) == ([], [])

@@ -29,6 +29,22 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+def zero_grads(params, set_to_none=True):
+    """Module.zero_grad and Optimizer.zero_grad: each .grad set to None, or, with
+    set_to_none=False, zeroed with the same tensor object kept, as PyTorch (a reference to
+    it sees the zeros). It gets new zero memory rather than being written in place: a
+    gradient array may be another tensor's too, or a read-only broadcast view."""
+    for p in params:
+        g = p.grad
+        if set_to_none or g is None:
+            p.grad = None
+        elif g.requires_grad or g._ctx is not None:   # from create_graph=True: a fresh
+            p._grad = Tensor._make(g.backend.xp.zeros_like(g.data), p.device)   # leaf
+        else:
+            g._data = g.backend.xp.zeros_like(g.data)
+            g._version_counter[0] += 1
+
+
 class Module:
     """Base class of every layer: subclasses set attributes in __init__ and define forward."""
 
@@ -306,15 +322,13 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if set_to_none or p.grad is None:
-                p.grad = None
-            else:
-                p._grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data), p.device)
+        zero_grads(self.parameters(), set_to_none)
 
     def to(self, device=None, dtype=None):
-        """Move every parameter and buffer in place, and/or cast the floating-point ones
-        (integer and boolean buffers keep their dtype, as PyTorch); returns self."""
+        """Move every parameter and buffer, and/or cast the floating-point ones (integer and
+        boolean buffers keep their dtype, as PyTorch); returns self. Parameters change in
+        place (an optimiser built before keeps them); a buffer is replaced by a new tensor,
+        as PyTorch, since it may be the caller's (a loss's `weight=`) or another module's."""
         device, dtype = split_device_dtype(device, dtype)
         if dtype is not None and not backend.is_floating(dtype):
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point type "
@@ -327,7 +341,9 @@ class Module:
                         continue
                     cast = dtype if backend.is_floating(t.dtype) else None
                     moved = t.detach().to(device=device, dtype=cast)
-                    if moved.data is not t.data:
+                    if moved.data is not t.data and store is m._buffers:
+                        store[n] = moved
+                    elif moved.data is not t.data:
                         t._data, t.device = moved.data, moved.device
                         t._version_counter[0] += 1   # new values for a graph built before
                         if t.grad is not None:
@@ -383,7 +399,8 @@ class Module:
         own = dict(self._named_state())
         # state a module can do without (BatchNorm's num_batches_tracked, which state dicts
         # saved before it existed lack): kept as it is, not reported missing, as PyTorch
-        optional = {(f"{m_name}.{n}" if m_name else n) for m_name, m in self.named_modules()
+        optional = {(f"{m_name}.{n}" if m_name else n)       # (a shared module: each name)
+                    for m_name, m in self.named_modules(remove_duplicate=False)
                     for n in getattr(m, "_optional_state", ())}
         missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]

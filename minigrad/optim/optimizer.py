@@ -6,7 +6,7 @@ import json
 import numbers
 
 from minigrad.autograd import no_grad, enable_grad
-from minigrad.nn.module import _host
+from minigrad.nn.module import _host, zero_grads
 from minigrad.tensor import Tensor
 
 
@@ -127,15 +127,8 @@ class Optimizer:
 
     # ---- stepping -----------------------------------------------------------------------
     def zero_grad(self, set_to_none=True):
-        """Forget the gradients (set to None, or to new zero arrays: grads may be shared
-        between parameters, so they are never zeroed in place)."""
-        for g in self.param_groups:
-            for p in g["params"]:
-                if set_to_none or p.grad is None:
-                    p.grad = None
-                else:
-                    p._grad = Tensor._make(p.grad.backend.xp.zeros_like(p.grad.data),
-                                           p.device)
+        """Forget the gradients: set to None, or to zeros (nn.module.zero_grads)."""
+        zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     @no_grad()
     def step(self, closure=None):
