@@ -58,11 +58,29 @@ def host_values(data, dtype=None):
 
 
 def check_numbers(arr, data):
-    """arr, if it holds numbers or bools; else an error naming what it holds."""
+    """arr as a plain array (backend.plain_array), if it holds numbers or bools; else an
+    error naming what it holds."""
     if arr.dtype.kind in "OUSVMm":          # objects, strings, records, dates
         raise TypeError(f"tensor: cannot make a tensor of {arr.dtype} values (from "
                         f"{type(data).__name__}); a tensor holds numbers or bools")
-    return arr
+    return backend.plain_array(arr)
+
+
+def check_values_fit(arr, dtype):
+    """Python numbers going into an integer dtype must fit it, as PyTorch checks
+    (torch.tensor([2**40], dtype=torch.int32) is an error): NumPy's astype would wrap them,
+    or make ±inf and NaN -2⁶³. (A float's fraction is dropped, as PyTorch.)"""
+    if dtype is None or dtype.kind not in "iu" or arr.dtype.kind not in "iuf" or not arr.size:
+        return
+    low, high = backend.value_range(dtype)
+    if arr.dtype.kind == "f":               # (high + 1 is exact in float64: 2³¹, 2⁶³ ...)
+        fits = bool(((arr >= low) & (arr < float(high) + 1)).all())   # NaN fails
+    else:
+        fits = bool(((arr >= low) & (arr <= high)).all())
+    if not fits:
+        raise ValueError(f"tensor: a value cannot be converted to {dtype} without overflow "
+                         f"(it holds {low} .. {high}); pass values the dtype can hold, or "
+                         f"a wider dtype")
 
 
 def _has_big_int(data):

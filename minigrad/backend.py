@@ -17,12 +17,14 @@ from minigrad import parallel
 # dtypes: NumPy's dtype objects are the library's dtypes (CuPy uses the same ones).
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
+uint8 = np.dtype("uint8")
+DTYPE_CLASS = np.dtype
 DEFAULT_FLOAT = float32
 
 _DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float": float32,
                 "float64": float64, "double": float64, "int32": int32, "int": int32,
                 "int64": int64, "long": int64, "bool": bool_, "int16": np.dtype("int16"),
-                "short": np.dtype("int16"), "int8": np.dtype("int8"), "uint8": np.dtype("uint8")}
+                "short": np.dtype("int16"), "int8": np.dtype("int8"), "uint8": uint8}
 
 
 def dtype(d):
@@ -406,6 +408,27 @@ def device_of_array(a):
     raise TypeError(f"cannot make a tensor from a {what}; give a Python scalar or (nested) "
                     f"list, a NumPy or CuPy array or a minigrad Tensor (mg.tensor also "
                     f"takes a PyTorch tensor)")
+
+
+def plain_array(a, share=False):
+    """A tensor's host array as a plain ndarray of native byte order: a subclass (np.matrix,
+    np.memmap) as an ndarray view of its memory (np.matrix would keep rows 2-D); a masked
+    array refused (its mask would be lost: the masked values would count); a big-endian
+    array converted (a copy), or refused where the memory is to be shared (from_numpy).
+    Any other array (a device's) as it is."""
+    if not isinstance(a, np.ndarray):
+        return a
+    if isinstance(a, np.ma.MaskedArray):
+        raise TypeError("cannot make a tensor of a masked array: its mask would be lost; fill "
+                        "the masked values first (a.filled(value)), or pass a.data")
+    a = np.asarray(a)
+    if not a.dtype.isnative:
+        if share:
+            raise TypeError(f"from_numpy: the array is of byte order {a.dtype.str!r} (not this "
+                            f"machine's), so its memory cannot be shared; give "
+                            f"a.astype(a.dtype.newbyteorder('=')), or use mg.tensor(a)")
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
 
 
 def to_host(a):

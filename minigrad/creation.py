@@ -55,7 +55,7 @@ def from_numpy(ndarray):
     if ndarray.dtype.kind not in "biuf":
         raise TypeError(f"from_numpy: cannot make a tensor of dtype {ndarray.dtype}; "
                         f"supported: bool, integer and floating-point arrays")
-    return Tensor._make(ndarray, backend.device_name("cpu"))
+    return Tensor._make(backend.plain_array(ndarray, share=True), backend.device_name("cpu"))
 
 
 def is_tensor(obj):

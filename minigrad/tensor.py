@@ -10,7 +10,8 @@ from minigrad import backend
 from minigrad.autograd import run_backward, _initial_grad
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
                            is_device_array as _is_device_array, data_value as _data_value,
-                           host_values as _host_values, check_numbers as _check_numbers)
+                           host_values as _host_values, check_numbers as _check_numbers,
+                           check_values_fit as _check_values_fit)
 from minigrad.tensor_inplace import TensorInplace, times_alpha
 from minigrad.tensor_methods import TensorMethods
 
@@ -32,8 +33,10 @@ class Tensor(TensorMethods, TensorInplace):
         source = data if isinstance(data, Tensor) else None
         if source is not None:
             data = data.data
-        elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-            data = _stack_values(data)
+        elif isinstance(data, (list, tuple)) and any(
+                isinstance(x, Tensor) or isinstance(getattr(x, "dtype", None),
+                                                    backend.DTYPE_CLASS) for x in data):
+            data = _stack_values(data)      # tensors or NumPy values: in their dtype
         if device is None:
             device = backend.device_of_array(data) if _is_device_array(data) else "cpu"
         device = backend.device_name(device)
@@ -42,6 +45,8 @@ class Tensor(TensorMethods, TensorInplace):
             arr = _check_numbers(data, data)
         else:
             arr = _host_values(data, dtype)
+            if not hasattr(data, "dtype"):                 # Python numbers: must fit
+                _check_values_fit(arr, dtype)
             if arr.dtype.kind == "f" and not hasattr(data, "dtype") and dtype is None:
                 arr = arr.astype(backend.DEFAULT_FLOAT)  # Python floats and lists -> float32
             elif arr.dtype.kind in "iu" and not hasattr(data, "dtype") and dtype is None:
@@ -58,6 +63,22 @@ class Tensor(TensorMethods, TensorInplace):
         self._hooks, self._retains_grad = None, False
         if requires_grad:
             self.requires_grad_(True)
+
+    # copies and pickles, as PyTorch's: the values and requires_grad, as a new leaf
+    def __reduce_ex__(self, protocol):
+        return _rebuild, (type(self), self.data, self.device, self.requires_grad)
+
+    def __deepcopy__(self, memo):
+        """A new leaf with a copy of the values (and of .grad, but not a Parameter's, as
+        PyTorch); a tensor inside a graph cannot be copied with its graph, as in PyTorch."""
+        if self._ctx is not None:
+            raise RuntimeError("deepcopy: only tensors made by the user (graph leaves) can be "
+                               "deep-copied, not the result of an op inside a graph; "
+                               "copy t.detach() (or t.detach().clone())")
+        new = _rebuild(type(self), self.data.copy(), self.device, self.requires_grad)
+        if self._grad is not None and type(self) is Tensor:
+            new._grad = self._grad.__deepcopy__(memo)
+        return new
 
     @staticmethod
     def _make(array, device, requires_grad=False):
@@ -404,11 +425,24 @@ class Tensor(TensorMethods, TensorInplace):
     def __le__(self, o): return ops.elementwise.compare("less_equal", self, o)
     def __gt__(self, o): return ops.elementwise.compare("greater", self, o)
     def __ge__(self, o): return ops.elementwise.compare("greater_equal", self, o)
-    # t == None is False, not an error (PyTorch's answer; `x == None` appears in user code)
-    def __eq__(self, o): return False if o is None else ops.elementwise.compare("equal", self, o)
+    # t == None, t == "auto" are False, not errors (PyTorch's answer; `x == None`, `t in
+    # [..., "auto"]` appear in user code): NotImplemented leaves them to Python's identity
+    def __eq__(self, o):
+        return ops.elementwise.compare("equal", self, o) if _comparable(o) else NotImplemented
     def __ne__(self, o):
-        return True if o is None else ops.elementwise.compare("not_equal", self, o)
-    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+        return ops.elementwise.compare("not_equal", self, o) if _comparable(o) else \
+            NotImplemented
+    def eq(self, o): return ops.elementwise.compare("equal", self, o)
+    def ne(self, o): return ops.elementwise.compare("not_equal", self, o)
+    lt, le, gt, ge = __lt__, __le__, __gt__, __ge__
+
+    def __contains__(self, element):
+        """`x in t`: whether any element of t equals x (a number or a tensor), as PyTorch
+        (not Python's row-by-row search, which compares whole rows)."""
+        if not (isinstance(element, Tensor) or backend.is_scalar(element)):
+            raise TypeError(f"`in` a tensor takes a number or a tensor, got "
+                            f"{type(element).__name__}")
+        return bool((self == element).any())
     def isnan(self): return ops.elementwise.predicate("isnan", self)
     def isinf(self): return ops.elementwise.predicate("isinf", self)
     def isfinite(self): return ops.elementwise.predicate("isfinite", self)
@@ -435,6 +469,20 @@ def _used_by_a_recorded_op(t):
                         (isinstance(owner, dict) and owner.get("inputs") is holder):
                     return True
     return False
+
+
+def _comparable(o):
+    """Whether `t == o` compares elements: o a tensor, a number, a (nested) list or an
+    array. Anything else (None, a string, a dict) is just not equal, as in PyTorch."""
+    return isinstance(o, (Tensor, list, tuple)) or backend.is_scalar(o) or \
+        hasattr(o, "__array__") or _is_device_array(o)
+
+
+def _rebuild(cls, array, device, requires_grad):
+    """A leaf of class cls (Tensor, Parameter) holding `array` (pickle's and copy's end)."""
+    t = Tensor._make(array, backend.device_name(device), requires_grad)
+    t.__class__ = cls
+    return t
 
 
 from minigrad import ops, creation, nn, tensor_methods, tensor_inplace  # noqa: E402  (they

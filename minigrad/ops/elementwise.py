@@ -3,7 +3,7 @@ input's shape (autograd.run_backward), so no backward here deals with broadcasti
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast
+from minigrad.args import check_broadcast, check_fill_value
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.matmul import matmul
@@ -344,6 +344,10 @@ def where(cond, a, b):
             cond) or not hasattr(cond, "shape") else backend.device_of_array(cond)
         a = Tensor(backend.python_scalar(a), device=device)
     like = a if isinstance(a, Tensor) else b
+    for value, other in ((a, b), (b, a)):        # an integer beside an integer tensor must
+        if backend.is_integer(value) and isinstance(other, Tensor) and \
+                other.dtype.kind in "iu":         # fit it, as PyTorch (lift would wrap it)
+            check_fill_value("where", value, other.dtype)
     a, b = _pair(a, b)
     return Where.apply(a, b, cond=_cond_array(cond, like, "where"))
 
@@ -360,6 +364,7 @@ def masked_fill(x, mask, value):
     if not fits:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
                          f"the tensor's shape {x.shape}")
+    check_fill_value("masked_fill", value, x.dtype)     # 1000 into int8: an error, as PyTorch
     return Where.apply(lift(value, x).to(dtype=x.dtype), x, cond=m)  # x's dtype, as PyTorch
 
 

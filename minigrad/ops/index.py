@@ -88,6 +88,10 @@ def raw_index(index, x, op="getitem", what="index"):
         if device != x.device:
             raise RuntimeError(f"{op}: {what} on {device}, tensor on {x.device}; move the "
                                f"{what} with .to({x.device!r}) first")
+        if i.dtype == backend.uint8 and op in ("getitem", "setitem"):
+            raise IndexError(f"{op}: an index of dtype uint8 is a mask to PyTorch (deprecated) "
+                             f"and integer positions to NumPy; say which: .bool() for a "
+                             f"mask, .long() for positions")
         if i.ndim == 0 and i.dtype.kind in "iu" and op in ("getitem", "setitem"):
             return int(i)                         # t[mg.tensor(1)] is t[1]: a view (PyTorch)
         # a copy: ops keep the index for backward, and a later in-place change of the

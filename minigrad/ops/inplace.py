@@ -105,13 +105,28 @@ def setitem(t, index, value):
     target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
     index = index if parts is None else parts[1]
     try:
-        target[index] = value
+        try:
+            target[index] = value
+        except ValueError:    # leading 1s the part lacks, as PyTorch drops them: t[1] = [5.]
+            ones = _leading_ones(value, target[index].ndim)   # (NumPy does so only for
+            if not ones:                                       # parts that are arrays)
+                raise
+            target[index] = value.reshape(value.shape[ones:])
     except ValueError:  # NumPy's words ("setting an array element with a sequence")
         raise ValueError(f"setitem: a value of shape {tuple(t.backend.xp.shape(value))} "
                          f"cannot be assigned to the part of shape "
                          f"{tuple(target[index].shape)} that the index selects (tensor of "
                          f"shape {t.shape}); the value must broadcast to that part") from None
     _counted(t)
+
+
+def _leading_ones(value, ndim):
+    """How many leading dims of size 1 `value` has beyond `ndim` dims."""
+    shape = getattr(value, "shape", ())
+    n = 0
+    while n < len(shape) - ndim and shape[n] == 1:
+        n += 1
+    return n
 
 
 def update(x, what, op, o):

@@ -202,6 +202,8 @@ def _exclusive_cumprod(x, d):
     return out
 
 def sum(x, dim=None, keepdim=False):
+    if x.dtype.kind == "u":              # unsigned integers sum as int64, as PyTorch (NumPy:
+        x = x.to(dtype=backend.int64)    # uint64); bools and signed ones do already
     return Sum.apply(x, dims=reduce_dims(dim, x.ndim, "sum"), keepdim=keepdim)
 
 

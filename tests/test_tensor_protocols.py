@@ -1,0 +1,156 @@
+"""How a Tensor meets Python and NumPy: what it is made from (masked, matrix, big-endian
+arrays; NumPy scalars in a list; numbers that do not fit), ==/in against other objects,
+copy and pickle, and indices that PyTorch and NumPy read differently."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn as nn
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")    # np.matrix's own
+def test_array_subclasses_become_plain_arrays_and_masked_ones_are_refused():
+    with pytest.raises(TypeError, match=r"masked array.*a.filled"):
+        mg.tensor(np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0]))
+    with pytest.raises(TypeError, match="masked array"):
+        mg.as_tensor(np.ma.array([1.0]))
+    m = mg.tensor(np.matrix([[1.0, 2.0], [3.0, 4.0]]))
+    assert m[0].shape == (2,) and m.sum(0).shape == (2,)
+    shared = np.matrix([[1.0, 2.0]])
+    t = mg.from_numpy(shared)
+    t[0, 0] = 9.0
+    assert shared[0, 0] == 9.0 and type(t.data) is np.ndarray     # still its memory
+
+
+def test_big_endian_arrays_become_native_or_are_refused_where_shared():
+    a = np.array([1.0, 2.0], dtype=">f4")
+    for t in (mg.tensor(a), mg.as_tensor(a), mg.Tensor(a)):
+        assert t.dtype == mg.float32 and t.dtype.isnative
+        np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    x = mg.tensor(a, requires_grad=True)
+    mg.nn.functional.linear(x[None], mg.ones(2, 2)).sum().backward()
+    assert x.grad.dtype == mg.float32
+    with pytest.raises(TypeError, match="byte order '>f4'"):
+        mg.from_numpy(a)
+
+
+def test_numpy_values_in_a_list_keep_their_dtype():
+    assert mg.tensor([np.float64(0.1)]).dtype == mg.float64
+    assert mg.tensor([np.int32(1), np.int32(2)]).dtype == mg.int32
+    assert mg.tensor([np.float16(1), np.float16(2)]).dtype == mg.float16
+    assert mg.tensor([np.array([1.0, 2.0])]).shape == (1, 2)
+    assert mg.tensor([np.array([1.0, 2.0])]).dtype == mg.float64
+    assert mg.tensor([1.0, 2.0]).dtype == mg.float32                  # Python's: default
+
+
+@pytest.mark.parametrize("data, dtype", [([2 ** 40], mg.int32), ([float("inf")], mg.int64),
+                                         ([float("nan")], mg.int32), ([300], np.uint8),
+                                         ([-129], np.int8), (2.0 ** 63, mg.int64)])
+def test_python_numbers_that_do_not_fit_an_integer_dtype_are_refused(data, dtype):
+    with pytest.raises(ValueError, match="without overflow"):
+        mg.tensor(data, dtype=dtype)
+
+
+def test_numbers_that_fit_are_converted_as_pytorch():
+    np.testing.assert_array_equal(mg.tensor([1.7, -1.7], dtype=mg.int64).numpy(), [1, -1])
+    assert mg.tensor([2 ** 63 - 1], dtype=mg.int64).item() == 2 ** 63 - 1
+    assert mg.tensor([255, 0], dtype=np.uint8).dtype == np.uint8
+    assert mg.tensor(np.array([2 ** 40]), dtype=mg.int32).item() == 0   # arrays cast, as torch
+
+
+def test_where_and_masked_fill_refuse_integers_their_dtype_cannot_hold():
+    i8, mask = mg.tensor([1, 2], dtype=np.int8), mg.tensor([True, False])
+    with pytest.raises(ValueError, match="1000 cannot be converted to int8"):
+        mg.where(mask, i8, 1000)
+    with pytest.raises(ValueError, match="1000 cannot be converted to int8"):
+        mg.where(mask, 1000, i8)
+    with pytest.raises(ValueError, match="cannot be converted to int8"):
+        i8.masked_fill(mask, 1000)
+    with pytest.raises(ValueError, match="cannot be converted to float16"):
+        mg.zeros(2, dtype=mg.float16).masked_fill(mask, -1e9)
+    np.testing.assert_array_equal(mg.where(mask, i8, 3).numpy(), [1, 3])
+    assert mg.where(mask, i8, 3).dtype == np.int8
+    np.testing.assert_array_equal(i8.masked_fill(mask, 2.5).numpy(), [2, 2])   # x's dtype
+    assert mg.zeros(2).masked_fill(mask, float("-inf"))[0].item() == float("-inf")
+
+
+def test_equality_with_other_objects_is_false_not_an_error():
+    t = mg.tensor(1.0)
+    assert (t == "auto") is False and (t != "auto") is True
+    assert (t == None) is False and (t != None) is True                  # noqa: E711
+    assert (t == object()) is False and (t == {}) is False
+    assert t in ["a", 1.0] and ["x", t].index(t) == 1
+    with pytest.raises(TypeError):
+        t.eq("auto")                                        # the method still compares
+    assert bool(t == 1.0) and bool(t.eq(mg.tensor(1.0)))
+
+
+def test_in_searches_the_elements():
+    t = mg.tensor([[1, 2], [3, 4]])
+    assert 2 in t and 5 not in t and mg.tensor(3) in t
+    with pytest.raises(TypeError, match="takes a number or a tensor"):
+        "a" in t
+
+
+def test_a_one_element_value_goes_into_a_single_element():
+    t = mg.zeros(3)
+    t[1] = mg.ones(1)
+    m = mg.zeros(2, 2)
+    m[0, 1] = mg.tensor([[5.0]])
+    m[1] = mg.tensor([[1.0, 2.0]])
+    np.testing.assert_array_equal(t.numpy(), [0, 1, 0])
+    np.testing.assert_array_equal(m.numpy(), [[0, 5], [1, 2]])
+    with pytest.raises(ValueError, match=r"shape \(2,\) cannot be assigned to the part of "
+                                         r"shape \(\)"):
+        m[0, 0] = mg.tensor([1.0, 2.0])
+
+
+def test_unsigned_sums_are_int64():
+    u = mg.tensor([[200, 100]], dtype=np.uint8)
+    assert u.sum().dtype == mg.int64 and u.sum().item() == 300
+    assert u.sum(0).dtype == mg.int64
+
+
+def test_a_uint8_index_is_refused_as_ambiguous():
+    t = mg.tensor([10, 20, 30])
+    for index in (mg.from_numpy(np.array([1, 0, 1], dtype=np.uint8)),
+                  np.array([1, 0, 1], dtype=np.uint8)):
+        with pytest.raises(IndexError, match=r"uint8.*\.bool\(\) for a mask"):
+            t[index]
+        with pytest.raises(IndexError, match="uint8"):
+            t[index] = 0
+    np.testing.assert_array_equal(t[mg.tensor([True, False, True])].numpy(), [10, 30])
+
+
+def test_pickle_and_copies():
+    y = mg.tensor([1.0, 2.0], requires_grad=True) * 2           # inside a graph
+    z = pickle.loads(pickle.dumps(y))
+    assert z.is_leaf and z.requires_grad and z.grad is None
+    np.testing.assert_array_equal(z.numpy(), [2.0, 4.0])
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(y)
+    x = mg.tensor([1.0], requires_grad=True)
+    x.register_hook(lambda g: g)
+    (x * 3).sum().backward()
+    x2 = pickle.loads(pickle.dumps(x))                          # hooks and grad left behind
+    assert x2.grad is None and x2.requires_grad
+    shallow = copy.copy(x)
+    assert shallow.grad is None and np.shares_memory(shallow.data, x.data)
+    deep = copy.deepcopy(x)
+    assert deep.grad is not x.grad and deep.grad.item() == 3.0
+    assert not np.shares_memory(deep.data, x.data)
+
+
+def test_deepcopy_of_a_module_keeps_ties_and_leaves_grads():
+    m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    m[1].weight = m[0].weight
+    m(mg.ones(1, 2)).sum().backward()
+    c = copy.deepcopy(m)
+    assert c[0].weight is c[1].weight and c[0].weight is not m[0].weight
+    assert isinstance(c[0].weight, nn.Parameter) and c[0].weight.grad is None   # as PyTorch
+    np.testing.assert_array_equal(c[0].weight.numpy(), m[0].weight.numpy())
+    p = pickle.loads(pickle.dumps(m))
+    assert p[0].weight is p[1].weight and isinstance(p[0].bias, nn.Parameter)
