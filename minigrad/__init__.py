@@ -34,7 +34,7 @@ from minigrad.ops.elementwise import (exp, log, sqrt, tanh, sigmoid, relu, maxim
 from minigrad.ops.shape import cat, stack, split, chunk, unbind, tril, triu, flip  # noqa
 from minigrad.ops.shape import roll, unflatten  # noqa: F401
 from minigrad.ops.math import (sin, cos, log1p, expm1, sign, floor, ceil, trunc,  # noqa
-                               round, nan_to_num, remainder, floor_divide)
+                               round, nan_to_num, remainder, floor_divide, div)
 from minigrad.ops.math import (tan, sinh, cosh, log2, log10, exp2, atan2, fmod, frac,  # noqa
                                lerp, addcmul, addcdiv, isclose, allclose, equal)
 from minigrad.ops.layout import (movedim, t, broadcast_to, tile, select, diagonal,  # noqa
@@ -57,6 +57,7 @@ from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 
 clamp = clip
 arctan2, moveaxis = atan2, movedim
+divide = true_divide = div
 
 
 def device(name):
@@ -69,12 +70,12 @@ def manual_seed(seed):
     backend.manual_seed(seed)
 
 
-def sum(x, dim=None, keepdim=False):  # noqa: A001
-    return x.sum(dim, keepdim)
+def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    return x.sum(dim, keepdim, dtype=dtype)
 
 
-def mean(x, dim=None, keepdim=False):
-    return x.mean(dim, keepdim)
+def mean(x, dim=None, keepdim=False, *, dtype=None):
+    return x.mean(dim, keepdim, dtype=dtype)
 
 
 def amax(x, dim=None, keepdim=False): return x.amax(dim, keepdim)
@@ -89,10 +90,8 @@ def _as_function(name):
         if not isinstance(input, Tensor):
             raise TypeError(f"mg.{name}: expected a Tensor first, got {type(input).__name__}; "
                             f"make one with mg.tensor(...)")
-        if name in ("max", "min"):     # torch.max(a, b) (or other=b): elementwise
-            other = kwargs.pop("other") if "other" in kwargs else args[0] if args else None
-            if isinstance(other, Tensor):
-                return (maximum if name == "max" else minimum)(input, other)
+        if name in ("max", "min") and "other" in kwargs:   # torch.max(a, other=b)
+            return (maximum if name == "max" else minimum)(input, kwargs.pop("other"))
         return getattr(input, name)(*args, **kwargs)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"mg.{name}(t, ...) is t.{name}(...), as torch.{name}."

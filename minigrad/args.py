@@ -113,6 +113,13 @@ def data_value(t, array, given):
     return array
 
 
+def cast_to(x, dtype):
+    """x in `dtype` (differentiably) before an op: the dtype= of softmax and the
+    reductions, which, as PyTorch's, convert the input first so the op runs in that dtype
+    (float16 logits softmaxed in float32, int sums in float64). None: x as it is."""
+    return x if dtype is None else x.to(dtype=dtype)
+
+
 def dim_arg(dim, axis):
     """dim, or NumPy's spelling axis."""
     return axis if dim is None else dim

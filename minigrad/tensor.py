@@ -405,7 +405,10 @@ class Tensor(TensorMethods, TensorInplace):
     def __matmul__(self, o): return ops.matmul.matmul(self, o)
     def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
     # PyTorch's method spellings of the same ops: x.add(y), x.pow(2), x.matmul(w) ...
-    mul, div, pow, matmul, neg = __mul__, __truediv__, __pow__, __matmul__, __neg__
+    mul, pow, matmul, neg = __mul__, __pow__, __matmul__, __neg__
+    def div(self, o, *, rounding_mode=None):
+        return ops.math.div(self, o, rounding_mode=rounding_mode)
+    divide = true_divide = div
     def add(self, o, *, alpha=1):                                        # x + αo
         return ops.elementwise.add(self, times_alpha(self, o, alpha, "add"))
     def sub(self, o, *, alpha=1):

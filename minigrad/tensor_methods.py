@@ -3,6 +3,7 @@ names, each a one-line call into the op in `minigrad/ops/` that implements it. `
 (tensor.py) inherits them; its own file keeps the data, autograd state and operators."""
 from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args
 from minigrad.args import type_name as _type_name, type_target as _type_target
+from minigrad.args import cast_to as _cast
 
 ops = None      # the package minigrad.ops, bound by tensor.py once Tensor exists: the ops
                 # import Tensor, and Tensor's class statement needs this file first
@@ -67,23 +68,25 @@ class TensorMethods:
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return ops.math.allclose(self, other, rtol, atol, equal_nan)
     def equal(self, other): return ops.math.equal(self, other)
-    def softmax(self, dim=-1):
-        return ops.softmax.along_dim(ops.softmax.Softmax, self, dim, "softmax")
+    def softmax(self, dim=-1, dtype=None):
+        return ops.softmax.along_dim(ops.softmax.Softmax, _cast(self, dtype), dim, "softmax")
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         from minigrad.creation import multinomial       # creation.py imports this module
         return multinomial(self, num_samples, replacement, generator=generator)
     def bernoulli(self, p=None, *, generator=None):
         from minigrad.draws import bernoulli
         return bernoulli(self, p, generator=generator)
-    def log_softmax(self, dim=-1):
-        return ops.softmax.along_dim(ops.softmax.LogSoftmax, self, dim, "log_softmax")
+    def log_softmax(self, dim=-1, dtype=None):
+        return ops.softmax.along_dim(ops.softmax.LogSoftmax, _cast(self, dtype), dim,
+                                     "log_softmax")
 
     # ---- reductions (dim/keepdim as PyTorch; axis/keepdims accepted too) ----------------
-    def sum(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return ops.reduce.sum(self, _dim(dim, axis), _kd(keepdim, keepdims))
+    # dtype= (sum, mean, prod, cumsum, softmax): the input cast to it first, as PyTorch
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        return ops.reduce.sum(_cast(self, dtype), _dim(dim, axis), _kd(keepdim, keepdims))
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        return ops.reduce.mean(self, _dim(dim, axis), _kd(keepdim, keepdims))
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        return ops.reduce.mean(_cast(self, dtype), _dim(dim, axis), _kd(keepdim, keepdims))
 
     def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
             keepdims=None):
@@ -99,18 +102,24 @@ class TensorMethods:
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Without dim: the largest element. With dim: a (values, indices) named tuple, as
-        PyTorch (`.values`, `.indices`, or unpack it)."""
+        PyTorch (`.values`, `.indices`, or unpack it). With a tensor: the elementwise
+        maximum (as t.max(other) in PyTorch)."""
+        if isinstance(dim, TensorMethods):
+            return ops.elementwise.maximum(self, dim)
         return ops.reduce.extremum("max", self, _dim(dim, axis), _kd(keepdim, keepdims))
 
     def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if isinstance(dim, TensorMethods):
+            return ops.elementwise.minimum(self, dim)
         return ops.reduce.extremum("min", self, _dim(dim, axis), _kd(keepdim, keepdims))
 
     def amax(self, dim=None, keepdim=False): return ops.reduce.amax("max", self, dim, keepdim)
     def amin(self, dim=None, keepdim=False): return ops.reduce.amax("min", self, dim, keepdim)
-    def prod(self, dim=None, keepdim=False): return ops.reduce.prod(self, dim, keepdim)
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        return ops.reduce.prod(_cast(self, dtype), dim, keepdim)
     def norm(self, p="fro", dim=None, keepdim=False): return ops.norms.norm(self, p, dim, keepdim)
     def logsumexp(self, dim, keepdim=False): return ops.reduce.logsumexp(self, dim, keepdim)
-    def cumsum(self, dim): return ops.reduce.cumsum(self, dim)
+    def cumsum(self, dim, *, dtype=None): return ops.reduce.cumsum(_cast(self, dtype), dim)
     def cumprod(self, dim, *, dtype=None): return ops.cumulative.cumprod(self, dim, dtype=dtype)
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         return ops.cumulative.diff(self, n, dim, prepend, append)

@@ -1,7 +1,7 @@
 """Elementwise math beside exp/log/tanh: the smooth sin, cos, tan, sinh, cosh, log1p, expm1,
 log2, log10, exp2, atan2 (each a Function with its derivative beside it); the
 piecewise-constant sign, floor, ceil, round, trunc (`Step`: gradient 0) and frac; % and //
-(remainder, floor_divide) and fmod; nan_to_num; the compositions lerp, addcmul, addcdiv;
+(remainder, floor_divide), fmod and div's rounding modes; nan_to_num; the compositions lerp, addcmul, addcdiv;
 and the comparisons isclose, allclose, equal. Integer inputs follow PyTorch: the smooth
 functions give float32, the rounding ones give the integers back unchanged."""
 import math
@@ -179,6 +179,24 @@ def exp2(x): return Exp2.apply(_floating(x))
 def remainder(a, b): return Remainder.apply(*_division_operands(a, b, "%"))
 def fmod(a, b): return Fmod.apply(*_division_operands(a, b, "fmod"))
 def floor_divide(a, b): return FloorDivide.apply(*_division_operands(a, b, "//"))
+
+
+def div(a, b, *, rounding_mode=None):
+    """a / b, as torch.div: rounding_mode None divides exactly (integers give float32),
+    "floor" rounds the quotient down (a // b), "trunc" toward zero (C's integer division);
+    those two keep integers integers, and their gradient is 0."""
+    if rounding_mode is None:
+        return a / b if isinstance(a, Tensor) else lift(a, b) / b
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
+                         f"{rounding_mode!r}")
+    a, b = _division_operands(a, b, "div")
+    if backend.is_floating(a.dtype):
+        return trunc(a / b)
+    # a - fmod(a, b) (fmod has a's sign) is the multiple of b that truncation gives: exact
+    return floor_divide(a - fmod(a, b), b)
 
 
 def _division_operands(a, b, op):

@@ -3,6 +3,7 @@ more stable than composing exp/sum/div, and what real frameworks do)."""
 import warnings
 
 from minigrad import backend
+from minigrad.args import cast_to
 from minigrad.autograd import Function
 from minigrad.ops.reduce import accurate_sum, normalize_dim
 from minigrad.ops.rows import row_max, row_sum
@@ -69,11 +70,15 @@ class LogSoftmax(Function):
                                                                     keepdims=True),)
 
 
-def softmax(x, dim=None):
+def softmax(x, dim=None, *, dtype=None):
+    """Softmax along dim; `dtype` casts x first (as PyTorch: float16 logits softmaxed in
+    float32 with dtype=mg.float32)."""
+    x = cast_to(x, dtype)
     return along_dim(Softmax, x, implicit_dim(x, dim, "softmax"), "softmax")
 
 
-def log_softmax(x, dim=None):
+def log_softmax(x, dim=None, *, dtype=None):
+    x = cast_to(x, dtype)
     return along_dim(LogSoftmax, x, implicit_dim(x, dim, "log_softmax"), "log_softmax")
 
 

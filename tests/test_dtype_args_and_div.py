@@ -1,0 +1,84 @@
+"""dtype= on the reductions and softmax (the input cast first, as PyTorch), t.max(other),
+and torch.div's rounding modes."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+
+
+def test_reductions_cast_their_input_to_dtype_first():
+    x = mg.tensor([[1, 2], [3, 4]], dtype=mg.int32)
+    assert x.sum(dtype=mg.float64).dtype == mg.float64 and x.sum(dtype=mg.float64).item() == 10
+    assert mg.sum(x, 0, dtype=mg.float32).dtype == mg.float32
+    np.testing.assert_array_equal(x.mean(0, dtype=mg.float64).numpy(), [2.0, 3.0])
+    assert mg.mean(x, dtype=mg.float32).item() == 2.5               # ints need a dtype
+    assert x.prod(dtype=mg.float32).item() == 24.0
+    np.testing.assert_array_equal(x.cumsum(0, dtype=mg.float64).numpy(), [[1, 2], [4, 6]])
+    cancel = mg.tensor([1e8, 1.0, -1e8])                  # float32 values: 1e8 + 1 rounds
+    assert cancel.sum(dtype=mg.float64).item() == 1.0       # back in float32, not float64
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_dtype_runs_in_that_dtype_and_grads_come_back_in_the_inputs(fn):
+    h = mg.tensor([[1.0, 2.0, 30.0]], dtype=mg.float16, requires_grad=True)
+    y = getattr(F, fn)(h, -1, dtype=mg.float32)
+    assert y.dtype == mg.float32 and getattr(h, fn)(-1, mg.float32).dtype == mg.float32
+    y.sum().backward()
+    assert h.grad.dtype == mg.float16
+    want = getattr(F, fn)(h.detach().float(), -1)
+    np.testing.assert_array_equal(y.detach().numpy(), want.numpy())
+
+
+def test_max_and_min_of_another_tensor_are_elementwise():
+    a, b = mg.tensor([1.0, 5.0]), mg.tensor([3.0, 2.0])
+    np.testing.assert_array_equal(a.max(b).numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(a.min(b).numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(mg.max(a, b).numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(mg.min(a, other=b).numpy(), [1.0, 2.0])
+    assert a.max().item() == 5.0 and a.max(0).indices.item() == 1
+
+
+INTS = [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 3), (6, -3), (-1, 5)]
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_div_rounding_of_integers_keeps_integers(mode):
+    a, b = (mg.tensor([p[i] for p in INTS]) for i in (0, 1))
+    q = mg.div(a, b, rounding_mode=mode)
+    want = [math.trunc(x / y) if mode == "trunc" else x // y for x, y in INTS]
+    assert q.dtype == mg.int64 and q.tolist() == want
+    assert a.div(b, rounding_mode=mode).tolist() == want
+    with pytest.raises(ZeroDivisionError, match="division by zero"):
+        mg.div(a, mg.zeros(len(INTS), dtype=mg.int64), rounding_mode=mode)
+
+
+def test_div_rounding_of_floats_and_its_gradient():
+    a = mg.tensor([7.5, -7.5, 1e-3, -0.0], requires_grad=True)
+    b = mg.tensor([2.0, 2.0, -1e-4, 3.0])
+    np.testing.assert_array_equal(mg.div(a, b, rounding_mode="trunc").detach().numpy(),
+                                  [3.0, -3.0, -10.0, -0.0])
+    np.testing.assert_array_equal(mg.div(a, b, rounding_mode="floor").detach().numpy(),
+                                  [3.0, -4.0, -11.0, -0.0])
+    mg.div(a, b, rounding_mode="trunc").sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0] * 4)       # a step: 0, as PyTorch
+    assert mg.div(mg.tensor([3]), 2).item() == 1.5 and mg.true_divide(mg.tensor([3]), 2).dtype \
+        == mg.float32
+    assert mg.divide(7, mg.tensor([2]), rounding_mode="trunc").tolist() == [3]
+    with pytest.raises(ValueError, match="'trunc' or 'floor'"):
+        mg.div(a, b, rounding_mode="round")
+
+
+def test_div_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    fa, fb = rng.normal(0, 10, 200), rng.normal(0, 3, 200)
+    ia, ib = rng.integers(-50, 50, 200), rng.choice([-7, -3, -1, 1, 2, 5], 200)
+    for mode in (None, "trunc", "floor"):
+        for a, b in ((fa, fb), (ia, ib)):
+            got = mg.div(mg.tensor(a), mg.tensor(b), rounding_mode=mode)
+            want = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode=mode)
+            assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15)
