@@ -61,13 +61,20 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1), got {dropout!r}")
         self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
         self.dropout = dropout  # on the attention weights, as PyTorch's
-        # W_Q, W_K, W_V stacked, as PyTorch stores them; each block (and its bias) starts as
-        # an nn.Linear(d_model, d_model) of its own would
-        projections = [nn.Linear(d_model, d_model, bias=bias) for _ in range(3)]
-        self.in_proj_weight = nn.Parameter(mg.cat([p.weight for p in projections]))
-        self.in_proj_bias = nn.Parameter(mg.cat([p.bias for p in projections])) if bias \
-            else None
+        # W_Q, W_K, W_V stacked, as PyTorch stores them
+        self.in_proj_weight = nn.Parameter(mg.empty(3 * d_model, d_model))
+        self.in_proj_bias = nn.Parameter(mg.empty(3 * d_model)) if bias else None
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """As torch.nn.MultiheadAttention starts: in_proj Xavier-uniform over the whole
+        stacked (3·d_model, d_model) matrix, both biases zero, out_proj's weight as an
+        nn.Linear's."""
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        if self.in_proj_bias is not None:
+            nn.init.zeros_(self.in_proj_bias)
+            nn.init.zeros_(self.out_proj.bias)
 
     def project(self, x, i):
         """x·Wᵢᵀ + bᵢ with the i-th block of in_proj: i = 0 gives Q, 1 K, 2 V."""

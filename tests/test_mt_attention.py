@@ -1,6 +1,8 @@
 """minitransformer attention (article 2.2.3.2 - 2.2.3.4): scaled dot-product attention,
 multi-head attention and masks — against the formula, against PyTorch with copied
 weights, and by property (causality, padding) and gradcheck."""
+import math
+
 import numpy as np
 import pytest
 
@@ -207,3 +209,22 @@ def test_attention_with_weights_drops_out_only_when_training():
 def test_a_bad_mask_is_reported_by_the_module_that_got_it():
     with pytest.raises(ValueError, match=r"^MultiHeadAttention: attn_mask of shape \(4, 4\)"):
         MultiHeadAttention(8, 2)(mg.randn(2, 5, 8), attn_mask=causal_mask(4))
+
+
+def test_multi_head_attention_starts_as_torchs_module():
+    """torch.nn.MultiheadAttention: in_proj Xavier-uniform over the stacked (3d, d) matrix
+    (bound √(6 / 4d)), both biases zero, out_proj's weight an nn.Linear's (bound 1/√d)."""
+    mg.manual_seed(0)
+    d = 256
+    mha = MultiHeadAttention(d, 8)
+    w = mha.in_proj_weight.numpy()
+    bound = math.sqrt(6 / (d + 3 * d))
+    assert w.shape == (3 * d, d) and np.abs(w).max() <= bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.02 * bound        # uniform's std
+    assert not mha.in_proj_bias.numpy().any() and not mha.out_proj.bias.numpy().any()
+    assert np.abs(mha.out_proj.weight.numpy()).max() <= 1 / math.sqrt(d)
+    with mg.no_grad():
+        mha.in_proj_bias.add_(1.0)
+    mha.reset_parameters()
+    assert not mha.in_proj_bias.numpy().any()
+    assert MultiHeadAttention(8, 2, bias=False).in_proj_bias is None

@@ -147,3 +147,32 @@ def test_an_int_generator_seeds_a_fresh_numpy_generator_with_that_seed():
 def test_normal_with_zero_std_is_the_constant_mean():
     w = init.normal_(_w(2, 3), mean=0.5, std=0.0)   # std = 0 is valid (torch allows it)
     assert (w.numpy() == 0.5).all()
+
+
+@pytest.mark.parametrize("make", [lambda: nn.LayerNorm(4), lambda: nn.RMSNorm(4),
+                                  lambda: nn.LayerNorm(4, bias=False),
+                                  lambda: nn.LayerNorm(4, elementwise_affine=False)])
+def test_norm_layers_reset_to_ones_and_zeros(make):
+    m = make()
+    with mg.no_grad():
+        for p in m.parameters():
+            p.add_(3.0)
+    m.reset_parameters()                      # the usual "re-initialise every module" loop
+    if m.weight is not None:
+        np.testing.assert_array_equal(m.weight.numpy(), np.ones(4))
+    if getattr(m, "bias", None) is not None:
+        np.testing.assert_array_equal(m.bias.numpy(), np.zeros(4))
+
+
+def test_constant_takes_a_0d_tensor_and_fans_go_by_torchs_name():
+    np.testing.assert_array_equal(init.constant_(mg.zeros(2, 3), mg.tensor(2.0)).numpy(),
+                                  np.full((2, 3), 2.0))
+    assert init._calculate_fan_in_and_fan_out(mg.zeros(3, 4, 5)) == (20, 15)
+
+
+@pytest.mark.parametrize("a, b", [(-math.inf, 0.0), (0.0, math.inf), (-1e300, 1e300)])
+def test_uniform_refuses_bounds_the_dtype_cannot_hold(a, b):
+    with pytest.raises(ValueError, match="must be finite values of float32"):
+        init.uniform_(mg.zeros(3), a, b)
+    with pytest.raises(ValueError, match="must be finite values"):
+        mg.zeros(3).uniform_(a, b)

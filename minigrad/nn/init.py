@@ -8,14 +8,17 @@ from minigrad.autograd import no_grad
 
 
 def _fill(tensor, values):
-    """Write `values` (a host array or a number) into the tensor's memory, in place."""
+    """Write `values` (a host array, a number or a 0-d tensor) into the tensor's memory,
+    in place."""
+    values = values.item() if hasattr(values, "item") and getattr(values, "ndim", 1) == 0 \
+        else values
     with no_grad():
         tensor[...] = values if backend.is_scalar(values) else tensor.backend.from_numpy(
             values.astype(tensor.dtype))
     return tensor
 
 
-def fans(tensor):
+def fans(tensor):  # (PyTorch's _calculate_fan_in_and_fan_out, the name kept below)
     """(fan_in, fan_out) as PyTorch computes them: weight (out, in, *receptive field)."""
     if tensor.ndim < 2:
         raise ValueError(f"fan in/out need a tensor with at least 2 dims, got {tensor.shape}")
@@ -35,6 +38,10 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     _check_float(tensor, "uniform_")
     if not a <= b:
         raise ValueError(f"init.uniform_: needs a <= b, got a={a}, b={b}")
+    lowest, highest = backend.value_range(tensor.dtype)
+    if not (lowest <= a and b <= highest):           # (±inf, or beyond float32's 3.4e38)
+        raise ValueError(f"init.uniform_: the bounds a={a}, b={b} must be finite values "
+                         f"of {tensor.dtype} ({lowest:g} .. {highest:g})")
     values = backend.host_rng(generator, "init").uniform(a, b, tensor.shape)
     if a < b:               # [a, b), as PyTorch: a draw just under b may round up to b in
         values = values.astype(tensor.dtype)           # the tensor's dtype; it takes the
@@ -56,6 +63,9 @@ def zeros_(tensor):
 
 def ones_(tensor):
     return _fill(tensor, 1)
+
+
+_calculate_fan_in_and_fan_out = fans    # the name PyTorch's reset_parameters code calls
 
 
 def constant_(tensor, value):

@@ -127,6 +127,10 @@ class LayerNorm(Module):
                 self.bias = Parameter(creation.zeros(self.normalized_shape, device=device,
                                                      dtype=dtype))
 
+    def reset_parameters(self):
+        """weight back to ones and bias to zeros (a model-wide re-initialisation's call)."""
+        _reset_norm(self)
+
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -152,8 +156,19 @@ class RMSNorm(Module):
             self.weight = Parameter(creation.ones(self.normalized_shape, device=device,
                                                   dtype=dtype))
 
+    def reset_parameters(self):
+        """weight back to ones."""
+        _reset_norm(self)
+
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+
+def _reset_norm(m):
+    if m.weight is not None:
+        init.ones_(m.weight)
+    if getattr(m, "bias", None) is not None:
+        init.zeros_(m.bias)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
