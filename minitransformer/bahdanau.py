@@ -71,7 +71,7 @@ class AdditiveAttention(nn.Module):
                 raise TypeError(f"AdditiveAttention: mask must be boolean (True = a real "
                                 f"source token), got dtype {mask.dtype}")
             B, S = e.shape
-            if mask.ndim == 4:                                # a (B, 1, 1, S) padding mask
+            if mask.ndim == 4 and mask.shape[1:3] == (1, 1):  # a (B, 1, 1, S) padding mask
                 mask = mask.reshape(mask.shape[0], mask.shape[-1])
             if tuple(mask.shape) != (B, S):
                 raise ValueError(f"AdditiveAttention: mask must be (batch, source length) = "

@@ -78,6 +78,8 @@ def lengths_mask(lengths, max_len=None, device="cpu"):
                          f"{lengths.shape}")
     longest = int(lengths.max().item()) if lengths.numel() else 0
     max_len = longest if max_len is None else max_len
+    if not backend.is_integer(max_len) or max_len < 0:
+        raise ValueError(f"lengths_mask: max_len must be an integer >= 0, got {max_len!r}")
     if lengths.numel() and (int(lengths.min().item()) < 0 or longest > max_len):
         raise ValueError(f"lengths_mask: lengths must be in 0..max_len={max_len}, got "
                          f"{lengths.tolist()}")

@@ -42,6 +42,9 @@ class CharVocab:
         show_special written out as "<pad>"/"<bos>" (to show a model's output as it is)."""
         out = []
         for i in ids:
+            if not 0 <= i < len(self.itos):              # (a negative id would count back)
+                raise ValueError(f"CharVocab.decode: id {i!r} is outside the vocabulary "
+                                 f"(0..{len(self.itos) - 1})")
             if i == self.eos_id:
                 break
             if i > self.eos_id or show_special:
@@ -72,15 +75,21 @@ class Seq2SeqTask:
         tgt = [self.tgt_vocab.encode(t) for _, t in pairs]
         tgt_in = self.tgt_vocab.pad([[self.tgt_vocab.bos_id] + t for t in tgt])
         tgt_out = self.tgt_vocab.pad([t + [self.tgt_vocab.eos_id] for t in tgt])
-        return tuple(mg.tensor(x, dtype=mg.int64, device=device) for x in (src, tgt_in, tgt_out))
+        return tuple(_ids(x, device) for x in (src, tgt_in, tgt_out))
 
     def sources(self, texts, device="cpu"):
         """Source strings as one right-padded (B, S) int64 tensor (for decoding)."""
-        ids = self.src_vocab.pad([self.src_vocab.encode(s) for s in texts])
-        return mg.tensor(ids, dtype=mg.int64, device=device)
+        return _ids(self.src_vocab.pad([self.src_vocab.encode(s) for s in texts]), device)
 
     def batches(self, batch_size, rng, device="cpu"):
-        """Endless shuffled training batches."""
+        """Endless shuffled training batches of batch_size pairs (each pass over the
+        training set in a new order; a last, smaller batch left out)."""
+        if not 1 <= batch_size <= len(self.train):
+            raise ValueError(f"{self.name} task: batch_size must be 1..{len(self.train)} (the "
+                             f"training set's size), got {batch_size}")
+        return self._batches(batch_size, rng, device)
+
+    def _batches(self, batch_size, rng, device):
         while True:
             order = list(range(len(self.train)))
             rng.shuffle(order)
@@ -88,7 +97,13 @@ class Seq2SeqTask:
                 yield self.batch([self.train[j] for j in order[i:i + batch_size]], device)
 
     def max_target_len(self):
-        return max(len(t) for _, t in self.train + self.held_out + self.longer)
+        return max((len(t) for _, t in self.train + self.held_out + self.longer), default=0)
+
+
+def _ids(rows, device):
+    """Rows of token ids (of one length) as a (B, S) int64 tensor, (0, 0) for no rows."""
+    t = mg.tensor(rows, dtype=mg.int64, device=device)
+    return t if rows else t.reshape(0, 0)
 
 
 def is_exact(ids, target, tgt_vocab):
@@ -153,6 +168,10 @@ def date_task(n_train=20000, n_held_out=1000, n_longer=1000, max_train_len=26, s
     occur in training (so no held-out source does either). Training and held-out sources
     are at most `max_train_len` characters; every "longer" source is longer than that,
     written in long-only formats or long instances of the training formats."""
+    if not years[0] < years[1]:
+        raise ValueError(f"date_task: years must be (first, last) with first < last (dates "
+                         f"from 1 January of the first to 31 December before the last), got "
+                         f"{years}")
     rng = random.Random(seed)
     start = datetime.date(years[0], 1, 1)
     n_days = (datetime.date(years[1], 1, 1) - start).days
@@ -189,13 +208,20 @@ def reversal_task(n_train=10000, n_held_out=1000, n_longer=1000, min_len=3, max_
     """Sequence reversal ("abcd" -> "dcba"), or copying with copy=True. Training and held-out
     strings are min_len..max_len long and disjoint; the "longer" set is longer_len[0]..
     longer_len[1] long."""
-    if longer_len[0] <= max_len:
-        raise ValueError(f"reversal_task: longer_len {longer_len} must start above max_len "
-                         f"{max_len}")
+    if not 0 <= min_len <= max_len < longer_len[0] <= longer_len[1]:
+        raise ValueError(f"reversal_task: needs 0 <= min_len <= max_len < longer_len[0] <= "
+                         f"longer_len[1], got min_len={min_len}, max_len={max_len}, "
+                         f"longer_len={longer_len}")
     rng = random.Random(seed)
+    k = len(set(alphabet))
 
     def draw(lo, hi, n, avoid):
         out, seen = [], set(avoid)
+        possible = sum(k ** n_chars for n_chars in range(lo, hi + 1)) - len(seen)
+        if n > possible:
+            raise ValueError(f"reversal_task: asked for {n} distinct strings of length "
+                             f"{lo}..{hi} over {k} characters, but only {possible} are left; "
+                             f"ask for fewer, or widen the lengths or the alphabet")
         while len(out) < n:
             s = "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))
             if s not in seen:

@@ -128,8 +128,10 @@ class Transformer(nn.Module):
 
     # ---- generation -------------------------------------------------------------------------
     def _decoding_args(self, where, src, bos_id, eos_id, max_len):
-        """The source as a token tensor and max_len resolved (None: as long as the positional
-        table allows), or an error naming what was wrong."""
+        """The source as a token tensor and max_len resolved, or an error naming what was
+        wrong. None: self.max_len - 1 tokens, the longest output after which the model can
+        still be asked for EOS within the positional table (as the longest target it can
+        train on: BOS + target fills the table); max_len=self.max_len is one more, cut."""
         src = as_token_tensor(src, self.device, "Transformer")
         if src.ndim != 2 or 0 in src.shape:
             raise ValueError(f"{where}: src must be token ids (batch >= 1, source length >= 1),"
@@ -176,7 +178,8 @@ class Transformer(nn.Module):
         if not backend.is_integer(beam_size) or beam_size < 1:
             raise ValueError(f"beam_search: beam_size must be an integer >= 1, got "
                              f"{beam_size!r}")
-        if not (isinstance(length_penalty, (int, float)) and 0 <= length_penalty < math.inf):
+        if not (backend.is_scalar(length_penalty) and not isinstance(length_penalty, bool)
+                and 0 <= length_penalty < math.inf):
             raise ValueError(f"beam_search: length_penalty must be a finite number >= 0 (GNMT "
                              f"uses 0..1; its early stop assumes >= 0), got {length_penalty!r}")
         B, K = src.shape[0], beam_size

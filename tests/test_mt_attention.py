@@ -228,3 +228,9 @@ def test_multi_head_attention_starts_as_torchs_module():
     mha.reset_parameters()
     assert not mha.in_proj_bias.numpy().any()
     assert MultiHeadAttention(8, 2, bias=False).in_proj_bias is None
+
+
+@pytest.mark.parametrize("max_len", [2.5, -1, "4"])
+def test_lengths_mask_names_a_bad_max_len(max_len):
+    with pytest.raises(ValueError, match="max_len must be an integer >= 0"):
+        lengths_mask([1], max_len)

@@ -256,3 +256,12 @@ def test_greedy_decode_runs_with_dropout_off_and_pad_id_none_pads_nothing():
     assert model.greedy_decode(src, BOS, EOS, max_len=6) == first
     _, _, keep = model.encoder(src)
     assert keep.numpy().all()
+
+
+def test_additive_attention_names_a_4d_mask_of_the_wrong_shape():
+    att = AdditiveAttention(4, 4, 8)
+    keys = mg.randn(2, 3, 4)
+    with pytest.raises(ValueError, match=r"mask must be \(batch, source length\)"):
+        att(mg.randn(2, 4), keys, mask=mg.ones(2, 2, 1, 3, dtype=mg.bool))
+    context, weights = att(mg.randn(2, 4), keys, mask=mg.ones(2, 1, 1, 3, dtype=mg.bool))
+    assert weights.shape == (2, 3)

@@ -91,3 +91,34 @@ def test_exact_match_compares_ids_so_stray_special_tokens_are_wrong():
     pairs = [("ab", "ba"), ("aa", "aa"), ("bb", "bb")]
     assert exact_match(lambda srcs: [outputs[s] for s in srcs], pairs, v) == 1 / 3
     assert v.decode([b, v.bos_id, a], show_special=True) == "b<bos>a"
+
+
+def test_tasks_refuse_what_they_cannot_deliver_instead_of_hanging():
+    import random
+    t = reversal_task(n_train=10, n_held_out=2, n_longer=2)
+    with pytest.raises(ValueError, match=r"batch_size must be 1\.\.10"):
+        t.batches(11, random.Random(0))
+    assert next(t.batches(10, random.Random(0)))[0].shape[0] == 10
+    with pytest.raises(ValueError, match="only 14 are left"):
+        reversal_task(n_train=100, min_len=1, max_len=3, alphabet="ab", longer_len=(4, 5))
+    with pytest.raises(ValueError, match="only 2 are left"):      # held-out avoids train
+        reversal_task(n_train=10, n_held_out=5, n_longer=2, alphabet="ab", min_len=2,
+                      max_len=3, longer_len=(4, 4))
+    every = reversal_task(n_train=14, n_held_out=0, n_longer=2, min_len=1, max_len=3,
+                          alphabet="ab", longer_len=(4, 5))
+    assert len({s for s, _ in every.train}) == 14                # all of them can be drawn
+    with pytest.raises(ValueError, match="min_len <= max_len"):
+        reversal_task(min_len=5, max_len=3, longer_len=(6, 7))
+    with pytest.raises(ValueError, match="first < last"):
+        date_task(n_train=10, years=(2000, 2000))
+
+
+def test_empty_inputs_keep_two_dims_and_bad_ids_are_named():
+    t = reversal_task(n_train=10, n_held_out=2, n_longer=2)
+    assert t.sources([]).shape == (0, 0)
+    assert [x.shape for x in t.batch([])] == [(0, 0)] * 3
+    v = CharVocab("abc")
+    for ids in ([99], [3, -1, 4]):
+        with pytest.raises(ValueError, match=r"outside the vocabulary \(0\.\.5\)"):
+            v.decode(ids)
+    assert v.decode([3, 4, 2, 5]) == "ab"

@@ -285,3 +285,11 @@ def test_never_pad_leaves_the_logits_when_pad_is_eos_or_none():
     logits = mg.zeros(1, 4)
     assert never_pad(logits, 2, 2) is logits and never_pad(logits, None, 2) is logits
     assert never_pad(logits, 0, 2).tolist() == [[-float("inf"), 0.0, 0.0, 0.0]]
+
+
+def test_beam_search_takes_a_numpy_length_penalty():
+    m = tiny(max_len=5)
+    out = m.beam_search([[3, 4, 5]], BOS, EOS, beam_size=2, length_penalty=np.float32(0.5))
+    assert out == m.beam_search([[3, 4, 5]], BOS, EOS, beam_size=2, length_penalty=0.5)
+    with pytest.raises(ValueError, match="length_penalty"):
+        m.beam_search([[3, 4, 5]], BOS, EOS, length_penalty=True)
