@@ -120,6 +120,16 @@ def cast_to(x, dtype):
     return x if dtype is None else x.to(dtype=dtype)
 
 
+def int_arg(op, name, value, low=None):
+    """An integer argument (a NumPy integer too, never a bool or a float, which would be
+    truncated without a word), at least `low` if given."""
+    if not backend.is_integer(value) or isinstance(value, bool):
+        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} {value!r}")
+    if low is not None and value < low:
+        raise ValueError(f"{op}: {name} must be >= {low}, got {value}")
+    return int(value)
+
+
 def dim_arg(dim, axis):
     """dim, or NumPy's spelling axis."""
     return axis if dim is None else dim

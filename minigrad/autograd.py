@@ -27,7 +27,13 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **params):
         from minigrad.tensor import Tensor  # tensor.py imports this module
-        device = inputs[0].device
+        try:
+            device = inputs[0].device
+            arrays = [t._data for t in inputs]
+        except AttributeError:              # None, a string, a NumPy array: say which
+            raise TypeError(f"{cls.__name__}: expected Tensor inputs, got "
+                            f"{', '.join(type(t).__name__ for t in inputs)}; make one with "
+                            f"mg.tensor(...)") from None
         for t in inputs:
             if t.device != device:
                 raise RuntimeError(
@@ -37,7 +43,7 @@ class Function:
         fn.device = device
         fn.xp = inputs[0].backend.xp
         try:
-            data = fn.forward(*[t._data for t in inputs], **params)
+            data = fn.forward(*arrays, **params)
         except (ValueError, IndexError) as e:  # the array library's words, plus the op's
             shapes = ", ".join(str(t.shape) for t in inputs)
             hint = "; broadcasting needs each dim, counted from the last, to be equal or 1" \

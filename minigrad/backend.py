@@ -33,6 +33,10 @@ def dtype(d):
         return None
     if type(d).__module__ == "torch":           # torch.float64: by its name, as a string
         d = str(d).removeprefix("torch.")
+    if hasattr(d, "shape") and not isinstance(d, (type, np.dtype)):   # a tensor, an array
+        # or a NumPy number, whose dtype NumPy would read: a mistake, not a dtype
+        raise TypeError(f"a dtype is needed (mg.float32, 'float64', ...), got a "
+                        f"{type(d).__name__}; for a tensor's dtype, pass t.dtype")
     if isinstance(d, str):
         if d not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}")

@@ -53,11 +53,12 @@ KERNELS = {
     "ln_grad_x": ("T g, T w, T mg, T x, T mu, T mt, T r", "T d", """
         d = r * (g * w - mg - (x - mu) * (r * r * mt));
     """),
-    # softmax along rows (ops/softmax.py's stable_softmax): e = exp(x - m), m the row's max,
-    # clamped to the finite range, which gives what the chain's "shift by 0 where the max is
-    # not finite" gives: a row of -inf gives zeros; then p = e / Σe, 0 where Σe is 0
+    # softmax along rows (ops/softmax.py's stable_softmax): e = exp(x - m), m the row's max
+    # raised to the lowest finite value, which gives what the chain's "shift by 0 where the
+    # max is -inf" gives: a row of -inf gives zeros (and one holding +inf NaN, as PyTorch);
+    # then p = e / Σe, 0 where Σe is 0
     "softmax_exp": ("T x, T m, float64 big", "T e", """
-        e = exp(x - fmin(fmax(m, -T(big)), T(big)));
+        e = exp(x - fmax(m, -T(big)));
     """),
     "softmax_div": ("T e, T den", "T p", """
         p = e / (den + T(den == T(0)));

@@ -109,7 +109,12 @@ def empty(*shape, dtype=None, device=None, requires_grad=False):
 
 def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of `fill_value`; without dtype, the value's kind decides (as PyTorch): a
-    bool gives bool, an int int64, a float float32."""
+    bool gives bool, an int int64, a float float32. A 0-d tensor gives its value."""
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()
+    if not backend.is_scalar(fill_value):
+        raise TypeError(f"full: fill_value must be a number (or a 0-d tensor), got "
+                        f"{type(fill_value).__name__} {fill_value!r}")
     if dtype is None and isinstance(fill_value, bool):
         dtype = backend.bool_
     elif dtype is None and backend.is_integer(fill_value):
@@ -184,9 +189,15 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, generator=None
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
-    """Like range(): integers give int64, any float gives float32."""
+    """Like range(): integers give int64, any float gives float32. A bound or step may be a
+    0-d tensor (its value)."""
+    start, end, step = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v
+                        for v in (start, end, step))
     if end is None:
         start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if not backend.is_scalar(v) or isinstance(v, bool):
+            raise TypeError(f"arange: {name} must be a number, got {type(v).__name__} {v!r}")
     if step == 0:
         raise ValueError(f"arange: step must be nonzero, got {step} (start={start}, "
                          f"end={end})")
@@ -342,6 +353,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise ValueError(f"multinomial: the weights must have shape (K,) or (N, K) with "
                          f"K >= 1, got {input.shape}")
     try:
+        if isinstance(num_samples, bool):               # True would be 1
+            raise TypeError
         num_samples = operator.index(num_samples)
     except TypeError:
         raise TypeError(f"multinomial: num_samples must be an int, got "

@@ -36,7 +36,7 @@ def set_default_dtype(d):
     torch.set_default_dtype: mg.tensor([1.0]), mg.zeros(2), mg.arange(0.5, 2), a float
     beside an integer tensor, and the weights of layers built afterwards take it."""
     d = backend.dtype(d)
-    if not backend.is_floating(d):
+    if d is None or not backend.is_floating(d):
         raise TypeError(f"set_default_dtype: only floating dtypes (float16, float32, float64) "
                         f"can be the default, got {d}")
     backend.DEFAULT_FLOAT = d

@@ -1,6 +1,7 @@
 """`minigrad.functional` (imported as F): the stateless functions the nn layers are made of,
 under PyTorch's names and argument names."""
 from minigrad import backend
+from minigrad.args import int_arg
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import relu, tanh, sigmoid  # noqa: F401
 from minigrad.ops.gelu import gelu  # noqa: F401
@@ -47,6 +48,7 @@ def one_hot(tensor, num_classes=-1):
         raise TypeError(f"one_hot: needs a tensor of integer class indices, got "
                         f"{getattr(tensor, 'dtype', type(tensor).__name__)}")
     xp = tensor.backend.xp
+    num_classes = int_arg("one_hot", "num_classes", num_classes, low=-1)
     if num_classes == -1:
         if not tensor.numel():
             raise ValueError("one_hot: cannot infer the number of classes from an empty "

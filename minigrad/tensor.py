@@ -273,7 +273,10 @@ class Tensor(TensorMethods, TensorInplace):
     def bool(self): return self.to(dtype=backend.bool_)
     def is_floating_point(self): return backend.is_floating(self.dtype)
 
-    def type_as(self, other): return self.to(other.device, other.dtype)  # as PyTorch: both
+    def type_as(self, other):                            # as PyTorch: both
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as: expected a Tensor, got {type(other).__name__}")
+        return self.to(other.device, other.dtype)
     # new tensors on self's device, of self's dtype, outside any graph (PyTorch's new_*)
     def new_zeros(self, *size, **kw): return creation.zeros(*size, **self._like(**kw))
     def new_ones(self, *size, **kw): return creation.ones(*size, **self._like(**kw))

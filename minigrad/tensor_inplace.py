@@ -73,7 +73,11 @@ def times_alpha(x, o, alpha, op):
         raise TypeError(f"{op}: alpha must be a number, got {type(alpha).__name__}")
     if alpha == 1:
         return o
-    if not backend.is_floating(x.dtype) and not backend.is_integer(alpha):
-        raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {x.dtype} alpha "
+    # o in the dtype x + o computes in, then scaled: alpha takes no part in the promotion
+    # (as PyTorch: float64 x.add(float32 o, alpha=0.5) is float64, int x.add(float o, alpha=
+    # 0.5) is float)
+    _, o = ops.elementwise._pair(x, ops.elementwise.lift(o, x))
+    if not backend.is_floating(o.dtype) and not backend.is_integer(alpha):
+        raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {o.dtype} alpha "
                         f"must be an integer (as PyTorch); convert the tensor with .float()")
-    return ops.elementwise.lift(o, x) * alpha
+    return o * alpha

@@ -5,6 +5,13 @@ from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _sh
 from minigrad.args import type_name as _type_name, type_target as _type_target
 from minigrad.args import cast_to as _cast
 
+def _other(other, op):
+    """The tensor argument of t.view_as(other) and its kin, or an error naming it."""
+    if not isinstance(other, TensorMethods):
+        raise TypeError(f"{op}: expected a Tensor, got {type(other).__name__}")
+    return other
+
+
 ops = None      # the package minigrad.ops, bound by tensor.py once Tensor exists: the ops
                 # import Tensor, and Tensor's class statement needs this file first
 
@@ -157,9 +164,10 @@ class TensorMethods:
     def squeeze(self, dim=None): return ops.shape.squeeze(self, dim)
     def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
     def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape, "expand"))
-    def expand_as(self, other): return ops.shape.expand(self, other.shape)
-    def view_as(self, other): return ops.shape.view(self, other.shape)
-    def reshape_as(self, other): return ops.shape.reshape(self, other.shape)
+    def expand_as(self, other): return ops.shape.expand(self, _other(other, "expand_as").shape)
+    def view_as(self, other): return ops.shape.view(self, _other(other, "view_as").shape)
+    def reshape_as(self, other):
+        return ops.shape.reshape(self, _other(other, "reshape_as").shape)
     def flip(self, *dims): return ops.shape.flip(self, _shape_args(dims, "flip"))
     def repeat(self, *sizes): return ops.shape.repeat(self, _shape_args(sizes, "repeat"))
     def roll(self, shifts, dims=None): return ops.shape.roll(self, shifts, dims)

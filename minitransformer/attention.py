@@ -7,7 +7,7 @@ Masks follow `minitransformer.masks`: boolean, True = may attend.
 """
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import nn
+from minigrad import backend, nn
 
 from minitransformer.masks import check_mask
 
@@ -23,6 +23,9 @@ def attention_with_weights(q, k, v, attn_mask=None, dropout_p=0.0, training=True
     applied to the weights used for the output; the returned weights are the undropped
     ones (what one plots)."""
     out, weights = F.attention_with_weights(q, k, v, attn_mask=attn_mask)
+    if not 0.0 <= dropout_p < 1.0:                      # (NaN too)
+        raise ValueError(f"attention_with_weights: dropout_p must be in [0, 1), got "
+                         f"{dropout_p!r}")
     if dropout_p > 0 and training:
         out = F.dropout(weights, dropout_p, training) @ v
     return out, weights
@@ -52,6 +55,13 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model, n_heads, dropout=0.0, bias=True):
         super().__init__()
+        for name, n in (("d_model", d_model), ("n_heads", n_heads)):
+            if not backend.is_integer(n) or isinstance(n, bool):
+                raise ValueError(f"MultiHeadAttention: {name} must be a positive integer, got "
+                                 f"{n!r}")
+        if d_model < 1:
+            raise ValueError(f"MultiHeadAttention: d_model must be a positive integer, got "
+                             f"{d_model}")
         if n_heads <= 0 or d_model % n_heads:
             raise ValueError(f"MultiHeadAttention: n_heads must be a positive integer that "
                              f"divides d_model={d_model} (each head gets d_model / n_heads "

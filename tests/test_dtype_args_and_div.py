@@ -82,3 +82,25 @@ def test_div_matches_torch():
             want = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode=mode)
             assert str(got.dtype) == str(want.dtype).removeprefix("torch.")
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15)
+
+
+def test_div_trunc_by_zero_has_a_zero_gradient():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    b = mg.tensor([0.0, 3.0], requires_grad=True)
+    with np.errstate(divide="ignore"):
+        q = mg.div(a, b, rounding_mode="trunc")
+    q.sum().backward()
+    assert q[0].item() == math.inf
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0])     # not NaN, as PyTorch
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0])
+
+
+def test_add_alpha_scales_after_the_promotion():
+    assert mg.tensor(0.0, dtype=mg.float64).sub(mg.tensor([-4]), alpha=-0.5).dtype == \
+        mg.float64
+    assert mg.tensor([1.0], dtype=mg.float16).add(mg.tensor([3]), alpha=0.5).dtype == \
+        mg.float16
+    np.testing.assert_array_equal(mg.tensor([1, 2]).add(mg.tensor([1.0, 1.0]), alpha=0.5)
+                                  .numpy(), [1.5, 2.5])
+    with pytest.raises(TypeError, match="dtype int64 alpha must be an integer"):
+        mg.tensor([1, 2]).add(mg.tensor([1, 1]), alpha=0.5)

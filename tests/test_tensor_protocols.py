@@ -2,6 +2,7 @@
 arrays; NumPy scalars in a list; numbers that do not fit), ==/in against other objects,
 copy and pickle, and indices that PyTorch and NumPy read differently."""
 import copy
+import math
 import pickle
 
 import numpy as np
@@ -154,3 +155,38 @@ def test_deepcopy_of_a_module_keeps_ties_and_leaves_grads():
     np.testing.assert_array_equal(c[0].weight.numpy(), m[0].weight.numpy())
     p = pickle.loads(pickle.dumps(m))
     assert p[0].weight is p[1].weight and isinstance(p[0].bias, nn.Parameter)
+
+
+def test_an_ellipsis_between_index_arrays_keeps_them_adjacent_as_pytorch():
+    x = mg.arange(12.0).reshape(2, 3, 2)
+    got = x[:, mg.tensor([0, 2]), ..., mg.tensor([1, 0])]       # the ... stands for no dim
+    np.testing.assert_array_equal(got.numpy(), [[1.0, 4.0], [7.0, 10.0]])
+    assert mg.zeros(3, 4, 1)[:, mg.tensor([0]), ..., mg.tensor([0, 0])].shape == (3, 2)
+    assert x[mg.tensor([0, 1]), ..., mg.tensor([1, 0])].shape == (2, 3)   # ... a real dim
+    t = mg.zeros(2, 3, 2)
+    t[:, mg.tensor([0, 2]), ..., mg.tensor([1, 0])] = mg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert t[0, 0, 1].item() == 1.0 and t[1, 2, 0].item() == 4.0
+    torch = pytest.importorskip("torch")
+    tx = torch.arange(12.0).reshape(2, 3, 2)
+    np.testing.assert_array_equal(
+        x[mg.tensor([[0], [1]]), ..., mg.tensor([1, 0])].numpy(),
+        tx[torch.tensor([[0], [1]]), ..., torch.tensor([1, 0])].numpy())
+
+
+def test_max_along_dim_0_of_a_0d_tensor_keeps_its_dtype_and_transpose_is_itself():
+    for dtype in (mg.int32, mg.bool, np.uint8):
+        t = mg.tensor(5, dtype=dtype)
+        assert t.max(dim=0).values.dtype == dtype and t.min(0).values.dtype == dtype
+    assert mg.tensor(1.0).transpose(0, 0).item() == 1.0
+    with pytest.raises(TypeError, match="abs: not supported for a bool tensor"):
+        mg.tensor([True]).abs()
+
+
+def test_an_infinite_logit_makes_softmax_nan_as_pytorch():
+    inf = math.inf
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(mg.nn.functional.softmax(mg.tensor([inf, 1.0, 2.0]), 0).numpy()).all()
+        assert np.isnan(mg.nn.functional.log_softmax(mg.tensor([inf, 1.0, -inf]), 0)
+                        .numpy()).all()
+    np.testing.assert_array_equal(mg.nn.functional.softmax(mg.tensor([-inf, -inf]), 0)
+                                  .numpy(), [0.0, 0.0])            # all masked: zeros, kept

@@ -163,16 +163,17 @@ class RMSNorm(Module):
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.weight is not None}")
+
 
 def _reset_norm(m):
+    """LayerNorm's and RMSNorm's reset_parameters: weight ones, bias zeros."""
     if m.weight is not None:
         init.ones_(m.weight)
     if getattr(m, "bias", None) is not None:
         init.zeros_(m.bias)
-
-    def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.weight is not None}")
 
 
 class Dropout(Module):

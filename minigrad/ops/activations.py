@@ -17,6 +17,8 @@ from minigrad.tensor import Tensor
 def _floating(x, op):
     """PyTorch computes these activations for floating tensors only (its error for an
     integer or bool one is NotImplementedError; a TypeError here, as for other dtypes)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
     if x.dtype.kind != "f":
         raise TypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert "
                         f"with .float() or .double() first")

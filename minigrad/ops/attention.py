@@ -198,8 +198,11 @@ def _mask_arrays(q, k, attn_mask, is_causal, op="scaled_dot_product_attention"):
                              f"shape {score_shape} (..., queries, keys)") from None
         if m.dtype == bool:
             allowed = m
-        else:
+        elif m.dtype.kind == "f":
             additive = m.astype(q.dtype)
+        else:                            # 0/1 integers would be added, masking nothing
+            raise TypeError(f"{op}: attn_mask must be boolean (True = may attend) or "
+                            f"floating (added to the scores), got {m.dtype}")
     if is_causal:
         causal = _causal(xp, L, S)
         allowed = causal if allowed is None else allowed & causal
@@ -252,6 +255,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: q, k, v need at least 2 dims, got "
                          f"{q.shape}, {k.shape}, {v.shape}")
+    if not all(backend.is_floating(t.dtype) for t in (q, k, v)):
+        raise TypeError(f"scaled_dot_product_attention: q, k, v must be floating-point, got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"scaled_dot_product_attention: q {q.shape} and k {k.shape} must "
                          f"share the last dim, k and v {v.shape} the number of keys")

@@ -49,6 +49,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         running ← (1 - momentum) · running + momentum · batch statistic
     training=False: μ and σ² are running_mean and running_var (which must be given)."""
     _check(input, running_mean, running_var, weight, bias, training, momentum)
+    if not eps >= 0:
+        raise ValueError(f"batch_norm: eps must be >= 0, got {eps}")
     # float16 squares lose most of their digits (and overflow past 256): statistics are
     # computed in float32 and the result returned as float16, as PyTorch
     dt = backend.float32 if input.dtype == backend.float16 else input.dtype

@@ -277,7 +277,11 @@ def _no_bool(tensors, what):
 def exp(a): return Exp.apply(_floating(a))
 def log(a): return Log.apply(_floating(a))
 def sqrt(a): return Sqrt.apply(_floating(a))
-def abs(a): return Abs.apply(a)
+def abs(a):
+    if isinstance(a, Tensor) and a.dtype == backend.bool_:
+        raise TypeError("abs: not supported for a bool tensor (as PyTorch); convert with "
+                        ".long() or .float() first")
+    return Abs.apply(a)
 def tanh(a): return Tanh.apply(_floating(a))
 def sigmoid(a):
     a = _floating(a)
@@ -293,7 +297,11 @@ def minimum(a, b): return Minimum.apply(*_pair(a, b))
 def _floating(a):
     """An integer or bool tensor as float32 (as PyTorch: exp of an int64 tensor is float32,
     where NumPy would give float64)."""
-    return a if a.dtype.kind == "f" else a.to(dtype=backend.DEFAULT_FLOAT)
+    try:
+        floating = a.dtype.kind == "f"
+    except AttributeError:                                # None, a number, a string
+        raise TypeError(f"expected a Tensor, got {type(a).__name__}") from None
+    return a if floating else a.to(dtype=backend.DEFAULT_FLOAT)
 
 
 def clip(a, min=None, max=None):

@@ -4,6 +4,7 @@ median.
 Indices follow PyTorch: Tensors, NumPy arrays or lists of ints or bools, with integer indices
 applied before array ones."""
 from minigrad import backend
+from minigrad.args import int_arg
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, ValuesIndices, expand
@@ -97,7 +98,28 @@ def raw_index(index, x, op="getitem", what="index"):
         # a copy: ops keep the index for backward, and a later in-place change of the
         # caller's array must not move the gradient (PyTorch refuses that backward)
         return i.copy()
-    return tuple(conv(i) for i in index) if isinstance(index, tuple) else conv(index)
+    if not isinstance(index, tuple):
+        return conv(index)
+    index = tuple(conv(i) for i in index)
+    return _explicit_ellipsis(index, x.ndim) if op in ("getitem", "setitem") else index
+
+
+def _explicit_ellipsis(index, ndim):
+    """An Ellipsis beside array indices written out as the slices it stands for. PyTorch
+    reads arrays on either side of an Ellipsis that stands for no dim as adjacent (their
+    result dims stay in place); NumPy reads any Ellipsis as a separator and moves the
+    arrays' dims to the front: x[:, [0, 2], ..., [1, 0]] of shape (2, 3, 2) came out
+    transposed."""
+    dots = [n for n, i in enumerate(index) if i is Ellipsis]    # (`in` would compare arrays)
+    if len(dots) != 1 or not any(hasattr(i, "ndim") and i.ndim for i in index):
+        return index
+    consumed = sum(i.ndim if hasattr(i, "dtype") and i.dtype == backend.bool_ else
+                   0 if i is None or i is Ellipsis or isinstance(i, bool) else 1
+                   for i in index)
+    if consumed > ndim:
+        return index                              # check_index says what is wrong
+    at = dots[0]
+    return index[:at] + (slice(None),) * (ndim - consumed) + index[at + 1:]
 
 
 def getitem(x, index):
@@ -199,8 +221,12 @@ def embedding(indices, weight, padding_idx=None):
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be a 2-D table (rows, dim), got shape "
+                         f"{weight.shape}")
     n = weight.shape[0]
     if padding_idx is not None:          # a negative padding_idx counts from the end
+        padding_idx = int_arg("embedding", "padding_idx", padding_idx)
         if not -n <= padding_idx < n:
             raise ValueError(f"embedding: padding_idx {padding_idx} is outside the table of "
                              f"{n} rows (valid: {-n}..{n - 1}, or None)")

@@ -180,6 +180,9 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise TypeError(f"layer_norm: needs a floating-point input, got dtype {x.dtype}; "
                         f"convert with .float() first")
     k = len(normalized_shape)
+    if not k:
+        raise ValueError("layer_norm: normalized_shape must name at least one trailing dim, "
+                         "got ()")
     if x.shape[x.ndim - k:] != normalized_shape or k > x.ndim:
         raise ValueError(f"layer_norm: normalized_shape {normalized_shape} must equal the "
                          f"trailing dims of the input, whose shape is {x.shape}")

@@ -10,7 +10,7 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.index import raw_index, gather
-from minigrad.args import check_broadcast
+from minigrad.args import check_broadcast, int_arg
 from minigrad.ops.elementwise import where, log, exp, lift, maximum
 from minigrad.ops.math import log1p
 from minigrad.ops.activations import log1p_exp_parts
@@ -146,6 +146,7 @@ def _class_targets(input, target, ignore_index, op):
     """(input, targets, loss shape): input as (rows, C) and its integer targets as an int64
     (rows,) array on input's device, checked (shapes, dtypes, and every target that counts
     in 0..C-1: one device sync), and the shape of one loss per target."""
+    int_arg(op, "ignore_index", ignore_index)
     t = raw_index(target, input, op, "target")
     if not hasattr(t, "dtype"):
         t = input.backend.from_numpy(backend.to_host(t))

@@ -192,11 +192,18 @@ def div(a, b, *, rounding_mode=None):
     if rounding_mode != "trunc":
         raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                          f"{rounding_mode!r}")
-    a, b = _division_operands(a, b, "div")
-    if backend.is_floating(a.dtype):
-        return trunc(a / b)
-    # a - fmod(a, b) (fmod has a's sign) is the multiple of b that truncation gives: exact
-    return floor_divide(a - fmod(a, b), b)
+    return TruncDivide.apply(*_division_operands(a, b, "div"))
+
+
+class TruncDivide(FloorDivide):
+    """a / b rounded toward zero (div's rounding_mode="trunc"): a step function, gradient
+    0 (even where b is 0, which a composition trunc(a / b) would make NaN)."""
+    def forward(self, a, b):
+        self.shapes = a.shape, b.shape
+        if a.dtype.kind == "f":
+            return self.xp.trunc(a / b)
+        # a - fmod(a, b) (fmod has a's sign) is the multiple of b truncation gives: exact
+        return self.xp.floor_divide(a - self.xp.fmod(a, b), b)
 
 
 def _division_operands(a, b, op):

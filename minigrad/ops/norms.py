@@ -85,6 +85,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Σ (x1/‖x1‖)·(x2/‖x2‖) along dim, each norm at least eps, after broadcasting x1 and
     x2: PyTorch's current formula, which normalises first, so the result stays within [-1, 1]
     and large norms do not overflow. An integer input takes the other's float dtype."""
+    if not eps >= 0:
+        raise ValueError(f"cosine_similarity: eps must be >= 0, got {eps}")
     kinds = [backend.is_floating(t.dtype) for t in (x1, x2)]
     if not any(kinds):
         raise TypeError(f"cosine_similarity: needs a floating-point input, got {x1.dtype} and "

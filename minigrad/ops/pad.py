@@ -17,8 +17,11 @@ def pad(input, pad, mode="constant", value=None):
         known = "is not implemented here" if mode in _OTHER_MODES else "is not a padding mode"
         raise NotImplementedError(f"pad: mode {mode!r} {known}; only 'constant' is (PyTorch "
                                   f"also has {', '.join(map(repr, _OTHER_MODES))})")
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad: pad must be a tuple of ints of even length ((left, right) "
+                        f"for the last dim, ...), got {type(pad).__name__} {pad!r}")
     pad = tuple(pad)
-    if not all(backend.is_integer(p) for p in pad):
+    if not all(backend.is_integer(p) and not isinstance(p, bool) for p in pad):
         raise TypeError(f"pad: pad must be a tuple of ints, got {pad}")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(f"pad: pad must hold (before, after) pairs, one pair per dim at most "

@@ -250,7 +250,8 @@ def mean(x, dim=None, keepdim=False):
 
 def var(x, dim=None, keepdim=False, correction=1):
     """Σ(x - mean)² / (n - correction); correction=1 is the unbiased estimate (PyTorch's
-    default), correction=0 the biased one that layer norm uses."""
+    default, also for None), correction=0 the biased one that layer norm uses."""
+    correction = 1 if correction is None else correction
     _need_floating(x, "var")
     if x.dtype == backend.float16:
         return _in_float32(x, var, dim, keepdim, correction)
@@ -371,7 +372,7 @@ def extremum(kind, x, dim=None, keepdim=False):
     d = normalize_dims(dim, x.ndim, kind)[0]
     if x.ndim == 0:  # dim 0 of a 0-d tensor: the value itself, at index 0 (as PyTorch)
         index = x.backend.xp.zeros((), dtype=backend.int64)
-        return ValuesIndices(sum(x, (), False), Tensor._make(index, x.device))
+        return ValuesIndices(x.clone(), Tensor._make(index, x.device))     # (its dtype)
     if x.shape[d] == 0:  # other dims may be empty: (0, 3).max(1) gives empty results
         raise ValueError(f"{kind}: dim {dim} of shape {x.shape} has size 0, so there is no "
                          f"{kind} to take along it")

@@ -2,6 +2,7 @@
 roll, unflatten, tril/triu, dtype and device changes (indexing has its own file, index.py;
 F.pad has pad.py). Most forwards are views; each backward puts gradients back."""
 from minigrad import backend
+from minigrad.args import int_arg
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dims, normalize_dim, expand  # noqa: F401 (expand)
@@ -129,7 +130,8 @@ def transpose(x, d0, d1):
     d0, d1 = normalize_dim(d0, x.ndim, "transpose"), normalize_dim(d1, x.ndim,
                                                                              "transpose")
     dims = list(range(x.ndim))
-    dims[d0], dims[d1] = d1, d0
+    if dims:                                 # (a 0-d tensor's dim 0 is itself: no swap)
+        dims[d0], dims[d1] = d1, d0
     return Permute.apply(x, dims=tuple(dims))
 
 
@@ -166,7 +168,7 @@ def flatten(x, start_dim=0, end_dim=-1):
 
 
 def cat(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("cat: expected a non-empty list of tensors")
     for i, t in enumerate(tensors):
@@ -189,7 +191,7 @@ def cat(tensors, dim=0):
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise ValueError("stack: expected a non-empty list of tensors")
     if any(t.shape != tensors[0].shape for t in tensors):
@@ -202,6 +204,9 @@ def split(x, split_size, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
     d = normalize_dim(dim, x.ndim, "split")
     n = x.shape[d]
+    if isinstance(split_size, bool):
+        raise TypeError(f"split: split_size must be an int or a list of ints, got "
+                        f"{split_size!r}")
     if isinstance(split_size, int):
         if split_size < 0 or (split_size == 0 and n):    # (0 fits an empty dim only)
             raise ValueError(f"split: split_size must be a positive integer, got {split_size}")
@@ -248,7 +253,7 @@ def narrow(x, dim, start, length):
 
 
 def chunk(x, chunks, dim=0):
-    if not isinstance(chunks, int) or chunks <= 0:
+    if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     n = x.shape[normalize_dim(dim, x.ndim, "chunk")]
     if n == 0:  # an empty dim: `chunks` empty pieces, as PyTorch
@@ -284,12 +289,25 @@ def unbind(x, dim=0):
 
 def tril(x, diagonal=0):
     _need_2d(x, "tril")
-    return Triangle.apply(x, upper=False, diagonal=diagonal)
+    return Triangle.apply(x, upper=False, diagonal=int_arg("tril", "diagonal", diagonal))
 
 
 def triu(x, diagonal=0):
     _need_2d(x, "triu")
-    return Triangle.apply(x, upper=True, diagonal=diagonal)
+    return Triangle.apply(x, upper=True, diagonal=int_arg("triu", "diagonal", diagonal))
+
+
+def _tensor_list(tensors, op):
+    """cat's and stack's argument as a list, each item a Tensor (or a clear error)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}: expected a list or tuple of tensors, got one Tensor; write "
+                        f"{op}([t, ...])")
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: item {i} of the sequence is a {type(t).__name__}, not a "
+                            f"Tensor")
+    return tensors
 
 
 def _need_2d(x, op):

@@ -24,7 +24,7 @@ def stable_softmax(xp, x, axis, out=None, into=None, kernels=None):
             p = kernels("softmax_div", e, den, target)
             return p if p is not None else xp.divide(e, xp.where(den == 0, 1, den), out=target)
     m = row_max(xp, x) if last else x.max(axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)
+    m = xp.where(m == -xp.inf, 0, m)        # all -inf: zeros; a +inf or NaN: NaN, as PyTorch
     e = xp.subtract(x, m, out=xp.empty_like(x) if out is None else out)
     xp.exp(e, out=e)
     den = row_sum(xp, e) if last else accurate_sum(xp, e, axis, keepdims=True)
@@ -35,7 +35,7 @@ def log_softmax_array(xp, x, axis):
     """x - log Σ eˣ along `axis`, shifted by the max so exp cannot overflow (softmax.py's
     LogSoftmax and loss.py's CrossEntropy share it)."""
     m = x.max(axis=axis, keepdims=True)
-    z = x - xp.where(xp.isfinite(m), m, 0)
+    z = x - xp.where(m == -xp.inf, 0, m)    # (as stable_softmax)
     return z - xp.log(accurate_sum(xp, xp.exp(z), axis, keepdims=True))
 
 

@@ -38,8 +38,12 @@ def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):
         step > decay:   min_lr
         otherwise:      min_lr + ½(1 + cos(π r))(max_lr - min_lr),  r = (step-warmup)/(decay-warmup)
     """
-    if warmup_steps < 0:
-        raise ValueError(f"warmup_cosine: warmup_steps must be >= 0, got {warmup_steps}")
+    if warmup_steps < 0 or step < 0:
+        raise ValueError(f"warmup_cosine: step and warmup_steps must be >= 0, got step={step}, "
+                         f"warmup_steps={warmup_steps}")
+    if not (max_lr >= 0 and min_lr >= 0):       # (min_lr above max_lr: a rising cosine)
+        raise ValueError(f"warmup_cosine: max_lr and min_lr must be >= 0, got max_lr={max_lr}, "
+                         f"min_lr={min_lr}")
     if decay_steps < warmup_steps:
         raise ValueError(f"warmup_cosine: decay_steps ({decay_steps}) must be >= warmup_steps "
                          f"({warmup_steps})")
@@ -55,18 +59,18 @@ def noam(step, d_model, warmup_steps=4000, factor=1.0):
     """The Transformer paper's schedule (Vaswani et al. 2017, §5.3):
     lr = factor · d_model^-½ · min(step^-½, step · warmup^-1.5). Step 0 counts as step 1
     (as The Annotated Transformer), so the first lr is not zero; the peak is at step=warmup."""
-    if not warmup_steps > 0 or not d_model > 0:
-        raise ValueError(f"noam: d_model and warmup_steps must be positive, got {d_model}, "
-                         f"{warmup_steps}")
+    if not warmup_steps > 0 or not d_model > 0 or not factor > 0:
+        raise ValueError(f"noam: d_model, warmup_steps and factor must be positive, got "
+                         f"{d_model}, {warmup_steps}, {factor}")
     step = max(step, 1)
     return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
 
 
 def step_decay(step, base_lr, step_size, gamma=0.1):
     """base_lr · gamma^(step // step_size), as PyTorch's StepLR."""
-    if step_size <= 0 or step < 0:
-        raise ValueError(f"step_decay: needs step_size > 0 and step >= 0, got step_size="
-                         f"{step_size}, step={step}")
+    if step_size <= 0 or step < 0 or not gamma > 0:
+        raise ValueError(f"step_decay: needs step_size > 0, step >= 0 and gamma > 0, got "
+                         f"step_size={step_size}, step={step}, gamma={gamma}")
     return base_lr * gamma ** (step // step_size)
 
 

@@ -121,7 +121,7 @@ class Optimizer:
         lr = options.get("lr")
         if not lr >= 0:                                  # NaN too
             raise ValueError(f"{name}: invalid learning rate {lr} in {where} (must be >= 0)")
-        if options.get("weight_decay", 0) < 0:
+        if not options.get("weight_decay", 0) >= 0:     # NaN too: it would fill every weight
             raise ValueError(f"{name}: invalid weight_decay {options['weight_decay']} in "
                              f"{where} (must be >= 0)")
 

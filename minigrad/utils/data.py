@@ -14,6 +14,7 @@ import math
 import numbers
 
 from minigrad import backend
+from minigrad.args import int_arg
 from minigrad.tensor import Tensor
 from minigrad.creation import tensor as _tensor
 from minigrad.ops.shape import stack
@@ -49,11 +50,22 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
+def _indices(indices):
+    """A sequence of indices (a tensor or array: its values)."""
+    if hasattr(indices, "tolist"):
+        indices = indices.tolist()
+    if not hasattr(indices, "__iter__"):
+        raise TypeError(f"Subset: indices must be a sequence of ints, got "
+                        f"{type(indices).__name__}")
+    return indices
+
+
 class Subset(Dataset):
     """The items of `dataset` at `indices`, in that order."""
 
     def __init__(self, dataset, indices):
-        self.dataset, self.indices = dataset, [int(i) for i in indices]
+        self.dataset, self.indices = dataset, [int_arg("Subset", "an index", i)
+                                               for i in _indices(indices)]
 
     def __getitem__(self, index):
         if isinstance(index, list):      # several at once, as PyTorch's Subset
@@ -128,7 +140,10 @@ class DataLoader:
             raise TypeError(f"DataLoader: collate_fn must be a function of a list of items, "
                             f"got {type(collate_fn).__name__}")
         self.dataset, self.batch_size = dataset, batch_size
-        self.shuffle, self.drop_last, self.collate_fn = bool(shuffle), bool(drop_last), collate_fn
+        for name, flag in (("shuffle", shuffle), ("drop_last", drop_last)):
+            if not isinstance(flag, bool):    # "no" would be true
+                raise TypeError(f"DataLoader: {name} must be True or False, got {flag!r}")
+        self.shuffle, self.drop_last, self.collate_fn = shuffle, drop_last, collate_fn
         # an int seed makes one generator now, so each epoch draws a new, reproducible order
         self.generator = None if generator is None else backend.host_rng(generator,
                                                                          "DataLoader")
