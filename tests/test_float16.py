@@ -135,3 +135,23 @@ def test_float16_silu_and_softplus_keep_their_small_values():
     F.softplus(y, beta=1000).sum().backward()
     np.testing.assert_allclose(y.grad.numpy().astype(np.float64), 1 / (1 + np.exp(10)),
                                rtol=0.02)
+
+
+@pytest.mark.parametrize("expr, want", [
+    (lambda x: x * 1e5, [100.0625, np.inf]),            # the product fits, 1e5 does not
+    (lambda x: 1e5 * x, [100.0625, np.inf]),
+    (lambda x: x * 65536.0, [65.5625, np.inf]),         # loss scaling
+    (lambda x: x / 1e5, [0.0, 2.0027e-05]),
+    (lambda x: x - 1e6, [-np.inf, -np.inf]),
+    (lambda x: x + 1e-9, [1.0004e-03, 2.0]),
+])
+def test_a_float16_tensor_meets_a_number_float16_cannot_hold_as_pytorch(expr, want):
+    """PyTorch computes float16 ops in float32 and rounds once; casting the number to
+    float16 first made 1e5 inf, so x * 1e5 was inf even where the product fits."""
+    x = mg.tensor([1e-3, 2.0], dtype=mg.float16)
+    with np.errstate(over="ignore"):
+        y = expr(x)
+    assert y.dtype == mg.float16
+    np.testing.assert_allclose(y.numpy().astype(np.float64), want, rtol=2e-3)
+    neg_zero = mg.tensor([-0.0], dtype=mg.float16) * 1e30
+    assert neg_zero.item() == 0.0 and np.signbit(neg_zero.numpy()[0])   # not NaN

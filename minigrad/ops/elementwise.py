@@ -242,13 +242,44 @@ class Where(Function):
         return where(c, g, 0.0), where(c, 0.0, g)
 
 
+def _half_meets_big(a, b):
+    """Whether a float16 tensor meets a number float16 cannot hold (beyond ±65504, or so
+    small it would round to 0): cast to float16 first, as NumPy does, x * 65536 would be
+    inf even where the product fits (a small loss scaled for float16 training). Only a
+    tensor-and-number pair pays for this check."""
+    if isinstance(a, Tensor) == isinstance(b, Tensor):
+        return False
+    t, v = (a, b) if isinstance(a, Tensor) else (b, a)
+    if t.dtype != backend.float16 or not backend.is_scalar(v) or isinstance(v, bool):
+        return False
+    v = math.fabs(float(v))                  # (abs here is the op)
+    return v != math.inf and (v > 65504 or 0 < v < 2 ** -24)
+
+
+def _in_float32(op, a, b):
+    """op(a, b) with the float16 tensor taken to float32, rounded to float16 once at the
+    end: PyTorch's float16 ops compute so (a product that fits float16 is kept)."""
+    up = [x.to(dtype=backend.float32) if isinstance(x, Tensor) else x for x in (a, b)]
+    return op(*up).to(dtype=backend.float16)
+
+
 # ---- what users call -------------------------------------------------------------------
-def add(a, b): return Add.apply(*_pair(a, b))
+def add(a, b):
+    if _half_meets_big(a, b):
+        return _in_float32(add, a, b)
+    return Add.apply(*_pair(a, b))
 def sub(a, b):
     _no_bool([t for t in (a, b) if isinstance(t, Tensor)], "subtraction, the `-` operator,")
+    if _half_meets_big(a, b):
+        return _in_float32(sub, a, b)
     return Sub.apply(*_pair(a, b))
-def mul(a, b): return Mul.apply(*_pair(a, b))
+def mul(a, b):
+    if _half_meets_big(a, b):
+        return _in_float32(mul, a, b)
+    return Mul.apply(*_pair(a, b))
 def div(a, b):
+    if _half_meets_big(a, b):
+        return _in_float32(div, a, b)
     a, b = _pair(a, b)
     if not backend.is_floating(a.dtype):  # true division of integers gives float32 (as PyTorch)
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
