@@ -247,10 +247,15 @@ def _half_meets_big(a, b):
     small it would round to 0): cast to float16 first, as NumPy does, x * 65536 would be
     inf even where the product fits (a small loss scaled for float16 training). Only a
     tensor-and-number pair pays for this check."""
-    if isinstance(a, Tensor) == isinstance(b, Tensor):
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor) or a.dtype is not backend.float16:   # (`is`: NumPy's
+            return False                                             # dtypes are singletons)
+        v = b
+    elif not isinstance(b, Tensor) or b.dtype is not backend.float16:
         return False
-    t, v = (a, b) if isinstance(a, Tensor) else (b, a)
-    if t.dtype != backend.float16 or not backend.is_scalar(v) or isinstance(v, bool):
+    else:
+        v = a
+    if not backend.is_scalar(v) or isinstance(v, bool):
         return False
     v = math.fabs(float(v))                  # (abs here is the op)
     return v != math.inf and (v > 65504 or 0 < v < 2 ** -24)
