@@ -400,3 +400,48 @@ def test_state_dict_prefix_keep_vars_and_named_parameters_duplicates_as_torch():
     assert [n for n, _ in m.named_parameters()] == ["0.weight", "0.bias"]
     assert [n for n, _ in m.named_parameters(remove_duplicate=False)] == \
         ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+class _Scale(nn.Module):
+    def forward(self, x, *, scale=1.0):
+        if scale is None:
+            raise ValueError("no scale")
+        return x * scale
+
+
+def test_forward_hooks_with_kwargs_prepend_and_always_call():
+    m, calls = _Scale(), []
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {**kwargs, "scale": 3.0}),
+                                with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, kwargs, out: calls.append(("kw", kwargs)) or
+                            out + 1, with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, out: calls.append("first"), prepend=True)
+    assert m(mg.tensor([2.0]), scale=5.0).item() == 7.0             # 2·3 + 1
+    assert calls == ["first", ("kw", {"scale": 3.0})]               # prepended hook first
+    always = []
+    m2 = _Scale()
+    m2.register_forward_hook(lambda mod, args, out: always.append(out), always_call=True)
+    m2.register_forward_hook(lambda mod, args, out: always.append("never"))
+    with pytest.raises(ValueError, match="no scale"):
+        m2(mg.tensor([1.0]), scale=None)
+    assert always == [None]                                          # output None, as torch
+    bad = _Scale()
+    bad.register_forward_pre_hook(lambda mod, args, kwargs: 5, with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"must return None or \(args, kwargs\)"):
+        bad(mg.tensor([1.0]))
+
+
+def test_forward_hook_options_match_torch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, mg):
+        lin = lib.nn.Linear(2, 2)
+        order = []
+        lin.register_forward_hook(lambda m, a, o: order.append("a"))
+        lin.register_forward_hook(lambda m, a, o: order.append("b"), prepend=True)
+        lin.register_forward_pre_hook(lambda m, a: order.append("pre-a"))
+        lin.register_forward_pre_hook(lambda m, a, k: order.append("pre-b"), prepend=True,
+                                      with_kwargs=True)
+        lin(lib.ones(1, 2))
+        results.append(order)
+    assert results[0] == results[1] == ["pre-b", "pre-a", "b", "a"]
