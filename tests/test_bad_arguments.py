@@ -99,3 +99,11 @@ def test_what_stays_accepted():
     assert data.Subset(ds, mg.tensor([1, 3]))[1][0].item() == 3
     assert mg.ones(2, dtype=np.float64).dtype == mg.float64        # a NumPy type is a dtype
     assert F.scaled_dot_product_attention(q, q, q, attn_mask=mg.zeros(2, 2)).shape == q.shape
+
+
+def test_an_integer_to_a_negative_integer_power_is_named():
+    for call in (lambda: mg.tensor([2, 1]) ** mg.tensor(-1), lambda: (-3) ** mg.tensor([2, -1])):
+        with pytest.raises(ValueError, match="negative integer power"):
+            call()
+    assert (mg.tensor([2, 3]) ** 2).tolist() == [4, 9]
+    assert (mg.tensor([2.0]) ** -1).item() == 0.5

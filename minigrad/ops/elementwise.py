@@ -296,6 +296,9 @@ def pow(a, b):
     if a.dtype == b.dtype == backend.bool_:   # NumPy would answer int8, not one of ours
         raise TypeError("pow: bool ** bool is not supported (PyTorch refuses two bool tensors "
                         "too); convert with .long() or .float() first")
+    if b.dtype.kind == "i" and a.dtype.kind in "iu" and bool((b.data < 0).any()):
+        raise ValueError("pow: an integer tensor to a negative integer power (PyTorch gives "
+                         "C's truncated 0 for 2 ** -1); convert the base to float first")
     return Pow.apply(a, b)
 
 
