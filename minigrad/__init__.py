@@ -22,6 +22,7 @@ from minigrad.parallel import set_num_threads, get_num_threads  # noqa: F401
 from minigrad.backend import (set_float32_matmul_precision,  # noqa: F401
                               get_float32_matmul_precision)
 from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)
+uint8, int8, int16 = (backend.dtype(n) for n in ("uint8", "int8", "int16"))
 from minigrad.tensor import Tensor  # noqa: F401
 from minigrad.autograd import no_grad, enable_grad, is_grad_enabled, grad  # noqa: F401
 from minigrad.autograd import set_grad_enabled, inference_mode  # noqa: F401

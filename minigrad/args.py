@@ -1,5 +1,7 @@
 """How Tensor's methods read their arguments: PyTorch's spellings and NumPy's (axis=,
 keepdims=), shapes given as f(2, 3) or f((2, 3)), .to()'s device-or-dtype, lists of tensors."""
+import operator
+
 from minigrad import backend
 
 
@@ -8,6 +10,9 @@ def split_device_dtype(device, dtype):
     t.to(mg.float64)."""
     if isinstance(device, str) and device in backend._DTYPE_NAMES:
         return None, device
+    from minigrad.tensor import Tensor               # tensor.py imports this module
+    if isinstance(device, Tensor):                   # t.to(other): other's device and dtype
+        return device.device, device.dtype
     if device is not None and not isinstance(device, str):
         try:
             return None, backend.dtype(device)
@@ -72,15 +77,15 @@ def check_values_fit(arr, dtype):
     or make ±inf and NaN -2⁶³. (A float's fraction is dropped, as PyTorch.)"""
     if dtype is None or dtype.kind not in "iu" or arr.dtype.kind not in "iuf" or not arr.size:
         return
-    low, high = backend.value_range(dtype)
-    if arr.dtype.kind == "f":               # (high + 1 is exact in float64: 2³¹, 2⁶³ ...)
-        fits = bool(((arr >= low) & (arr < float(high) + 1)).all())   # NaN fails
+    low, high = _fit_range(dtype)
+    if arr.dtype.kind == "f" and high >= 2 ** 53:  # float(2⁶³ - 1) rounds up to 2⁶³
+        fits = bool(((arr >= low) & (arr < float(high))).all())     # NaN fails
     else:
         fits = bool(((arr >= low) & (arr <= high)).all())
     if not fits:
         raise ValueError(f"tensor: a value cannot be converted to {dtype} without overflow "
-                         f"(it holds {low} .. {high}); pass values the dtype can hold, or "
-                         f"a wider dtype")
+                         f"(it holds {backend.value_range(dtype)[0]} .. {high}); pass values "
+                         f"the dtype can hold, or a wider dtype")
 
 
 def _has_big_int(data):
@@ -123,11 +128,16 @@ def cast_to(x, dtype):
 def int_arg(op, name, value, low=None):
     """An integer argument (a NumPy integer too, never a bool or a float, which would be
     truncated without a word), at least `low` if given."""
-    if not backend.is_integer(value) or isinstance(value, bool):
-        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} {value!r}")
+    try:
+        if isinstance(value, bool) or getattr(value, "dtype", None) == backend.bool_:
+            raise TypeError
+        value = operator.index(value)          # ints, NumPy ints, 0-d integer tensors
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int, got {type(value).__name__} "
+                        f"{value!r}") from None
     if low is not None and value < low:
         raise ValueError(f"{op}: {name} must be >= {low}, got {value}")
-    return int(value)
+    return value
 
 
 def dim_arg(dim, axis):
@@ -168,9 +178,9 @@ def check_fill_value(op, value, dtype):
     garbage in an integer tensor (NumPy writes -2⁶³) and inf in a float32 one."""
     if not backend.is_scalar(value) or dtype.kind not in "iuf" or \
             isinstance(backend.python_scalar(value), bool):
-        return
+        return value
     v = float(value) if not backend.is_integer(value) else int(value)
-    low, high = backend.value_range(dtype)
+    low, high = _fit_range(dtype)
     if dtype.kind in "iu":
         ok = v == v and low <= v <= high                     # v == v: not NaN
     else:
@@ -178,6 +188,16 @@ def check_fill_value(op, value, dtype):
     if not ok:
         raise ValueError(f"{op}: value {value!r} cannot be converted to {dtype} without "
                          f"overflow; pass a value the dtype can hold")
+    if dtype.kind == "u" and v < 0:                   # wrapped, as PyTorch: -1 is 255
+        return v % (high + 1)
+    return value
+
+
+def _fit_range(dtype):
+    """The values PyTorch lets into an integer dtype: its range, and for an unsigned one
+    also -max..-1, which wrap (uint8 takes -1 as 255, refuses -256)."""
+    low, high = backend.value_range(dtype)
+    return (-high if dtype.kind == "u" else low), high
 
 
 # PyTorch's legacy type names (torch.FloatTensor ...), spelled with minigrad's name

@@ -47,6 +47,11 @@ def dtype(d):
         raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}") from None
 
 
+def promote_float(a, b):
+    """The wider of two floating dtypes."""
+    return np.promote_types(a, b)
+
+
 def is_numpy(xp):
     """Whether an array module is NumPy itself (for the few NumPy-only fast paths)."""
     return xp is np

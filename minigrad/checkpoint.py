@@ -49,8 +49,10 @@ def save(state_dict, path, metadata=None):
     directory = os.path.dirname(path)
     # a fresh name beside the target (same file system, so the rename is atomic); made
     # with os.open so the file gets the usual permissions (the umask's), not mkstemp's 0600
-    # (the name cut to 200 characters: a file name may not pass 255)
-    tmp = os.path.join(directory, f".{os.path.basename(path)[:200]}.{secrets.token_hex(6)}.tmp")
+    # (the name cut to 200 bytes: a file name may not pass 255)
+    stem = os.fsdecode(os.fsencode(os.path.basename(path))[:200].decode("utf-8", "ignore")
+                       .encode("utf-8"))
+    tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(6)}.tmp")
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"mg.save: cannot write {path!r}: the directory {directory!r} "
                                 f"does not exist (create it first)")

@@ -122,8 +122,7 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
                                                          # answer; np.bool_ gives float32)
 
     def fill(b, s, d):
-        check_fill_value("full", fill_value, d)
-        return b.xp.full(s, fill_value, dtype=d)
+        return b.xp.full(s, check_fill_value("full", fill_value, d), dtype=d)
     return _new(fill, (shape,), dtype, device, requires_grad)
 
 
@@ -315,14 +314,14 @@ def ones_like(x, dtype=None, device=None, requires_grad=False):
                 requires_grad=requires_grad)
 
 
-def randn_like(x, dtype=None, device=None, requires_grad=False):
+def randn_like(x, dtype=None, device=None, requires_grad=False, generator=None):
     return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device,
-                 requires_grad=requires_grad)
+                 requires_grad=requires_grad, generator=generator)
 
 
-def rand_like(x, dtype=None, device=None, requires_grad=False):
+def rand_like(x, dtype=None, device=None, requires_grad=False, generator=None):
     return rand(x.shape, dtype=dtype or x.dtype, device=device or x.device,
-                requires_grad=requires_grad)
+                requires_grad=requires_grad, generator=generator)
 
 
 def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):

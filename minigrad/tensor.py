@@ -4,6 +4,7 @@ op that implements it in `minigrad/ops/`; the method spellings of the other ops 
 x.sum(dim), x.reshape(...)) are inherited from tensor_methods.py, and PyTorch's in-place
 methods (x.add_(y), x.zero_()) from tensor_inplace.py."""
 import builtins
+import copy
 import operator
 
 from minigrad import backend
@@ -33,9 +34,8 @@ class Tensor(TensorMethods, TensorInplace):
         source = data if isinstance(data, Tensor) else None
         if source is not None:
             data = data.data
-        elif isinstance(data, (list, tuple)) and any(
-                isinstance(x, Tensor) or isinstance(getattr(x, "dtype", None),
-                                                    backend.DTYPE_CLASS) for x in data):
+        elif isinstance(data, (list, tuple)) and any(map(_typed, data)) and \
+                all(_typed(x) or backend.is_scalar(x) for x in data):
             data = _stack_values(data)      # tensors or NumPy values: in their dtype
         if device is None:
             device = backend.device_of_array(data) if _is_device_array(data) else "cpu"
@@ -66,7 +66,8 @@ class Tensor(TensorMethods, TensorInplace):
 
     # copies and pickles, as PyTorch's: the values and requires_grad, as a new leaf
     def __reduce_ex__(self, protocol):
-        return _rebuild, (type(self), self.data, self.device, self.requires_grad)
+        return _rebuild, (type(self), self.data, self.device, self.requires_grad), \
+            getattr(self, "__dict__", None)              # a subclass's own attributes
 
     def __deepcopy__(self, memo):
         """A new leaf with a copy of the values (and of .grad, but not a Parameter's, as
@@ -78,6 +79,8 @@ class Tensor(TensorMethods, TensorInplace):
         new = _rebuild(type(self), self.data.copy(), self.device, self.requires_grad)
         if self._grad is not None and type(self) is Tensor:
             new._grad = self._grad.__deepcopy__(memo)
+        if getattr(self, "__dict__", None):
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
 
     @staticmethod
@@ -477,17 +480,26 @@ def _used_by_a_recorded_op(t):
     return False
 
 
+def _typed(x):
+    """A tensor, or a NumPy value (a list of them keeps their dtype, as in PyTorch)."""
+    return isinstance(x, Tensor) or isinstance(getattr(x, "dtype", None), backend.DTYPE_CLASS)
+
+
 def _comparable(o):
     """Whether `t == o` compares elements: o a tensor, a number, a (nested) list or an
-    array. Anything else (None, a string, a dict) is just not equal, as in PyTorch."""
+    array (PyTorch says False for a list; here it is compared as a tensor). Anything else
+    (None, a string, a dict) is just not equal, as in PyTorch."""
     return isinstance(o, (Tensor, list, tuple)) or backend.is_scalar(o) or \
         hasattr(o, "__array__") or _is_device_array(o)
 
 
 def _rebuild(cls, array, device, requires_grad):
-    """A leaf of class cls (Tensor, Parameter) holding `array` (pickle's and copy's end)."""
-    t = Tensor._make(array, backend.device_name(device), requires_grad)
-    t.__class__ = cls
+    """A leaf of class cls (Tensor, Parameter, a user's subclass) holding `array` (pickle's
+    and copy's end): _make's fields on a new cls."""
+    t = cls.__new__(cls)
+    t._data, t.device, t._grad, t._ctx = array, backend.device_name(device), None, None
+    t.requires_grad = requires_grad
+    t._version_counter, t._hooks, t._retains_grad = [0], None, False
     return t
 
 

@@ -59,9 +59,10 @@ class TensorInplace:
     def exponential_(self, lambd=1.0, *, generator=None):
         from minigrad import draws
         return draws.exponential_(self, lambd, generator)
-    def random_(self, *bounds, generator=None):        # random_(), random_(to), random_(from, to)
+    def random_(self, *bounds, to=None, generator=None):  # random_(), (to), (from, to)
         from minigrad import draws
-        return draws.random_(self, *bounds, generator=generator)
+        return draws.random_(self, *(bounds + (to,) if to is not None else bounds),
+                             generator=generator)
 
 
 def times_alpha(x, o, alpha, op):
@@ -77,6 +78,8 @@ def times_alpha(x, o, alpha, op):
     # (as PyTorch: float64 x.add(float32 o, alpha=0.5) is float64, int x.add(float o, alpha=
     # 0.5) is float)
     _, o = ops.elementwise._pair(x, ops.elementwise.lift(o, x))
+    if o.dtype.kind == "f" and x.dtype.kind == "f" and o.dtype != x.dtype and x.ndim:
+        o = o.to(dtype=backend.promote_float(x.dtype, o.dtype))   # float32 o, float64 x
     if not backend.is_floating(o.dtype) and not backend.is_integer(alpha):
         raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {o.dtype} alpha "
                         f"must be an integer (as PyTorch); convert the tensor with .float()")

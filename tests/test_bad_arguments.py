@@ -107,3 +107,8 @@ def test_an_integer_to_a_negative_integer_power_is_named():
             call()
     assert (mg.tensor([2, 3]) ** 2).tolist() == [4, 9]
     assert (mg.tensor([2.0]) ** -1).item() == 0.5
+
+
+def test_data_loader_takes_pytorchs_shuffle_none():
+    assert len(list(data.DataLoader(ds, shuffle=None))) == 5
+    assert len(list(data.DataLoader(ds, batch_size=2, shuffle=np.True_, drop_last=True))) == 2

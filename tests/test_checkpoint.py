@@ -263,3 +263,9 @@ def test_save_to_a_name_near_the_file_systems_limit(tmp_path):
     mg.save({"x": mg.ones(2)}, path)
     np.testing.assert_array_equal(mg.load(path)["x"].numpy(), [1.0, 1.0])
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_save_to_a_name_long_in_bytes(tmp_path):
+    path = tmp_path / ("é" * 120 + ".safetensors")       # 252 bytes: 2 bytes a letter
+    mg.save({"x": mg.ones(2)}, path)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -104,3 +104,9 @@ def test_add_alpha_scales_after_the_promotion():
                                   .numpy(), [1.5, 2.5])
     with pytest.raises(TypeError, match="dtype int64 alpha must be an integer"):
         mg.tensor([1, 2]).add(mg.tensor([1, 1]), alpha=0.5)
+
+
+def test_add_alpha_scales_in_the_wider_float():
+    assert mg.tensor([1.0], dtype=mg.float64).add(mg.tensor([3.0]), alpha=0.1).item() == 1.3
+    assert mg.tensor([0.0], dtype=mg.float64).sub(mg.tensor([1.0]), alpha=1 / 3).item() == \
+        -1 / 3

@@ -221,3 +221,13 @@ def test_a_generator_draws_the_same_numbers_on_another_device():
                                           draw("cpu", mg.Generator().manual_seed(1)).numpy())
     finally:
         spy_backend.unregister()
+
+
+def test_like_draws_take_a_generator_and_random_takes_to():
+    g = mg.Generator().manual_seed(1)
+    a = mg.randn_like(mg.zeros(3), generator=g)
+    g.manual_seed(1)
+    np.testing.assert_array_equal(a.numpy(), mg.randn_like(mg.zeros(3), generator=g).numpy())
+    assert mg.rand_like(mg.zeros(2), generator=3).shape == (2,)
+    assert set(mg.zeros(200, dtype=mg.int64).random_(to=3).tolist()) == {0, 1, 2}
+    assert set(mg.zeros(200).random_(2, to=4).tolist()) == {2.0, 3.0}

@@ -190,3 +190,51 @@ def test_an_infinite_logit_makes_softmax_nan_as_pytorch():
                         .numpy()).all()
     np.testing.assert_array_equal(mg.nn.functional.softmax(mg.tensor([-inf, -inf]), 0)
                                   .numpy(), [0.0, 0.0])            # all masked: zeros, kept
+
+
+def test_to_another_tensor_takes_its_dtype():
+    other = mg.zeros(1, dtype=mg.float64)
+    assert mg.zeros(2).to(other).dtype == mg.float64
+    assert nn.Linear(2, 2).to(other).weight.dtype == mg.float64
+
+
+def test_a_list_mixing_arrays_and_lists_is_one_tensor():
+    np.testing.assert_array_equal(mg.tensor([np.array([1, 2]), [3, 4]]).numpy(), [[1, 2], [3, 4]])
+    assert mg.tensor([[1, 2], np.array([3, 4])]).shape == (2, 2)
+
+
+def test_unsigned_dtypes_wrap_negative_numbers_as_pytorch():
+    assert mg.tensor([-1], dtype=mg.uint8).tolist() == [255]
+    assert mg.full((2,), -1, dtype=mg.uint8).tolist() == [255, 255]
+    assert mg.zeros(2, dtype=mg.uint8).fill_(-2).tolist() == [254, 254]
+    mask = mg.tensor([True, False])
+    assert mg.zeros(2, dtype=mg.uint8).masked_fill(mask, -1).tolist() == [255, 0]
+    assert mg.where(mask, mg.zeros(2, dtype=mg.uint8), -1).tolist() == [0, 255]
+    with pytest.raises(ValueError, match="without overflow"):
+        mg.tensor([-256], dtype=mg.uint8)
+    with pytest.raises(ValueError, match="without overflow"):
+        mg.tensor([2 ** 31 - 0.5], dtype=mg.int32)                 # as PyTorch: above max
+    assert mg.tensor([-2.0 ** 63], dtype=mg.int64).item() == -2 ** 63
+
+
+def test_integer_arguments_may_be_0d_integer_tensors():
+    assert mg.ones(2, 2).tril(mg.tensor(1)).sum().item() == 4
+    assert mg.nn.functional.one_hot(mg.tensor([0, 1]), mg.tensor(3)).shape == (2, 3)
+    with pytest.raises(TypeError, match="diagonal must be an int"):
+        mg.ones(2, 2).tril(mg.tensor(True))
+
+
+class _Noted(mg.Tensor):
+    pass
+
+
+def test_a_users_tensor_subclass_pickles_and_deep_copies_with_its_attributes():
+    t = _Noted([1.0, 2.0])
+    t.note = "kept"
+    for c in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert type(c) is _Noted and c.note == "kept" and c.tolist() == [1.0, 2.0]
+
+
+def test_integer_dtypes_are_attributes():
+    assert (mg.uint8, mg.int8, mg.int16) == (np.dtype("uint8"), np.dtype("int8"),
+                                            np.dtype("int16"))

@@ -64,7 +64,7 @@ def fill(t, value, op):
         raise TypeError(f"{op}: the value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__}")
     else:
-        check_fill_value(op, value, t.dtype)
+        value = check_fill_value(op, value, t.dtype)
     t.data[...] = value
     return _counted(t)
 

@@ -30,7 +30,7 @@ def pad(input, pad, mode="constant", value=None):
     value = 0 if value is None else value
     if not backend.is_scalar(value):
         raise TypeError(f"pad: value must be a number, got {type(value).__name__} {value!r}")
-    check_fill_value("pad", value, input.dtype)
+    value = check_fill_value("pad", value, input.dtype)
     out, grew = input, False
     for i in range(len(pad) // 2):
         d, (before, after) = input.ndim - 1 - i, pad[2 * i:2 * i + 2]

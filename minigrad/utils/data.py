@@ -140,10 +140,12 @@ class DataLoader:
             raise TypeError(f"DataLoader: collate_fn must be a function of a list of items, "
                             f"got {type(collate_fn).__name__}")
         self.dataset, self.batch_size = dataset, batch_size
+        shuffle = False if shuffle is None else shuffle      # None: PyTorch's default
         for name, flag in (("shuffle", shuffle), ("drop_last", drop_last)):
-            if not isinstance(flag, bool):    # "no" would be true
+            if flag not in (True, False) or isinstance(flag, str):   # "no" would be true
                 raise TypeError(f"DataLoader: {name} must be True or False, got {flag!r}")
-        self.shuffle, self.drop_last, self.collate_fn = shuffle, drop_last, collate_fn
+        self.shuffle, self.drop_last, self.collate_fn = bool(shuffle), bool(drop_last), \
+            collate_fn
         # an int seed makes one generator now, so each epoch draws a new, reproducible order
         self.generator = None if generator is None else backend.host_rng(generator,
                                                                          "DataLoader")
