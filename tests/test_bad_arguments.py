@@ -112,3 +112,8 @@ def test_an_integer_to_a_negative_integer_power_is_named():
 def test_data_loader_takes_pytorchs_shuffle_none():
     assert len(list(data.DataLoader(ds, shuffle=None))) == 5
     assert len(list(data.DataLoader(ds, batch_size=2, shuffle=np.True_, drop_last=True))) == 2
+
+
+def test_noam_refuses_a_zero_factor():
+    with pytest.raises(ValueError, match="factor"):
+        optim.noam(1, 512, factor=0)

@@ -110,3 +110,9 @@ def test_add_alpha_scales_in_the_wider_float():
     assert mg.tensor([1.0], dtype=mg.float64).add(mg.tensor([3.0]), alpha=0.1).item() == 1.3
     assert mg.tensor([0.0], dtype=mg.float64).sub(mg.tensor([1.0]), alpha=1 / 3).item() == \
         -1 / 3
+
+
+def test_var_and_std_take_correction_none_as_the_default():
+    x = mg.tensor([1.0, 2.0, 3.0, 4.0])
+    assert abs(x.var(correction=None).item() - 5 / 3) < 1e-6
+    assert abs(x.std(correction=None).item() - math.sqrt(5 / 3)) < 1e-6

@@ -71,3 +71,7 @@ def test_every_integer_dtype_goes_by_its_torch_name(name):
     assert mg.zeros(2, dtype=name).dtype == np.dtype("int16" if name == "short" else name)
     torch = pytest.importorskip("torch")
     assert mg.zeros(2, dtype=getattr(torch, name)).dtype == mg.zeros(2, dtype=name).dtype
+
+
+def test_finfo_without_a_dtype_is_the_defaults(default_float64):
+    assert mg.finfo().bits == 64

@@ -231,3 +231,24 @@ def test_like_draws_take_a_generator_and_random_takes_to():
     assert mg.rand_like(mg.zeros(2), generator=3).shape == (2,)
     assert set(mg.zeros(200, dtype=mg.int64).random_(to=3).tolist()) == {0, 1, 2}
     assert set(mg.zeros(200).random_(2, to=4).tolist()) == {2.0, 3.0}
+
+
+def test_generator_details_that_matter():
+    with pytest.raises(ValueError, match="non-negative integer"):
+        mg.Generator().manual_seed(1.5)
+    assert mg.Generator().initial_seed() == 0                       # a fixed default, as torch
+    np.testing.assert_array_equal(mg.randn(3, generator=mg.Generator()).numpy(),
+                                  mg.randn(3, generator=0).numpy())
+    for state in (mg.get_rng_state(), mg.Generator().get_state()):
+        state[33] = 0                                               # a tensor of its own
+    bad = mg.get_rng_state().clone()
+    bad[32] = 2                                                     # has_uint32 is 0 or 1
+    with pytest.raises(ValueError, match="not a generator state"):
+        mg.set_rng_state(bad)
+
+
+def test_random_refuses_a_from_below_the_dtype():
+    with pytest.raises(ValueError, match="does not fit bool"):
+        mg.zeros(3, dtype=mg.bool).random_(-1, 2)
+    with pytest.raises(ValueError, match="does not fit float32"):
+        mg.zeros(3).random_(-2 ** 30, 0)

@@ -372,3 +372,11 @@ def test_a_shared_batch_norm_may_lack_num_batches_tracked_under_both_names():
             self.b = self.a
     sd = {k: v for k, v in Shared().state_dict().items() if "num_batches" not in k}
     assert Shared().load_state_dict(sd) == ([], [])
+
+
+def test_zero_grad_counts_a_write_to_the_grad():
+    p = nn.Parameter(mg.ones(2))
+    (p * 2).sum().backward()
+    before = p.grad._version
+    optim.SGD([p], lr=0.1).zero_grad(set_to_none=False)
+    assert p.grad._version > before            # a graph that saved the grad sees the change

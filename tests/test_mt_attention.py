@@ -234,3 +234,13 @@ def test_multi_head_attention_starts_as_torchs_module():
 def test_lengths_mask_names_a_bad_max_len(max_len):
     with pytest.raises(ValueError, match="max_len must be an integer >= 0"):
         lengths_mask([1], max_len)
+
+
+def test_attention_arguments_checked_exactly():
+    from minitransformer import attention_with_weights
+    q = mg.randn(1, 2, 4)
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
+        attention_with_weights(q, q, q, dropout_p=1.0)
+    for args in ((8, True), (0, 1)):
+        with pytest.raises(ValueError, match="must be a positive integer"):
+            MultiHeadAttention(*args)

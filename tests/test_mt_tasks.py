@@ -122,3 +122,20 @@ def test_empty_inputs_keep_two_dims_and_bad_ids_are_named():
         with pytest.raises(ValueError, match=r"outside the vocabulary \(0\.\.5\)"):
             v.decode(ids)
     assert v.decode([3, 4, 2, 5]) == "ab"
+
+
+def test_task_edges_checked_exactly():
+    import random
+    from minitransformer.tasks import Seq2SeqTask
+    v = CharVocab("abc")
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        v.decode([len(v.itos)])
+    t = reversal_task(n_train=10, n_held_out=2, n_longer=2)
+    with pytest.raises(ValueError, match="batch_size must be 1"):
+        t.batches(0, random.Random(0))
+    assert Seq2SeqTask("none", v, v, [], [], []).max_target_len() == 0
+    with pytest.raises(ValueError, match="0 <= min_len"):
+        reversal_task(min_len=-1, max_len=3, longer_len=(4, 5))
+    with pytest.raises(ValueError, match="only 1 are left"):     # "aa" is one letter
+        reversal_task(alphabet="aa", min_len=1, max_len=1, n_train=2, n_held_out=0,
+                      n_longer=1, longer_len=(2, 2))

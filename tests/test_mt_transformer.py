@@ -293,3 +293,8 @@ def test_beam_search_takes_a_numpy_length_penalty():
     assert out == m.beam_search([[3, 4, 5]], BOS, EOS, beam_size=2, length_penalty=0.5)
     with pytest.raises(ValueError, match="length_penalty"):
         m.beam_search([[3, 4, 5]], BOS, EOS, length_penalty=True)
+
+
+def test_beam_search_refuses_an_infinite_length_penalty():
+    with pytest.raises(ValueError, match="length_penalty"):
+        tiny(max_len=5).beam_search([[3, 4, 5]], BOS, EOS, length_penalty=math.inf)

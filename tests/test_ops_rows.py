@@ -36,7 +36,7 @@ def test_col_sum_and_row_max():
     np.testing.assert_array_equal(row_max(np, a), a.max(-1, keepdims=True))
 
 
-@pytest.mark.parametrize("rows", [255, 512, 100_037])
+@pytest.mark.parametrize("rows", [255, 512, 513, 100_037])
 @pytest.mark.parametrize("layout", ["contiguous", "strided columns"])
 def test_col_sum_of_float32_rows_does_not_drift(rows, layout):
     """BLAS's one running sum per column was 5e-4 off over 10⁵ rows of 0.1 (3.5e-3 over

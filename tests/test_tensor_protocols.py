@@ -238,3 +238,24 @@ def test_a_users_tensor_subclass_pickles_and_deep_copies_with_its_attributes():
 def test_integer_dtypes_are_attributes():
     assert (mg.uint8, mg.int8, mg.int16) == (np.dtype("uint8"), np.dtype("int8"),
                                             np.dtype("int16"))
+
+
+def test_bools_and_masks_beside_an_ellipsis_count_their_dims():
+    x = mg.arange(24.0).reshape(2, 3, 4)
+    want = x.numpy()[[0, 1], :, [1, 0], True]                      # True adds a dim of 1
+    np.testing.assert_array_equal(x[[0, 1], ..., [1, 0], True].numpy(), want)
+    y = mg.arange(120.0).reshape(2, 3, 4, 5)
+    m = np.zeros((2, 3), bool)
+    m[0, 1] = m[1, 2] = True
+    np.testing.assert_array_equal(y[mg.tensor(m), ..., [0, 1]].numpy(),
+                                  y.numpy()[m, :, [0, 1]])
+
+
+def test_bool_arguments_are_not_ints_and_tuples_compare():
+    with pytest.raises(TypeError, match="diagonal must be an int"):
+        mg.ones(2, 2).tril(True)
+    with pytest.raises(TypeError, match="num_classes must be an int"):
+        mg.nn.functional.one_hot(mg.tensor([0]), True)
+    assert (mg.tensor([1, 2]) == (1, 2)).tolist() == [True, True]
+    with pytest.raises(TypeError):
+        mg.tensor([1, 2]).ne(None)                                  # as torch.ne
