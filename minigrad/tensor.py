@@ -4,7 +4,6 @@ op that implements it in `minigrad/ops/`; the method spellings of the other ops 
 x.sum(dim), x.reshape(...)) are inherited from tensor_methods.py, and PyTorch's in-place
 methods (x.add_(y), x.zero_()) from tensor_inplace.py."""
 import builtins
-import copy
 import operator
 
 from minigrad import backend
@@ -13,11 +12,12 @@ from minigrad.args import (split_device_dtype, stack_values as _stack_values,  #
                            is_device_array as _is_device_array, data_value as _data_value,
                            host_values as _host_values, check_numbers as _check_numbers,
                            check_values_fit as _check_values_fit)
+from minigrad.tensor_copy import TensorCopy
 from minigrad.tensor_inplace import TensorInplace, times_alpha
 from minigrad.tensor_methods import TensorMethods
 
 
-class Tensor(TensorMethods, TensorInplace):
+class Tensor(TensorMethods, TensorInplace, TensorCopy):
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
     # every tensor that views the same memory (see `_version`); _hooks: None, or the
     # functions register_hook added; _retains_grad: retain_grad() was called
@@ -63,25 +63,6 @@ class Tensor(TensorMethods, TensorInplace):
         self._hooks, self._retains_grad = None, False
         if requires_grad:
             self.requires_grad_(True)
-
-    # copies and pickles, as PyTorch's: the values and requires_grad, as a new leaf
-    def __reduce_ex__(self, protocol):
-        return _rebuild, (type(self), self.data, self.device, self.requires_grad), \
-            getattr(self, "__dict__", None)              # a subclass's own attributes
-
-    def __deepcopy__(self, memo):
-        """A new leaf with a copy of the values (and of .grad, but not a Parameter's, as
-        PyTorch); a tensor inside a graph cannot be copied with its graph, as in PyTorch."""
-        if self._ctx is not None:
-            raise RuntimeError("deepcopy: only tensors made by the user (graph leaves) can be "
-                               "deep-copied, not the result of an op inside a graph; "
-                               "copy t.detach() (or t.detach().clone())")
-        new = _rebuild(type(self), self.data.copy(), self.device, self.requires_grad)
-        if self._grad is not None and type(self) is Tensor:
-            new._grad = self._grad.__deepcopy__(memo)
-        if getattr(self, "__dict__", None):
-            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        return new
 
     @staticmethod
     def _make(array, device, requires_grad=False):
@@ -491,16 +472,6 @@ def _comparable(o):
     (None, a string, a dict) is just not equal, as in PyTorch."""
     return isinstance(o, (Tensor, list, tuple)) or backend.is_scalar(o) or \
         hasattr(o, "__array__") or _is_device_array(o)
-
-
-def _rebuild(cls, array, device, requires_grad):
-    """A leaf of class cls (Tensor, Parameter, a user's subclass) holding `array` (pickle's
-    and copy's end): _make's fields on a new cls."""
-    t = cls.__new__(cls)
-    t._data, t.device, t._grad, t._ctx = array, backend.device_name(device), None, None
-    t.requires_grad = requires_grad
-    t._version_counter, t._hooks, t._retains_grad = [0], None, False
-    return t
 
 
 from minigrad import ops, creation, nn, tensor_methods, tensor_inplace  # noqa: E402  (they

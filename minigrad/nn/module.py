@@ -1,11 +1,10 @@
 """`Module` and `Parameter`: how layers own their weights, nest, move between devices and
 save their state. Attribute assignment registers parameters and sub-modules, as PyTorch."""
-import warnings
 from collections import OrderedDict, namedtuple
 
 from minigrad import backend
-from minigrad.autograd import HookHandle
 from minigrad.creation import from_other_library
+from minigrad.nn.hooks import ForwardHooks
 from minigrad.tensor import Tensor, split_device_dtype
 
 
@@ -30,21 +29,6 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-def _pre_hook_result(hook, module, args, kwargs, with_kwargs):
-    """(args, kwargs) after a forward pre-hook: its return value replaces them (None keeps
-    them; a plain hook replaces the positional ones, with a tuple or one value)."""
-    if not with_kwargs:
-        new = hook(module, args)
-        return (args if new is None else new if isinstance(new, tuple) else (new,)), kwargs
-    new = hook(module, args, kwargs)
-    if new is None:
-        return args, kwargs
-    if not (isinstance(new, tuple) and len(new) == 2 and isinstance(new[1], dict)):
-        raise RuntimeError(f"a forward pre-hook with with_kwargs=True must return None or "
-                           f"(args, kwargs), got {type(new).__name__}")
-    return (new[0] if isinstance(new[0], tuple) else (new[0],)), new[1]
-
-
 def zero_grads(params, set_to_none=True):
     """Module.zero_grad and Optimizer.zero_grad: each .grad set to None, or, with
     set_to_none=False, zeroed with the same tensor object kept, as PyTorch (a reference to
@@ -61,7 +45,7 @@ def zero_grads(params, set_to_none=True):
             g._version_counter[0] += 1
 
 
-class Module:
+class Module(ForwardHooks):
     """Base class of every layer: subclasses set attributes in __init__ and define forward."""
 
     def __init__(self):
@@ -183,60 +167,6 @@ class Module:
     # ---- calling --------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
-
-    def __call__(self, *args, **kwargs):
-        pre, post = self.__dict__.get("_forward_pre_hooks"), self.__dict__.get("_forward_hooks")
-        if not pre and not post:                         # the usual case
-            return self.forward(*args, **kwargs)
-        done, out = set(), None
-        try:
-            for hook, with_kwargs, _ in list(pre.values()) if pre else ():
-                args, kwargs = _pre_hook_result(hook, self, args, kwargs, with_kwargs)
-            out = self.forward(*args, **kwargs)
-            for hook_id, (hook, with_kwargs, _) in list(post.items()) if post else ():
-                done.add(hook_id)
-                new = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
-                out = out if new is None else new        # None keeps the output
-            return out
-        except Exception:
-            # always_call hooks run even when forward (or a hook) raised, as PyTorch's, on
-            # output None; an error of theirs is only a warning beside the first one
-            for hook_id, (hook, with_kwargs, always) in list(post.items()) if post else ():
-                if always and hook_id not in done:
-                    try:
-                        hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
-                    except Exception as e:               # noqa: BLE001
-                        warnings.warn(f"a forward hook with always_call=True raised {e!r} "
-                                      f"while another error was raised in forward",
-                                      stacklevel=2)
-            raise
-
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """hook(module, args) runs before forward; a value it returns replaces the positional
-        inputs (a tuple, or one value). with_kwargs=True: hook(module, args, kwargs), which
-        may return (args, kwargs). prepend=True runs it before the hooks already there.
-        Returns a handle: handle.remove() takes it off."""
-        return self._add_hook("_forward_pre_hooks", (hook, with_kwargs, False), prepend,
-                              "register_forward_pre_hook")
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
-                              always_call=False):
-        """hook(module, args, output) runs after forward, e.g. to record activations; a value
-        it returns replaces the output. with_kwargs=True: hook(module, args, kwargs,
-        output); always_call=True: it runs even when forward raises (output None).
-        Returns a handle: handle.remove() takes it off."""
-        return self._add_hook("_forward_hooks", (hook, with_kwargs, always_call), prepend,
-                              "register_forward_hook")
-
-    def _add_hook(self, kind, entry, prepend, caller):
-        if not callable(entry[0]):
-            raise TypeError(f"{caller}: expected a function, got {type(entry[0]).__name__}")
-        if kind not in self.__dict__:                    # made on first use: most never are
-            object.__setattr__(self, kind, OrderedDict())
-        handle = HookHandle(self.__dict__[kind], entry)
-        if prepend:
-            self.__dict__[kind].move_to_end(handle.id, last=False)
-        return handle
 
     # ---- traversal ------------------------------------------------------------------------
     def named_modules(self, prefix="", remove_duplicate=True):

@@ -7,59 +7,7 @@ from minigrad.args import check_broadcast, check_fill_value
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.matmul import matmul
-
-
-def lift(x, like):
-    """A Python or NumPy scalar, list or array as a constant Tensor beside `like`. A scalar is
-    weak, as in PyTorch: it takes `like`'s dtype (float32 stays float32, np.float64(2) too),
-    except a float next to an integer/bool tensor (float32) and an int next to a bool (int64)."""
-    if isinstance(x, Tensor):
-        return x
-    if backend.is_scalar(x):
-        x = backend.python_scalar(x)
-        dt = like.dtype
-        if isinstance(x, float) and not backend.is_floating(dt):
-            dt = backend.DEFAULT_FLOAT
-        elif not isinstance(x, bool) and dt == backend.bool_:
-            dt = backend.int64
-        elif isinstance(x, int) and not isinstance(x, bool) and dt.kind in "iu":
-            lo, hi = backend.value_range(dt)
-            if not lo <= x <= hi:   # wrapped into the dtype, as PyTorch (NumPy refuses with
-                # a bare OverflowError): uint8 - 1 is + 255; but no 64-bit integer holds it
-                if not -2 ** 63 <= x < 2 ** 64:
-                    raise OverflowError(f"{x} is too big for any 64-bit integer; give it as "
-                                        f"a float if it is meant as one")
-                x = (x - lo) % (hi - lo + 1) + lo
-        be = like.backend
-        # on a GPU a fill kernel, not a host-to-device copy of one number (which may wait)
-        value = be.xp.asarray(x, dtype=dt) if be.host else be.xp.full((), x, dtype=dt)
-        return Tensor._make(value, like.device)
-    return Tensor(x, device=like.device)
-
-
-def _pair(a, b):
-    """Both operands as Tensors. A float beside an integer/bool operand casts that operand to
-    the float's dtype (as PyTorch), where NumPy would compute int64 + float32 in float64."""
-    if not isinstance(a, Tensor):
-        a = lift(a, b)
-    elif not isinstance(b, Tensor):
-        b = lift(b, a)
-    da, db = a.dtype, b.dtype
-    if da == db:                                         # the common case
-        return a, b
-    if (da.kind == "f") != (db.kind == "f"):
-        if da.kind == "f":
-            b = b.to(dtype=da)
-        else:
-            a = a.to(dtype=db)
-    elif (a.ndim == 0) != (b.ndim == 0) and da.kind == db.kind:
-        # a 0-d tensor of the same kind counts as a scalar (as PyTorch): float32 times a
-        # 0-d float64 stays float32
-        if a.ndim == 0:
-            a = a.to(dtype=db)
-        else:
-            b = b.to(dtype=da)
-    return a, b
+from minigrad.ops.promotion import lift, _pair, half_meets_big, in_float32  # noqa: F401
 
 
 class Add(Function):
@@ -242,49 +190,23 @@ class Where(Function):
         return where(c, g, 0.0), where(c, 0.0, g)
 
 
-def _half_meets_big(a, b):
-    """Whether a float16 tensor meets a number float16 cannot hold (beyond ±65504, or so
-    small it would round to 0): cast to float16 first, as NumPy does, x * 65536 would be
-    inf even where the product fits (a small loss scaled for float16 training). Only a
-    tensor-and-number pair pays for this check."""
-    if isinstance(a, Tensor):
-        if isinstance(b, Tensor) or a.dtype is not backend.float16:   # (`is`: NumPy's
-            return False                                             # dtypes are singletons)
-        v = b
-    elif not isinstance(b, Tensor) or b.dtype is not backend.float16:
-        return False
-    else:
-        v = a
-    if not backend.is_scalar(v) or isinstance(v, bool):
-        return False
-    v = math.fabs(float(v))                  # (abs here is the op)
-    return v != math.inf and (v > 65504 or 0 < v < 2 ** -24)
-
-
-def _in_float32(op, a, b):
-    """op(a, b) with the float16 tensor taken to float32, rounded to float16 once at the
-    end: PyTorch's float16 ops compute so (a product that fits float16 is kept)."""
-    up = [x.to(dtype=backend.float32) if isinstance(x, Tensor) else x for x in (a, b)]
-    return op(*up).to(dtype=backend.float16)
-
-
 # ---- what users call -------------------------------------------------------------------
 def add(a, b):
-    if _half_meets_big(a, b):
-        return _in_float32(add, a, b)
+    if half_meets_big(a, b):
+        return in_float32(add, a, b)
     return Add.apply(*_pair(a, b))
 def sub(a, b):
     _no_bool([t for t in (a, b) if isinstance(t, Tensor)], "subtraction, the `-` operator,")
-    if _half_meets_big(a, b):
-        return _in_float32(sub, a, b)
+    if half_meets_big(a, b):
+        return in_float32(sub, a, b)
     return Sub.apply(*_pair(a, b))
 def mul(a, b):
-    if _half_meets_big(a, b):
-        return _in_float32(mul, a, b)
+    if half_meets_big(a, b):
+        return in_float32(mul, a, b)
     return Mul.apply(*_pair(a, b))
 def div(a, b):
-    if _half_meets_big(a, b):
-        return _in_float32(div, a, b)
+    if half_meets_big(a, b):
+        return in_float32(div, a, b)
     a, b = _pair(a, b)
     if not backend.is_floating(a.dtype):  # true division of integers gives float32 (as PyTorch)
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
