@@ -125,6 +125,18 @@ def cast_to(x, dtype):
     return x if dtype is None else x.to(dtype=dtype)
 
 
+def number_arg(op, name, value):
+    """A number argument (an int or a float, NumPy's too, or a one-element tensor's value),
+    or a TypeError naming it: None or "0.1" would fail later in a comparison, or deep inside
+    NumPy, with words that do not say which argument was wrong."""
+    if callable(getattr(value, "numel", None)) and value.numel() == 1:
+        value = value.item()
+    if not backend.is_scalar(value):
+        raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} "
+                        f"{value!r}")
+    return value
+
+
 def int_arg(op, name, value, low=None):
     """An integer argument (a NumPy integer too, never a bool or a float, which would be
     truncated without a word), at least `low` if given."""

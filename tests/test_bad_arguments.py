@@ -117,3 +117,39 @@ def test_data_loader_takes_pytorchs_shuffle_none():
 def test_noam_refuses_a_zero_factor():
     with pytest.raises(ValueError, match="factor"):
         optim.noam(1, 512, factor=0)
+
+
+NUMBERS = {
+    "clip min": lambda: x2.clamp(min="2"),
+    "normalize eps": lambda: F.normalize(x2, eps="a"),
+    "layer_norm eps": lambda: F.layer_norm(x2, (3,), eps=None),
+    "sdpa scale": lambda: F.scaled_dot_product_attention(q, q, q, scale="a"),
+    "orthogonal gain": lambda: init.orthogonal_(mg.zeros(2, 2), gain="a"),
+    "constant val": lambda: init.constant_(mg.zeros(2), "a"),
+    "dropout p": lambda: F.dropout(x2, p=None),
+    "label_smoothing": lambda: F.cross_entropy(logits, target, label_smoothing=None),
+    "huber delta": lambda: F.huber_loss(x2, x2, delta=None),
+    "smooth_l1 beta": lambda: F.smooth_l1_loss(x2, x2, beta=None),
+    "hardtanh min_val": lambda: F.hardtanh(x2, None, 1.0),
+    "isclose rtol": lambda: mg.isclose(x2, x2, rtol=None),
+    "clip_grad_norm_ max_norm": lambda: nn.utils.clip_grad_norm_([nn.Parameter(mg.ones(1))],
+                                                                 "a"),
+    "plateau metrics": lambda: optim.ReduceLROnPlateau(
+        optim.SGD([nn.Parameter(mg.ones(1))], lr=0.1)).step("a"),
+}
+
+
+@pytest.mark.parametrize("name", NUMBERS)
+def test_a_number_argument_that_is_not_one_is_named(name):
+    argument = name.split()[-1]
+    with pytest.raises(TypeError, match=f"{argument} must be a number"):
+        NUMBERS[name]()
+
+
+def test_numbers_may_still_come_as_one_element_tensors():
+    assert x2.clamp(max=mg.tensor(0.5)).sum().item() == 4.5
+    assert init.constant_(mg.zeros(2), mg.tensor(2.0)).tolist() == [2.0, 2.0]
+    p = nn.Parameter(mg.ones(1))
+    p.grad = mg.ones(1) * 5
+    assert nn.utils.clip_grad_norm_([p], 1.0, norm_type="inf").item() == 5.0
+    optim.ReduceLROnPlateau(optim.SGD([p], lr=0.1)).step(mg.tensor(1.0))

@@ -4,6 +4,7 @@ seed), so one seed gives the same weights on every device."""
 import math
 
 from minigrad import backend
+from minigrad.args import number_arg
 from minigrad.autograd import no_grad
 
 
@@ -69,7 +70,7 @@ _calculate_fan_in_and_fan_out = fans    # the name PyTorch's reset_parameters co
 
 
 def constant_(tensor, value):
-    return _fill(tensor, value)
+    return _fill(tensor, number_arg("init.constant_", "val", value))
 
 
 _UNIT_GAIN = ("linear", "sigmoid", "conv1d", "conv2d", "conv3d",
@@ -200,6 +201,7 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     orthonormal if there are fewer rows than columns, else its columns. A tensor of more
     than 2 dims is taken as the matrix (shape[0], the product of the rest)."""
     _check_float(tensor, "orthogonal_")
+    gain = number_arg("init.orthogonal_", "gain", gain)
     if tensor.ndim < 2:
         raise ValueError(f"init.orthogonal_: needs a tensor with at least 2 dims, got shape "
                          f"{tensor.shape}; rows or columns can be orthonormal only in a "

@@ -7,6 +7,7 @@ plain backward() stores a fresh array in each .grad, but a gradient stored with
 create_graph=True, or assigned by hand, may be an array that another tensor holds too, and
 scaling it in place would scale it once per holder."""
 from minigrad import backend
+from minigrad.args import number_arg
 from minigrad.autograd import no_grad
 from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
@@ -35,7 +36,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     rounding (the sums are ordered differently).
     """
     params = _with_grads(parameters)
-    max_norm, norm_type = float(max_norm), float(norm_type)
+    max_norm = float(number_arg("clip_grad_norm_", "max_norm", max_norm))
+    norm_type = float(number_arg("clip_grad_norm_", "norm_type", norm_type)) \
+        if norm_type != "inf" else float("inf")
     if not params:
         return Tensor(0.0)
     # everything stays on the device (no sync per parameter); the sums are 0-d arrays

@@ -7,6 +7,7 @@ side at each kink."""
 import functools
 
 from minigrad import backend
+from minigrad.args import number_arg
 from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu, clip
 from minigrad.ops.math import expm1
 from minigrad.ops.reduce import normalize_dim
@@ -123,6 +124,8 @@ def hardtanh(x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val]. The gradient is 1 strictly inside and 0 at the
     bounds, as PyTorch (clip's is 1 at them): outside the open interval the result is a
     constant. An integer tensor stays integer, its bounds truncated, as PyTorch."""
+    min_val, max_val = (number_arg("hardtanh", n, v) for n, v in (("min_val", min_val),
+                                                                  ("max_val", max_val)))
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got "
                          f"min_val={min_val}, max_val={max_val}")

@@ -7,6 +7,7 @@ gets zero weights and a zero output, never NaN."""
 import math
 
 from minigrad import backend, parallel
+from minigrad.args import number_arg
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
@@ -252,6 +253,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
                                  scale=None):
     """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. q: (..., L, E),
     k: (..., S, E), v: (..., S, Ev) -> (..., L, Ev). A boolean mask and is_causal combine."""
+    if scale is not None:
+        scale = number_arg("scaled_dot_product_attention", "scale", scale)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: q, k, v need at least 2 dims, got "
                          f"{q.shape}, {k.shape}, {v.shape}")

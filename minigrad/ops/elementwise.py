@@ -3,7 +3,7 @@ input's shape (autograd.run_backward), so no backward here deals with broadcasti
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast, check_fill_value
+from minigrad.args import check_broadcast, check_fill_value, number_arg
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.matmul import matmul
@@ -271,6 +271,8 @@ def clip(a, min=None, max=None):
     result, as PyTorch's; otherwise the bounds are constants of one fused op."""
     if min is None and max is None:
         raise ValueError("clip: give at least one of min and max")
+    min, max = (v if v is None or isinstance(v, Tensor) else number_arg("clip", n, v)
+                for v, n in ((min, "min"), (max, "max")))
     min, max = (backend.python_scalar(v) for v in (min, max))  # NumPy scalars are weak
     if not backend.is_floating(a.dtype) and any(isinstance(v, float) or (
             isinstance(v, Tensor) and backend.is_floating(v.dtype)) for v in (min, max)):

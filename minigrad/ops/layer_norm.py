@@ -3,6 +3,7 @@ biased variance and eps inside the square root, as PyTorch, then scale and shift
 import math
 
 from minigrad import backend, parallel
+from minigrad.args import number_arg
 from minigrad.autograd import Function
 from minigrad.ops.blocks import contiguous, in_row_pieces, row_pieces
 from minigrad.ops.rows import col_sum
@@ -173,6 +174,7 @@ def _mean_vector(xp, d, dtype):
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    eps = number_arg("layer_norm", "eps", eps)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)

@@ -10,7 +10,7 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.index import raw_index, gather
-from minigrad.args import check_broadcast, int_arg
+from minigrad.args import check_broadcast, int_arg, number_arg
 from minigrad.ops.elementwise import where, log, exp, lift, maximum
 from minigrad.ops.math import log1p
 from minigrad.ops.activations import log1p_exp_parts
@@ -74,7 +74,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     sum ("sum"), or one loss per target ("none"); label_smoothing mixes in the uniform
     distribution. With `weight` (one per class) the mean is weighted, as nll_loss's."""
     logits, t, shape = _class_targets(input, target, ignore_index, "cross_entropy")
-    if not 0.0 <= label_smoothing <= 1.0:
+    if not 0.0 <= number_arg("cross_entropy", "label_smoothing", label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
     check_reduction(reduction, "cross_entropy")
@@ -334,7 +334,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     as PyTorch; beta=0 is l1_loss. At |d| = β the gradient is ±1 from either side and the
     second derivative 0 (the linear side), as PyTorch's double backward."""
     check_reduction(reduction, "smooth_l1_loss")
-    if not beta >= 0:
+    if not number_arg("smooth_l1_loss", "beta", beta) >= 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0 (negative values are not "
                          f"supported), got {beta}")
     _warn_if_broadcast("smooth_l1_loss", input, target)
@@ -351,7 +351,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     `weight` as l1_loss's, but 'mean' divides by the element count, not by Σ weight:
     PyTorch's huber_loss does, unlike its l1_loss and mse_loss."""
     check_reduction(reduction, "huber_loss")
-    if not delta > 0:
+    if not number_arg("huber_loss", "delta", delta) > 0:
         raise ValueError(f"huber_loss: delta must be > 0 (non-positive values are not "
                          f"supported), got {delta}")
     _warn_if_broadcast("huber_loss", input, target)

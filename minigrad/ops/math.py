@@ -7,7 +7,7 @@ functions give float32, the rounding ones give the integers back unchanged."""
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast
+from minigrad.args import check_broadcast, number_arg
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import _floating, _pair, where, lift, exp
@@ -347,6 +347,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
                         f"must match (as PyTorch): convert one with .to(dtype)")
     if a.device != b.device:
         raise RuntimeError(f"isclose: tensors on different devices ({a.device}, {b.device})")
+    rtol, atol = number_arg("isclose", "rtol", rtol), number_arg("isclose", "atol", atol)
     if rtol < 0 or atol < 0:
         raise ValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, "
                          f"atol={atol}")

@@ -6,7 +6,7 @@ for free; the care is in PyTorch's values at the kinks: where a norm is 0 its gr
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast
+from minigrad.args import check_broadcast, number_arg
 from minigrad.ops.elementwise import where
 from minigrad.ops.math import nonzero_indicator
 from minigrad.ops.reduce import reduce_dims
@@ -70,6 +70,7 @@ def norm(x, p="fro", dim=None, keepdim=False):
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(‖input‖ₚ along dim, eps), as torch.nn.functional.normalize: unit vectors
     along dim, and no division by 0 (the gradient through the clamp is 0 below eps)."""
+    eps = number_arg("normalize", "eps", eps)
     return input / norm(input, p, dim, keepdim=True).clip(min=eps)
 
 

@@ -1,5 +1,6 @@
 """Dropout: the one op that draws random numbers (from the device's seeded generator)."""
 from minigrad import backend
+from minigrad.args import number_arg
 from minigrad.autograd import Function
 from minigrad.ops.blocks import contiguous, in_pieces
 
@@ -44,7 +45,7 @@ class Dropout(Function):
 def dropout(x, p=0.5, training=True):
     """Zero each element with probability p and scale the rest by 1/(1-p) (identity when
     not training, so evaluation needs no rescaling)."""
-    if not 0.0 <= p <= 1.0:
+    if not 0.0 <= number_arg("dropout", "p", p) <= 1.0:
         raise ValueError(f"dropout: probability must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x

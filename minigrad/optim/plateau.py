@@ -11,6 +11,7 @@ the numbers it is given, so it multiplies each group's current lr (whatever set 
 """
 import math
 
+from minigrad.args import number_arg
 from minigrad.optim.schedulers import _TORCH_ONLY, _integer, _number, _optimizer
 
 
@@ -59,7 +60,7 @@ class ReduceLROnPlateau:
     def step(self, metrics):
         """Take this epoch's metric (a number or a one-element tensor) and lower the lrs
         if it has not improved for more than `patience` steps."""
-        current = float(metrics)
+        current = float(number_arg("ReduceLROnPlateau.step", "metrics", metrics))
         self.last_epoch += 1
         if self.is_better(current, self.best):
             self.best, self.num_bad_epochs = current, 0
