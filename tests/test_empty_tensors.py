@@ -98,3 +98,10 @@ def test_logsumexp_and_kl_div_of_nothing_give_torchs_values_without_warnings():
 def test_save_refuses_a_bare_tensor_with_a_message(tmp_path):
     with pytest.raises(TypeError, match=r"mg.save\(\{'x': t\}, path\)"):
         mg.save(mg.zeros(2), tmp_path / "x.safetensors")
+
+
+def test_median_of_nothing_is_nan_as_pytorch():
+    x, = _leaves((0, 5))
+    m = x.median()
+    m.backward()
+    assert np.isnan(m.item()) and x.grad.shape == (0, 5)

@@ -3,6 +3,8 @@ underneath: the embedding lookup, gather, index_select, masked_select, sort, top
 median.
 Indices follow PyTorch: Tensors, NumPy arrays or lists of ints or bools, with integer indices
 applied before array ones."""
+import math
+
 from minigrad import backend
 from minigrad.args import int_arg
 from minigrad.autograd import Function
@@ -338,9 +340,11 @@ def median(x, dim=None, keepdim=False):
     if dim is None:
         if keepdim:
             raise TypeError("median: keepdim=True needs a dim (as torch.median)")
+        if x.numel() == 0 and backend.is_floating(x.dtype):
+            return x.sum() * math.nan        # NaN, as PyTorch (its gradient: nothing to hold)
         if x.numel() == 0:
-            raise ValueError(f"median: the tensor is empty (shape {x.shape}); there is no "
-                             f"median to take")
+            raise ValueError(f"median: the integer tensor is empty (shape {x.shape}); there "
+                             f"is no median to take")
         index = median_index(xp, x.data.reshape(-1), 0)
         return Median.apply(x, index=index, dim=None, keepdim=False)
     if not backend.is_integer(dim):
