@@ -445,3 +445,51 @@ def test_forward_hook_options_match_torch():
         lin(lib.ones(1, 2))
         results.append(order)
     assert results[0] == results[1] == ["pre-b", "pre-a", "b", "a"]
+
+
+class _Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.step, self.lin = 7, nn.Linear(2, 2)
+
+    def get_extra_state(self):
+        return {"step": self.step}
+
+    def set_extra_state(self, state):
+        self.step = state["step"]
+
+
+def test_extra_state_is_saved_and_loaded_as_pytorchs():
+    parent = nn.Module()
+    parent.c, parent.l = _Counter(), nn.Linear(1, 1)
+    sd = parent.state_dict()
+    assert list(sd) == ["c._extra_state", "c.lin.weight", "c.lin.bias", "l.weight", "l.bias"]
+    fresh = nn.Module()
+    fresh.c, fresh.l = _Counter(), nn.Linear(1, 1)
+    fresh.c.step = 0
+    assert fresh.load_state_dict(sd) == ([], []) and fresh.c.step == 7
+    without = {k: v for k, v in sd.items() if "extra" not in k}
+    assert fresh.load_state_dict(without, strict=False).missing_keys == ["c._extra_state"]
+    with pytest.raises(RuntimeError, match="missing keys: c._extra_state"):
+        fresh.load_state_dict(without)
+    assert "_extra_state" not in nn.Linear(1, 1).state_dict()      # only where overridden
+    with pytest.raises(RuntimeError, match="override it"):
+        nn.Linear(1, 1).get_extra_state()
+
+
+def test_extra_state_matches_torchs_keys():
+    torch = pytest.importorskip("torch")
+
+    class TorchCounter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def get_extra_state(self):
+            return {"step": 7}
+
+        def set_extra_state(self, state):
+            pass
+    tp, mp = torch.nn.Module(), nn.Module()
+    tp.c, mp.c = TorchCounter(), _Counter()
+    assert list(tp.state_dict()) == list(mp.state_dict())

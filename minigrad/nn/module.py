@@ -345,18 +345,39 @@ class Module(ForwardHooks):
         load_state_dict): clone() them to keep a snapshot. keep_vars=True gives the
         Parameters themselves rather than detached tensors."""
         out = OrderedDict() if destination is None else destination
-        for k, t in self._named_state():
-            out[prefix + k] = t if keep_vars else t.detach()
+        for k, t in self._named_state(extra=True):
+            out[prefix + k] = t.get_extra_state() if isinstance(t, Module) else \
+                t if keep_vars else t.detach()
         return out
 
-    def _named_state(self):
+    def get_extra_state(self):
+        """State beyond tensors, as PyTorch's: a module that overrides this (and
+        set_extra_state) has its return value saved in state_dict as "_extra_state"."""
+        raise RuntimeError(f"{type(self).__name__}.get_extra_state: override it (and "
+                           f"set_extra_state) to save state beyond tensors")
+
+    def set_extra_state(self, state):
+        """Restore what get_extra_state returned (load_state_dict calls it)."""
+        raise RuntimeError(f"{type(self).__name__}.set_extra_state: override it to load the "
+                           f"'_extra_state' that get_extra_state saved")
+
+    def _extra_states(self):
+        """(key, module) for every module that overrides get_extra_state."""
+        return ((k, m) for k, m in self._named_state(extra=True) if isinstance(m, Module))
+
+    def _named_state(self, extra=False):
         """(name, tensor) for every parameter and buffer under every name it has: a shared
-        module or tensor appears once per name, as in PyTorch's state dicts."""
+        module or tensor appears once per name, as in PyTorch's state dicts. extra=True
+        adds (name of its "_extra_state", module) after each module's own tensors, for
+        the modules that override get_extra_state (PyTorch's order)."""
         for mname, m in self.named_modules(remove_duplicate=False):
+            name = f"{mname}.{{}}" if mname else "{}"
             for store in (m._parameters, m._buffers):
                 for n, t in store.items():
                     if t is not None and not (store is m._buffers and n in m._non_persistent):
-                        yield (f"{mname}.{n}" if mname else n), t
+                        yield name.format(n), t
+            if extra and type(m).get_extra_state is not Module.get_extra_state:
+                yield name.format("_extra_state"), m
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values in by name. With strict=True, any missing or unexpected key or shape
@@ -372,8 +393,9 @@ class Module(ForwardHooks):
         optional = {(f"{m_name}.{n}" if m_name else n)       # (a shared module: each name)
                     for m_name, m in self.named_modules(remove_duplicate=False)
                     for n in getattr(m, "_optional_state", ())}
-        missing = [k for k in own if k not in state_dict and k not in optional]
-        unexpected = [k for k in state_dict if k not in own]
+        extras = dict(self._extra_states())
+        missing = [k for k in [*own, *extras] if k not in state_dict and k not in optional]
+        unexpected = [k for k in state_dict if k not in own and k not in extras]
         mismatched = [f"{k}: checkpoint {tuple(_shape(state_dict[k]))} vs model "
                       f"{own[k].shape}" for k in own
                       if k in state_dict and tuple(_shape(state_dict[k])) != own[k].shape]
@@ -386,6 +408,9 @@ class Module(ForwardHooks):
             if k in state_dict:  # into the tensor's own memory, as PyTorch's copy_
                 t.data[...] = t.backend.from_numpy(_host(state_dict[k]).astype(t.dtype))
                 t._version_counter[0] += 1
+        for k, m in extras.items():
+            if k in state_dict:
+                m.set_extra_state(state_dict[k])
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing -------------------------------------------------------------------------
