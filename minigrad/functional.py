@@ -36,9 +36,18 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "smooth_l1_loss", "huber_loss", "kl_div", "pairwise_distance", "batch_norm"]
 
 
-def embedding(input, weight, padding_idx=None):
-    """Rows of `weight` (num_embeddings, dim) picked by integer `input` of any shape."""
-    return _embedding(input, weight, padding_idx)
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` (num_embeddings, dim) picked by integer `input` of any shape;
+    max_norm renormalises the picked rows in place first, as PyTorch."""
+    _no_embedding_extras(scale_grad_by_freq, sparse)
+    return _embedding(input, weight, padding_idx, max_norm, norm_type)
+
+
+def _no_embedding_extras(scale_grad_by_freq, sparse):
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are "
+                                  "not implemented (dense gradients only)")
 
 
 def one_hot(tensor, num_classes=-1):

@@ -1,5 +1,7 @@
 """The basic layers against PyTorch with copied weights (float64 and float32: outputs, input
 and parameter gradients), plus a float64 gradcheck of each that needs no torch."""
+import math
+
 import numpy as np
 import pytest
 
@@ -289,3 +291,32 @@ def test_cross_entropy_loss_module_reductions():
                                nll.sum(), rtol=1e-12)
     np.testing.assert_allclose(nn.CrossEntropyLoss(reduction="none")(t, target).numpy(), nll,
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf])
+def test_embedding_max_norm_renormalises_the_rows_it_picks(norm_type):
+    w = np.random.default_rng(0).normal(0, 2, (6, 4))
+    emb = nn.Embedding.from_pretrained(mg.tensor(w), freeze=False, max_norm=1.5,
+                                       norm_type=norm_type)
+    out = emb(mg.tensor([[0, 2, 2], [5, 1, 0]]))
+    out.sum().backward()
+    got = emb.weight.detach().numpy()
+    norms = np.linalg.norm(got, ord=norm_type, axis=1)
+    assert (norms[[0, 1, 2, 5]] <= 1.5 + 1e-6).all()               # picked: at most max_norm
+    np.testing.assert_array_equal(got[[3, 4]], w[[3, 4]])            # the others untouched
+    np.testing.assert_allclose(out.detach().numpy()[0, 0], got[0])
+    torch = pytest.importorskip("torch")
+    te = torch.nn.Embedding.from_pretrained(torch.tensor(w), freeze=False, max_norm=1.5,
+                                            norm_type=norm_type)
+    te(torch.tensor([[0, 2, 2], [5, 1, 0]])).sum().backward()
+    np.testing.assert_allclose(got, te.weight.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(emb.weight.grad.numpy(), te.weight.grad.numpy())
+
+
+def test_embedding_refuses_what_it_does_not_implement():
+    for kw in ({"sparse": True}, {"scale_grad_by_freq": True}):
+        with pytest.raises(NotImplementedError, match="not implemented"):
+            nn.Embedding(3, 2, **kw)
+    with pytest.raises(ValueError, match="max_norm and norm_type must be > 0"):
+        nn.Embedding(3, 2, max_norm=-1.0)(mg.tensor([0]))
+    assert "max_norm=1.0" in repr(nn.Embedding(3, 2, max_norm=1.0))

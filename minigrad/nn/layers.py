@@ -55,9 +55,12 @@ class Embedding(Module):
     """A lookup table: row i is the vector of token i. Weights ~ N(0, 1) as PyTorch; the
     `padding_idx` row starts at zero and gets no gradient."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, device=None,
-                 dtype=None, _weight=None, _freeze=False):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
         super().__init__()
+        F._no_embedding_extras(scale_grad_by_freq, sparse)
+        self.max_norm, self.norm_type = max_norm, norm_type
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -87,7 +90,8 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0):
         """An Embedding whose table is a copy of `embeddings` (rows, dim) (a Tensor, array
         or PyTorch tensor), frozen (no gradient) unless freeze=False, as PyTorch. The
         padding row keeps its values (only its gradient is withheld)."""
@@ -96,13 +100,15 @@ class Embedding(Module):
         if table.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, "
                              f"dim), got shape {table.shape}")
-        return cls(*table.shape, padding_idx=padding_idx, _weight=table, _freeze=freeze)
+        return cls(*table.shape, padding_idx=padding_idx, max_norm=max_norm,
+                   norm_type=norm_type, _weight=table, _freeze=freeze)
 
     def forward(self, idx):
-        return F.embedding(idx, self.weight, self.padding_idx)
+        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     def extra_repr(self):
         pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        pad += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
 
 

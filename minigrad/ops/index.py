@@ -217,8 +217,10 @@ def _show(index):
     return repr(index)
 
 
-def embedding(indices, weight, padding_idx=None):
-    """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i]."""
+def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0):
+    """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i].
+    max_norm: each picked row whose norm_type-norm exceeds it is first scaled down to it,
+    in place in weight and outside autograd, as PyTorch's."""
     idx = raw_index(indices, weight, "embedding", "indices")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
@@ -238,7 +240,27 @@ def embedding(indices, weight, padding_idx=None):
         bad = int(idx[out_of_range][0])
         raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows "
                          f"(valid: 0..{n - 1})")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
     return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    """torch.embedding_renorm_: the rows idx picks, each whose norm passes max_norm scaled
+    by max_norm / (norm + 1e-7), in weight's own memory (counted as a write)."""
+    if not max_norm > 0 or not norm_type > 0:
+        raise ValueError(f"embedding: max_norm and norm_type must be > 0, got {max_norm} and "
+                         f"{norm_type}")
+    xp, w = weight.backend.xp, weight.data
+    rows = xp.unique(idx.reshape(-1))
+    picked = w[rows]
+    if norm_type == math.inf:
+        norms = xp.abs(picked).max(axis=-1)
+    else:
+        norms = (xp.abs(picked) ** norm_type).sum(axis=-1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    w[rows] = picked * scale[:, None]
+    weight._version_counter[0] += 1
 
 
 def gather(x, dim, index):
