@@ -16,7 +16,7 @@ from minigrad.ops.loss import smooth_l1_loss, huber_loss, kl_div  # noqa: F401
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
-from minigrad.ops.index import embedding as _embedding
+from minigrad.ops.embedding import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
 from minigrad.ops.qkv_attention import qkv_attention  # noqa: F401
