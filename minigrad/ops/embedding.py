@@ -1,0 +1,67 @@
+"""The embedding lookup (a Transformer's token embeddings): rows of a table picked by
+integer ids, the padding row's gradient held at zero, and PyTorch's max_norm
+renormalisation of the rows picked."""
+import math
+
+from minigrad.args import int_arg
+from minigrad.autograd import Function
+from minigrad.ops.index import IndexAdd, raw_index
+
+
+class Embedding(Function):
+    """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch)."""
+    fresh_grads = True                                   # see Function.fresh_grads
+    def forward(self, weight, indices, padding_idx):
+        self.indices, self.padding_idx, self.shape = indices, padding_idx, weight.shape
+        return weight[indices]
+    def backward(self, g):
+        if self.padding_idx is not None:
+            keep = self.indices != self.padding_idx
+            g = g * self.const(keep[..., None].astype(g.dtype))
+        return IndexAdd.apply(g, index=self.indices, shape=self.shape)
+
+
+def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0):
+    """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i].
+    max_norm: each picked row whose norm_type-norm exceeds it is first scaled down to it,
+    in place in weight and outside autograd, as PyTorch's."""
+    idx = raw_index(indices, weight, "embedding", "indices")
+    if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be an integer tensor, got "
+                        f"{getattr(idx, 'dtype', type(idx).__name__)}")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be a 2-D table (rows, dim), got shape "
+                         f"{weight.shape}")
+    n = weight.shape[0]
+    if padding_idx is not None:          # a negative padding_idx counts from the end
+        padding_idx = int_arg("embedding", "padding_idx", padding_idx)
+        if not -n <= padding_idx < n:
+            raise ValueError(f"embedding: padding_idx {padding_idx} is outside the table of "
+                             f"{n} rows (valid: {-n}..{n - 1}, or None)")
+        padding_idx %= n
+    out_of_range = (idx < 0) | (idx >= n)
+    if idx.size and bool(out_of_range.any()):          # one check, one device sync
+        bad = int(idx[out_of_range][0])
+        raise IndexError(f"embedding: index {bad} is out of range for a table of {n} rows "
+                         f"(valid: 0..{n - 1})")
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    """torch.embedding_renorm_: the rows idx picks, each whose norm passes max_norm scaled
+    by max_norm / (norm + 1e-7), in weight's own memory (counted as a write)."""
+    if not max_norm > 0 or not norm_type > 0:
+        raise ValueError(f"embedding: max_norm and norm_type must be > 0, got {max_norm} and "
+                         f"{norm_type}")
+    xp, w = weight.backend.xp, weight.data
+    rows = xp.unique(idx.reshape(-1))
+    picked = w[rows]
+    if norm_type == math.inf:
+        norms = xp.abs(picked).max(axis=-1)
+    else:
+        norms = (xp.abs(picked) ** norm_type).sum(axis=-1) ** (1.0 / norm_type)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    w[rows] = picked * scale[:, None]
+    weight._version_counter[0] += 1
