@@ -23,6 +23,11 @@ class Function:
     are the Tensor inputs; keyword arguments are the op's non-differentiable parameters."""
 
     inputs = None
+    # None for the usual op, whose one output is made by apply. A node with several outputs
+    # (made by hand: a module's backward hooks, nn/hooks.py) maps id(output) -> its place;
+    # its `backward` then gets a tuple of their gradients (None for one that got none), once,
+    # when the last of those outputs in the graph is reached
+    output_ids = None
 
     @classmethod
     def apply(cls, *inputs, **params):
@@ -177,11 +182,15 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
         _accumulate(grads, r, g, False)
     order = _topological_order(roots)
     needed = None if wanted is None else _on_a_path_to(order, wanted)
+    gathering = _nodes_with_several_outputs(order)
     with _GradMode(create_graph):
         while order:
             t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
             entry = grads.pop(id(t), None)
+            ctx = t._ctx
             if entry is None or (needed is not None and id(t) not in needed):
+                if gathering and ctx is not None and ctx.output_ids is not None:
+                    _gather(gathering, ctx, t, None, grads, create_graph, retain_graph)
                 continue
             g, owned = entry
             if t._hooks:     # a hook may keep g, or return a tensor of its own (and remove
@@ -191,7 +200,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if wanted is not None and id(t) in wanted:
                 for i in wanted[id(t)]:
                     found[i] = g
-            ctx = t._ctx
+            if ctx is not None and ctx.output_ids is not None:
+                _gather(gathering, ctx, t, g, grads, create_graph, retain_graph)
+                continue
             if ctx is None:
                 if wanted is None:   # an array only we hold becomes .grad as it is
                     _into_grad(t, g, owned=owned)
@@ -205,6 +216,34 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if not retain_graph:
                 ctx.release()
     return found
+
+
+def _nodes_with_several_outputs(order):
+    """id(node) -> [outputs of it still to come in `order`, their gradients so far], for the
+    nodes that have several outputs (Function.output_ids); empty for an ordinary graph."""
+    gathering = {}
+    for t in order:
+        ctx = t._ctx
+        if ctx is not None and ctx.output_ids is not None:
+            entry = gathering.setdefault(id(ctx), [0, [None] * len(ctx.output_ids)])
+            entry[0] += 1
+    return gathering
+
+
+def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph):
+    """Keep g, the gradient of t (None: it got none), one of the outputs of node ctx; after
+    the last of them, pass them all to ctx's backward at once. (In the order, every output
+    of a node comes before its inputs, so that is still in time.)"""
+    entry = gathering[id(ctx)]
+    entry[0] -= 1
+    if g is not None:
+        entry[1][ctx.output_ids[id(t)]] = g
+    if entry[0] == 0:
+        del gathering[id(ctx)]
+        if any(x is not None for x in entry[1]):
+            _propagate(ctx, tuple(entry[1]), grads, create_graph)
+        if not retain_graph:
+            ctx.release()
 
 
 def _into_grad(t, g, owned=False):

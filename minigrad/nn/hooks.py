@@ -1,27 +1,34 @@
-"""A Module's forward hooks, as PyTorch's: functions run before forward (they may replace
-the inputs) and after it (they may replace the output), e.g. to record activations for a
-plot. `Module` inherits them; a module without hooks calls forward directly."""
+"""A Module's hooks, as PyTorch's: functions run before forward (they may replace the
+inputs) and after it (they may replace the output), e.g. to record activations for a plot;
+and backward hooks, which see (and may replace) the gradients of the module's inputs and
+outputs, e.g. the gradient of a layer's output for Grad-CAM. `Module` inherits them; a
+module without hooks calls forward directly."""
 import warnings
 from collections import OrderedDict
 
-from minigrad.autograd import HookHandle
+from minigrad.autograd import Function, HookHandle, is_grad_enabled
 
 
 class ForwardHooks:
     def __call__(self, *args, **kwargs):
-        pre, post = self.__dict__.get("_forward_pre_hooks"), self.__dict__.get("_forward_hooks")
-        if not pre and not post:                         # the usual case
+        d = self.__dict__
+        pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
+        backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
+        if not pre and not post and not backward:        # the usual case
             return self.forward(*args, **kwargs)
         done, out = set(), None
         try:
             for hook, with_kwargs, _ in list(pre.values()) if pre else ():
                 args, kwargs = _pre_hook_result(hook, self, args, kwargs, with_kwargs)
+            if backward and is_grad_enabled():
+                backward = _BackwardHooks(self)
+                args = backward.on_inputs(args)
             out = self.forward(*args, **kwargs)
             for hook_id, (hook, with_kwargs, _) in list(post.items()) if post else ():
                 done.add(hook_id)
                 new = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
                 out = out if new is None else new        # None keeps the output
-            return out
+            return backward.on_output(out) if isinstance(backward, _BackwardHooks) else out
         except Exception:
             # always_call hooks run even when forward (or a hook) raised, as PyTorch's, on
             # output None; an error of theirs is only a warning beside the first one
@@ -52,6 +59,23 @@ class ForwardHooks:
         return self._add_hook("_forward_hooks", (hook, with_kwargs, always_call), prepend,
                               "register_forward_hook")
 
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) runs when the gradients of the module's
+        inputs are computed: grad_input holds one per positional input (None for one that
+        is not a tensor; zeros for a tensor the gradient did not reach), grad_output one per
+        output (None where there is none). A tuple it returns, one entry per input,
+        replaces grad_input. When no input requires grad it runs on grad_input all None,
+        as soon as grad_output is known. Returns a handle: handle.remove() takes it off."""
+        return self._add_hook("_backward_hooks", (hook, False, False), prepend,
+                              "register_full_backward_hook")
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) runs when the gradients of the module's outputs are
+        computed, before those of its inputs; a tuple it returns replaces grad_output.
+        Returns a handle: handle.remove() takes it off."""
+        return self._add_hook("_backward_pre_hooks", (hook, False, False), prepend,
+                              "register_full_backward_pre_hook")
+
     def _add_hook(self, kind, entry, prepend, caller):
         if not callable(entry[0]):
             raise TypeError(f"{caller}: expected a function, got {type(entry[0]).__name__}")
@@ -76,3 +100,127 @@ def _pre_hook_result(hook, module, args, kwargs, with_kwargs):
         raise RuntimeError(f"a forward pre-hook with with_kwargs=True must return None or "
                            f"(args, kwargs), got {type(new).__name__}")
     return (new[0] if isinstance(new[0], tuple) else (new[0],)), new[1]
+
+
+class _BackwardHooks:
+    """One call's backward hooks (PyTorch's BackwardHook). The inputs that require grad are
+    replaced by views whose gradients all pass through one node, and so are the outputs: the
+    engine hands such a node the gradients of all its outputs at once (Function.output_ids),
+    so the hooks see grad_input and grad_output whole, and may replace them."""
+
+    def __init__(self, module):
+        self.module, self.grad_output, self.input_node = module, None, None
+
+    def on_inputs(self, args):
+        # the shape of each tensor argument, for the zeros of one that no gradient reaches
+        self.blanks = [(a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None
+                       for a in args]
+        args, self.input_node = _through_node(args, self._input_grads)
+        return args
+
+    def on_output(self, out):
+        single = isinstance(out, Tensor)
+        if not single and not isinstance(out, tuple):
+            warnings.warn(f"{type(self.module).__name__}: backward hooks run only for a module "
+                          f"whose output is a Tensor or a tuple, got {type(out).__name__}",
+                          stacklevel=3)
+            return out
+        self.n_out = 1 if single else len(out)
+        wrapped, _ = _through_node((out,) if single else out, self._output_grads)
+        return wrapped[0] if single else wrapped
+
+    def _output_grads(self, at, grads):
+        """The node after the module: the pre hooks, then (if no input needs a gradient)
+        the hooks. grads: those of the outputs at positions `at` of the output tuple."""
+        module, grad_output = self.module, [None] * self.n_out
+        for i, g in zip(at, grads):
+            grad_output[i] = g
+        grad_output = tuple(grad_output)
+        for hook in _hooks(module, "_backward_pre_hooks"):
+            new = hook(module, grad_output)
+            if new is not None:
+                grad_output = _checked(new, grad_output, hook, "pre hook", "grad_output")
+        self.grad_output = grad_output
+        if self.input_node is None:      # no input requires grad: no input node will call
+            nothing = (None,) * len(self.blanks)
+            for hook in _hooks(module, "_backward_hooks"):
+                new = hook(module, nothing, grad_output)
+                if new is not None and any(g is not None for g in new):
+                    raise RuntimeError(f"{_name(hook)}: a backward hook of a module none of "
+                                       f"whose inputs requires grad must return None (or "
+                                       f"None for every input)")
+        return tuple(grad_output[i] for i in at)
+
+    def _input_grads(self, at, grads):
+        """The node before the module: the hooks, on every positional input's gradient."""
+        from minigrad.creation import zeros
+        module = self.module
+        if self.grad_output is None:     # the gradient came round the outputs (a list, say,
+            return grads                 # or a double backward): no hook runs, as PyTorch
+        grad_input = [None if b is None else zeros(b[0], dtype=b[1], device=b[2])
+                      for b in self.blanks]
+        for i, g in zip(at, grads):
+            if g is not None:
+                grad_input[i] = g
+        grad_input = tuple(grad_input)
+        for hook in _hooks(module, "_backward_hooks"):
+            new = hook(module, grad_input, self.grad_output)
+            if new is not None:
+                grad_input = _checked(new, grad_input, hook, "hook", "grad_input")
+        return tuple(grad_input[i] for i in at)
+
+
+class _PassThrough(Function):
+    """The node of _through_node: its outputs are its inputs (views of them); backward hands
+    their gradients to `run(at, grads)` and passes on what that returns."""
+    needs_values = False
+
+    def backward(self, grads):
+        return self.run(self.at, grads)
+
+
+def _through_node(values, run):
+    """`values` with each tensor that requires grad replaced by a view of it, all of them the
+    outputs of one _PassThrough node (None when there is none)."""
+    at = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
+    if not at:
+        return values, None
+    node = _PassThrough()
+    node.inputs = tuple(values[i] for i in at)
+    node.device, node.xp = node.inputs[0].device, node.inputs[0].backend.xp
+    node.run, node.at, node.output_ids = run, at, {}
+    values = list(values)
+    for k, i in enumerate(at):
+        t = values[i]
+        v = Tensor._make(t._data.view(), t.device, requires_grad=True)
+        v._version_counter, v._ctx = t._version_counter, node    # a view: counts with t
+        node.output_ids[id(v)] = k
+        values[i] = v
+    return tuple(values), node
+
+
+def _hooks(module, kind):
+    return [entry[0] for entry in list(module.__dict__.get(kind, {}).values())]
+
+
+def _name(hook):
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _checked(new, old, hook, kind, what):
+    """A hook's replacement for `old` (a tuple of gradients): as many, each None or a tensor
+    shaped as the one it replaces."""
+    new = new if isinstance(new, tuple) else (new,)
+    if len(new) != len(old):
+        raise RuntimeError(f"backward {kind} {_name(hook)!r} returned {len(new)} {what}, "
+                           f"expected {len(old)} (one per entry, None to drop one)")
+    for i, (n, o) in enumerate(zip(new, old)):
+        if n is not None and (not isinstance(n, Tensor) or
+                              (o is not None and n.shape != o.shape)):
+            got = n.shape if isinstance(n, Tensor) else type(n).__name__
+            raise RuntimeError(f"backward {kind} {_name(hook)!r}: {what}[{i}] must be None or "
+                               f"a tensor of shape {None if o is None else o.shape}, got {got}")
+    return new
+
+
+from minigrad.tensor import Tensor  # noqa: E402  (tensor.py imports nn, which imports this)
