@@ -25,12 +25,16 @@ def to_dot(root, names=None):
         raise RuntimeError("to_dot: backward() has freed this graph (as it does unless "
                            "retain_graph=True); draw it before backward, or run backward("
                            "retain_graph=True) to see the gradients on it") from None
+    drawn = set()          # a node with several outputs (a module's backward hooks): once
     for t in order:
         lines.append(f'  t{id(t)} [shape=record, label="{{{label(t)}}}"];')
         ctx = t._ctx
         if ctx is not None:
-            lines.append(f'  f{id(ctx)} [label="{type(ctx).__name__}", shape=ellipse];')
             lines.append(f"  f{id(ctx)} -> t{id(t)};")
+            if id(ctx) in drawn:
+                continue
+            drawn.add(id(ctx))
+            lines.append(f'  f{id(ctx)} [label="{type(ctx).__name__}", shape=ellipse];')
             for p in ctx.inputs:
                 if p.requires_grad:
                     lines.append(f"  t{id(p)} -> f{id(ctx)};")

@@ -69,3 +69,20 @@ def test_to_dot_after_backward_says_why_and_names_are_escaped():
     with pytest.raises(RuntimeError, match=r"backward\(\) has freed this graph .*"
                                            r"retain_graph=True"):
         mg.viz.to_dot(y)
+
+
+def test_to_dot_draws_a_node_with_several_outputs_once():
+    """A module's backward hooks pass its inputs through one node with an output per
+    input: one ellipse, an arrow from each input and one to each output."""
+    class Mul(mg.nn.Module):
+        def forward(self, a, b):
+            return a * b
+    m = Mul()
+    m.register_full_backward_hook(lambda mod, gi, go: None)
+    a, b = mg.ones(2, requires_grad=True), mg.ones(2, requires_grad=True)
+    nodes, edges = _parse(mg.viz.to_dot(m(a, b).sum()))
+    ops = sorted(re.search(r'label="(\w+)"', v).group(1) for k, v in nodes.items()
+                 if k.startswith("f"))
+    assert ops == ["Mul", "Sum", "_PassThrough", "_PassThrough"]   # before and after
+    assert len(nodes) == 4 + 7            # a, b, their two views, a*b, its view, the sum
+    assert len(edges) == len(set(edges)) == 5 + 6    # op -> each output; input -> op
