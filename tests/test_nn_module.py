@@ -493,3 +493,29 @@ def test_extra_state_matches_torchs_keys():
     tp, mp = torch.nn.Module(), nn.Module()
     tp.c, mp.c = TorchCounter(), _Counter()
     assert list(tp.state_dict()) == list(mp.state_dict())
+
+
+def test_load_state_dict_assign_puts_the_tensors_themselves_in():
+    """assign=True (PyTorch's): no copy, the state dict's dtype, requires_grad kept; a
+    buffer is the very tensor; a parameter shared under two names stays shared."""
+    from minitransformer import GPT, GPTConfig
+    lin = nn.Linear(2, 2)
+    lin.weight.requires_grad_(False)
+    w = mg.ones(2, 2, dtype=mg.float64)
+    assert lin.load_state_dict({"weight": w, "bias": np.zeros(2)}, assign=True) == ([], [])
+    assert isinstance(lin.weight, nn.Parameter) and lin.weight.data is w.data
+    assert lin.weight.dtype == mg.float64 and not lin.weight.requires_grad
+    assert lin.bias.requires_grad and lin.bias.tolist() == [0.0, 0.0]
+    bn = nn.BatchNorm1d(2)
+    sd = {k: v.clone() for k, v in bn.state_dict().items()}
+    bn.load_state_dict(sd, assign=True)
+    assert bn.running_mean is sd["running_mean"]
+    with pytest.raises(RuntimeError, match=r"shape mismatches: weight: checkpoint \(3, 2\)"):
+        lin.load_state_dict({"weight": mg.ones(3, 2), "bias": mg.zeros(2)}, assign=True)
+    assert lin.weight.data is w.data                     # refused: nothing changed
+    gpt = GPT(GPTConfig(vocab_size=11, block_size=6, n_layer=1, n_head=2, n_embd=8))
+    sd = {k: v + 1 for k, v in gpt.state_dict().items()}
+    gpt.load_state_dict(sd, assign=True)
+    assert gpt.lm_head.weight is gpt.transformer.wte.weight          # still tied
+    assert gpt.lm_head.weight.data is sd["transformer.wte.weight"].data
+    assert len(list(gpt.parameters())) == len(list(GPT(gpt.config).parameters()))

@@ -379,10 +379,13 @@ class Module(ForwardHooks):
             if extra and type(m).get_extra_state is not Module.get_extra_state:
                 yield name.format("_extra_state"), m
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values in by name. With strict=True, any missing or unexpected key or shape
         mismatch is an error that lists them all; returns (missing_keys, unexpected_keys),
-        a named tuple, as PyTorch."""
+        a named tuple, as PyTorch. assign=True puts the state dict's tensors themselves in
+        the module, in their dtype, with no copy (a parameter keeps its requires_grad), as
+        PyTorch's; unlike PyTorch's, a parameter the model shares under two names (a tied
+        output head) stays one parameter, the one of the first name."""
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"load_state_dict into {type(self).__name__}: expected a mapping "
                             f"of names to tensors (as state_dict() returns), got "
@@ -404,14 +407,36 @@ class Module(ForwardHooks):
                 ("missing keys", missing), ("unexpected keys", unexpected),
                 ("shape mismatches", mismatched)) if names]
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
+        if assign:
+            self._assign(state_dict)
         for k, t in own.items():
-            if k in state_dict:  # into the tensor's own memory, as PyTorch's copy_
+            if k in state_dict and not assign:  # into the tensor's memory, as PyTorch's copy_
                 t.data[...] = t.backend.from_numpy(_host(state_dict[k]).astype(t.dtype))
                 t._version_counter[0] += 1
         for k, m in extras.items():
             if k in state_dict:
                 m.set_extra_state(state_dict[k])
         return _IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, state_dict):
+        """load_state_dict(assign=True): each parameter and buffer replaced by the state
+        dict's tensor (a tensor of this library: itself; anything else: its values, as a
+        tensor on the device of the one it replaces)."""
+        new = {}                  # id(old tensor) -> its replacement: a shared one stays shared
+        for mname, m in self.named_modules(remove_duplicate=False):
+            for store in (m._parameters, m._buffers):
+                for n, old in list(store.items()):
+                    k = f"{mname}.{n}" if mname else n
+                    if old is None or k not in state_dict or \
+                            (store is m._buffers and n in m._non_persistent):
+                        continue
+                    if id(old) not in new:
+                        v = state_dict[k]
+                        if not isinstance(v, Tensor):
+                            v = Tensor(_host(v), device=old.device)
+                        new[id(old)] = Parameter(v, old.requires_grad) \
+                            if isinstance(old, Parameter) else v
+                    store[n] = new[id(old)]
 
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self):
