@@ -76,12 +76,13 @@ KERNELS = {
     # into the gradient, decay AdamW's factor 1 - lr·λ; step = lr/(1 - β1ᵗ),
     # root = √(1 - β2ᵗ); c1 = 1 - β1 and c2 = 1 - β2, taken in double by the caller and
     # rounded once, as the array chain's `tmp *= 1 - beta2` (in float32, 1 - float32(0.999)
-    # is 1.3e-5 off 0.001: every step's v would be that much smaller)
+    # is 1.3e-5 off 0.001: every step's v would be that much smaller); c2·g before ·g, as
+    # PyTorch's addcmul, so a large g does not overflow as g² would
     "adam": ("T g, float64 l2, float64 c1, float64 b2, float64 c2, float64 eps, float64 step, "
              "float64 root, float64 decay", "T p, T m, T v", """
         const T gg = g + T(l2) * p;
         m = m + T(c1) * (gg - m);
-        v = T(b2) * v + T(c2) * (gg * gg);
+        v = T(b2) * v + (T(c2) * gg) * gg;
         p = p * T(decay) - T(step) * (m / (sqrt(v) / T(root) + T(eps)));
     """),
 }

@@ -769,3 +769,24 @@ def test_an_optimiser_subclass_of_its_own_gets_maximize_off():
     p.grad = mg.tensor([2.0, 2.0])
     opt.step()
     assert p.tolist() == [0.0, 1.0] and opt.param_groups[0]["maximize"] is False
+
+
+@pytest.mark.parametrize("make, after", [(lambda ps: optim.Adam(ps, lr=1e-2), 0.94384765625),
+                                         (lambda ps: optim.RMSprop(ps, lr=1e-2),
+                                          0.89013671875)])
+def test_a_gradient_whose_square_overflows_does_not_freeze_the_parameter(make, after):
+    """v gets (1-β2)·g·g in that order, as PyTorch's addcmul: g² alone overflows float16 at
+    g = 300 (v = inf, and every later step m/√inf = 0). The values are PyTorch's."""
+    p = nn.Parameter(mg.ones(1, dtype=mg.float16))
+    opt = make([p])
+    for g in [300.0] + [1.0] * 20:
+        p.grad = mg.tensor([g], dtype=mg.float16)
+        opt.step()
+    assert p.item() == after
+    q = nn.Parameter(mg.ones(1))                 # float32: a gradient of 1e20 still steps
+    opt = make([q])
+    q.grad = mg.tensor([1e20])
+    opt.step()
+    state = opt.state[q]
+    assert np.isfinite(state.get("exp_avg_sq", state.get("square_avg"))).all()
+    assert q.item() < 1.0

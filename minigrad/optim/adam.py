@@ -140,8 +140,8 @@ def _adam(backend, p, g, m, v, t, group, v_max=None):
     tmp *= 1 - beta1
     m += tmp                                     # m += (1-β1)(g - m)
     v *= beta2
-    xp.multiply(g, g, out=tmp)
-    tmp *= 1 - beta2
+    xp.multiply(g, 1 - beta2, out=tmp)           # (1-β2)g first, then ·g, as PyTorch's
+    tmp *= g                                     # addcmul: g² alone would overflow first
     v += tmp                                     # v = β2 v + (1-β2) g²
     if v_max is not None:
         xp.maximum(v_max, v, out=v_max)          # amsgrad: v_max = max(v_max, v)

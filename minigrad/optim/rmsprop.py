@@ -64,8 +64,9 @@ class RMSprop(Optimizer):
         if group["weight_decay"] != 0:
             g = g + group["weight_decay"] * p
         # in place on the state and one scratch array (out=: a 0-d result stays an array)
-        v, tmp = state["square_avg"], xp.multiply(g, g, out=xp.empty_like(p))
-        tmp *= 1 - alpha
+        # (1-α)g first, then ·g, as PyTorch's addcmul: g² alone would overflow first
+        v, tmp = state["square_avg"], xp.multiply(g, 1 - alpha, out=xp.empty_like(p))
+        tmp *= g
         v *= alpha
         v += tmp                                         # v = αv + (1-α)g²
         if group["centered"]:
