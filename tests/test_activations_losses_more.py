@@ -376,3 +376,13 @@ def test_huber_is_delta_times_smooth_l1():
     a, b = mg.randn(4, 5, dtype="float64"), mg.randn(4, 5, dtype="float64")
     np.testing.assert_allclose(F.huber_loss(a, b, delta=0.3).numpy(),
                                0.3 * F.smooth_l1_loss(a, b, beta=0.3).numpy(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype, d, beta", [("float16", 2e4, 0.1), ("float32", 1e36, 1e-3),
+                                            ("float16", 1.0, 1e-6)])
+def test_smooth_l1_far_side_has_a_finite_gradient(dtype, d, beta):
+    """Where |d| ≥ β the loss is |d| - β/2 and its gradient ±1: the quadratic side, not
+    taken there, must not overflow into a NaN gradient (PyTorch: 0.5 and -0.5 here)."""
+    x = mg.tensor([d, -d / 3], dtype=dtype, requires_grad=True)
+    F.smooth_l1_loss(x, mg.zeros(2, dtype=dtype), beta=beta).backward()
+    assert x.grad.tolist() == [0.5, -0.5]

@@ -342,7 +342,11 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     a = d.abs()
     if beta == 0:                     # the quadratic branch would divide by 0 (0·inf: NaN)
         return _reduce(a, reduction)
-    return _reduce(where(a < beta, (0.5 / beta) * d * d, a - 0.5 * beta), reduction)
+    # the quadratic side on d where it is taken, 0 elsewhere: (0.5/β)·d can overflow where
+    # it is not taken, and the zero gradient sent there times inf would be NaN
+    near = a < beta
+    dq = where(near, d, 0.0)
+    return _reduce(where(near, (0.5 / beta) * dq * dq, a - 0.5 * beta), reduction)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
