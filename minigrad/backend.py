@@ -191,7 +191,13 @@ def _host_index_add(target, index, values):
     element at a time (~7 ns each: 40 ms of an embedding gradient per small-preset step).
     For one integer array indexing the first axis this is a product with a sparse 0/1
     matrix, S[index[j], j] = 1, which SciPy runs ~15x faster (each row's values are summed
-    in order, then added to the target)."""
+    in order, then added to the target). float16 values add up in float32, rounded once,
+    as PyTorch's: one at a time in float16, 20,000 adds of 0.1 stall at 256."""
+    if target.dtype == np.float16:
+        wide = target.astype(np.float32)
+        _host_index_add(wide, index, np.asarray(values, dtype=np.float32))
+        target[...] = wide
+        return None
     try:
         from scipy.sparse import csc_matrix
     except ImportError:                                  # SciPy missing: see _host_erf

@@ -23,10 +23,15 @@ def widened_index_add(xp, add_at):
     """index_add through an add.at that takes only ADD_AT_DTYPES (CuPy's): int64, PyTorch's
     default integer, through uint64, its two's-complement twin (the same bits, the same
     wrap-around), and the narrower integers and bool through int32 and back (a bool sum is
-    then True where any is)."""
+    then True where any is). float16 adds up in float32, rounded once, as on the CPU."""
     def index_add(target, index, values):
         dt = target.dtype
         values = xp.asarray(values)
+        if dt == backend.float16:
+            wide = target.astype(backend.float32)
+            add_at(wide, index, values.astype(backend.float32))
+            target[...] = wide
+            return None
         if dt.name in ADD_AT_DTYPES:
             return add_at(target, index, values.astype(dt, copy=False))
         if dt == backend.int64:

@@ -302,6 +302,14 @@ def test_scatter_adds_of_every_dtype_get_past_cupys_add_at(spy, dtype):
     assert run(spy) == run("cpu")
 
 
+def test_float16_scatter_adds_sum_in_float32_on_the_device(spy):
+    """As on the CPU (test_float16.py): 20,000 adds of 0.1 make 2000, not float16's 256."""
+    idx = mg.zeros(20000, dtype=mg.int64, device=spy)
+    src = mg.full((20000,), 0.1, dtype=mg.float16, device=spy)
+    got = mg.zeros(2, dtype=mg.float16, device=spy).index_add(0, idx, src).cpu().tolist()
+    assert got[1] == 0.0 and abs(got[0] - 2000) < 2
+
+
 def test_a_cupy_array_is_recognised_before_cuda_was_asked_for(monkeypatch):
     """A CuPy array made by the user first (mg.tensor(cupy.ones(3))) builds the "cuda"
     backend on the spot instead of being an unknown array type. Here the spy stands in for

@@ -155,3 +155,23 @@ def test_a_float16_tensor_meets_a_number_float16_cannot_hold_as_pytorch(expr, wa
     np.testing.assert_allclose(y.numpy().astype(np.float64), want, rtol=2e-3)
     neg_zero = mg.tensor([-0.0], dtype=mg.float16) * 1e30
     assert neg_zero.item() == 0.0 and np.signbit(neg_zero.numpy()[0])   # not NaN
+
+
+@pytest.mark.parametrize("how", ["gather", "index", "index_add", "scatter_add"])
+def test_float16_scatter_adds_sum_in_float32(device, how):
+    """Repeated indices add up in float32, rounded once (PyTorch's gather backward gives
+    2000 here): one at a time in float16, 20,000 adds of 0.1 stall at 256."""
+    n = 20000
+    if how in ("gather", "index"):
+        x = mg.ones(2, 3, dtype=mg.float16, device=device, requires_grad=True)
+        idx = mg.zeros(n, 3, dtype=mg.int64, device=device)
+        picked = x.gather(0, idx) if how == "gather" else x[idx[:, 0]]
+        (picked * 0.1).sum().backward()
+        got = x.grad.cpu().numpy()[0]
+    else:
+        t = mg.zeros(3, dtype=mg.float16, device=device)
+        idx = mg.zeros(n, dtype=mg.int64, device=device)
+        src = mg.full((n,), 0.1, dtype=mg.float16, device=device)
+        got = (t.index_add(0, idx, src) if how == "index_add" else
+               t.scatter_add(0, idx, src)).cpu().numpy()[:1]
+    np.testing.assert_allclose(got.astype(np.float64), 2000.0, rtol=1e-3)
