@@ -77,7 +77,6 @@ class ScaledDotProductAttention(Function):
             if not scaled:
                 out[lo:hi] *= self.dropout_scale
         parallel.run(group, spans, math.prod(full) * L * S)
-        self.out = out                                  # for backward's Σ dP⊙P = G·O
         return out.reshape(self.batch + out.shape[-2:])
 
     def backward(self, g):              # the reference: runs only under create_graph=True,
@@ -115,9 +114,10 @@ class ScaledDotProductAttention(Function):
         """dQ, dK, dV written into gq, gk, gv (arrays of the full batch shape)."""
         xp, full = self.xp, self.probs.shape[:-2]
         # dS = P⊙(dP - Σ dP⊙P)·scale with dP = G·Vᵀ (times the dropout mask and its 1/(1-p)):
-        # the constant factors go into V, which is smaller than the scores, and each row's
-        # Σⱼ dPᵢⱼPᵢⱼ = Gᵢ·Oᵢ, a dot product with the output (FlashAttention's trick), so the
-        # scores take one pass fewer
+        # the constant factors go into V, which is smaller than the scores. Each row's
+        # Σⱼ dPᵢⱼPᵢⱼ is summed as written, not as FlashAttention's Gᵢ·Oᵢ (equal, one pass
+        # fewer): O's rounding differs from dP's, so where a row's softmax is one-hot (the
+        # first causal row, saturated scores) dP - Σ would not cancel to the exact 0
         v_scale = self.scale * (1 if self.keep is None else self.dropout_scale)
 
         def group(lo, hi):
@@ -131,7 +131,7 @@ class ScaledDotProductAttention(Function):
                 xp.matmul(xp.swapaxes(pd, -1, -2), gr, out=gv[lo:hi])
                 gv[lo:hi] *= self.dropout_scale
                 ds *= keep
-            ds -= row_sum(xp, xp.multiply(gr, self.out[lo:hi]), self.scale)
+            ds -= row_sum(xp, xp.multiply(ds, p))
             ds *= p
             xp.matmul(ds, k[lo:hi], out=gq[lo:hi])                          # dQ = dS·K
             xp.matmul(xp.swapaxes(ds, -1, -2), q[lo:hi], out=gk[lo:hi])    # dK = dSᵀ·Q
