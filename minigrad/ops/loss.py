@@ -79,8 +79,11 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
                          f"{label_smoothing}")
     check_reduction(reduction, "cross_entropy")
     if weight is None:                               # the fused op: GPT's loss
-        loss = CrossEntropy.apply(logits, target=t, ignore_index=ignore_index,
+        half = logits.dtype == backend.float16       # float32 inside, as softmax's
+        loss = CrossEntropy.apply(logits.to(dtype=backend.float32) if half else logits,
+                                  target=t, ignore_index=ignore_index,
                                   label_smoothing=float(label_smoothing), reduction=reduction)
+        loss = loss.to(dtype=logits.dtype) if half else loss
     else:
         loss = _weighted_cross_entropy(logits, t, weight, ignore_index, reduction,
                                        float(label_smoothing))

@@ -102,4 +102,7 @@ def along_dim(op, x, dim, name):
                         f"convert with .float() first")
     if x.numel() == 0:  # nothing to normalise: an empty result, as PyTorch
         return x.clone()
+    if x.dtype == backend.float16:      # float32 inside, as PyTorch: in float16 each weight
+        # is 2⁻¹¹·|x - max| off (5e-3 relative for logits of a few units), and so its gradient
+        return op.apply(x.to(dtype=backend.float32), dim=dim).to(dtype=x.dtype)
     return op.apply(x, dim=dim)
