@@ -228,6 +228,25 @@ def test_layer_norm_gradients_keep_float32_precision_far_from_zero():
     assert np.abs(gw - want_w).max() <= 7e-5 * np.abs(want_w).max()
 
 
+def test_layer_norm_of_very_wide_rows_far_from_zero():
+    """Rows of 2²¹ values near 1000: BLAS's running float32 sum drifted (the mean 1e-4
+    relative off, x̂ up to 0.1 off); such rows are summed pairwise, as NumPy's sum."""
+    rng = np.random.default_rng(0)
+    d = 1 << 21
+    x = (1000 + rng.standard_normal((1, d))).astype(np.float32)
+    g = rng.standard_normal((1, d)).astype(np.float32)
+    xt = mg.tensor(x, requires_grad=True)
+    y = F.layer_norm(xt, (d,))
+    y.backward(mg.tensor(g))
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    xc = x64 - x64.mean()
+    r = 1 / np.sqrt((xc * xc).mean() + 1e-5)
+    xhat = xc * r
+    want_gx = r * (g64 - g64.mean() - xhat * (g64 * xhat).mean())
+    assert np.abs(y.numpy() - xhat).max() < 1e-4
+    assert np.abs(xt.grad.numpy() - want_gx).max() < 1e-5
+
+
 # ---- forward against NumPy formulas, and non-contiguous inputs (no PyTorch needed) ----------
 def _np_softmax(x, axis=-1):
     e = np.exp(x - x.max(axis, keepdims=True))
