@@ -279,3 +279,50 @@ def test_float16_softmax_gradient_and_cumprod_along_long_leading_axes():
 def test_a_sum_along_a_non_contiguous_last_axis_does_not_drift():
     x = mg.tensor(np.full((1_000_000, 2), 0.1, np.float32))
     np.testing.assert_allclose(x.T.sum(1).numpy(), 100000.0, rtol=1e-6)
+
+
+def _product_grads(op, x, g, create_graph):
+    """The gradient of prod/cumprod along dim 1, by the fast path or (create_graph) the
+    twice-differentiable reference."""
+    t = mg.tensor(x, requires_grad=True)
+    y = t.prod(1, keepdim=True) if op == "prod" else t.cumprod(1)
+    gx, = mg.grad(y, t, mg.tensor(g[:, :y.shape[1]]), create_graph=create_graph)
+    return gx.detach().numpy()
+
+
+@pytest.mark.parametrize("op", ["prod", "cumprod"])
+def test_product_gradients_with_zeros_fast_path_is_the_reference(op):
+    """Rows with no zero, one, two and three: the graph-free backward (counting zeros, as
+    PyTorch) agrees with the reference built of products only, and with the definition."""
+    rng = np.random.default_rng(0)
+    x = rng.choice([0.0, 0.5, -2.0, 3.0, 1.5], (400, 6))
+    g = rng.standard_normal((400, 6))
+    fast, ref = (_product_grads(op, x, g, cg) for cg in (False, True))
+    np.testing.assert_allclose(fast, ref, rtol=1e-12, atol=1e-12)
+    want = np.zeros_like(x)                              # d/dx_j Σ_i g_i Π_{k≤i} x_k
+    for r in range(len(x)):
+        for j in range(6):
+            for i in (range(j, 6) if op == "cumprod" else [5]):
+                others = np.delete(x[r, :i + 1], j)
+                want[r, j] += g[r, i if op == "cumprod" else 0] * np.prod(others)
+    np.testing.assert_allclose(fast, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, x, prod_grad, cumprod_grad", [
+    # PyTorch's figures, but for the last two, where PyTorch gives inf and NaN from an
+    # overflow the float64 products here avoid (the true values: 1e40 is past float32)
+    ("float32", [1, 0, 0, 1e20, 1e20], [0, 0, 0, 0, 0], [1, 1, 0, 0, 0]),
+    ("float16", [2, 0, 0, 300, 300], [0, 0, 0, 0, 0], [1, 2, 0, 0, 0]),
+    ("float32", [1, 0, 1e20, 1e20, 1e-30, 1e-30], [0, 1e-20, 0, 0, 0, 0],
+     [1, np.inf, 0, 0, 0, 0]),
+    ("float32", [3, 1e20, 1e20, 0, 2], [0, 0, 0, np.inf, 0], [np.inf, 3e20, 3e20, np.inf, 0]),
+    ("float32", [0, 1e20, 1e20, 0, 5], [0, 0, 0, 0, 0], [np.inf, 0, 0, 0, 0])])
+def test_product_gradients_where_partial_products_overflow(dtype, x, prod_grad, cumprod_grad):
+    """A zero beside values whose partial products overflow: 0, not 0·inf = NaN."""
+    for op, want in (("prod", prod_grad), ("cumprod", cumprod_grad)):
+        t = mg.tensor(np.array(x, dtype=dtype), requires_grad=True)
+        (t.prod() if op == "prod" else t.cumprod(0).sum()).backward()
+        np.testing.assert_allclose(t.grad.numpy().astype(np.float64), want, rtol=1e-6)
+    t = mg.tensor([3.0, np.inf, 0.0, 2.0], requires_grad=True)   # an inf times the zero
+    t.prod().backward()
+    assert np.isnan(t.grad.numpy()[[0, 1, 3]]).all() and t.grad.numpy()[2] == np.inf

@@ -25,9 +25,37 @@ class CumProd(Function):
             return _reversed_cumsum(g * self.output(), d) / x
         return _exclusive_cumprod(x, d) * _suffix_products_sum(g, x, d)
 
+    def backward_arrays(self, g):
+        """The same without graph, from where each slice's first zero z stands: before it,
+        dx_j = Σ_{j≤i<z} g_i y_i / x_j; at it, dx_z = y_{z-1}·Σ_{i≥z} g_i Π_{z<k≤i} x_k
+        (the products stop at the next zero); after it, 0. No product of the doubling
+        above is formed, whose partial products may overflow to inf and meet a 0 (NaN)."""
+        xp, x, d = self.xp, self.inputs[0].data, self.dim
+        zero = x == 0
+        if not bool(zero.any()):
+            return ((_reversed_cumsum_array(xp, g * self.output().data, d) /
+                     x).astype(x.dtype, copy=False),)
+        acc = running_accumulator(x.dtype, self.device) or x.dtype
+        x, g = x.astype(acc), g.astype(acc)
+        one = xp.ones((), acc)
+        seen = xp.cumsum(zero, axis=d)                   # zeros up to and including i
+        before, first = seen == 0, zero & (seen == 1)
+        y = xp.cumprod(xp.where(before, x, one), axis=d)   # y_i where i < z
+        dx = xp.where(before, _reversed_cumsum_array(xp, xp.where(before, g * y, 0), d) /
+                      xp.where(before, x, one), 0)
+        run = xp.cumprod(xp.where((seen == 1) & ~zero, x, one), axis=d)  # Π_{z<k≤i} x_k
+        s = xp.where(seen == 1, g * run, 0).sum(axis=d, keepdims=True)
+        pre = xp.where(before, x, one).prod(axis=d, keepdims=True)       # y_{z-1}
+        dx = xp.where(first, pre * s, dx)
+        return (dx.astype(self.inputs[0].dtype, copy=False),)
+
 
 def _reversed_cumsum(t, d):
     return flip(flip(t, d).cumsum(d), d)                  # Σ_{i≥j} t_i along d
+
+
+def _reversed_cumsum_array(xp, a, d):
+    return xp.flip(xp.cumsum(xp.flip(a, d), axis=d), d)
 
 
 def _shift_left(t, s, d):

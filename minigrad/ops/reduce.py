@@ -183,6 +183,27 @@ class Prod(Function):
         after = flip(_exclusive_cumprod(flip(x, d), d), d)
         return g * (before * after)
 
+    def backward_arrays(self, g):
+        """The same without graph, from counting zeros (as PyTorch's): in a slice without
+        one, y/xᵢ; with one, the product of the others at the zero and 0 elsewhere; with
+        more, 0. (The products above multiply partial products: one may overflow to inf
+        and meet a 0, which gives NaN where the answer is 0.)"""
+        xp, x, y, d = self.xp, self.inputs[0].data, self.output().data, self.dim
+        if not self.keepdim:
+            g, y = xp.expand_dims(g, d), xp.expand_dims(y, d)
+        zero = x == 0
+        if not bool(zero.any()):
+            return (g * (y / x),)
+        zeros = zero.sum(axis=d, keepdims=True)
+        acc = running_accumulator(x.dtype, self.device) or x.dtype   # as cumprod's
+        x1 = xp.where(zero, xp.ones((), acc), x.astype(acc))
+        others = x1.prod(axis=d, keepdims=True)          # the product of the non-zero ones
+        # beside the one zero: 0·(others/xᵢ), which is NaN, as it should be, if those
+        # others hold an inf or a NaN
+        grad = xp.where(zeros == 0, others / x1, xp.where(zeros == 1, xp.where(
+            zero, others, (others / x1) * 0), 0))
+        return ((g * grad).astype(x.dtype, copy=False),)
+
 
 def _exclusive_cumprod(x, d):
     """Along dim d, the product of the elements before each one (1 for the first), by
