@@ -118,6 +118,19 @@ class Function:
         self.inputs = None
 
 
+def record_outputs(fn, inputs, outputs):
+    """Make Function instance `fn` the node of several `outputs` (Tensors already made from
+    `inputs`' arrays, as unbind's slices; see Function.output_ids), when a graph is being
+    recorded; its backward then gets a tuple of their gradients. Returns the outputs."""
+    if _state.grad_enabled and any(t.requires_grad for t in inputs):
+        fn.inputs, fn.device, fn.xp = tuple(inputs), inputs[0].device, inputs[0].backend.xp
+        fn.output_ids = {}
+        for k, t in enumerate(outputs):
+            t.requires_grad, t._ctx = True, fn
+            fn.output_ids[id(t)] = k
+    return outputs
+
+
 _FREED = ("backward through a graph a second time: its saved arrays were freed by the first "
           "backward(). Pass retain_graph=True to the first backward() (or to mg.grad) if you "
           "need to backward twice")

@@ -15,6 +15,7 @@ def _both(fn, inputs):
     return fast, ref
 
 
+_ZEROS = mg.tensor([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 0.0]])
 CASES = {
     "gelu": (lambda x: F.gelu(x) * x, [(3, 5)]),
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh") * x, [(3, 5)]),
@@ -39,6 +40,13 @@ CASES = {
     "linear_no_bias_1d": (lambda x, w: F.linear(x, w).exp(), [(4,), (3, 4)]),
     "reshape": (lambda x: x.reshape(4, 3).exp() * x.reshape(2, 6).sum(), [(2, 3, 2)]),
     "permute": (lambda x: x.permute(2, 0, 1).exp() * x.mT.sum(), [(2, 3, 4)]),
+    "cat": (lambda x, y: mg.cat([x, y, x], 1).exp() * 2, [(2, 3), (2, 1)]),
+    "stack": (lambda x, y: mg.stack([x, y, x], -1).exp().sum(-1) * x, [(2, 3), (2, 3)]),
+    "unbind": (lambda x: x.unbind(1)[0] * x.unbind(1)[2].exp(), [(2, 3, 4)]),
+    "prod": (lambda x: x.prod(1) * x.prod(0).sum(), [(3, 4)]),
+    "prod_zeros": (lambda x: (x * _ZEROS).prod(1, keepdim=True) * x, [(3, 4)]),
+    "cumprod": (lambda x: x.cumprod(1) * x, [(3, 4)]),
+    "cumprod_zeros": (lambda x: (x * _ZEROS).cumprod(1) * x, [(3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
     "qkv_attention": (lambda x: F.qkv_attention(x, 2, is_causal=True) * x[..., :6],
@@ -99,7 +107,7 @@ def test_every_fast_path_is_covered():
             if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
-               "Permute"}
+               "Permute", "Cat", "Stack", "Prod", "CumProd"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -163,17 +163,26 @@ def test_unbind_slices_and_halves(device):
     assert mg.unbind(mg.zeros(0, 3, device=device)) == ()
     with pytest.raises(IndexError, match="unbind"):
         mg.unbind(mg.tensor(1.0, device=device))
-    # halving: x itself is sliced only twice (x[:3], x[3:]), not once per step
-    from minigrad.ops.index import GetItem
-    seen, stack, slices_of_x = set(), list(mg.unbind(x)), 0
-    while stack:
-        t = stack.pop()
-        if id(t) in seen or t._ctx is None:
-            continue
-        seen.add(id(t))
-        slices_of_x += isinstance(t._ctx, GetItem) and t._ctx.inputs[0] is x
-        stack += t._ctx.inputs
-    assert slices_of_x == 2
+    # one node for all the slices, which are views of x (they count its in-place changes)
+    pieces = mg.unbind(x, 1)
+    assert len({id(p._ctx) for p in pieces}) == 1 and pieces[0]._ctx.inputs[0] is x
+    assert all(p._version_counter is x._version_counter for p in pieces)
+    with mg.no_grad():
+        assert all(p._ctx is None and not p.requires_grad for p in mg.unbind(x))
+
+
+def test_unbind_backward_is_linear_under_create_graph(device):
+    """Backward gets every slice's gradient at once and stacks them (zeros for the slices
+    the loss does not use): second derivatives of products of the slices are right."""
+    a = mg.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True)
+    u = a.unbind(0)
+    g, = mg.grad(u[0] * u[1] * u[2], a, create_graph=True)   # u[3] unused: zeros
+    assert g.cpu().tolist() == [6.0, 3.0, 2.0, 0.0]
+    h, = mg.grad(g.sum(), a)
+    assert h.cpu().tolist() == [5.0, 4.0, 3.0, 0.0]
+    x = mg.randn(500, 3, device=device, requires_grad=True)
+    g, = mg.grad(sum(r.sum() for r in x.unbind(0)[::7]), x, create_graph=True)
+    assert g.cpu().numpy()[::7].all() and not g.cpu().numpy()[1::7].any()
 
 
 def test_empty_tensors_as_torch(device):

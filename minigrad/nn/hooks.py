@@ -6,7 +6,7 @@ module without hooks calls forward directly."""
 import warnings
 from collections import OrderedDict
 
-from minigrad.autograd import Function, HookHandle, is_grad_enabled
+from minigrad.autograd import Function, HookHandle, is_grad_enabled, record_outputs
 
 
 class ForwardHooks:
@@ -185,16 +185,15 @@ def _through_node(values, run):
     at = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
     if not at:
         return values, None
-    node = _PassThrough()
-    node.inputs = tuple(values[i] for i in at)
-    node.device, node.xp = node.inputs[0].device, node.inputs[0].backend.xp
-    node.run, node.at, node.output_ids = run, at, {}
-    values = list(values)
-    for k, i in enumerate(at):
+    node, values = _PassThrough(), list(values)
+    node.run, node.at = run, at
+    views = []
+    for i in at:
         t = values[i]
-        v = Tensor._make(t._data.view(), t.device, requires_grad=True)
-        v._version_counter, v._ctx = t._version_counter, node    # a view: counts with t
-        node.output_ids[id(v)] = k
+        views.append(Tensor._make(t._data.view(), t.device))
+        views[-1]._version_counter = t._version_counter       # a view: counts with t
+    record_outputs(node, [values[i] for i in at], views)
+    for i, v in zip(at, views):
         values[i] = v
     return tuple(values), node
 
