@@ -352,10 +352,13 @@ def _propagate(ctx, g, grads, create_graph):
         fast = None
     owned = ctx.fresh_grads and not create_graph
     if fast is not None:
-        # (0-d arithmetic in NumPy gives scalars: arrays again, as apply's outputs)
+        # (a node with several outputs gets a tuple of gradients, None for one that got
+        # none; 0-d arithmetic in NumPy gives scalars: arrays again, as apply's outputs)
+        arrays = tuple(None if x is None else x._data for x in g) if isinstance(g, tuple) \
+            else g._data
         in_grads = tuple(None if a is None else Tensor._make(
-            a if isinstance(a, ctx.xp.ndarray) else ctx.xp.asarray(a), g.device)
-            for a in fast(g._data))
+            a if isinstance(a, ctx.xp.ndarray) else ctx.xp.asarray(a), ctx.device)
+            for a in fast(arrays))
     else:
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):

@@ -19,6 +19,7 @@ import minigrad.functional as F
 import spy_backend
 from minigrad import backend, nn
 from minigrad.autograd import Function
+from minigrad.ops.rnn_cells import lstm_cell, gru_cell
 
 PACKAGE = Path(mg.__file__).resolve().parent
 _IDX, _MASK = np.array([0, 2, 0]), np.array([True, False, True])
@@ -76,6 +77,8 @@ OPS = [
                                     a.sort(1, descending=True)[0], a.topk(2)[0]), [(3, 4)]),
     ("cat_stack", lambda a, b: (mg.cat([a, b], 1), mg.stack([a, a], -1)), [(2, 3), (2, 1)]),
     ("unbind", lambda a: a.unbind(1)[::2], [(2, 3)]),
+    ("lstm_cell", lambda gates, c: lstm_cell(gates, c), [(2, 8), (2, 2)]),
+    ("gru_cell", lambda gi, gh, h: gru_cell(gi, gh, h), [(2, 6), (2, 6), (2, 2)]),
     ("split_chunk", lambda a: a.split(2, dim=1) + a.chunk(2) + mg.split(a, [1, 3], 1),
      [(2, 4)]),
     ("tril_triu", lambda a: (a.tril(), mg.triu(a, 1)), [(3, 4)]),
@@ -204,10 +207,11 @@ def test_no_op_is_left_out(monkeypatch):
         used.add(cls)
         return apply(cls, *inputs, **params)
     monkeypatch.setattr(Function, "apply", classmethod(recording_apply))
-    from minigrad.ops import shape                       # unbind's node of several outputs
-    record = shape.record_outputs
-    monkeypatch.setattr(shape, "record_outputs",
-                        lambda fn, *args: used.add(type(fn)) or record(fn, *args))
+    from minigrad import autograd, ops                   # nodes of several outputs (unbind)
+    for module in vars(ops).values():
+        if getattr(module, "record_outputs", None) is autograd.record_outputs:
+            monkeypatch.setattr(module, "record_outputs", lambda fn, *args: used.add(
+                type(fn)) or autograd.record_outputs(fn, *args))
     for op in OPS:
         _run(op[1], _arrays(op[2], op[3] if len(op) > 3 else "real"), "spy")
 

@@ -7,6 +7,7 @@ import pytest
 import minigrad as mg
 import minigrad.functional as F
 from minigrad.autograd import Function
+from minigrad.ops.rnn_cells import lstm_cell, gru_cell
 
 
 def _both(fn, inputs):
@@ -47,6 +48,11 @@ CASES = {
     "prod_zeros": (lambda x: (x * _ZEROS).prod(1, keepdim=True) * x, [(3, 4)]),
     "cumprod": (lambda x: x.cumprod(1) * x, [(3, 4)]),
     "cumprod_zeros": (lambda x: (x * _ZEROS).cumprod(1) * x, [(3, 4)]),
+    "lstm_cell": (lambda gates, c: lstm_cell(gates, c)[0] * lstm_cell(gates, c)[1].exp(),
+                  [(3, 8), (3, 2)]),
+    "lstm_cell_h": (lambda gates, c: lstm_cell(gates, c)[0] * c, [(3, 8), (3, 2)]),
+    "lstm_cell_c": (lambda gates, c: lstm_cell(gates, c)[1] * c, [(3, 8), (3, 2)]),
+    "gru_cell": (lambda gi, gh, h: gru_cell(gi, gh, h) * h.exp(), [(3, 6), (3, 6), (3, 2)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
     "qkv_attention": (lambda x: F.qkv_attention(x, 2, is_causal=True) * x[..., :6],
@@ -107,7 +113,8 @@ def test_every_fast_path_is_covered():
             if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
-               "Permute", "Cat", "Stack", "Prod", "CumProd"}
+               "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell",
+               "GRUCell"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -124,6 +124,33 @@ def test_cell_gradcheck(name, kw):
         gradcheck_module(cell, x, h)
 
 
+@pytest.mark.parametrize("use", ["both", "h", "c"])
+def test_fused_lstm_cell_gradcheck_and_gradgradcheck(use):
+    """ops/rnn_cells.py's one op for the cell's elementwise half, to second order, with either
+    output alone (the other's gradient is then None) or both."""
+    from minigrad.ops.rnn_cells import lstm_cell
+    rng = np.random.default_rng(0)
+    gates, c = (mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+                for s in ((2, 12), (2, 3)))
+
+    def fn(gates, c):
+        h2, c2 = lstm_cell(gates, c)
+        return (h2, c2) if use == "both" else h2 if use == "h" else c2
+    assert mg.gradcheck(fn, (gates, c)) and mg.gradgradcheck(fn, (gates, c))
+    with pytest.raises(ValueError, match=r"lstm_cell: gates \(\.\.\., 4H\)"):
+        lstm_cell(gates, c[:, :2])
+
+
+def test_fused_gru_cell_gradcheck_and_gradgradcheck():
+    from minigrad.ops.rnn_cells import gru_cell
+    rng = np.random.default_rng(1)
+    ins = [mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+           for s in ((2, 9), (2, 9), (2, 3))]
+    assert mg.gradcheck(gru_cell, ins) and mg.gradgradcheck(gru_cell, ins)
+    with pytest.raises(ValueError, match=r"gru_cell: gi and gh \(\.\.\., 3H\)"):
+        gru_cell(ins[0], ins[1][:, :6], ins[2])
+
+
 class _WithState(nn.Module):
     """cell(x, (h, c)) as a module of three tensor inputs, for gradcheck_module."""
 

@@ -11,6 +11,7 @@ import math
 from minigrad import backend, creation, functional as F
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
+from minigrad.ops.rnn_cells import lstm_cell, gru_cell
 from minigrad.tensor import Tensor
 
 
@@ -28,24 +29,15 @@ def rnn_relu_step(gi, h, w_hh, b_hh):
 def gru_step(gi, h, w_hh, b_hh):
     """r = σ(W_ir x + b_ir + W_hr h + b_hr),  z = σ(W_iz x + b_iz + W_hz h + b_hz),
     n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 - z) ⊙ n + z ⊙ h"""
-    H = h.shape[-1]
-    gh = F.linear(h, w_hh, b_hh)
-    rz = (gi[..., :2 * H] + gh[..., :2 * H]).sigmoid()   # r and z share one sigmoid
-    r, z = rz[..., :H], rz[..., H:]
-    n = (gi[..., 2 * H:] + r * gh[..., 2 * H:]).tanh()   # r gates W_hn h + b_hn, bias included
-    return (1 - z) * n + z * h
+    # r gates W_hn h + b_hn, bias included; the rest is one op (ops/rnn_cells.py)
+    return gru_cell(gi, F.linear(h, w_hh, b_hh), h)
 
 
 def lstm_step(gi, state, w_hh, b_hh):
     """i, f, g, o = σ, σ, tanh, σ of (W_ih x + b_ih + W_hh h + b_hh), split in that order;
     c' = f ⊙ c + i ⊙ g,  h' = o ⊙ tanh(c')"""
     h, c = state
-    H = h.shape[-1]
-    gates = gi + F.linear(h, w_hh, b_hh)
-    i, f = gates[..., :H].sigmoid(), gates[..., H:2 * H].sigmoid()
-    g, o = gates[..., 2 * H:3 * H].tanh(), gates[..., 3 * H:].sigmoid()
-    c = f * c + i * g
-    return o * c.tanh(), c
+    return lstm_cell(gi + F.linear(h, w_hh, b_hh), c)   # the rest as one op (ops/rnn_cells.py)
 
 
 _STEPS = {"RNN_TANH": rnn_tanh_step, "RNN_RELU": rnn_relu_step, "GRU": gru_step,

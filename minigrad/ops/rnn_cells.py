@@ -1,0 +1,139 @@
+"""The elementwise halves of the LSTM and GRU cells as one op each (article 2.2.3.1's
+recurrent encoders): from the gates' pre-activations (the matrix products stay Linear's),
+the new state. Composed of separate ops a step is a dozen nodes, each with its own passes
+and Python cost; nn/rnn_cells.py's step functions call these."""
+from minigrad.autograd import Function, record_outputs
+from minigrad.ops.shape import cat
+from minigrad.tensor import Tensor
+
+
+class LSTMCell(Function):
+    """i, f, g, o = σ, σ, tanh, σ of the gates' quarters (PyTorch's order);
+    c' = f⊙c + i⊙g,  h' = o⊙tanh(c'). Two outputs, h' and c' (Function.output_ids), so
+    backward gets both gradients at once:
+    dc = dc' + dh'⊙o⊙(1 - tanh²c');  d(gates) = [dc⊙g·σ', dc⊙c·σ', dc⊙i·tanh', dh'⊙tanh c'·σ']
+    (σ' = σ(1 - σ), tanh' = 1 - tanh² of each gate); the old c gets dc⊙f."""
+    needs_values = False        # its own arrays are kept; the inputs are the loop's own
+
+    def run(self, gates, c):
+        xp = self.xp
+        H = c.shape[-1]
+        act = xp.empty_like(gates)
+        sig = _sigmoid(xp, gates)                         # on all four, g's then replaced
+        act[...] = sig
+        xp.tanh(gates[..., 2 * H:3 * H], out=act[..., 2 * H:3 * H])
+        i, f, g, o = (act[..., k * H:(k + 1) * H] for k in range(4))
+        c_new = f * c + i * g
+        tanh_c = xp.tanh(c_new)
+        self.act, self.c, self.tanh_c = act, c, tanh_c
+        return o * tanh_c, c_new
+
+    def backward(self, grads):                            # the reference: Tensor ops
+        gates, c = self.inputs
+        H = c.shape[-1]
+        i, f, o = (gates[..., k * H:(k + 1) * H].sigmoid() for k in (0, 1, 3))
+        g = gates[..., 2 * H:3 * H].tanh()
+        tanh_c = (f * c + i * g).tanh()
+        gh, gc = grads
+        dc = 0 if gc is None else gc
+        if gh is not None:
+            dc = dc + gh * o * (1 - tanh_c * tanh_c)
+        do = 0 * o if gh is None else gh * tanh_c
+        return (cat([dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g),
+                     do * o * (1 - o)], -1), dc * f)
+
+    def backward_arrays(self, grads):
+        xp, act, tanh_c = self.xp, self.act, self.tanh_c
+        H = tanh_c.shape[-1]
+        i, f, g, o = (act[..., k * H:(k + 1) * H] for k in range(4))
+        gh, gc = grads
+        dc = xp.zeros_like(tanh_c) if gc is None else gc.copy()
+        d = xp.empty_like(act)
+        if gh is None:
+            d[..., 3 * H:] = 0
+        else:
+            dc += gh * o * (1 - tanh_c * tanh_c)
+            xp.multiply(gh, tanh_c, out=d[..., 3 * H:])
+            d[..., 3 * H:] *= o * (1 - o)
+        xp.multiply(dc, g, out=d[..., :H])
+        d[..., :H] *= i * (1 - i)
+        xp.multiply(dc, self.c, out=d[..., H:2 * H])
+        d[..., H:2 * H] *= f * (1 - f)
+        xp.multiply(dc, i, out=d[..., 2 * H:3 * H])
+        d[..., 2 * H:3 * H] *= 1 - g * g
+        return d, dc * f
+
+
+def _sigmoid(xp, a):
+    """σ(a) without overflow: e^-|a| in both branches, each exact in its own tail."""
+    e = xp.exp(-xp.abs(a))
+    r = 1 / (1 + e)
+    return xp.where(a >= 0, r, e * r)
+
+
+def lstm_cell(gates, c):
+    """(h', c') of one LSTM step from the gates' pre-activations (..., 4H) and c (..., H)."""
+    if gates.shape[:-1] + (4 * c.shape[-1],) != gates.shape or c.ndim != gates.ndim or \
+            gates.dtype != c.dtype or gates.device != c.device:
+        raise ValueError(f"lstm_cell: gates (..., 4H) and c (..., H) of one dtype and device, "
+                         f"got gates {gates.shape} {gates.dtype} on {gates.device} and c "
+                         f"{c.shape} {c.dtype} on {c.device}")
+    node = LSTMCell()
+    node.xp = gates.backend.xp
+    h_new, c_new = node.run(gates.data, c.data)
+    outs = (Tensor._make(h_new, c.device), Tensor._make(c_new, c.device))
+    return record_outputs(node, [gates, c], outs)
+
+
+class GRUCell(Function):
+    """r = σ(gi_r + gh_r), z = σ(gi_z + gh_z), n = tanh(gi_n + r⊙gh_n), h' = (1 - z)⊙n + z⊙h
+    from gi = W_ih x + b_ih and gh = W_hh h + b_hh (..., 3H), PyTorch's order r, z, n.
+    Backward: dz = dh'⊙(h - n), dn = dh'⊙(1 - z)·(1 - n²), dr = dn⊙gh_n; then
+    d(gi) = [dr·σ'(r), dz·σ'(z), dn], d(gh) = [the same two, dn⊙r], dh = dh'⊙z."""
+    fresh_grads = True                                   # see Function.fresh_grads
+
+    def forward(self, gi, gh, h):
+        xp = self.xp
+        H = h.shape[-1]
+        rz = _sigmoid(xp, gi[..., :2 * H] + gh[..., :2 * H])
+        r, z = rz[..., :H], rz[..., H:]
+        n = xp.tanh(gi[..., 2 * H:] + r * gh[..., 2 * H:])
+        self.rz, self.n = rz, n
+        return n + z * (h - n)
+
+    def backward(self, g):                               # the reference: Tensor ops
+        gi, gh, h = self.inputs
+        H = h.shape[-1]
+        rz = (gi[..., :2 * H] + gh[..., :2 * H]).sigmoid()
+        r, z = rz[..., :H], rz[..., H:]
+        n = (gi[..., 2 * H:] + r * gh[..., 2 * H:]).tanh()
+        dn = g * (1 - z) * (1 - n * n)
+        d_rz = cat([dn * gh[..., 2 * H:] * r * (1 - r), g * (h - n) * z * (1 - z)], -1)
+        return cat([d_rz, dn], -1), cat([d_rz, dn * r], -1), g * z
+
+    def backward_arrays(self, g):
+        xp, rz, n = self.xp, self.rz, self.n
+        gh, h = self.inputs[1].data, self.inputs[2].data
+        H = n.shape[-1]
+        r, z = rz[..., :H], rz[..., H:]
+        d_gi = xp.empty(rz.shape[:-1] + (3 * H,), rz.dtype)
+        dn = d_gi[..., 2 * H:]
+        xp.multiply(g, 1 - z, out=dn)
+        dn *= 1 - n * n
+        xp.multiply(dn, gh[..., 2 * H:], out=d_gi[..., :H])
+        d_gi[..., :H] *= r * (1 - r)
+        xp.multiply(g, h - n, out=d_gi[..., H:2 * H])
+        d_gi[..., H:2 * H] *= z * (1 - z)
+        d_gh = d_gi.copy()
+        d_gh[..., 2 * H:] *= r
+        return d_gi, d_gh, g * z
+
+
+def gru_cell(gi, gh, h):
+    """h' of one GRU step from gi = W_ih x + b_ih, gh = W_hh h + b_hh (..., 3H) and h."""
+    if gi.shape != gh.shape or gi.shape[:-1] + (3 * h.shape[-1],) != gi.shape or \
+            len({gi.dtype, gh.dtype, h.dtype}) != 1:
+        raise ValueError(f"gru_cell: gi and gh (..., 3H) and h (..., H) of one dtype, got "
+                         f"{gi.shape} {gi.dtype}, {gh.shape} {gh.dtype} and {h.shape} "
+                         f"{h.dtype}")
+    return GRUCell.apply(gi, gh, h)
