@@ -11,7 +11,10 @@ run a case:
 - `check_double_backward_vs_torch`: second derivatives (a gradient of a gradient) against
   `torch.autograd.grad(..., create_graph=True)`;
 - `check_fused_vs_unfused`: a fused op against its composition from primitive minigrad ops
-  (forward, gradient and second order, float64).
+  (forward, gradient and second order, float64);
+- `check_fast_backward` and `check_special_values_vs_torch`: a fused elementwise op's fast
+  backward against its reference, and both against PyTorch, at SPECIAL_VALUES (kinks,
+  thresholds, ±inf, NaN) with upstream gradients from `special_upstreams` (inf and NaN too).
 """
 import dataclasses
 from typing import Callable, Optional
@@ -208,3 +211,62 @@ def check_on_spy(case, device="spy"):
     out.sum().backward()
     np.testing.assert_allclose(out.numpy(), case.np_fn(*case.arrays()), rtol=1e-5)
     assert all(x.grad is not None and x.grad.device == device for x in xs)
+
+
+# kinks and bounds (0, ±1, 1.5, 6, 20), tails, infinities and NaN, for elementwise activations
+SPECIAL_VALUES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-8, -1e-8, 0.5, -0.5, 1.0,
+                           -1.0, 1.5, 3.0, -3.0, 6.0, 20.0, 21.0, -20.0, -100.0, 100.0,
+                           1e30, -1e30])
+
+
+def special_upstreams(n):
+    """Two upstream gradients for n values: a finite one, and one with infinities and NaN
+    (among them where SPECIAL_VALUES is -inf and -3, outside hardtanh's and relu6's range,
+    where the gradient is exactly 0 as PyTorch's, not 0·inf)."""
+    rng = np.random.default_rng(3)
+    finite = rng.standard_normal(n)
+    odd = finite.copy()
+    odd[[1, 2, 8, 13, 18, 20]] = [np.inf, -np.inf, np.nan, np.inf, np.nan, -np.inf]
+    return finite, odd
+
+
+def _fast_and_reference(fn, x, upstream, device):
+    """(output, gradient by the fast backward, gradient by the reference backward) as NumPy
+    arrays: ordinary backward runs an op's `backward_arrays`, create_graph=True its
+    `backward`."""
+    results = []
+    for create_graph in (False, True):
+        t = mg.tensor(x, device=device, requires_grad=True)          # x's dtype
+        with np.errstate(invalid="ignore", over="ignore"):   # inf·0 of the odd values
+            y = fn(t)
+            assert callable(getattr(y._ctx, "backward_arrays", None)), \
+                f"{type(y._ctx).__name__} has no fast backward to check"
+            (g,) = mg.grad(y, [t], mg.tensor(upstream, dtype=t.dtype, device=device),
+                           create_graph=create_graph)
+        assert y.dtype == g.dtype == t.dtype, f"{y.dtype}, {g.dtype} from {t.dtype}"
+        results.append((y.numpy(), g.numpy()))
+    return results[0][0], results[0][1], results[1][1]
+
+
+def check_fast_backward(fn, x, upstream, device="cpu", what=""):
+    """The fast backward of the op `fn` ends in gives the gradient its reference gives, NaN
+    where that is NaN, in x's dtype."""
+    _, fast, reference = _fast_and_reference(fn, x, upstream, device)
+    tol = TOL[str(x.dtype)]
+    np.testing.assert_allclose(fast, reference, rtol=tol, atol=1e-30, equal_nan=True,
+                               err_msg=f"{what}: fast backward != reference at {x}")
+
+
+def check_special_values_vs_torch(fn, torch_fn, x, upstream, device="cpu", what=""):
+    """Output and both gradients against PyTorch's, NaN and inf included."""
+    torch = pytest.importorskip("torch")
+    y, fast, reference = _fast_and_reference(fn, x, upstream, device)
+    xt = torch.tensor(x, requires_grad=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        yt = torch_fn(xt)
+        (gt,) = torch.autograd.grad(yt, xt, torch.tensor(upstream, dtype=xt.dtype))
+    tol = TOL[str(x.dtype)]
+    for name, mine, theirs in (("output", y, yt), ("fast gradient", fast, gt),
+                               ("reference gradient", reference, gt)):
+        np.testing.assert_allclose(mine, _np(theirs), rtol=tol, atol=1e-30, equal_nan=True,
+                                   err_msg=f"{what}: {name} != PyTorch's at {x}")

@@ -11,7 +11,8 @@ import pytest
 import minigrad as mg
 import minigrad.functional as F
 from op_helpers import (OpCase, unary, binary, check_vs_torch, check_gradcheck,
-                        check_double_backward_vs_torch)
+                        check_double_backward_vs_torch, check_fast_backward,
+                        check_special_values_vs_torch, SPECIAL_VALUES, special_upstreams)
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
@@ -240,6 +241,40 @@ def test_gradients_at_the_kinks(case):
     theirs = _first_and_second(torch_fn, arrays, "torch")
     for i, (m, t) in enumerate(zip(mine, theirs)):
         np.testing.assert_allclose(m, t, rtol=1e-12, atol=1e-15, err_msg=f"{name} part {i}")
+
+
+# ---- the fused ops: fast backward against the reference, both against PyTorch -----------------
+FUSED = {   # name: (minigrad, torch); SPECIAL_VALUES holds each one's kinks and bounds
+    "hardtanh": (F.hardtanh, lambda x: _tf().hardtanh(x)),
+    "hardtanh_-0.5_1.5": (lambda x: F.hardtanh(x, -0.5, 1.5),
+                          lambda x: _tf().hardtanh(x, -0.5, 1.5)),
+    "hardtanh_3_3": (lambda x: F.hardtanh(x, 3.0, 3.0), lambda x: _tf().hardtanh(x, 3.0, 3.0)),
+    "relu6": (F.relu6, lambda x: _tf().relu6(x)),
+    "selu": (F.selu, lambda x: _tf().selu(x)),
+    "logsigmoid": (F.logsigmoid, lambda x: _tf().logsigmoid(x)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(FUSED))
+def test_fast_backward_matches_reference(name, dtype, device):
+    x = SPECIAL_VALUES.astype(dtype)
+    for upstream in special_upstreams(x.size):
+        check_fast_backward(FUSED[name][0], x, upstream, device, name)
+    rng = np.random.default_rng(4)                       # and away from the kinks
+    x = rng.standard_normal((3, 50)).astype(dtype) * 4
+    check_fast_backward(FUSED[name][0], x, rng.standard_normal(x.shape), device, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(FUSED))
+def test_special_values_as_pytorch(name, dtype, device):
+    """Values and gradients at the bounds, at ±inf and at NaN (PyTorch's gradient at NaN is
+    0 for hardtanh and relu6, NaN for the others; an inf or NaN upstream outside
+    hardtanh's range gives 0)."""
+    x = SPECIAL_VALUES.astype(dtype)
+    for upstream in special_upstreams(x.size):
+        check_special_values_vs_torch(*FUSED[name], x, upstream, device, name)
 
 
 def test_hardtanh_gradient_is_zero_at_the_bounds_where_clip_gives_one():

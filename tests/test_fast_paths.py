@@ -20,6 +20,12 @@ _ZEROS = mg.tensor([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 
 CASES = {
     "gelu": (lambda x: F.gelu(x) * x, [(3, 5)]),
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh") * x, [(3, 5)]),
+    # the fused activations (their kinks, inf and NaN: the activation test files)
+    "leaky_relu": (lambda x: F.leaky_relu(x, -0.3) * x, [(3, 5)]),
+    "hardtanh": (lambda x: F.hardtanh(x, -0.5, 0.7) * x + F.relu6(x * 4), [(3, 5)]),
+    "elu_selu": (lambda x: F.elu(x, 0.7) * x + F.selu(x), [(3, 5)]),
+    "softplus": (lambda x: F.softplus(x, 2.0, 1.0) * x, [(3, 5)]),
+    "logsigmoid": (lambda x: F.logsigmoid(x) * x, [(3, 5)]),
     "softmax": (lambda x: x.softmax(-1) * x, [(2, 3, 5)]),
     "softmax_dim0": (lambda x: x.softmax(0) * x, [(4, 3)]),
     "log_softmax": (lambda x: x.log_softmax(-1) * x, [(2, 3, 5)]),
@@ -113,8 +119,8 @@ def test_every_fast_path_is_covered():
             if "backward_arrays" in vars(c) or "scatter_backward" in vars(c)}
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
-               "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell",
-               "GRUCell"}
+               "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "GRUCell",
+               "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 
@@ -167,3 +173,29 @@ def test_layer_norm_in_pieces_matches_whole(block, affine, monkeypatch):
     monkeypatch.setattr(cpu, "cache_block", block)
     for w_, p_ in zip(whole, run()):
         np.testing.assert_allclose(p_, w_, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("block", [1, 7])
+def test_fused_activations_in_pieces_match_whole(block, monkeypatch):
+    """The fused activations run their chains piece by piece on the CPU; any piece size
+    gives exactly the whole arrays' numbers, for a transposed input and a 0-d one too."""
+    from minigrad import backend
+    cpu = backend.get("cpu")
+    fns = [lambda x: F.leaky_relu(x, 0.2), lambda x: F.hardtanh(x, -0.5, 0.7), F.elu, F.selu,
+           lambda x: F.softplus(x, 2.0, 1.0), F.logsigmoid]
+
+    def run():
+        rng = np.random.default_rng(7)
+        out = []
+        for shape in [(5, 4, 3), ()]:
+            x = mg.tensor(rng.standard_normal(shape) * 3, requires_grad=True)
+            xt = x.permute(*reversed(range(x.ndim)))                # not C-contiguous
+            ys = [fn(xt) for fn in fns]
+            sum((y * y).sum() for y in ys).backward()
+            out += [y.numpy() for y in ys] + [x.grad.numpy()]
+        return out
+    monkeypatch.setattr(cpu, "cache_block", None)
+    whole = run()
+    monkeypatch.setattr(cpu, "cache_block", block)
+    for w, p in zip(whole, run()):
+        np.testing.assert_array_equal(w, p)

@@ -106,7 +106,7 @@ def test_attention_and_tanh_gelu_of_large_float16_values_run_in_float32(device):
 
 
 @pytest.mark.parametrize("name", ["gelu", "silu", "mish", "sigmoid", "softsign", "elu",
-                                  "softplus", "logsigmoid"])
+                                  "selu", "softplus", "logsigmoid", "leaky_relu"])
 def test_float16_activations_are_computed_in_float32_inside(name):
     """As PyTorch's CPU kernels: a float16 value and gradient within float16's rounding of
     the float64 ones (computed in float16, erf-GELU was 0 at x = -4, mish's gradient 54%

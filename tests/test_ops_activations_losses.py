@@ -15,7 +15,8 @@ import spy_backend
 from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss, BCEWithLogitsLoss,
                                 BCELoss, L1Loss)
 from op_helpers import (OpCase, unary, binary, check_vs_torch, check_gradcheck,
-                        check_double_backward_vs_torch)
+                        check_double_backward_vs_torch, check_fast_backward,
+                        check_special_values_vs_torch, SPECIAL_VALUES, special_upstreams)
 from nn_helpers import compare_with_torch, gradcheck_module
 
 
@@ -52,6 +53,9 @@ ACTIVATIONS = (
     + unary("leaky_relu_0.2", lambda x: F.leaky_relu(x, negative_slope=0.2),
             torch_fn=lambda x: _tf().leaky_relu(x, negative_slope=0.2),
             np_fn=lambda a: np.where(a > 0, a, 0.2 * a), domain="nonzero")
+    + unary("leaky_relu_-0.3", lambda x: F.leaky_relu(x, negative_slope=-0.3),
+            torch_fn=lambda x: _tf().leaky_relu(x, negative_slope=-0.3),
+            np_fn=lambda a: np.where(a > 0, a, -0.3 * a), domain="nonzero")
     + unary("softplus", F.softplus, torch_fn=lambda x: _tf().softplus(x), np_fn=_np_softplus)
     # beta and a low threshold: inputs on both sides of it
     + unary("softplus_beta2_thr1.5", lambda x: F.softplus(x, beta=2, threshold=1.5),
@@ -242,6 +246,43 @@ def test_gradient_at_zero_is_pytorchs(fn, grad, gradgrad, device):
     if gradgrad is not None and g.requires_grad:
         (gg,) = mg.grad(g.sum(), [x])
         assert gg.item() == pytest.approx(gradgrad, abs=1e-15)
+
+
+# ---- the fused ops: fast backward against the reference, both against PyTorch ---------------
+FUSED = {   # name: (minigrad, torch); SPECIAL_VALUES holds each one's kinks and threshold
+    "leaky_relu": (F.leaky_relu, lambda x: _tf().leaky_relu(x)),
+    "leaky_relu_0": (lambda x: F.leaky_relu(x, 0.0), lambda x: _tf().leaky_relu(x, 0.0)),
+    "leaky_relu_-0.3": (lambda x: F.leaky_relu(x, -0.3), lambda x: _tf().leaky_relu(x, -0.3)),
+    "leaky_relu_2": (lambda x: F.leaky_relu(x, 2.0), lambda x: _tf().leaky_relu(x, 2.0)),
+    "softplus": (F.softplus, lambda x: _tf().softplus(x)),                 # threshold at 20
+    "softplus_beta2_thr3": (lambda x: F.softplus(x, 2.0, 3.0),             # and at 1.5
+                            lambda x: _tf().softplus(x, 2.0, 3.0)),
+    "softplus_beta-0.5": (lambda x: F.softplus(x, -0.5), lambda x: _tf().softplus(x, -0.5)),
+    "elu": (F.elu, lambda x: _tf().elu(x)),
+    "elu_0.7": (lambda x: F.elu(x, 0.7), lambda x: _tf().elu(x, 0.7)),
+    "elu_-0.5": (lambda x: F.elu(x, -0.5), lambda x: _tf().elu(x, -0.5)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(FUSED))
+def test_fast_backward_matches_reference(name, dtype, device):
+    x = SPECIAL_VALUES.astype(dtype)
+    for upstream in special_upstreams(x.size):
+        check_fast_backward(FUSED[name][0], x, upstream, device, name)
+    rng = np.random.default_rng(4)                       # and away from the kinks
+    x = rng.standard_normal((3, 50)).astype(dtype) * 4
+    check_fast_backward(FUSED[name][0], x, rng.standard_normal(x.shape), device, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", list(FUSED))
+def test_special_values_as_pytorch(name, dtype, device):
+    """Values and gradients at the kinks, at ±inf and at NaN (PyTorch's NaN gradient is
+    leaky_relu's slope there, and NaN for the others)."""
+    x = SPECIAL_VALUES.astype(dtype)
+    for upstream in special_upstreams(x.size):
+        check_special_values_vs_torch(*FUSED[name], x, upstream, device, name)
 
 
 @pytest.mark.parametrize("name", ["silu", "leaky_relu", "softplus", "elu"])

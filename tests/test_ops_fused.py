@@ -1,5 +1,6 @@
 """Fused ops with hand-derived backward: softmax, log_softmax, cross_entropy (ignore_index,
-label_smoothing, reduction), layer_norm (affine or not, multi-dim normalized_shape) and GELU.
+label_smoothing, reduction), layer_norm (affine or not, multi-dim normalized_shape), GELU
+and the fused elementwise activations (their kinks, inf and NaN: the activation test files).
 Each is checked against PyTorch, by gradcheck, and against its unfused composition from
 primitive minigrad ops (forward, gradient and second order)."""
 import math
@@ -176,6 +177,30 @@ def test_gelu_vs_unfused(approximate, device):
     check_fused_vs_unfused(lambda x: F.gelu(x, approximate=approximate),
                            lambda x: gelu_unfused(x, approximate),
                            [_RNG.uniform(-4, 4, (3, 4))], device, f"gelu {approximate}")
+
+
+def _softplus_unfused(x, beta, threshold):
+    z = x * beta
+    return mg.where(z > threshold, x, (z.relu() + (-z.abs()).exp().log1p()) / beta)
+
+
+ACTIVATIONS_UNFUSED = {   # name: (fused, composed of primitive ops)
+    "leaky_relu": (lambda x: F.leaky_relu(x, -0.3), lambda x: mg.where(x > 0, x, x * -0.3)),
+    "hardtanh": (lambda x: F.hardtanh(x, -1.5, 2.0), lambda x: x.clip(-1.5, 2.0)),
+    "relu6": (lambda x: F.relu6(x * 2), lambda x: (x * 2).clip(0, 6)),
+    "elu": (lambda x: F.elu(x, 0.7),
+            lambda x: mg.where(x > 0, x, 0.7 * mg.where(x > 0, 0.0, x).expm1())),
+    "selu": (F.selu, lambda x: 1.0507009873554805 * mg.where(
+        x > 0, x, 1.6732632423543772 * mg.where(x > 0, 0.0, x).expm1())),
+    "softplus": (lambda x: F.softplus(x, 2.0, 1.5), lambda x: _softplus_unfused(x, 2.0, 1.5)),
+    "logsigmoid": (F.logsigmoid, lambda x: x.sigmoid().log()),
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS_UNFUSED))
+def test_activations_vs_unfused(name, device):
+    check_fused_vs_unfused(*ACTIVATIONS_UNFUSED[name], [_RNG.uniform(-4, 4, (3, 4))], device,
+                           name)
 
 
 def test_softmax_stable_for_large_and_masked_inputs(device):

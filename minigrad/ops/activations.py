@@ -1,15 +1,23 @@
-"""Activations beside relu/gelu — SiLU, leaky ReLU, softplus, ELU, SELU, GLU, hardtanh,
-ReLU6, log-sigmoid, Mish, softsign and PReLU — composed from the differentiable
-elementwise ops, so their gradients and gradients of gradients come from those ops and need
-no backward of their own. The care is in keeping every branch finite (a `where` sends a zero
-gradient into the branch it drops, and 0·inf there would be NaN) and in taking PyTorch's
-side at each kink."""
+"""Activations beside relu/gelu. Leaky ReLU, hardtanh (ReLU6), ELU (SELU), softplus and
+log-sigmoid are fused ops: one Function each, whose forward takes a few NumPy passes and
+whose fast backward (`backward_arrays`) as many, beside a readable, twice-differentiable
+`backward`. SiLU, GLU, Mish, softsign and PReLU are composed from the differentiable
+elementwise ops, so their gradients and gradients of gradients come from those ops. The care
+is in keeping every branch finite (a `where` sends a zero gradient into the branch it drops,
+and 0·inf there would be NaN) and in taking PyTorch's side at each kink and at NaN.
+
+Two NumPy costs shape the fused ops: `where` (and every masked copy) stalls on a mask with
+no pattern, ~5 ms per million elements, so a choice between two values is made with
+boolean arithmetic (x·[x > 0] is exact: a product with 0 or 1, a sum with 0); and NumPy's
+expm1 and log1p are scalar code, ~6x slower than its vectorised exp, log and tanh, so they
+are computed from those, to a few units in the last place."""
 import functools
 
 from minigrad import backend
 from minigrad.args import number_arg
+from minigrad.autograd import Function
+from minigrad.ops.blocks import in_pieces, contiguous
 from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu, clip
-from minigrad.ops.math import expm1
 from minigrad.ops.reduce import normalize_dim
 from minigrad.ops.shape import split
 from minigrad.tensor import Tensor
@@ -68,41 +76,185 @@ def silu(x):
     return x * sigmoid(_floating(x, "silu"))
 
 
+def _in_pieces(op, chain, *arrays, outputs=1):
+    """chain(*pieces of the arrays, *pieces of `outputs` new arrays, which it fills) for a
+    fused op's forward or fast backward, a chain of in-place passes: on cache-sized pieces
+    on the CPU (ops/blocks.py), so that its temporaries stay in cache, on whole arrays on a
+    GPU. The new arrays are returned. Pieces are 1-d (a 0-d array's too, so that a chain may
+    write into its temporaries: NumPy gives a scalar for a 0-d result)."""
+    xp = op.xp
+    flat = [contiguous(xp, a).reshape(-1) for a in arrays]
+    new = [xp.empty(flat[0].shape, flat[0].dtype) for _ in range(outputs)]
+    in_pieces(backend.get(op.device), chain, *flat, *new)
+    return [a.reshape(arrays[0].shape) for a in new]
+
+
+def _log1p_small(xp, u, out):
+    """out = log(1 + u) for 0 ≤ u ≤ 1, as log(w) - c/w with w = 1 + u rounded and c =
+    (w - 1) - u exactly what that rounding added (see log1p): 3.4 ulp at most in float32."""
+    xp.add(u, 1, out=out)                                # w
+    c = out - 1
+    c -= u
+    c /= out
+    xp.log(out, out=out)
+    out -= c
+
+
+def _sigmoid_grad(xp, u, right, g, d):
+    """d = g·σ(v) from u = e^-|v|: e^min(v, 0)/(1 + u), whose numerator is max(u, [v ≥ 0])
+    (`right`), u left of 0 and 1 right of it; a NaN stays NaN."""
+    xp.maximum(u, right, out=d)
+    d /= u + 1
+    d *= g
+
+
+class LeakyRelu(Function):
+    """x for x > 0, else slope·x (NaN too), as x·k with k exactly 1 or slope, which is also
+    the gradient: slope at 0 and at NaN, as PyTorch's."""
+    fresh_grads = True                                   # see Function.fresh_grads
+
+    def forward(self, x, negative_slope):
+        self.slope = negative_slope
+        self.k, y = _in_pieces(self, self._forward, x, outputs=2)
+        return y
+
+    def _forward(self, x, k, y):
+        positive = x > 0
+        self.xp.copyto(k, ~positive)
+        k *= self.slope
+        k += positive                                    # 1 or slope, exactly
+        self.xp.multiply(x, k, out=y)                    # (-inf·0 = NaN, as PyTorch's)
+
+    def backward(self, g):                               # d/dx = 1 for x > 0, else slope
+        return where(self.inputs[0] > 0, g, g * self.slope)
+
+    def backward_arrays(self, g):
+        return (g * self.k,)
+
+
+@_float32_inside
 def leaky_relu(x, negative_slope=0.01):
     """x where x > 0, else negative_slope·x; at 0 the gradient is negative_slope, as
-    PyTorch."""
+    PyTorch (whose float16 result is that of float32, rounded once, as here: the slope
+    rounded to float16 first was 1 ulp off)."""
     _floating(x, "leaky_relu")
-    return where(x > 0, x, x * negative_slope)
+    return LeakyRelu.apply(x, negative_slope=float(
+        number_arg("leaky_relu", "negative_slope", negative_slope)))
+
+
+class Softplus(Function):
+    """log(1 + e^(βx))/β, and x itself where βx > threshold (as PyTorch)."""
+    fresh_grads = True                                   # see Function.fresh_grads
+
+    def forward(self, x, beta, threshold):
+        self.beta, self.threshold = beta, threshold
+        self.u, out = _in_pieces(self, self._forward, x, outputs=2)
+        return out
+
+    def _forward(self, x, u, out):
+        xp = self.xp
+        z = x if self.beta == 1 else x * self.beta
+        # log(1 + eᶻ) = max(z, 0) + log(1 + e^-|z|): neither part overflows
+        xp.abs(z, out=u)
+        xp.negative(u, out=u)
+        xp.exp(u, out=u)                                 # e^-|z|, for backward too
+        _log1p_small(xp, u, out)
+        out += xp.maximum(z, 0)
+        if self.beta != 1:
+            out /= self.beta
+        xp.copyto(out, x, where=z > self.threshold)      # (seldom true: no stall)
+
+    def backward(self, g):                               # d/dx = σ(βx), 1 above the threshold
+        z = self.inputs[0] * self.beta
+        # σ at the threshold itself taken at a constant: PyTorch's second derivative is 0 there
+        s = sigmoid(where(z >= self.threshold, self.threshold, z))
+        return g * where(z > self.threshold, 1.0, s)
+
+    def backward_arrays(self, g):
+        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, self.u, g))
+
+    def _backward(self, x, u, g, d):
+        z = x if self.beta == 1 else x * self.beta
+        _sigmoid_grad(self.xp, u, z >= 0, g, d)
+        self.xp.copyto(d, g, where=z > self.threshold)
 
 
 @_float32_inside
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + e^(βx))/β, and x itself where βx > threshold (as PyTorch; there the two agree
-    to float precision). The other branch is the overflow-free log1p_exp, so no inf sits
-    under the `where`."""
-    z = _floating(x, "softplus") * beta
-    return where(z > threshold, x, log1p_exp(z) / beta)
+    to float precision)."""
+    _floating(x, "softplus")
+    beta, threshold = (float(number_arg("softplus", n, v))
+                       for n, v in (("beta", beta), ("threshold", threshold)))
+    return Softplus.apply(x, beta=beta, threshold=threshold)
+
+
+class Elu(Function):
+    """scale·x for x > 0, else scale·α(eˣ - 1): ELU (scale 1) and SELU, as PyTorch's one
+    elu kernel. At 0 exactly it is the line scale·α·x: gradient scale·α and second
+    derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left branch, its
+    double backward only x < 0). A NaN gets a NaN gradient, as PyTorch's."""
+    fresh_grads = True                                   # see Function.fresh_grads
+
+    def forward(self, x, alpha, scale):
+        self.alpha, self.scale = alpha, scale
+        return _in_pieces(self, self._forward, x)[0]
+
+    def _forward(self, x, out):
+        xp = self.xp
+        # eˣ - 1 of min(x, 0) as 2t/(1 - t), t = tanh(x/2): full precision near 0, where
+        # exp(x) - 1 loses digits (2.5 ulp in float32, as good as expm1, in one pass of
+        # NumPy's vectorised tanh)
+        t = xp.minimum(x, 0)
+        t *= 0.5
+        xp.tanh(t, out=t)
+        xp.subtract(1, t, out=out)
+        t *= 2 * self.alpha * self.scale
+        t /= out                                         # scale·α(e^min(x, 0) - 1)
+        xp.maximum(x, 0, out=out)
+        if self.scale != 1:
+            out *= self.scale
+        out += t                                         # one of the two is 0
+
+    def backward(self, g):                               # d/dx = scale, or scale·α·eˣ
+        x = self.inputs[0]
+        # eˣ sees 0 for x ≥ 0: no overflow on the right (no 0·inf in a second derivative),
+        # and at 0 a constant, whose derivative, 0, is PyTorch's second derivative there
+        left = (self.alpha * self.scale) * exp(where(x >= 0, 0.0, x))
+        return g * where(x > 0, self.scale, left)
+
+    def backward_arrays(self, g):
+        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, g))
+
+    def _backward(self, x, g, d):
+        xp = self.xp
+        xp.minimum(x, 0, out=d)
+        xp.exp(d, out=d)                                 # eˣ left of 0, 1 right of it
+        d *= x <= 0                                      # (a NaN stays NaN)
+        d *= self.alpha
+        d += x > 0                                       # α·eˣ, or exactly 1
+        if self.scale != 1:
+            d *= self.scale
+        d *= g
 
 
 @_float32_inside
 def elu(x, alpha=1.0):
-    """x where x > 0, else α(eˣ - 1). At 0 exactly it is the line α·x: gradient α and
-    second derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left
-    branch, its double backward only x < 0). eˣ - 1 is expm1: full precision near 0, where
-    exp(x) - 1 loses digits, and its gradient eˣ keeps them for x ≪ 0 too. That branch
-    sees min(x, 0), so a large x puts no inf (and no 0·inf gradient) under the `where`."""
-    positive = _floating(x, "elu") > 0
-    return where(positive, x, where(x < 0, alpha * expm1(where(positive, 0.0, x)), x * alpha))
+    """x where x > 0, else α(eˣ - 1), with expm1's precision near 0, and its gradient eˣ
+    computed from x, so it keeps its digits for x ≪ 0 too (the output + 1 would not)."""
+    _floating(x, "elu")
+    return Elu.apply(x, alpha=float(number_arg("elu", "alpha", alpha)), scale=1.0)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@_float32_inside
 def selu(x):
     """Self-normalising ELU (Klambauer et al. 2017): scale·elu(x, α) with PyTorch's fixed
     α ≈ 1.6733 and scale ≈ 1.0507; at 0 the gradient is scale·α, as PyTorch."""
-    return _SELU_SCALE * elu(_floating(x, "selu"), _SELU_ALPHA)
+    return Elu.apply(_floating(x, "selu"), alpha=_SELU_ALPHA, scale=_SELU_SCALE)
 
 
 def glu(x, dim=-1):
@@ -120,6 +272,30 @@ def glu(x, dim=-1):
     return a * sigmoid(b)
 
 
+class Hardtanh(Function):
+    """x limited to [lo, hi]; the gradient is 1 strictly inside, else 0 (at the bounds and
+    at NaN too, as PyTorch's)."""
+    fresh_grads = True                                   # see Function.fresh_grads
+
+    def forward(self, x, lo, hi):
+        self.lo, self.hi = lo, hi
+        return self.xp.clip(x, lo, hi)                   # (a NaN stays NaN)
+
+    def backward(self, g):
+        x = self.inputs[0]
+        return where((x > self.lo) & (x < self.hi), g, 0.0)
+
+    def backward_arrays(self, g):
+        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, g))
+
+    def _backward(self, x, g, d):
+        # where(inside, g, 0) as g·inside, the same but where an inf or NaN of g meets a 0
+        # (0·inf = NaN): 0 again there, with a mask almost always all False, no stall
+        inside = (x > self.lo) & (x < self.hi)
+        self.xp.multiply(g, inside, out=d)
+        self.xp.copyto(d, 0, where=self.xp.isnan(d) & ~inside)
+
+
 def hardtanh(x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val]. The gradient is 1 strictly inside and 0 at the
     bounds, as PyTorch (clip's is 1 at them): outside the open interval the result is a
@@ -134,7 +310,7 @@ def hardtanh(x, min_val=-1.0, max_val=1.0):
                         "or .long() first")
     if x.dtype.kind != "f":
         return clip(x, int(min_val), int(max_val))       # no gradient to take
-    return where(x <= min_val, float(min_val), where(x >= max_val, float(max_val), x))
+    return Hardtanh.apply(x, lo=float(min_val), hi=float(max_val))
 
 
 def relu6(x):
@@ -142,12 +318,37 @@ def relu6(x):
     return hardtanh(x, 0.0, 6.0)
 
 
+class LogSigmoid(Function):
+    """log σ(x) = -log(1 + e⁻ˣ), as the overflow-free min(x, 0) - log(1 + e^-|x|): exact
+    for large |x| in both directions (x on the left, -e⁻ˣ on the right)."""
+    fresh_grads = True                                   # see Function.fresh_grads
+
+    def forward(self, x):
+        self.u, out = _in_pieces(self, self._forward, x, outputs=2)
+        return out
+
+    def _forward(self, x, u, out):
+        xp = self.xp
+        xp.abs(x, out=u)
+        xp.negative(u, out=u)
+        xp.exp(u, out=u)                                 # e^-|x|, for backward too
+        _log1p_small(xp, u, out)
+        xp.subtract(xp.minimum(x, 0), out, out=out)
+
+    def backward(self, g):                               # d/dx = σ(-x)
+        return g * sigmoid(-self.inputs[0])
+
+    def backward_arrays(self, g):
+        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, self.u, g))
+
+    def _backward(self, x, u, g, d):
+        _sigmoid_grad(self.xp, u, x <= 0, g, d)
+
+
 @_float32_inside
 def logsigmoid(x):
-    """log σ(x) = -log(1 + e⁻ˣ), as the overflow-free -(relu(-x) + log(1 + e^-|x|)): exact
-    for large |x| in both directions (-x on the left, -e⁻ˣ on the right)."""
-    large, small = log1p_exp_parts(-_floating(x, "logsigmoid"))
-    return -(large + small)
+    """log σ(x), exact in both tails; its gradient is σ(-x)."""
+    return LogSigmoid.apply(_floating(x, "logsigmoid"))
 
 
 @_float32_inside
