@@ -24,9 +24,10 @@ class Function:
 
     inputs = None
     # None for the usual op, whose one output is made by apply. A node with several outputs
-    # (made by hand: a module's backward hooks, nn/hooks.py) maps id(output) -> its place;
-    # its `backward` then gets a tuple of their gradients (None for one that got none), once,
-    # when the last of those outputs in the graph is reached
+    # (made by record_outputs, not apply: unbind's slices, the LSTM cell's h and c, a
+    # module's backward hooks) maps id(output) -> its place; its `backward` (and
+    # `backward_arrays`) then gets a tuple of their gradients (None for one that got none),
+    # once, when the last of those outputs in the graph is reached
     output_ids = None
 
     @classmethod

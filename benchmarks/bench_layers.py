@@ -1,0 +1,103 @@
+"""Forward + backward of whole layers and of ops that once ran far behind PyTorch (the
+recurrent layers, the fused activations, unbind/stack, topk, median): minigrad's time, and
+PyTorch's beside it when installed, on the same inputs.
+
+    python benchmarks/bench_layers.py                  # all cases, one thread
+    python benchmarks/bench_layers.py --cases lstm gru --threads 2
+"""
+import argparse
+import os
+import time
+
+from minitransformer.argtypes import positive_int  # imports minigrad, before NumPy
+
+
+def best_of(fn, repeat=5, min_time=0.2):
+    """Seconds per call: the best of `repeat` rounds, each at least min_time long."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        n, start = 0, time.perf_counter()
+        while True:
+            fn()
+            n += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                break
+        best = min(best, elapsed / n)
+    return best
+
+
+def cases(lib, nn, F):
+    """name -> function of nothing that runs forward and backward once (built for `lib`,
+    minigrad or torch, which share the names used here)."""
+    def seeded(shape, grad=True):
+        lib.manual_seed(0)
+        return lib.randn(*shape, requires_grad=grad)
+
+    def recurrent(kind):
+        layer = getattr(nn, kind)(32, 64)
+        x = seeded((50, 16, 32))
+
+        def run():
+            out, _ = layer(x)
+            out.sum().backward()
+        return run
+
+    def elementwise(fn):
+        x = seeded((1000, 1000))
+        return lambda: fn(x).sum().backward()
+
+    def unbind_stack():
+        x = seeded((1000, 100))
+        return lambda: lib.stack(x.unbind(0)[::2]).sum().backward()
+
+    def topk():
+        x = seeded((1000, 1000))
+        return lambda: x.topk(5, dim=0)[0].sum().backward()
+
+    def median():
+        x = seeded((1_000_000,))
+        return lambda: x.median().backward()
+
+    return {
+        "lstm": lambda: recurrent("LSTM"), "gru": lambda: recurrent("GRU"),
+        "rnn": lambda: recurrent("RNN"),
+        "leaky_relu": lambda: elementwise(F.leaky_relu), "elu": lambda: elementwise(F.elu),
+        "softplus": lambda: elementwise(F.softplus),
+        "logsigmoid": lambda: elementwise(F.logsigmoid),
+        "hardtanh": lambda: elementwise(F.hardtanh),
+        "unbind_stack": unbind_stack, "topk": topk, "median": median,
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--cases", nargs="*", help="which cases (default: all)")
+    p.add_argument("--threads", type=positive_int, default=1,
+                   help="BLAS/OpenMP threads for both libraries (default 1)")
+    args = p.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import minigrad as mg
+    try:
+        import torch
+        torch.set_num_threads(args.threads)
+    except ImportError:
+        torch = None
+    mine = cases(mg, mg.nn, mg.nn.functional)
+    theirs = cases(torch, torch.nn, torch.nn.functional) if torch else {}
+    names = args.cases or list(mine)
+    unknown = [n for n in names if n not in mine]
+    if unknown:
+        p.error(f"unknown cases {unknown}; valid: {', '.join(mine)}")
+    print(f"forward + backward, ms (best of 5), {args.threads} thread(s)")
+    print(f"{'case':<14}{'minigrad':>10}{'torch':>10}{'ratio':>8}")
+    for name in names:
+        t_mg = best_of(mine[name]()) * 1e3
+        t_torch = best_of(theirs[name]()) * 1e3 if torch else None
+        tail = f"{t_torch:>10.2f}{t_mg / t_torch:>7.1f}x" if torch else f"{'-':>10}"
+        print(f"{name:<14}{t_mg:>10.2f}{tail}")
+
+
+if __name__ == "__main__":
+    main()
