@@ -142,3 +142,48 @@ def test_bad_input(call, error, words):
         call()
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+def test_a_subset_of_a_tensor_dataset_batches_as_item_by_item():
+    """Through Subsets of a TensorDataset (random_split's, and a Subset of one) a batch is one
+    gather per tensor: the same batches, order, dtypes and seeded shuffles as collating the
+    items one by one (which an explicit collate_fn still does), and still a copy."""
+    X = mg.arange(60.0).reshape(20, 3)
+    y = mg.arange(20) * 7
+    b = mg.tensor(np.arange(20) % 2 == 0)
+    train, rest = random_split(TensorDataset(X, y, b), [13, 7], generator=3)
+    nested = Subset(rest, [6, 0, 3, 3, 5])
+    for ds in (train, rest, nested):
+        for kw in (dict(batch_size=4), dict(batch_size=5, shuffle=True, drop_last=True),
+                   dict(batch_size=64, shuffle=True, generator=11)):
+            mg.manual_seed(2)
+            fast = [batch for _ in range(2) for batch in DataLoader(ds, **kw)]
+            mg.manual_seed(2)
+            slow = [batch for _ in range(2)
+                    for batch in DataLoader(ds, collate_fn=default_collate, **kw)]
+            assert len(fast) == len(slow)
+            for f, s in zip(fast, slow):
+                assert isinstance(f, tuple) and len(f) == 3
+                for ft, st in zip(f, s):
+                    assert ft.dtype == st.dtype and ft.shape == st.shape
+                    assert ft.tolist() == st.tolist()
+    assert next(iter(DataLoader(nested, batch_size=5)))[1].tolist() == [
+        rest[i][1].item() for i in (6, 0, 3, 3, 5)]
+    (xb, _, _), = [next(iter(DataLoader(train, batch_size=13)))]
+    xb += 1000
+    assert X.max().item() == 59.0
+
+
+def test_a_subset_of_an_augmenting_dataset_still_sees_every_item():
+    class Scaled(TensorDataset):
+        def __getitem__(self, i):
+            x, = super().__getitem__(i)
+            return (x * 100,)
+
+    class Picky(Subset):                                 # its own __getitem__: per item
+        def __getitem__(self, i):
+            return (super().__getitem__(i)[0] + 1,)
+    sub = Subset(Scaled(mg.arange(4.0)), [3, 1])
+    assert next(iter(DataLoader(sub, batch_size=2)))[0].tolist() == [300.0, 100.0]
+    picky = Picky(TensorDataset(mg.arange(4.0)), [3, 1])
+    assert next(iter(DataLoader(picky, batch_size=2)))[0].tolist() == [4.0, 2.0]

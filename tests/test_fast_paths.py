@@ -43,6 +43,10 @@ CASES = {
     "sum_all": (lambda x: x.sum() * x, [(3, 4)]),
     "sum_dims": (lambda x: x.sum((0, 2), keepdim=True) * x.sum(1, keepdim=True) * x,
                  [(2, 3, 4)]),
+    "var_all": (lambda x: x.var() * x, [(3, 4)]),
+    "var_dims": (lambda x: x.var((0, 2), keepdim=True) * x, [(2, 3, 4)]),
+    "std_all": (lambda x: x.std(correction=0) * x, [(3, 4)]),
+    "std_dim": (lambda x: x.std(1) * x.sum(1), [(4, 5)]),
     "linear": (lambda x, w, b: F.linear(x, w, b) * F.linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
     "linear_no_bias_1d": (lambda x, w: F.linear(x, w).exp(), [(4,), (3, 4)]),
     "reshape": (lambda x: x.reshape(4, 3).exp() * x.reshape(2, 6).sum(), [(2, 3, 2)]),
@@ -120,7 +124,7 @@ def test_every_fast_path_is_covered():
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
                "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "GRUCell",
-               "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid"}
+               "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

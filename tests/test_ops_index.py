@@ -324,3 +324,111 @@ def test_a_mask_among_ints_covers_its_dims_as_torch():
     got = mg.tensor(a)[0, mg.tensor(mask), 1]
     np.testing.assert_array_equal(got.numpy(), torch.tensor(a)[0, torch.tensor(mask), 1])
     assert got.tolist() == [6.0, 56.0]
+
+
+# ---- topk and median select in O(n) on the CPU: the same answers as the full sort -------------
+def _with_ties_and_nans(rng, shape, dtype):
+    """Few distinct values (many ties), -0.0 beside 0.0, and for floats NaNs, some slices
+    all NaN."""
+    a = rng.integers(-3, 4, shape).astype(dtype)
+    if a.dtype.kind == "f":
+        a[rng.random(shape) < 0.2] = -0.0
+        a[rng.random(shape) < 0.15] = np.nan
+        a[(slice(None),) * (a.ndim - 1) + (0,)] = np.nan
+    return a
+
+
+@pytest.fixture(params=["long slices", "every slice", "no slice"])
+def select_from(request, monkeypatch):
+    """Slices from 64 long select by argpartition, shorter ones sort; "every slice" makes
+    short ones select too, "no slice" makes every one sort (the reference path)."""
+    from minigrad.ops import index
+    if request.param != "long slices":
+        monkeypatch.setattr(index, "_SELECT_FROM", 1 if request.param == "every slice" else
+                            10 ** 9)
+    return index._SELECT_FROM
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_topk_is_the_first_k_of_the_stable_sort(dtype, select_from):
+    """topk picks its k with argpartition (not stable) and sorts only those: the indices must
+    be exactly the first k of the stable sort (ties: the lower index first; NaN the
+    largest), for every dim, k, largest and sorted."""
+    rng = np.random.default_rng(3)
+    for shape in [(130,), (9, 70), (3, 64, 5)] if select_from == 64 else \
+            [(40,), (9, 32), (12, 5, 16)]:
+        a = _with_ties_and_nans(rng, shape, dtype if dtype != "bool" else "int64")
+        a = a > 0 if dtype == "bool" else a
+        for d in range(len(shape)):
+            for k in sorted({1, 2, shape[d] // 4, shape[d] // 2, shape[d]}):
+                for largest in (True, False):
+                    x = mg.tensor(a)
+                    values, order = x.sort(d, descending=largest)
+                    first = (slice(None),) * d + (slice(0, k),)
+                    for is_sorted in (True, False):
+                        got = x.topk(k, d, largest=largest, sorted=is_sorted)
+                        what = f"shape {shape} dim {d} k {k} largest {largest}"
+                        np.testing.assert_array_equal(got.indices.numpy(),
+                                                      order.numpy()[first], what)
+                        np.testing.assert_array_equal(got.values.numpy(),
+                                                      values.numpy()[first], what)
+
+
+def test_topk_gradient_goes_where_the_values_came_from():
+    rng = np.random.default_rng(4)
+    a = _with_ties_and_nans(rng, (80, 64), "float64")
+    for d, k in ((0, 3), (1, 5), (1, 1)):
+        x = mg.tensor(a, requires_grad=True)
+        w = mg.tensor(rng.standard_normal((k, 64) if d == 0 else (80, k)))
+        (x.topk(k, d).values.nan_to_num() * w).sum().backward()
+        y = mg.tensor(a, requires_grad=True)
+        first = (slice(None),) * d + (slice(0, k),)
+        (y.sort(d, descending=True).values[first].nan_to_num() * w).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), y.grad.numpy())
+    x = mg.tensor(rng.standard_normal((3, 64)), dtype=mg.float64, requires_grad=True)
+    assert mg.gradcheck(lambda t: t.topk(3, 1).values, [x])
+    assert mg.gradgradcheck(lambda t: t.topk(3, 1).values ** 2, [x])
+
+
+def _np_median_index(a, d):
+    """The reference: the stable sort's (n - 1) // 2-th, or the first NaN of a slice."""
+    order = np.argsort(a, axis=d, kind="stable")
+    n = a.shape[d]
+    k = np.full(a.shape[:d] + (1,) + a.shape[d + 1:], (n - 1) // 2)
+    if a.dtype.kind == "f":
+        nans = np.isnan(a).sum(axis=d, keepdims=True)
+        k = np.where(nans > 0, n - nans, k)
+    return np.take_along_axis(order, k, axis=d)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_median_matches_the_stable_sort_with_ties_and_nans(dtype, select_from):
+    rng = np.random.default_rng(5)
+    for shape in [(64,), (65,), (3, 70), (66, 2, 3)] if select_from == 64 else \
+            [(1,), (2,), (31,), (8, 30), (5, 4, 7)]:
+        a = _with_ties_and_nans(rng, shape, dtype)
+        if shape[-1] > 2 and a.dtype.kind == "f":
+            a[0] = rng.integers(-2, 3, shape[1:])             # a slice without NaN
+        for d in range(len(shape)):
+            values, indices = mg.tensor(a).median(d, keepdim=True)
+            want = _np_median_index(a, d)
+            np.testing.assert_array_equal(indices.numpy(), want, f"{shape} dim {d}")
+            np.testing.assert_array_equal(values.numpy(), np.take_along_axis(a, want, d))
+        flat = a.reshape(-1)
+        want = flat[_np_median_index(flat, 0)[0]]
+        np.testing.assert_array_equal(mg.tensor(a).median().numpy(), want)
+
+
+def test_median_without_dim_shares_the_gradient_among_equal_values():
+    a = np.array([[3.0, 1.0, 2.0, 2.0], [2.0, 5.0, 2.0, 0.0]])
+    x = mg.tensor(a, dtype=mg.float64, requires_grad=True)
+    (x.median() * 3).backward()                           # 2 is the lower median, 4 times
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(a == 2, 0.75, 0.0))
+    x = mg.tensor([1.0, np.nan, 0.0, np.nan], requires_grad=True)
+    m = x.median()
+    m.backward()
+    assert np.isnan(m.item()) and x.grad.tolist() == [0.0, 0.5, 0.0, 0.5]
+    y = mg.tensor(np.random.default_rng(6).permutation(40) * 0.5, dtype=mg.float64,
+                  requires_grad=True)
+    assert mg.gradcheck(lambda t: t.median(), [y])
+    assert mg.gradgradcheck(lambda t: t.median() ** 2, [y])

@@ -349,3 +349,91 @@ def test_norm_with_p_none_is_the_2_norm_over_any_dims():
     assert x.norm(None, (0, 1, 2)).item() == pytest.approx(8 ** 0.5)
     with pytest.raises(ValueError, match="at most 2 dims"):
         x.norm("fro", (0, 1, 2))
+
+
+# ---- % and fmod on edge values: PyTorch's answers, written down (observed with torch 2.13) ----
+NAN = float("nan")
+_MOD_A = [-4.0, 4.0, -0.0, 0.0, 5.5, -5.5, -1e-30, 1e30, INF, NAN]    # rows
+_MOD_B = [2.0, -2.0, INF, -INF, 0.0, 0.1]                             # columns
+_NAN_ROWS = [[NAN] * 6] * 2                                          # a = ±inf... and NaN
+_TORCH_MOD = {
+    ("remainder", "float64"): [
+        [-0.0, -0.0, INF, -4.0, NAN, 2.220446049250313e-16],
+        [0.0, 0.0, 4.0, -INF, NAN, 0.09999999999999978],
+        [-0.0, -0.0, -0.0, -0.0, NAN, -0.0], [0.0, 0.0, 0.0, 0.0, NAN, 0.0],
+        [1.5, -0.5, 5.5, -INF, NAN, 0.0999999999999997],
+        [0.5, -1.5, INF, -5.5, NAN, 3.0531133177191805e-16],
+        [2.0, -1e-30, INF, -1e-30, NAN, 0.1],
+        [0.0, 0.0, 1e+30, -INF, NAN, 0.07495648791101958]] + _NAN_ROWS,
+    ("fmod", "float64"): [
+        [-0.0, -0.0, -4.0, -4.0, NAN, -0.09999999999999978],
+        [0.0, 0.0, 4.0, 4.0, NAN, 0.09999999999999978],
+        [-0.0, -0.0, -0.0, -0.0, NAN, -0.0], [0.0, 0.0, 0.0, 0.0, NAN, 0.0],
+        [1.5, 1.5, 5.5, 5.5, NAN, 0.0999999999999997],
+        [-1.5, -1.5, -5.5, -5.5, NAN, -0.0999999999999997],
+        [-1e-30, -1e-30, -1e-30, -1e-30, NAN, -1e-30],
+        [0.0, 0.0, 1e+30, 1e+30, NAN, 0.07495648791101958]] + _NAN_ROWS,
+    ("remainder", "float32"): [
+        [-0.0, -0.0, INF, -4.0, NAN, 5.960464477539063e-08],
+        [0.0, 0.0, 4.0, -INF, NAN, 0.09999994188547134],
+        [-0.0, -0.0, -0.0, -0.0, NAN, -0.0], [0.0, 0.0, 0.0, 0.0, NAN, 0.0],
+        [1.5, -0.5, 5.5, -INF, NAN, 0.09999991953372955],
+        [0.5, -1.5, INF, -5.5, NAN, 8.195638656616211e-08],
+        [2.0, -1.0000000031710769e-30, INF, -1.0000000031710769e-30, NAN, 0.10000000149011612],
+        [0.0, 0.0, 1.0000000150474662e+30, -INF, NAN, 0.0493038073182106]] + _NAN_ROWS,
+    ("fmod", "float32"): [
+        [-0.0, -0.0, -4.0, -4.0, NAN, -0.09999994188547134],
+        [0.0, 0.0, 4.0, 4.0, NAN, 0.09999994188547134],
+        [-0.0, -0.0, -0.0, -0.0, NAN, -0.0], [0.0, 0.0, 0.0, 0.0, NAN, 0.0],
+        [1.5, 1.5, 5.5, 5.5, NAN, 0.09999991953372955],
+        [-1.5, -1.5, -5.5, -5.5, NAN, -0.09999991953372955],
+        [-1.0000000031710769e-30] * 4 + [NAN, -1.0000000031710769e-30],
+        [0.0, 0.0, 1.0000000150474662e+30, 1.0000000150474662e+30, NAN, 0.0493038073182106]]
+    + _NAN_ROWS,
+}
+
+
+@pytest.mark.parametrize("name, dtype", list(_TORCH_MOD))
+def test_remainder_and_fmod_of_edge_values_as_torch(name, dtype, device):
+    """Signed zeros (a zero keeps a's sign, in both), ±inf (x % inf is x, or inf when the
+    signs differ), division by 0 (NaN), NaN, values far apart: bit for bit PyTorch's."""
+    a = mg.tensor(np.array(_MOD_A)[:, None], dtype=dtype, device=device)
+    b = mg.tensor(np.array(_MOD_B), dtype=dtype, device=device)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        got = getattr(mg, name)(a, b).numpy()
+    want = np.array(_TORCH_MOD[name, dtype], dtype=dtype)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want) & ~np.isnan(want) |
+                                  np.signbit(got) & np.isnan(got))     # (a NaN's: any)
+
+
+def test_remainder_and_fmod_of_integers_as_torch(device):
+    a = mg.tensor([[7], [-7], [0], [2 ** 63 - 1], [-2 ** 63]], device=device)
+    b = mg.tensor([3, -3, 1, -1], device=device)
+    assert (a % b).tolist() == [[1, -2, 0, 0], [2, -1, 0, 0], [0, 0, 0, 0], [1, -2, 0, 0],
+                                [1, -2, 0, 0]]
+    assert mg.fmod(a, b).tolist() == [[1, 1, 0, 0], [-1, -1, 0, 0], [0, 0, 0, 0], [1, 1, 0, 0],
+                                      [-2, -2, 0, 0]]
+
+
+@pytest.mark.parametrize("name", ["remainder", "fmod"])
+def test_remainder_and_fmod_match_numpy_on_random_values(name):
+    """Away from zero results (whose sign NumPy's remainder takes from b), the formula
+    fmod + b equals NumPy's remainder exactly; the gradient of b is -quotient only when b
+    wants one, and a's is 1."""
+    rng = np.random.default_rng(7)
+    for dtype in (np.float32, np.float64):
+        a = (rng.standard_normal(2000) * 10.0 ** rng.integers(-5, 6, 2000)).astype(dtype)
+        b = (rng.standard_normal(2000) * 10.0 ** rng.integers(-5, 6, 2000)).astype(dtype)
+        got = getattr(mg, name)(mg.tensor(a), mg.tensor(b)).numpy()
+        np.testing.assert_array_equal(got, getattr(np, name)(a, b))
+        x, y = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+        getattr(mg, name)(x, y).sum().backward()
+        quotient = np.floor_divide(a, b) if name == "remainder" else np.rint(
+            (a - np.fmod(a, b)) / b)
+        np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(a))
+        np.testing.assert_array_equal(y.grad.numpy(), -quotient)
+        x = mg.tensor(a, requires_grad=True)
+        getattr(mg, name)(x, mg.tensor(b)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(a))

@@ -41,7 +41,12 @@ CASES = (
        for kw in [dict(), dict(dim=1), dict(dim=-1, keepdim=True), dict(dim=(0, 2)),
                   dict(dim=1, correction=0)]]
     + [OpCase("std(dim=1)", lambda x: x.std(dim=1), ((2, 3, 4),),
-              np_fn=lambda a: np.std(a, axis=1, ddof=1))]
+              np_fn=lambda a: np.std(a, axis=1, ddof=1)),
+       OpCase("std()", lambda x: x.std(), ((2, 3, 4),), np_fn=lambda a: np.std(a, ddof=1)),
+       OpCase("std(dim=(0, 2), keepdim=True, correction=0)",
+              lambda x: x.std(dim=(0, 2), keepdim=True, correction=0), ((2, 3, 4),),
+              torch_fn=lambda x: x.std(dim=(0, 2), keepdim=True, correction=0),
+              np_fn=lambda a: np.std(a, axis=(0, 2), keepdims=True))]
     + _extremum("max") + _extremum("min")
 )
 
@@ -326,3 +331,62 @@ def test_product_gradients_where_partial_products_overflow(dtype, x, prod_grad, 
     t = mg.tensor([3.0, np.inf, 0.0, 2.0], requires_grad=True)   # an inf times the zero
     t.prod().backward()
     assert np.isnan(t.grad.numpy()[[0, 1, 3]]).all() and t.grad.numpy()[2] == np.inf
+
+
+def test_var_and_std_are_one_op_accurate_to_float32_in_value_and_gradient():
+    """var/std of float32 on the CPU: one op (the input is not cast to float64 and back,
+    its gradient graph stays float32), the mean and Σ(x - μ)² accumulated in float64. With
+    mean 1e4 and σ = 1e-2, the value and the gradient 2(x - μ)/(n - 1) keep float32's digits
+    (a float32 mean loses ~5% of each x - μ: PyTorch's gradient is 2e-2 off there)."""
+    rng = np.random.default_rng(8)
+    for shape, dim in (((20000,), None), ((300, 200), 0), ((200, 300), 1)):
+        a = rng.normal(1e4, 1e-2, shape).astype(np.float32)
+        a64 = a.astype(np.float64)
+        n = a.size if dim is None else shape[dim]
+        centered = a64 - a64.mean(axis=dim, keepdims=True)
+        for name in ("var", "std"):
+            x = mg.tensor(a, requires_grad=True)
+            y = getattr(x, name)(dim)
+            assert type(y._ctx).__name__ == "Var" and y._ctx.inputs[0] is x
+            assert y.dtype == mg.float32 and y.shape == (() if dim is None else
+                                                          (shape[1 - dim],))
+            want = a64.var(axis=dim, ddof=1)
+            want = want if name == "var" else np.sqrt(want)
+            np.testing.assert_allclose(y.numpy(), want, rtol=2e-7)
+            y.sum().backward()
+            g = 2 * centered / (n - 1) if name == "var" else \
+                centered / ((n - 1) * np.sqrt(a64.var(axis=dim, ddof=1, keepdims=True)))
+            assert x.grad.dtype == mg.float32
+            np.testing.assert_allclose(x.grad.numpy(), g, rtol=0, atol=3e-7 * np.abs(g).max())
+
+
+def test_var_and_std_of_extreme_magnitudes_in_float32():
+    """(x - μ)² of float32 values beyond 1.8e19 or below 1e-19 leaves float32's range;
+    squared and summed in float64, σ comes back exact."""
+    for values in ([3e19] + [0.0] * 99, [1e-20, 2e-20, 4e-20], [1e-30, 3e-30, 2e-30]):
+        a = np.array(values, np.float32)
+        np.testing.assert_allclose(mg.tensor(a).std().item(), np.std(a.astype(np.float64),
+                                                                     ddof=1), rtol=1e-6)
+        x = mg.tensor(a, requires_grad=True)
+        x.std().backward()
+        c = a.astype(np.float64) - a.astype(np.float64).mean()
+        g = c / ((len(a) - 1) * np.std(a.astype(np.float64), ddof=1))
+        np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_second_order_in_float32_match_float64(name):
+    """The Tensor-level backward (create_graph=True) takes x - μ from the same accurate μ:
+    its first gradient equals the fast one, its second order that of float64."""
+    rng = np.random.default_rng(9)
+    a, w = rng.normal(1e3, 1.0, (6, 7)), rng.standard_normal((6, 7))
+    out = {}
+    for dtype in ("float32", "float64"):
+        x = mg.tensor(a, dtype=dtype, requires_grad=True)
+        g, = mg.grad(getattr(x, name)(1).sum(), x, create_graph=True)
+        fast, = mg.grad(getattr(x, name)(1).sum(), x)
+        np.testing.assert_allclose(g.numpy(), fast.numpy(), rtol=1e-5, atol=1e-6)
+        h, = mg.grad((g * g * mg.tensor(w, dtype=dtype)).sum(), x)   # (Σg² of σ is 1/(n-1))
+        out[dtype] = g.numpy(), h.numpy()
+    for f32, f64 in zip(out["float32"], out["float64"]):
+        np.testing.assert_allclose(f32, f64, rtol=1e-3, atol=1e-4 * np.abs(f64).max())

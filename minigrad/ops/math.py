@@ -111,12 +111,25 @@ def _round(xp, a, decimals):
 
 class Remainder(Function):
     """a % b floored, the sign of b (Python's and PyTorch's): a - (a // b)·b, so between
-    its jumps d/da = 1 and d/db = -(a // b), the quotient forward used (floor(a/b) can
-    round to the next integer: 1 % 0.1 has quotient 9, floor(1/0.1) is 10)."""
+    its jumps d/da = 1 and d/db = -(a // b), the quotient floor_divide gives (floor(a/b) can
+    round to the next integer: 1 % 0.1 has quotient 9, floor(1/0.1) is 10), computed only
+    when b wants a gradient."""
     def forward(self, a, b):
-        self.quotient = self.xp.floor_divide(a, b)
-        return self.xp.remainder(a, b)
-    def backward(self, g): return g, -g * _step_value(self.inputs, self.quotient)
+        if a.dtype.kind != "f":
+            return self.xp.remainder(a, b)
+        # PyTorch's formula: C's fmod (exact, the sign of a), plus b where its sign is not
+        # b's (elsewhere plus -0.0, which changes nothing, not even a -0.0; and adds no b
+        # that could overflow). Faster than NumPy's remainder, which computes the quotient
+        # too; a zero keeps fmod's sign (-4 % 2 is -0.0), as PyTorch's (NumPy's takes b's)
+        xp = self.xp
+        out = xp.fmod(a, b)
+        return out + xp.where((out != 0) & ((out < 0) != (b < 0)), b,
+                              xp.asarray(-0.0, dtype=b.dtype))
+    def backward(self, g):
+        if not self.needs_input_grad[1]:
+            return g, None
+        a, b = self.inputs
+        return g, -g * _step_value(self.inputs, self.xp.floor_divide(a.data, b.data))
 
 
 class FloorDivide(Function):
@@ -131,13 +144,14 @@ class FloorDivide(Function):
 class Fmod(Function):
     """C's fmod, the sign of a (torch.fmod): a - q·b with q = a/b truncated, so between its
     jumps d/da = 1 and d/db = -q, the q forward used (read back from the result: trunc(a/b)
-    can round to the next integer, as for remainder)."""
-    def forward(self, a, b):
-        out = self.xp.fmod(a, b)
-        if a.dtype.kind == "f":                          # (integers have no gradient)
-            self.quotient = self.xp.rint((a - out) / b)
-        return out
-    def backward(self, g): return g, -g * _step_value(self.inputs, self.quotient)
+    can round to the next integer, as for remainder), computed only when b wants a gradient."""
+    def forward(self, a, b): return self.xp.fmod(a, b)
+    def backward(self, g):
+        if not self.needs_input_grad[1]:
+            return g, None
+        a, b = self.inputs[0].data, self.inputs[1].data
+        quotient = self.xp.rint((a - self.output().data) / b)
+        return g, -g * _step_value(self.inputs, quotient)
 
 
 class StepValue(Function):

@@ -6,8 +6,9 @@
         for xb, yb in loader:      # a new order each epoch, drawn from mg.manual_seed's
             ...                    # generator (or the loader's own `generator`)
 
-A TensorDataset's batch is one indexing of each tensor by the batch's indices (a copy, as
-PyTorch's), not a stack of single rows; any other dataset's items are collated one by one.
+A TensorDataset's batch (also through a Subset of one, as random_split makes) is one
+indexing of each tensor by the batch's indices (a copy, as PyTorch's), not a stack of single
+rows; any other dataset's items are collated one by one.
 Loading runs in the calling process: there are no worker processes to start.
 """
 import math
@@ -162,14 +163,28 @@ class DataLoader:
             yield self._batch(order[start:start + self.batch_size])
 
     def _batch(self, indices):
-        # a TensorDataset's rows in one gather per tensor; not a subclass's own __getitem__
-        # (an augmentation), which must see every item
-        if self.collate_fn is None and isinstance(self.dataset, TensorDataset) and \
-                type(self.dataset).__getitem__ is TensorDataset.__getitem__:
-            index = backend.to_host(list(indices)).astype(backend.int64)
-            return tuple(t[index] for t in self.dataset.tensors)     # one gather per tensor
+        if self.collate_fn is None:
+            rows = _tensor_rows(self.dataset, indices)
+            if rows is not None:
+                return rows
         items = [self.dataset[int(i)] for i in indices]
         return (self.collate_fn or default_collate)(items)
+
+
+def _tensor_rows(dataset, indices):
+    """The batch at `indices` as one gather per tensor, where the items are a
+    TensorDataset's rows: of a TensorDataset, or of a Subset of one (random_split's; a
+    Subset of a Subset...); None for any other dataset. Not where a subclass has its own
+    __getitem__ (an augmentation), which must see every item. The same batch as stacking
+    the items one by one (a copy, as PyTorch's), in one step instead of one per item."""
+    while isinstance(dataset, Subset) and type(dataset).__getitem__ is Subset.__getitem__:
+        indices = [dataset.indices[i] for i in indices]
+        dataset = dataset.dataset
+    if not isinstance(dataset, TensorDataset) or \
+            type(dataset).__getitem__ is not TensorDataset.__getitem__:
+        return None
+    index = backend.to_host(list(indices)).astype(backend.int64)
+    return tuple(t[index] for t in dataset.tensors)
 
 
 def _describe(t):
