@@ -79,6 +79,7 @@ def main():
     args = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import minigrad as mg
+    mg.keep_freed_host_memory()          # as the trainer: freed activations reused, not faulted
     try:
         import torch
         torch.set_num_threads(args.threads)
