@@ -97,7 +97,8 @@ class Function:
     # the output (only their shapes, or masks the forward saved): an in-place change of
     # them after the op ran then cannot make its gradient wrong, so autograd does not
     # refuse it, as PyTorch, which checks only what an op saved (y = x + b; x.add_(1);
-    # y.backward() is fine: the gradient of + does not depend on x).
+    # y.backward() is fine: the gradient of + does not depend on x). (A node with several
+    # outputs has only its inputs checked: none of them reads its outputs.)
     needs_values = True
 
     @property
@@ -129,6 +130,8 @@ def record_outputs(fn, inputs, outputs):
         for k, t in enumerate(outputs):
             t.requires_grad, t._ctx = True, fn
             fn.output_ids[id(t)] = k
+        if fn.needs_values:           # as apply: backward may read the inputs (not outputs)
+            fn.versions = [t._version_counter[0] for t in inputs]
     return outputs
 
 
@@ -140,8 +143,10 @@ _FREED = ("backward through a graph a second time: its saved arrays were freed b
 def _modified_in_place(ctx, out):
     """The error for a tensor that backward needs but that was changed in place (zero_,
     setitem, an optimiser step) after the op `ctx` used it."""
-    was = ctx.versions + [ctx.out_version]
-    now = [p._version_counter[0] for p in ctx.inputs] + [out._version_counter[0]]
+    # (out None: a node with several outputs, whose inputs alone are checked)
+    was = ctx.versions + ([] if out is None else [ctx.out_version])
+    now = [p._version_counter[0] for p in ctx.inputs] + \
+        ([] if out is None else [out._version_counter[0]])
     i = next(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
     which = "its output" if i == len(ctx.inputs) else f"its input {i}"
     shape = (out if i == len(ctx.inputs) else ctx.inputs[i]).shape
@@ -204,7 +209,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             ctx = t._ctx
             if entry is None or (needed is not None and id(t) not in needed):
                 if gathering and ctx is not None and ctx.output_ids is not None:
-                    _gather(gathering, ctx, t, None, grads, create_graph, retain_graph)
+                    _gather(gathering, ctx, t, None, grads, create_graph, retain_graph,
+                            needed)
                 continue
             g, owned = entry
             if t._hooks:     # a hook may keep g, or return a tensor of its own (and remove
@@ -215,7 +221,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 for i in wanted[id(t)]:
                     found[i] = g
             if ctx is not None and ctx.output_ids is not None:
-                _gather(gathering, ctx, t, g, grads, create_graph, retain_graph)
+                _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed)
                 continue
             if ctx is None:
                 if wanted is None:   # an array only we hold becomes .grad as it is
@@ -244,17 +250,23 @@ def _nodes_with_several_outputs(order):
     return gathering
 
 
-def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph):
+def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed):
     """Keep g, the gradient of t (None: it got none), one of the outputs of node ctx; after
     the last of them, pass them all to ctx's backward at once. (In the order, every output
-    of a node comes before its inputs, so that is still in time.)"""
+    of a node comes before its inputs, so that is still in time.) As run_backward does for
+    one output: nothing for a node below which mg.grad asked for nothing, and an error
+    where an input backward reads was changed in place since."""
     entry = gathering[id(ctx)]
     entry[0] -= 1
     if g is not None:
         entry[1][ctx.output_ids[id(t)]] = g
     if entry[0] == 0:
         del gathering[id(ctx)]
-        if any(x is not None for x in entry[1]):
+        if any(x is not None for x in entry[1]) and \
+                (needed is None or any(id(p) in needed for p in ctx.inputs)):
+            if ctx.needs_values and [p._version_counter[0] for p in ctx.inputs] != \
+                    ctx.versions:
+                raise RuntimeError(_modified_in_place(ctx, None))
             _propagate(ctx, tuple(entry[1]), grads, create_graph)
         if not retain_graph:
             ctx.release()

@@ -207,3 +207,24 @@ def test_an_output_that_is_not_a_tensor_or_tuple_warns():
     assert "Tensor or a tuple, got list" in str(w[0].message)
     out[0].sum().backward()
     assert calls == []
+
+
+def test_no_cycle_without_backward_and_mg_grad_skips_what_it_was_not_asked_for():
+    """A forward with hooks but no backward (evaluation without no_grad) leaves no garbage
+    cycle holding the inputs; mg.grad for the module's output alone runs no hook of it."""
+    import gc
+    m, calls = _Scale(), []
+    m.register_full_backward_hook(lambda mod, gi, go: calls.append("full"))
+    m.register_full_backward_pre_hook(lambda mod, go: calls.append("pre"))
+    gc.collect()
+    gc.disable()
+    try:
+        x = mg.ones(1000, requires_grad=True)
+        y = m(x, 2.0)
+        del x, y
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    f = m(mg.ones(2, requires_grad=True), 2.0)
+    g, = mg.grad((f * f).sum(), [f])
+    assert g.tolist() == [4.0, 4.0] and calls == []

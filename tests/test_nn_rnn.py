@@ -151,6 +151,27 @@ def test_fused_gru_cell_gradcheck_and_gradgradcheck():
         gru_cell(ins[0], ins[1][:, :6], ins[2])
 
 
+def test_lstm_refuses_a_state_changed_in_place_before_backward():
+    """The fused cell reads c in backward: changing it in place after forward is an error
+    (PyTorch's), not a silently wrong gradient."""
+    mg.manual_seed(0)
+    m = nn.LSTM(3, 4)
+    x, h0, c0 = mg.randn(2, 1, 3), mg.randn(1, 1, 4), mg.randn(1, 1, 4, requires_grad=True)
+    out, _ = m(x, (h0, c0))
+    with mg.no_grad():
+        c0.zero_()
+    with pytest.raises(RuntimeError, match="LSTMCell has been modified by an in-place"):
+        out.sum().backward()
+
+
+def test_fused_cells_refuse_mismatched_batch_dims():
+    from minigrad.ops.rnn_cells import lstm_cell, gru_cell
+    with pytest.raises(ValueError, match="lstm_cell"):
+        lstm_cell(mg.zeros(1, 8), mg.zeros(3, 2))
+    with pytest.raises(ValueError, match="gru_cell"):
+        gru_cell(mg.zeros(1, 6), mg.zeros(1, 6), mg.zeros(3, 2))
+
+
 class _WithState(nn.Module):
     """cell(x, (h, c)) as a module of three tensor inputs, for gradcheck_module."""
 

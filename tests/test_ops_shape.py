@@ -171,6 +171,23 @@ def test_unbind_slices_and_halves(device):
         assert all(p._ctx is None and not p.requires_grad for p in mg.unbind(x))
 
 
+def test_unbind_of_a_1d_tensor_and_iteration_give_0d_views(device):
+    """A 1-d tensor's elements (also by iterating) are 0-d views, as PyTorch's: they see
+    x's in-place changes and may be written; and each may be backpropagated on its own
+    (the unbind node holds nothing to free)."""
+    x = mg.tensor([1.0, 2.0, 3.0], device=device)
+    a, b, c = x
+    assert a.shape == () and isinstance(a.data, type(x.data)) and repr(a).startswith("tensor(")
+    with mg.no_grad():
+        x.mul_(10)
+        a.fill_(7)
+    assert b.item() == 20.0 and x.cpu().tolist() == [7.0, 20.0, 30.0]
+    w = mg.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+    for row in w:                                        # a backward per row, as PyTorch
+        (row * row).sum().backward()
+    assert w.grad.cpu().tolist() == [[2.0, 4.0], [6.0, 8.0]]
+
+
 def test_unbind_backward_is_linear_under_create_graph(device):
     """Backward gets every slice's gradient at once and stacks them (zeros for the slices
     the loss does not use): second derivatives of products of the slices are right."""

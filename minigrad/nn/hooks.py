@@ -109,13 +109,15 @@ class _BackwardHooks:
     so the hooks see grad_input and grad_output whole, and may replace them."""
 
     def __init__(self, module):
-        self.module, self.grad_output, self.input_node = module, None, None
+        self.module, self.grad_output, self.has_input_node = module, None, False
 
     def on_inputs(self, args):
         # the shape of each tensor argument, for the zeros of one that no gradient reaches
         self.blanks = [(a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None
                        for a in args]
-        args, self.input_node = _through_node(args, self._input_grads)
+        # a flag, not the node: the node's `run` is a method of this object (a cycle)
+        args, node = _through_node(args, self._input_grads)
+        self.has_input_node = node is not None
         return args
 
     def on_output(self, out):
@@ -141,7 +143,7 @@ class _BackwardHooks:
             if new is not None:
                 grad_output = _checked(new, grad_output, hook, "pre hook", "grad_output")
         self.grad_output = grad_output
-        if self.input_node is None:      # no input requires grad: no input node will call
+        if not self.has_input_node:      # no input requires grad: no input node will call
             nothing = (None,) * len(self.blanks)
             for hook in _hooks(module, "_backward_hooks"):
                 new = hook(module, nothing, grad_output)

@@ -4,7 +4,8 @@ whose fast backward (`backward_arrays`) as many, beside a readable, twice-differ
 `backward`. SiLU, GLU, Mish, softsign and PReLU are composed from the differentiable
 elementwise ops, so their gradients and gradients of gradients come from those ops. The care
 is in keeping every branch finite (a `where` sends a zero gradient into the branch it drops,
-and 0·inf there would be NaN) and in taking PyTorch's side at each kink and at NaN.
+and 0·inf there would be NaN) and in taking PyTorch's side at each kink (at a NaN
+input PyTorch's own kernels differ from element to element; here each rule is one).
 
 Two NumPy costs shape the fused ops: `where` (and every masked copy) stalls on a mask with
 no pattern, ~5 ms per million elements, so a choice between two values is made with
@@ -110,7 +111,7 @@ def _sigmoid_grad(xp, u, right, g, d):
 
 class LeakyRelu(Function):
     """x for x > 0, else slope·x (NaN too), as x·k with k exactly 1 or slope, which is also
-    the gradient: slope at 0 and at NaN, as PyTorch's."""
+    the gradient: slope at 0, as PyTorch's, and at NaN."""
     fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, x, negative_slope):
@@ -193,7 +194,7 @@ class Elu(Function):
     """scale·x for x > 0, else scale·α(eˣ - 1): ELU (scale 1) and SELU, as PyTorch's one
     elu kernel. At 0 exactly it is the line scale·α·x: gradient scale·α and second
     derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left branch, its
-    double backward only x < 0). A NaN gets a NaN gradient, as PyTorch's."""
+    double backward only x < 0). A NaN gets a NaN gradient.
     fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, x, alpha, scale):
@@ -273,8 +274,8 @@ def glu(x, dim=-1):
 
 
 class Hardtanh(Function):
-    """x limited to [lo, hi]; the gradient is 1 strictly inside, else 0 (at the bounds and
-    at NaN too, as PyTorch's)."""
+    """x limited to [lo, hi]; the gradient is 1 strictly inside, else 0 (at the bounds too,
+    as PyTorch's; and at NaN)."""
     fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, x, lo, hi):

@@ -185,9 +185,9 @@ class Prod(Function):
 
     def backward_arrays(self, g):
         """The same without graph, from counting zeros (as PyTorch's): in a slice without
-        one, y/xᵢ; with one, the product of the others at the zero and 0 elsewhere; with
-        more, 0. (The products above multiply partial products: one may overflow to inf
-        and meet a 0, which gives NaN where the answer is 0.)"""
+        one, y/xᵢ; with one, the product of the others at the zero, and elsewhere 0 (NaN
+        where another element is inf or NaN: 0·inf); with more, 0. (The products above
+        multiply partial products: one may overflow to inf and meet a 0, NaN for 0.)"""
         xp, x, y, d = self.xp, self.inputs[0].data, self.output().data, self.dim
         if not self.keepdim:
             g, y = xp.expand_dims(g, d), xp.expand_dims(y, d)
@@ -198,11 +198,12 @@ class Prod(Function):
         acc = running_accumulator(x.dtype, self.device) or x.dtype   # as cumprod's
         x1 = xp.where(zero, xp.ones((), acc), x.astype(acc))
         others = x1.prod(axis=d, keepdims=True)          # the product of the non-zero ones
-        # beside the one zero: 0·(others/xᵢ), which is NaN, as it should be, if those
-        # others hold an inf or a NaN
-        grad = xp.where(zeros == 0, others / x1, xp.where(zeros == 1, xp.where(
-            zero, others, (others / x1) * 0), 0))
-        return ((g * grad).astype(x.dtype, copy=False),)
+        bad = ~xp.isfinite(x1)
+        other_bad = (bad.sum(axis=d, keepdims=True) - bad) > 0
+        one_zero = xp.where(zero, others, xp.where(other_bad, xp.nan, 0))
+        with_zeros = xp.where(zeros == 1, one_zero, 0)
+        return ((g * xp.where(zeros == 0, y / xp.where(zero, 1, x), with_zeros))
+                .astype(x.dtype, copy=False),)
 
 
 def _exclusive_cumprod(x, d):

@@ -13,7 +13,6 @@ class LSTMCell(Function):
     backward gets both gradients at once:
     dc = dc' + dh'⊙o⊙(1 - tanh²c');  d(gates) = [dc⊙g·σ', dc⊙c·σ', dc⊙i·tanh', dh'⊙tanh c'·σ']
     (σ' = σ(1 - σ), tanh' = 1 - tanh² of each gate); the old c gets dc⊙f."""
-    needs_values = False        # its own arrays are kept; the inputs are the loop's own
 
     def run(self, gates, c):
         xp = self.xp
@@ -73,8 +72,8 @@ def _sigmoid(xp, a):
 
 def lstm_cell(gates, c):
     """(h', c') of one LSTM step from the gates' pre-activations (..., 4H) and c (..., H)."""
-    if gates.shape[:-1] + (4 * c.shape[-1],) != gates.shape or c.ndim != gates.ndim or \
-            gates.dtype != c.dtype or gates.device != c.device:
+    if gates.shape != c.shape[:-1] + (4 * c.shape[-1],) or gates.dtype != c.dtype or \
+            gates.device != c.device:
         raise ValueError(f"lstm_cell: gates (..., 4H) and c (..., H) of one dtype and device, "
                          f"got gates {gates.shape} {gates.dtype} on {gates.device} and c "
                          f"{c.shape} {c.dtype} on {c.device}")
@@ -131,7 +130,7 @@ class GRUCell(Function):
 
 def gru_cell(gi, gh, h):
     """h' of one GRU step from gi = W_ih x + b_ih, gh = W_hh h + b_hh (..., 3H) and h."""
-    if gi.shape != gh.shape or gi.shape[:-1] + (3 * h.shape[-1],) != gi.shape or \
+    if gi.shape != gh.shape or gi.shape != h.shape[:-1] + (3 * h.shape[-1],) or \
             len({gi.dtype, gh.dtype, h.dtype}) != 1:
         raise ValueError(f"gru_cell: gi and gh (..., 3H) and h (..., H) of one dtype, got "
                          f"{gi.shape} {gi.dtype}, {gh.shape} {gh.dtype} and {h.shape} "

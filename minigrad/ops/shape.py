@@ -67,6 +67,9 @@ class Unbind(Function):
     T slices each scattering into a zero array the size of x would cost O(T²) under
     create_graph. Made by unbind(), not apply (which makes one output)."""
     needs_values = False                                 # see Function.needs_values
+    def release(self):
+        """Kept: it holds no array of its own (its outputs view its input, and keep that
+        alive anyway), so each slice may be backpropagated on its own, as PyTorch's."""
     def backward(self, grads):
         x = self.inputs[0]
         shape = x.shape[:self.dim] + x.shape[self.dim + 1:]
@@ -310,7 +313,9 @@ def unbind(x, dim=0):
         raise IndexError("unbind: a 0-d tensor has no dim to unbind; give it a shape first")
     d = normalize_dim(dim, x.ndim, "unbind")
     lead, data = (slice(None),) * d, x.data
-    slices = tuple(Tensor._make(data[lead + (i,)], x.device) for i in range(x.shape[d]))
+    # (..., i, ...): a view even of a 1-d x's element (0-d), where data[i] gives a copy
+    slices = tuple(Tensor._make(data[lead + (i, Ellipsis)], x.device)
+                   for i in range(x.shape[d]))
     for t in slices:
         t._version_counter = x._version_counter         # views: they count x's changes
     if slices:
