@@ -194,7 +194,7 @@ class Elu(Function):
     """scale·x for x > 0, else scale·α(eˣ - 1): ELU (scale 1) and SELU, as PyTorch's one
     elu kernel. At 0 exactly it is the line scale·α·x: gradient scale·α and second
     derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left branch, its
-    double backward only x < 0). A NaN gets a NaN gradient.
+    double backward only x < 0). A NaN gets a NaN gradient."""
     fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, x, alpha, scale):
