@@ -421,3 +421,26 @@ def test_smooth_l1_far_side_has_a_finite_gradient(dtype, d, beta):
     x = mg.tensor([d, -d / 3], dtype=dtype, requires_grad=True)
     F.smooth_l1_loss(x, mg.zeros(2, dtype=dtype), beta=beta).backward()
     assert x.grad.tolist() == [0.5, -0.5]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_huber_and_smooth_l1_values_and_gradients_on_a_grid(dtype):
+    """The fused op against PyTorch's formulas, bit for bit (PyTorch 2.13 agrees on this
+    grid): each side computed as PyTorch does, the gradient clip(d, -δ, δ) (over β)."""
+    d = np.array([0.0, 0.3, -0.3, 0.5, -0.5, 0.7, 2.0, -5.0, np.inf, -np.inf, np.nan])
+    dd = d.astype(dtype)
+    for name, k in (("huber_loss", "delta"), ("smooth_l1_loss", "beta")):
+        x = mg.tensor(dd, requires_grad=True)
+        loss = getattr(F, name)(x, mg.zeros(len(d), dtype=dtype), reduction="none", **{k: 0.5})
+        loss.backward(mg.ones(len(d), dtype=dtype))
+        a, h = np.abs(dd), np.asarray(0.5, dtype)
+        half = np.asarray(0.5, dtype)
+        with np.errstate(invalid="ignore"):
+            if name == "huber_loss":
+                want = np.where(a < h, half * dd * dd, h * (a - half * h))
+                grad = np.clip(dd, -h, h)
+            else:
+                want = np.where(a < h, half * dd * dd / h, a - half * h)
+                grad = np.clip(dd, -h, h) / h
+        np.testing.assert_array_equal(loss.numpy(), want.astype(dtype))
+        np.testing.assert_array_equal(x.grad.numpy(), grad.astype(dtype))

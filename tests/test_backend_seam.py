@@ -82,6 +82,8 @@ OPS = [
     ("unbind", lambda a: a.unbind(1)[::2], [(2, 3)]),
     ("lstm_cell", lambda gates, c: lstm_cell(gates, c), [(2, 8), (2, 2)]),
     ("gru_cell", lambda gi, gh, h: gru_cell(gi, gh, h), [(2, 6), (2, 6), (2, 2)]),
+    ("huber_smooth_l1", lambda a, b: (F.huber_loss(a, b, delta=0.5),
+                                      F.smooth_l1_loss(a, b, beta=0.5)), [(2, 3), (2, 3)]),
     ("split_chunk", lambda a: a.split(2, dim=1) + a.chunk(2) + mg.split(a, [1, 3], 1),
      [(2, 4)]),
     ("tril_triu", lambda a: (a.tril(), mg.triu(a, 1)), [(3, 4)]),

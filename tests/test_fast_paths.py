@@ -63,6 +63,9 @@ CASES = {
     "lstm_cell_h": (lambda gates, c: lstm_cell(gates, c)[0] * c, [(3, 8), (3, 2)]),
     "lstm_cell_c": (lambda gates, c: lstm_cell(gates, c)[1] * c, [(3, 8), (3, 2)]),
     "gru_cell": (lambda gi, gh, h: gru_cell(gi, gh, h) * h.exp(), [(3, 6), (3, 6), (3, 2)]),
+    "huber": (lambda x: F.huber_loss(x, x.detach() * 0, reduction="none", delta=0.5) * x,
+              [(3, 4)]),
+    "smooth_l1": (lambda x: F.smooth_l1_loss(x * 3, x.detach() * 0, beta=0.7) * x, [(3, 4)]),
     "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
     "qkv_attention": (lambda x: F.qkv_attention(x, 2, is_causal=True) * x[..., :6],
@@ -124,7 +127,8 @@ def test_every_fast_path_is_covered():
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
                "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "GRUCell",
-               "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var"}
+               "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
+               "Huber"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -9,6 +9,7 @@ from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
+from minigrad.ops.huber import huber
 from minigrad.ops.index import raw_index, gather
 from minigrad.args import check_broadcast, int_arg, number_arg
 from minigrad.ops.elementwise import where, log, exp, lift, maximum
@@ -342,14 +343,9 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
                          f"supported), got {beta}")
     _warn_if_broadcast("smooth_l1_loss", input, target)
     d = input - target
-    a = d.abs()
-    if beta == 0:                     # the quadratic branch would divide by 0 (0·inf: NaN)
-        return _reduce(a, reduction)
-    # the quadratic side on d where it is taken, 0 elsewhere: (0.5/β)·d can overflow where
-    # it is not taken, and the zero gradient sent there times inf would be NaN
-    near = a < beta
-    dq = where(near, d, 0.0)
-    return _reduce(where(near, (0.5 / beta) * dq * dq, a - 0.5 * beta), reduction)
+    if beta == 0:                     # the quadratic side would divide by 0
+        return _reduce(d.abs(), reduction)
+    return _reduce(huber(d, beta, smooth=True), reduction)      # one op (ops/huber.py)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -362,9 +358,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise ValueError(f"huber_loss: delta must be > 0 (non-positive values are not "
                          f"supported), got {delta}")
     _warn_if_broadcast("huber_loss", input, target)
-    d = input - target
-    a = d.abs()
-    loss = where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    loss = huber(input - target, delta)                          # one op (ops/huber.py)
     return _weighted(loss, weight, input, "huber_loss", reduction, by_weight=False)
 
 
