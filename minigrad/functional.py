@@ -40,14 +40,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` (num_embeddings, dim) picked by integer `input` of any shape;
     max_norm renormalises the picked rows in place first, as PyTorch."""
-    _no_embedding_extras(scale_grad_by_freq, sparse)
-    return _embedding(input, weight, padding_idx, max_norm, norm_type)
+    _no_sparse(sparse)
+    return _embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
 
 
-def _no_embedding_extras(scale_grad_by_freq, sparse):
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are "
-                                  "not implemented (dense gradients only)")
+def _no_sparse(sparse):
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not implemented (dense "
+                                  "gradients only; pass sparse=False)")
 
 
 def one_hot(tensor, num_classes=-1):

@@ -314,9 +314,32 @@ def test_embedding_max_norm_renormalises_the_rows_it_picks(norm_type):
 
 
 def test_embedding_refuses_what_it_does_not_implement():
-    for kw in ({"sparse": True}, {"scale_grad_by_freq": True}):
-        with pytest.raises(NotImplementedError, match="not implemented"):
-            nn.Embedding(3, 2, **kw)
+    with pytest.raises(NotImplementedError, match="sparse gradients are not implemented"):
+        nn.Embedding(3, 2, sparse=True)
+    with pytest.raises(TypeError, match="scale_grad_by_freq must be True or False"):
+        nn.Embedding(3, 2, scale_grad_by_freq=1)
     with pytest.raises(ValueError, match="max_norm and norm_type must be > 0"):
         nn.Embedding(3, 2, max_norm=-1.0)(mg.tensor([0]))
     assert "max_norm=1.0" in repr(nn.Embedding(3, 2, max_norm=1.0))
+
+
+def test_embedding_scale_grad_by_freq_as_pytorch():
+    """Each row's gradient over how often the batch picked it (PyTorch's figures), the
+    padding row still held at zero."""
+    e = nn.Embedding(5, 2, scale_grad_by_freq=True, padding_idx=0)
+    assert repr(e) == "Embedding(5, 2, padding_idx=0, scale_grad_by_freq=True)"
+    idx = mg.tensor([[1, 1, 2], [0, 1, 3]])
+    e(idx).sum().backward()
+    assert e.weight.grad.tolist() == [[0, 0], [1, 1], [1, 1], [1, 1], [0, 0]]
+    w = mg.zeros(5, 2, requires_grad=True)
+    out = F.embedding(idx, w, scale_grad_by_freq=True)
+    (out * mg.arange(12.0).reshape(2, 3, 2)).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [[6, 7], [10 / 3, 13 / 3], [4, 5], [10, 11],
+                                                [0, 0]], rtol=1e-6)
+    # (not the derivative on purpose, so no gradcheck; under create_graph it is the same)
+    g, = mg.grad((F.embedding(idx, w, scale_grad_by_freq=True) ** 2).sum(), w,
+                 create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy()[1], 2 * w.detach().numpy()[1])
+    pre = nn.Embedding.from_pretrained(mg.ones(3, 2), freeze=False, scale_grad_by_freq=True)
+    pre(mg.tensor([2, 2, 2, 1])).sum().backward()
+    assert pre.weight.grad.tolist() == [[0, 0], [1, 1], [1, 1]]

@@ -59,8 +59,12 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        F._no_embedding_extras(scale_grad_by_freq, sparse)
+        F._no_sparse(sparse)
+        if not isinstance(scale_grad_by_freq, bool):
+            raise TypeError(f"Embedding: scale_grad_by_freq must be True or False, got "
+                            f"{scale_grad_by_freq!r}")
         self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -91,7 +95,7 @@ class Embedding(Module):
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
-                        norm_type=2.0):
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """An Embedding whose table is a copy of `embeddings` (rows, dim) (a Tensor, array
         or PyTorch tensor), frozen (no gradient) unless freeze=False, as PyTorch. The
         padding row keeps its values (only its gradient is withheld)."""
@@ -101,14 +105,17 @@ class Embedding(Module):
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, "
                              f"dim), got shape {table.shape}")
         return cls(*table.shape, padding_idx=padding_idx, max_norm=max_norm,
-                   norm_type=norm_type, _weight=table, _freeze=freeze)
+                   norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse,
+                   _weight=table, _freeze=freeze)
 
     def forward(self, idx):
-        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq)
 
     def extra_repr(self):
         pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
         pad += f", max_norm={self.max_norm}" if self.max_norm is not None else ""
+        pad += ", scale_grad_by_freq=True" if self.scale_grad_by_freq else ""
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
 
 

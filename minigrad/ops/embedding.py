@@ -9,22 +9,33 @@ from minigrad.ops.index import IndexAdd, raw_index
 
 
 class Embedding(Function):
-    """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch)."""
+    """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch).
+    scale_by_freq: each row's gradient divided by how often the batch picked it (PyTorch's
+    scale_grad_by_freq: a frequent token's row then moves as much as a rare one's)."""
     fresh_grads = True                                   # see Function.fresh_grads
-    def forward(self, weight, indices, padding_idx):
+    def forward(self, weight, indices, padding_idx, scale_by_freq):
         self.indices, self.padding_idx, self.shape = indices, padding_idx, weight.shape
+        self.scale_by_freq = scale_by_freq
         return weight[indices]
     def backward(self, g):
+        xp, idx = self.xp, self.indices
+        weight = None
         if self.padding_idx is not None:
-            keep = self.indices != self.padding_idx
-            g = g * self.const(keep[..., None].astype(g.dtype))
-        return IndexAdd.apply(g, index=self.indices, shape=self.shape)
+            weight = (idx != self.padding_idx).astype(g.dtype)
+        if self.scale_by_freq:
+            count = xp.bincount(idx.reshape(-1), minlength=self.shape[0])[idx]
+            weight = (1 / count if weight is None else weight / count).astype(g.dtype)
+        if weight is not None:
+            g = g * self.const(weight[..., None])
+        return IndexAdd.apply(g, index=idx, shape=self.shape)
 
 
-def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0):
+def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False):
     """Rows of `weight` picked by integer `indices` (any shape): out[..., :] = weight[i].
     max_norm: each picked row whose norm_type-norm exceeds it is first scaled down to it,
-    in place in weight and outside autograd, as PyTorch's."""
+    in place in weight and outside autograd, as PyTorch's. scale_grad_by_freq: each row's
+    gradient over the number of times `indices` holds it."""
     idx = raw_index(indices, weight, "embedding", "indices")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
@@ -46,7 +57,11 @@ def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0):
                          f"(valid: 0..{n - 1})")
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx)
+    if not isinstance(scale_grad_by_freq, bool):
+        raise TypeError(f"embedding: scale_grad_by_freq must be True or False, got "
+                        f"{scale_grad_by_freq!r}")
+    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx,
+                           scale_by_freq=scale_grad_by_freq)
 
 
 def _renorm_rows(weight, idx, max_norm, norm_type):
