@@ -7,25 +7,14 @@ PyTorch's beside it when installed, on the same inputs.
 """
 import argparse
 import os
-import time
 
 from minitransformer.argtypes import positive_int  # imports minigrad, before NumPy
+from bench_ops import timeit
 
 
-def best_of(fn, repeat=5, min_time=0.2):
-    """Seconds per call: the best of `repeat` rounds, each at least min_time long."""
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        n, start = 0, time.perf_counter()
-        while True:
-            fn()
-            n += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        best = min(best, elapsed / n)
-    return best
+def best_of(fn, repeat):
+    """Seconds per call: the best of `repeat` rounds of bench_ops' timer (0.2 s each)."""
+    return min(timeit(fn, min_time=0.2, warmup=1 if i == 0 else 0) for i in range(repeat))
 
 
 def cases(lib, nn, F):
@@ -76,6 +65,8 @@ def main():
     p.add_argument("--cases", nargs="*", help="which cases (default: all)")
     p.add_argument("--threads", type=positive_int, default=1,
                    help="BLAS/OpenMP threads for both libraries (default 1)")
+    p.add_argument("--repeat", type=positive_int, default=5,
+                   help="rounds of 0.2 s per case; the best is printed (default 5)")
     args = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import minigrad as mg
@@ -91,11 +82,11 @@ def main():
     unknown = [n for n in names if n not in mine]
     if unknown:
         p.error(f"unknown cases {unknown}; valid: {', '.join(mine)}")
-    print(f"forward + backward, ms (best of 5), {args.threads} thread(s)")
+    print(f"forward + backward, ms (best of {args.repeat}), {args.threads} thread(s)")
     print(f"{'case':<14}{'minigrad':>10}{'torch':>10}{'ratio':>8}")
     for name in names:
-        t_mg = best_of(mine[name]()) * 1e3
-        t_torch = best_of(theirs[name]()) * 1e3 if torch else None
+        t_mg = best_of(mine[name](), args.repeat) * 1e3
+        t_torch = best_of(theirs[name](), args.repeat) * 1e3 if torch else None
         tail = f"{t_torch:>10.2f}{t_mg / t_torch:>7.1f}x" if torch else f"{'-':>10}"
         print(f"{name:<14}{t_mg:>10.2f}{tail}")
 

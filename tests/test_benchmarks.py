@@ -26,6 +26,8 @@ def run(script, *args):
                         "--pause", "0"],
      ["minigrad:", "ms/step", "MFU", "peak RSS", "turn by turn (2 pairs"]),
     ("bench_gemm.py", ["--preset", "baby"], ["attn.c_attn", "384 x 128 -> 384", "NumPy"]),
+    ("bench_layers.py", ["--cases", "gru", "hardtanh", "--repeat", "1"],
+     ["forward + backward, ms (best of 1)", "gru", "hardtanh"]),
 ])
 def test_benchmark_scripts_run(script, args, expect):
     out = run(script, *args)
@@ -37,6 +39,7 @@ def test_benchmark_scripts_run(script, args, expect):
 
 @pytest.mark.parametrize("script, args, words", [
     ("bench_ops.py", ["--ops", "foo"], "--ops: unknown foo; valid: add"),
+    ("bench_layers.py", ["--cases", "foo"], "unknown cases ['foo']; valid: lstm, gru"),
     ("bench_train.py", ["--steps", "0"], "argument --steps: must be an integer >= 1, got '0'"),
     ("bench_generate.py", ["--tokens", "0"], "argument --tokens: must be an integer >= 1"),
     ("bench_gemm.py", ["--processes", "0"], "argument --processes: must be an integer >= 1"),
