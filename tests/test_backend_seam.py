@@ -20,6 +20,8 @@ import spy_backend
 from minigrad import backend, nn
 from minigrad.autograd import Function
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
+from minigrad.nn.utils.rnn import (pack_padded_sequence, pad_packed_sequence, pad_sequence,
+                                   pack_sequence)
 
 PACKAGE = Path(mg.__file__).resolve().parent
 _IDX, _MASK = np.array([0, 2, 0]), np.array([True, False, True])
@@ -143,6 +145,11 @@ OPS = [
      "pos"),
     ("diagonals", lambda a, v: (a.diagonal(1), a.diagonal(0, -1, 0), v.diag(-1), a.trace()),
      [(3, 4), (3,)]),
+    ("pack_pad", lambda a, b: (  # host-side lengths, device-side data and indices
+        pad_packed_sequence(pack_padded_sequence(a, [3, 1, 2], enforce_sorted=False),
+                            padding_value=0.5)[0],
+        pad_sequence([a[:, 0], b], batch_first=True, padding_side="left"),
+        pack_sequence([b, a[:2, 1]], enforce_sorted=False).data), [(3, 3, 2), (1, 2)]),
     ("cumprod_median", lambda a: (a.cumprod(1), (a * _t(_MASK.astype(float), a)).cumprod(1),
                                   a.median(1)[0], a.median()), [(2, 3)]),
 ]

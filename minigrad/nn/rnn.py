@@ -10,12 +10,17 @@ direction), the initialisation U(-1/√H, 1/√H), and the layouts: input (T, B,
 Each layer is written with ordinary differentiable tensor ops, so autograd derives
 backpropagation through time by itself. The input-to-hidden products of all time steps are
 one matrix multiply; only the hidden-to-hidden product runs step by step.
+
+The input may also be a PackedSequence (packed.py): a batch of sequences of different
+lengths, run without any step reading padding, each sequence's final state taken at its
+own last step (in reverse: its first), as PyTorch.
 """
 import warnings
 
 from minigrad import backend, creation, functional as F
-from minigrad.ops.shape import stack, cat, unbind
+from minigrad.ops.shape import stack, cat, unbind, split
 from minigrad.nn.module import Module, Parameter
+from minigrad.nn.packed import PackedSequence, _batch_sizes
 from minigrad.nn.rnn_cells import (RNNCell, GRUCell, LSTMCell, rnn_tanh_step,  # noqa: F401
                                    rnn_relu_step, gru_step, lstm_step, _STEPS, _GATES, _mode,
                                    _check_sizes, _check_bias, _check_tensor, _uniform_init)
@@ -84,20 +89,35 @@ class _RNNBase(Module):
             layout = "(B, T, input_size)" if self.batch_first else "(T, B, input_size)"
             raise ValueError(f"{name}: expected input of 3 dims {layout} or 2 dims "
                              f"(T, input_size) unbatched, got shape {input.shape}")
-        if input.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: expected input feature size (last dim) "
-                             f"{self.input_size}, got {input.shape[-1]} (input shape "
-                             f"{input.shape})")
-        weight = self._parameters["weight_ih_l0"]
-        if input.dtype != weight.dtype:
-            raise ValueError(f"{name}: input dtype {input.dtype} does not match the weights' "
-                            f"{weight.dtype}; convert one (input.to(dtype) or "
-                            f"module.to(dtype=...)), as PyTorch requires")
+        self._check_features(input)
         batched = input.ndim == 3
         x = input.transpose(0, 1) if batched and self.batch_first else input
         if x.shape[0] == 0:
             raise ValueError(f"{name}: the input sequence is empty (length 0)")
         return (x, True) if batched else (x.unsqueeze(1), False)
+
+    def _check_features(self, x):
+        """x's last dim is input_size and its dtype the weights'."""
+        name = type(self).__name__
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: expected input feature size (last dim) "
+                             f"{self.input_size}, got {x.shape[-1]} (input shape {x.shape})")
+        weight = self._parameters["weight_ih_l0"]
+        if x.dtype != weight.dtype:
+            raise ValueError(f"{name}: input dtype {x.dtype} does not match the weights' "
+                             f"{weight.dtype}; convert one (input.to(dtype) or "
+                             f"module.to(dtype=...)), as PyTorch requires")
+
+    def _check_packed(self, packed):
+        """A PackedSequence's data (N, input_size) and its batch sizes as a list of ints."""
+        name = type(self).__name__
+        batch_sizes = _batch_sizes(name, packed).tolist()
+        _check_tensor(name, packed.data, "input.data")
+        if packed.data.ndim != 2:
+            raise ValueError(f"{name}: a PackedSequence's data must be (sum of lengths, "
+                             f"input_size), got shape {packed.data.shape}")
+        self._check_features(packed.data)
+        return packed.data, batch_sizes
 
     def _initial_state(self, hx, batched, B, like, what="h0"):
         LD, H = self.num_layers * self.num_directions, self.hidden_size
@@ -111,10 +131,11 @@ class _RNNBase(Module):
                              f"hidden_size), got {hx.shape}")
         return hx if batched else hx.unsqueeze(1)
 
-    def _run(self, x, states):
-        """Run every layer and direction over x (T, B, F). `states` is a tuple of initial
-        state tensors (h0,) or (h0, c0), each (L·D, B, H). Returns (output, final states)."""
-        step, lstm, T = _STEPS[self.mode], self.mode == "LSTM", x.shape[0]
+    def _run(self, x, states, batch_sizes=None):
+        """Run every layer and direction over x: (T, B, F), or a packed batch's data (N, F)
+        with its batch_sizes (a list of ints). `states` is a tuple of initial state tensors
+        (h0,) or (h0, c0), each (L·D, B, H). Returns (output, final states), the output
+        (T, B, D·H) or, packed, (N, D·H)."""
         finals = [[] for _ in states]
         layer_input = x
         for layer in range(self.num_layers):
@@ -123,18 +144,52 @@ class _RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
                 gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
                 k = layer * self.num_directions + d
-                state = tuple(s[k] for s in states) if lstm else states[0][k]
-                gis, ys = unbind(gi), [None] * T
-                for t in (reversed(range(T)) if d else range(T)):
-                    state = step(gis[t], state, w_hh, b_hh)
-                    ys[t] = state[0] if lstm else state     # outputs in time order
-                outputs.append(stack(ys, 0))
-                for f, s in zip(finals, state if lstm else (state,)):
+                initial = tuple(s[k] for s in states)
+                if batch_sizes is None:
+                    ys, final = self._scan(unbind(gi), [gi.shape[1]] * gi.shape[0], initial,
+                                           w_hh, b_hh, reverse=d == 1)
+                    outputs.append(stack(ys, 0))
+                else:
+                    ys, final = self._scan(split(gi, batch_sizes), batch_sizes, initial,
+                                           w_hh, b_hh, reverse=d == 1)
+                    outputs.append(cat(ys, 0))              # packed again, time-major
+                for f, s in zip(finals, final):
                     f.append(s)
-            layer_input = outputs[0] if len(outputs) == 1 else cat(outputs, 2)
+            layer_input = outputs[0] if len(outputs) == 1 else cat(outputs, -1)
             if self.dropout and layer < self.num_layers - 1:   # between layers only
                 layer_input = F.dropout(layer_input, self.dropout, self.training)
         return layer_input, tuple(stack(f, 0) for f in finals)
+
+    def _scan(self, gis, batch_sizes, initial, w_hh, b_hh, reverse):
+        """One direction of one layer: the step function over `gis` (W_ih x_t + b_ih of each
+        step t, batch_sizes[t] rows), from the states `initial` ((h,) or (h, c), each
+        (B, H)). Returns the h of every step, in time order, and the final states.
+
+        A packed batch is sorted longest first, so the sequences running at step t are the
+        first batch_sizes[t] rows. Forward, rows drop off the end as their sequences end,
+        and what they hold then is their final state; in reverse, rows join at the end as
+        their sequences begin, from their initial state. (Padded input: every batch size is
+        B, and neither happens.)"""
+        step, lstm, T = _STEPS[self.mode], self.mode == "LSTM", len(gis)
+        ys, ended, state = [None] * T, [], initial
+        rows = batch_sizes[-1] if reverse else batch_sizes[0]
+        if rows < state[0].shape[0]:
+            state = tuple(s[:rows] for s in state)
+        for t in (reversed(range(T)) if reverse else range(T)):
+            n = batch_sizes[t]
+            if n < rows:             # forward: sequences n..rows-1 ended at step t - 1
+                ended.append(tuple(s[n:rows] for s in state))
+                state = tuple(s[:n] for s in state)
+            elif n > rows:           # reverse: sequences rows..n-1 begin at step t
+                state = tuple(cat([s, s0[rows:n]]) for s, s0 in zip(state, initial))
+            rows = n
+            state = step(gis[t], state, w_hh, b_hh) if lstm else \
+                (step(gis[t], state[0], w_hh, b_hh),)
+            ys[t] = state[0]
+        ended.append(state)          # the longest sequences, which are the first rows
+        if len(ended) == 1:
+            return ys, state
+        return ys, tuple(cat(parts, 0) for parts in zip(*reversed(ended)))
 
     def _output(self, out, batched):
         if not batched:
@@ -142,13 +197,38 @@ class _RNNBase(Module):
         return out.transpose(0, 1) if self.batch_first else out
 
     def forward(self, input, hx=None):
-        """input (T, B, F) — (B, T, F) with batch_first — or (T, F); hx: h0 of shape
-        (num_layers·num_directions, B, H) or None (zeros). Returns (output, h_n) with output
-        (T, B, D·H) (batch first if asked) holding the last layer's h at every step."""
-        x, batched = self._check_input(input)
-        h0 = self._initial_state(hx, batched, x.shape[1], x)
-        out, (h_n,) = self._run(x, (h0,))
-        return self._output(out, batched), (h_n if batched else h_n.squeeze(1))
+        """input (T, B, F) — (B, T, F) with batch_first — or (T, F), or a PackedSequence;
+        hx: h0 of shape (num_layers·num_directions, B, H) or None (zeros). Returns
+        (output, h_n) with output (T, B, D·H) (batch first if asked) holding the last
+        layer's h at every step — for packed input, a PackedSequence of them."""
+        out, (h_n,) = self._forward(input, (hx,), ("h0",))
+        return out, h_n
+
+    def _forward(self, input, hx, names):
+        """forward for every kind: the initial states hx (a tuple, each a tensor or None,
+        named `names`) checked, the layers run, the results in the input's layout."""
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            (x, batch_sizes), batched = self._check_packed(input), True
+            B = batch_sizes[0]
+        else:
+            (x, batched), batch_sizes = self._check_input(input), None
+            B = x.shape[1]
+        states = tuple(self._initial_state(s, batched, B, x, what)
+                       for s, what in zip(hx, names))
+        if packed and input.sorted_indices is not None:
+            # a given state is in the caller's batch order, the packed rows longest first
+            states = tuple(s if given is None else s.index_select(1, input.sorted_indices)
+                           for s, given in zip(states, hx))
+        out, finals = self._run(x, states, batch_sizes)
+        if packed:
+            if input.unsorted_indices is not None:
+                finals = tuple(f.index_select(1, input.unsorted_indices) for f in finals)
+            return PackedSequence(out, input.batch_sizes, input.sorted_indices,
+                                  input.unsorted_indices), finals
+        if not batched:
+            finals = tuple(f.squeeze(1) for f in finals)
+        return self._output(out, batched), finals
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -197,14 +277,9 @@ class LSTM(_RNNBase):
                          bidirectional, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        x, batched = self._check_input(input)
         if hx is None:
             hx = (None, None)
         elif not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise ValueError("LSTM: the initial state must be a tuple (h0, c0)")
-        states = tuple(self._initial_state(s, batched, x.shape[1], x, what)
-                       for s, what in zip(hx, ("h0", "c0")))
-        out, (h_n, c_n) = self._run(x, states)
-        if not batched:
-            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
-        return self._output(out, batched), (h_n, c_n)
+        out, (h_n, c_n) = self._forward(input, tuple(hx), ("h0", "c0"))
+        return out, (h_n, c_n)

@@ -1,16 +1,22 @@
 """Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`; all
 parameters as one vector and back (`parameters_to_vector`, `vector_to_parameters`); and
-`functional_call`.
+`functional_call`. `utils.rnn` is packed.py (padding and packing variable-length batches), by
+PyTorch's name: `mg.nn.utils.rnn.pack_padded_sequence`, `from minigrad.nn.utils.rnn import ...`.
 
 Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never in place:
 plain backward() stores a fresh array in each .grad, but a gradient stored with
 create_graph=True, or assigned by hand, may be an array that another tensor holds too, and
 scaling it in place would scale it once per holder."""
+import sys
+
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import no_grad
 from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
+from minigrad.nn import packed as rnn
+
+sys.modules[__name__ + ".rnn"] = rnn      # so that `import minigrad.nn.utils.rnn` finds it
 
 
 def _with_grads(parameters):
