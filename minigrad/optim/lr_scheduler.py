@@ -9,9 +9,9 @@ As plain functions of the step (what nanoGPT does):
 
 As PyTorch's scheduler classes (defined in schedulers.py, importable from here as from
 torch.optim.lr_scheduler): LRScheduler, LambdaLR, StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR, LinearLR, SequentialLR, OneCycleLR (one_cycle.py); and
-ReduceLROnPlateau (plateau.py), which
-reacts to a measured loss rather than the epoch.
+CosineAnnealingLR, LinearLR, ConstantLR, PolynomialLR, SequentialLR, OneCycleLR
+(one_cycle.py), CosineAnnealingWarmRestarts and CyclicLR (cyclic.py); and ReduceLROnPlateau
+(plateau.py), which reacts to a measured loss rather than the epoch.
 
     sched = SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=200),
                                CosineAnnealingLR(opt, T_max=4800)], milestones=[200])
@@ -21,13 +21,15 @@ import math
 
 from minigrad.optim.schedulers import (LRScheduler, LambdaLR, StepLR,  # noqa: F401
                                        MultiStepLR, ExponentialLR, CosineAnnealingLR,
-                                       LinearLR, SequentialLR)
+                                       LinearLR, ConstantLR, PolynomialLR, SequentialLR)
 from minigrad.optim.one_cycle import OneCycleLR  # noqa: F401
+from minigrad.optim.cyclic import CosineAnnealingWarmRestarts, CyclicLR  # noqa: F401
 from minigrad.optim.plateau import ReduceLROnPlateau  # noqa: F401
 
 __all__ = ["warmup_cosine", "noam", "step_decay", "set_lr", "LRScheduler", "LambdaLR", "StepLR",
-           "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "SequentialLR",
-           "OneCycleLR", "ReduceLROnPlateau"]
+           "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "ConstantLR",
+           "PolynomialLR", "SequentialLR", "OneCycleLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ReduceLROnPlateau"]
 
 
 def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):

@@ -97,10 +97,11 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
 
-def _per_group(where, name, value, groups):
-    """One number per parameter group: a list of as many, or one for all."""
+def _per_group(where, name, value, groups, check=_positive):
+    """One number per parameter group: a list of as many, or one for all; each passes
+    `check(where, name, number)` (by default: > 0)."""
     values = list(value) if isinstance(value, (list, tuple)) else [value] * len(groups)
     if len(values) != len(groups):
         raise ValueError(f"{where}: {name} has {len(values)} values for {len(groups)} "
                          f"parameter groups")
-    return [_positive(where, name, v) for v in values]
+    return [check(where, name, v) for v in values]

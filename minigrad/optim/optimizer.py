@@ -196,9 +196,10 @@ class Optimizer:
         parameter's device and dtype.
 
         A PyTorch optimiser's state dict loads too (torch.optim's SGD, Adam, AdamW, RMSprop,
-        whose options and state are named as ours): its tensors become arrays, its 0-d
-        `step` tensor a count, and the options only PyTorch has (capturable, differentiable,
-        fused) are accepted where they are off, refused where they are on."""
+        Adagrad, Adadelta, Adamax, NAdam, RAdam, whose options and state are named as ours):
+        its tensors become arrays, its 0-d `step` tensor a count, and the options only
+        PyTorch has (capturable, differentiable, fused) are accepted where they are off,
+        refused where they are on."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError(f"{type(self).__name__}.load_state_dict: the saved state has "
@@ -298,6 +299,53 @@ GROUP_EXTRAS = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum
 def check_foreach(name, foreach):
     if foreach not in (None, True, False):
         raise TypeError(f"{name}: foreach must be None, True or False, got {foreach!r}")
+
+
+def check_torch_only(name, **options):
+    """PyTorch's options that minigrad's optimisers take only where they are off
+    (capturable, differentiable, fused): an error naming the one that is on."""
+    for key, value in options.items():
+        if value not in TORCH_ONLY_OPTIONS[key]:
+            raise ValueError(f"{name}: {key}={value!r} is an option of PyTorch's that minigrad "
+                             f"does not have; only {key}={TORCH_ONLY_OPTIONS[key][-1]}")
+
+
+# the ranges option checks name, each as PyTorch's `not 0.0 <= x` (NaN is in none)
+RANGES = {">= 0": lambda x: x >= 0, "in [0, 1]": lambda x: 0 <= x <= 1,
+          "in [0, 1)": lambda x: 0 <= x < 1}
+
+
+def check_numbers(name, options, where, **valid):
+    """Each option named in `valid` (option -> a range of RANGES) is a real number in it:
+    a TypeError for what is no number, a ValueError naming the range for one outside."""
+    for key, rng in valid.items():
+        v = options[key]
+        if not is_number(v):
+            raise TypeError(f"{name}: {key} must be a number {rng}, got {v!r} in {where}")
+        if not RANGES[rng](v):
+            raise ValueError(f"{name}: invalid {key} {v!r} in {where} (must be {rng})")
+
+
+def check_betas(name, betas, where):
+    """(β1, β2), each a number in [0, 1), as PyTorch checks them (index by index)."""
+    if not (isinstance(betas, (list, tuple)) and len(betas) == 2):
+        raise TypeError(f"{name}: betas must be a pair of numbers (beta1, beta2), each in "
+                        f"[0, 1), got {betas!r} in {where}")
+    for i, b in enumerate(betas):
+        if not is_number(b):
+            raise TypeError(f"{name}: betas[{i}] must be a number in [0, 1), got {b!r} in "
+                            f"{where}")
+        if not 0 <= b < 1:
+            raise ValueError(f"{name}: invalid beta parameter at index {i}: {b!r} in {where} "
+                             f"(each beta must be in [0, 1))")
+
+
+def check_flags(name, options, where, *keys):
+    """Each option named in `keys` is True or False."""
+    for key in keys:
+        if options[key] not in (True, False):
+            raise TypeError(f"{name}: {key} must be True or False, got {options[key]!r} in "
+                            f"{where}")
 
 
 def ascent(g, group):

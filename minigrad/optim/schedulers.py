@@ -1,6 +1,7 @@
 """Learning-rate scheduler classes with PyTorch's names, arguments and counting: the base
 `LRScheduler`, and `LambdaLR StepLR MultiStepLR ExponentialLR CosineAnnealingLR LinearLR
-SequentialLR` (re-exported by minigrad.optim.lr_scheduler, as torch.optim.lr_scheduler).
+ConstantLR PolynomialLR SequentialLR` (re-exported by minigrad.optim.lr_scheduler, as
+torch.optim.lr_scheduler; the cyclic ones are in cyclic.py).
 
     sched = CosineAnnealingLR(opt, T_max=1000)   # construction sets every lr for step 0
     for batch in data:
@@ -290,6 +291,43 @@ class LinearLR(LRScheduler):
     def get_lr(self):
         done = min(self.last_epoch, self.total_iters) / self.total_iters
         factor = self.start_factor + (self.end_factor - self.start_factor) * done
+        return [base * factor for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """base_lr · factor for the first total_iters epochs, then base_lr: a constant warmup.
+
+        lr = base_lr · (factor if epoch < total_iters else 1)
+
+    (PyTorch's multiplies by 1/factor at total_iters, and so divides by zero for factor=0;
+    here the closed form gives base_lr.)"""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        where = "ConstantLR"
+        self.factor = _number(where, "factor", factor, lambda x: 0 <= x <= 1, "in [0, 1]")
+        self.total_iters = _integer(where, "total_iters", total_iters, 1)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        factor = self.factor if self.last_epoch < self.total_iters else 1.0
+        return [base * factor for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Polynomial decay to 0 at epoch total_iters, then 0:
+
+        lr = base_lr · (1 - min(epoch, total_iters) / total_iters) ^ power
+
+    power = 1 (the default) is a linear decay; power = 2 falls fast, then flattens."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        where = "PolynomialLR"
+        self.total_iters = _integer(where, "total_iters", total_iters, 1)
+        self.power = _number(where, "power", power, lambda x: 0 <= x < math.inf, ">= 0")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        factor = (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
         return [base * factor for base in self.base_lrs]
 
 
