@@ -40,10 +40,15 @@ from minigrad.ops.math import (tan, sinh, cosh, log2, log10, exp2, atan2, fmod, 
                                lerp, addcmul, addcdiv, isclose, allclose, equal)
 from minigrad.ops.layout import (movedim, t, broadcast_to, tile, select, diagonal,  # noqa
                                  diag, trace, hstack, vstack, meshgrid)
-from minigrad.ops.norms import norm  # noqa: F401
+from minigrad.ops.layout import broadcast_tensors, tensor_split, rot90, diag_embed  # noqa
+from minigrad.ops.norms import norm, cdist  # noqa: F401
 from minigrad.ops.matmul import matmul, mm, bmm, dot, outer, addmm, tensordot, cross  # noqa
 from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401
-from minigrad.ops.cumulative import cumprod, diff  # noqa: F401
+from minigrad.ops.cumulative import cumprod, diff, logcumsumexp, cummax, cummin  # noqa
+from minigrad.ops.reduce_more import (nansum, nanmean, count_nonzero, var_mean,  # noqa
+                                      std_mean, aminmax, bincount)
+from minigrad.ops.special import lgamma, digamma, polygamma, erfinv, xlogy, logit  # noqa
+from minigrad.ops.order import kthvalue, take_along_dim, searchsorted, bucketize  # noqa
 from minigrad.ops.index import gather, sort, topk, index_select, masked_select  # noqa
 from minigrad.ops.index import median  # noqa: F401
 from minigrad.ops.einsum import einsum  # noqa: F401

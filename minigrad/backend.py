@@ -105,9 +105,14 @@ class Backend:
     """What the engine needs from one array library: the module itself plus the few
     functions whose spelling differs between NumPy and CuPy."""
 
-    def __init__(self, name, xp, erf, index_add, to_numpy, from_numpy):
+    def __init__(self, name, xp, erf, index_add, to_numpy, from_numpy, special=None):
         self.name, self.xp = name, xp
         self.erf = erf                  # elementwise error function, full precision
+        # the library's SciPy-style special functions (scipy.special on the CPU,
+        # cupyx.scipy.special on a GPU): lgamma, digamma, polygamma and erfinv read
+        # gammaln, digamma, polygamma and erfinv from it. None where there is none (a bare
+        # machine without SciPy): those ops then say what to install
+        self.special = special
         self.index_add = index_add      # target[index] += values, repeated indices summed
         self.to_numpy = to_numpy        # device array -> host NumPy array
         self.from_numpy = from_numpy    # host NumPy array -> device array
@@ -238,8 +243,19 @@ def _host_erf():
         return lambda a: one(a).astype(a.dtype if a.dtype.kind == "f" else np.float64)
 
 
+def _host_special():
+    """scipy.special, or None where SciPy is missing (see _host_erf; only the special
+    functions, lgamma and its kin, then refuse to run)."""
+    try:
+        import scipy.special
+        return scipy.special
+    except ImportError:
+        return None
+
+
 def _numpy_backend():
-    b = Backend("cpu", np, _host_erf(), _host_index_add, lambda a: a, np.asarray)
+    b = Backend("cpu", np, _host_erf(), _host_index_add, lambda a: a, np.asarray,
+                _host_special())
     b.cache_block = 1 << 16           # 256 KiB of float32: a few pieces fit in L2
     b.host = True
     return b
@@ -257,7 +273,7 @@ def _cupy_backend():
             "Install the extra matching your CUDA: pip install -e \".[cuda12]\" or \".[cuda13]\"; "
             "or use device='cpu'") from None
     from minigrad.backend_cupy import cupy_backend     # (it builds on this module)
-    return cupy_backend(cupy, cupyx.scipy.special.erf)
+    return cupy_backend(cupy, cupyx.scipy.special)
 
 
 def cupy_matmul_precision(cupy, precision):

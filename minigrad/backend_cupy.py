@@ -4,12 +4,12 @@ past the dtypes cupy.add.at refuses."""
 from minigrad import backend
 
 
-def cupy_backend(cupy, erf):
-    """The "cuda" device's Backend from the CuPy module and its erf (which backend.py
-    imports, the seam's one importer of array libraries): CuPy's functions, the float32
-    GEMMs' precision switch and the fused kernels."""
-    b = backend.Backend("cuda", cupy, erf, widened_index_add(cupy, cupy.add.at),
-                        cupy.asnumpy, cupy.asarray)
+def cupy_backend(cupy, special):
+    """The "cuda" device's Backend from the CuPy module and cupyx.scipy.special (which
+    backend.py imports, the seam's one importer of array libraries): CuPy's functions, its
+    erf and special functions, the float32 GEMMs' precision switch and the fused kernels."""
+    b = backend.Backend("cuda", cupy, special.erf, widened_index_add(cupy, cupy.add.at),
+                        cupy.asnumpy, cupy.asarray, special)
     b.set_matmul_precision = lambda precision: backend.cupy_matmul_precision(cupy, precision)
     from minigrad.backend_kernels import Kernels
     b.kernels = Kernels(cupy)

@@ -50,6 +50,13 @@ class TensorMethods:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
     def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
+    # special functions (ops/special.py)
+    def lgamma(self): return ops.special.lgamma(self)
+    def digamma(self): return ops.special.digamma(self)
+    def polygamma(self, n): return ops.special.polygamma(n, self)
+    def erfinv(self): return ops.special.erfinv(self)
+    def xlogy(self, other): return ops.special.xlogy(self, other)
+    def logit(self, eps=None): return ops.special.logit(self, eps)
     # piecewise constant: gradient 0 (as PyTorch); integers come back unchanged
     def sign(self): return ops.math.sign(self)
     def floor(self): return ops.math.floor(self)
@@ -130,6 +137,20 @@ class TensorMethods:
     def cumprod(self, dim, *, dtype=None): return ops.cumulative.cumprod(self, dim, dtype=dtype)
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         return ops.cumulative.diff(self, n, dim, prepend, append)
+    def logcumsumexp(self, dim): return ops.cumulative.logcumsumexp(self, dim)
+    def cummax(self, dim): return ops.cumulative.cummax(self, dim)
+    def cummin(self, dim): return ops.cumulative.cummin(self, dim)
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        return ops.reduce_more.nansum(self, dim, keepdim, dtype=dtype)
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        return ops.reduce_more.nanmean(self, dim, keepdim, dtype=dtype)
+    def count_nonzero(self, dim=None): return ops.reduce_more.count_nonzero(self, dim)
+    def aminmax(self, *, dim=None, keepdim=False):
+        return ops.reduce_more.aminmax(self, dim=dim, keepdim=keepdim)
+    def bincount(self, weights=None, minlength=0):
+        return ops.reduce_more.bincount(self, weights, minlength)
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return ops.order.kthvalue(self, k, dim, keepdim)
     def median(self, dim=None, keepdim=False):
         """Without dim: the lower median. With dim: a (values, indices) named tuple."""
         return ops.index.median(self, dim, keepdim)
@@ -161,6 +182,12 @@ class TensorMethods:
         return ops.layout.diagonal(self, offset, dim1, dim2)
     def diag(self, diagonal=0): return ops.layout.diag(self, diagonal)
     def trace(self): return ops.layout.trace(self)
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        return ops.layout.diag_embed(self, offset, dim1, dim2)
+    def rot90(self, k=1, dims=(0, 1)): return ops.layout.rot90(self, k, dims)
+    def tensor_split(self, indices_or_sections=None, dim=0, *, indices=None, sections=None):
+        return ops.layout.tensor_split(self, indices_or_sections, dim, indices=indices,
+                                       sections=sections)
     def squeeze(self, dim=None): return ops.shape.squeeze(self, dim)
     def unsqueeze(self, dim): return ops.shape.unsqueeze(self, dim)
     def expand(self, *shape): return ops.shape.expand(self, _shape_args(shape, "expand"))
@@ -178,6 +205,8 @@ class TensorMethods:
     def unbind(self, dim=0): return ops.shape.unbind(self, dim)
     def __getitem__(self, index): return ops.index.getitem(self, index)
     def gather(self, dim, index): return ops.index.gather(self, dim, index)
+    def take_along_dim(self, indices, dim=None):
+        return ops.order.take_along_dim(self, indices, dim)
     def index_select(self, dim, index): return ops.index.index_select(self, dim, index)
     def masked_select(self, mask): return ops.index.masked_select(self, mask)
     def sort(self, dim=-1, descending=False): return ops.index.sort(self, dim, descending)

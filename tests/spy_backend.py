@@ -11,8 +11,10 @@ below (CuPy has them all). Anything else is an AttributeError naming what was as
 """
 import collections
 import contextlib
+import types
 
 import numpy as np
+import scipy.special
 from scipy.special import erf as _host_erf
 
 from minigrad import backend, backend_cupy
@@ -180,7 +182,11 @@ add subtract multiply divide power negative sum mean max min argmax argmin vdot
 cumsum searchsorted flip bitwise_and bitwise_or bitwise_xor invert count_nonzero
 floor ceil trunc rint nan_to_num may_share_memory remainder floor_divide
 argwhere einsum unique repeat
-tan sinh cosh log2 log10 exp2 arctan2 fmod diagonal cumprod isclose logical_xor""".split())
+tan sinh cosh log2 log10 exp2 arctan2 fmod diagonal cumprod isclose logical_xor
+logaddexp""".split())
+
+# the special functions CuPy has in cupyx.scipy.special (the Backend's `special`)
+SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv")
 
 
 def _function(fn, allow_host=False):
@@ -265,8 +271,10 @@ def make_backend(name="spy"):
     def from_numpy(h):
         return SpyArray(np.array(h))        # a transfer is a copy
 
+    special = types.SimpleNamespace(**{n: _function(getattr(scipy.special, n))
+                                       for n in SPECIAL_FUNCTIONS})
     return backend.Backend(name, SpyModule(), lambda a: wrap(_host_erf(unwrap(a))),
-                           index_add, to_numpy, from_numpy)
+                           index_add, to_numpy, from_numpy, special)
 
 
 def register(name="spy"):

@@ -152,6 +152,23 @@ OPS = [
         pack_sequence([b, a[:2, 1]], enforce_sorted=False).data), [(3, 3, 2), (1, 2)]),
     ("cumprod_median", lambda a: (a.cumprod(1), (a * _t(_MASK.astype(float), a)).cumprod(1),
                                   a.median(1)[0], a.median()), [(2, 3)]),
+    ("special", lambda a, b: (a.lgamma(), mg.digamma(a), a.polygamma(2), (a / 3).erfinv(),
+                              mg.xlogy(a, b), b.xlogy(2.0), (a / 3).logit(),
+                              (a / 3).logit(eps=0.4)), [(2, 3), (3,)], "pos"),
+    ("running", lambda a: (a.logcumsumexp(1), mg.logcumsumexp(a, 0), a.cummax(1),
+                           mg.cummin(a, 0)), [(2, 5)]),
+    ("reduce_more", lambda a: (mg.where(_t(_MASK, a), a, float("nan")).nansum(1),
+                               mg.nanmean(mg.where(_t(_MASK, a), float("nan"), a), 1),
+                               a.count_nonzero(0), mg.var_mean(a, 1), mg.std_mean(a),
+                               a.aminmax(), a.aminmax(dim=0), a.kthvalue(2),
+                               mg.bincount(_t(np.array([1, 1, 0]), a), a[0] * 2)), [(3, 3)]),
+    ("order_layout", lambda a, b: (a.take_along_dim(_t(_IDS, a), 1), mg.take_along_dim(
+        a, _t(_IDX, a)), mg.searchsorted(b.sort()[0], a), mg.bucketize(a, b.sort()[0], right=True),
+        mg.broadcast_tensors(a, b[:1]), a.tensor_split(3, 1), a.rot90(), mg.rot90(a, -1, (1, 0)),
+        b.diag_embed(1), mg.diag_embed(a, -1, 0, 2)), [(2, 4), (4,)]),
+    ("cdist", lambda a, b: (mg.cdist(a, b), mg.cdist(a, b, 1.0), mg.cdist(a, b, float("inf")),
+                            mg.cdist(a, b, 0.5), mg.cdist(a[0], b[0, :2], 3.0)),
+     [(2, 3, 2), (1, 4, 2)]),
 ]
 
 

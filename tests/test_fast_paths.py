@@ -70,6 +70,11 @@ CASES = {
                     * q, [(2, 4, 3), (2, 4, 3), (2, 4, 3)]),
     "qkv_attention": (lambda x: F.qkv_attention(x, 2, is_causal=True) * x[..., :6],
                       [(2, 4, 18)]),
+    "cdist": (lambda a, b: mg.cdist(a, b) * mg.cdist(a, b, 3.0) + mg.cdist(a, b, 1.0)
+              + mg.cdist(a, b, float("inf")) + mg.cdist(a, b, 0.5) + mg.cdist(a, b, 0.0),
+              [(2, 4, 3), (2, 5, 3)]),
+    "cdist_coinciding": (lambda a: mg.cdist(a, a) * mg.cdist(a, a, 0.5) + mg.cdist(a, a, 3.0),
+                         [(4, 2)]),
     "sdpa_mask": (lambda q, k, v: F.scaled_dot_product_attention(
         q, k, v, attn_mask=mg.tensor([[True, True, False, False]] * 2)),
         [(2, 2, 3), (2, 4, 3), (2, 4, 6)]),
@@ -128,7 +133,7 @@ def test_every_fast_path_is_covered():
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
                "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "GRUCell",
                "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
-               "Huber"}
+               "Huber", "Cdist"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -142,4 +142,5 @@ def test_the_cuda_backend_is_wired_to_cupys_functions(monkeypatch, devices):
     b = backend._cupy_backend()
     assert (b.name, b.xp, b.erf, b.index_add.add_at, b.to_numpy, b.from_numpy) == (
         "cuda", module, special.erf, module.add.at, module.asnumpy, module.asarray)
+    assert b.special is special                  # lgamma, digamma, erfinv: cupyx's own
     assert b.kernels.cupy is module and callable(b.set_matmul_precision)

@@ -1,10 +1,13 @@
 """Ops along one dim that look at neighbours: the running product cumprod (cumsum lives in
-reduce.py) and diff, the differences of neighbours."""
+reduce.py), the running log-sum-exp logcumsumexp, the running extremes cummax/cummin with
+their indices, and diff, the differences of neighbours."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
+from minigrad.ops.elementwise import where
+from minigrad.ops.index import GetItem, position_grid
 from minigrad.ops.reduce import (normalize_dim, normalize_dims, _exclusive_cumprod,
-                                 running_accumulator)
+                                 running_accumulator, ValuesIndices)
 from minigrad.ops.shape import cat, flip
 
 
@@ -118,3 +121,99 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
         hi, lo = out[lead + (slice(1, m),)], out[lead + (slice(0, m - 1),)]
         out = hi != lo if out.dtype == backend.bool_ else hi - lo
     return out
+
+
+def running(xp, a, d, name):
+    """The running `name` (a binary ufunc of xp: logaddexp, maximum, minimum) along dim d:
+    out_i = a_0 ∘ a_1 ∘ ... ∘ a_i. NumPy has it in one sequential pass (ufunc.accumulate);
+    elsewhere (CuPy accumulates add and multiply only) by doubling: log₂ n passes, each
+    combining every element with the one `step` places before it (Hillis-Steele)."""
+    op = getattr(xp, name)
+    if backend.is_numpy(xp):
+        return op.accumulate(a, axis=d)
+    return running_by_doubling(xp, a, d, op)
+
+
+def running_by_doubling(xp, a, d, op):
+    """running() for any associative op; NumPy's accumulate is tested to match it."""
+    n, lead = a.shape[d], (slice(None),) * d
+    out, step = a, 1
+    while step < n:
+        later, earlier = lead + (slice(step, None),), lead + (slice(0, n - step),)
+        out = xp.concatenate([out[lead + (slice(0, step),)],
+                              op(out[earlier], out[later])], axis=d)
+        step *= 2
+    return out
+
+
+class LogCumSumExp(Function):
+    """y_i = log Σ_{j≤i} exp(x_j) along dim, as a running logaddexp (stable: no exp of a
+    large x), accumulated as cumsum's are (float64 for float32 on the CPU, as PyTorch).
+    dx_j = Σ_{i≥j} g_i exp(x_j - y_i): PyTorch's formula, the positive and the negative
+    part of g each through a reversed logcumsumexp of log|g| - y, so nothing overflows; it
+    is built of differentiable ops, this one among them, so it has a gradient itself."""
+    def forward(self, a, dim):
+        self.dim = dim
+        acc = running_accumulator(a.dtype, self.device) or a.dtype
+        return running(self.xp, a.astype(acc, copy=False), dim, "logaddexp").astype(
+            a.dtype, copy=False)
+    def backward(self, g):
+        x, y, d = self.inputs[0], self.output(), self.dim
+        # log 0 as a finite number (PyTorch's is the lowest float; a quarter of it leaves
+        # room to subtract y and add x without overflowing): -inf - (-inf) would be NaN
+        lowest = backend.value_range(g.dtype)[0] / 4
+        log_g = where(g == 0, 1.0, g.abs()).log()        # (no log(0): it is masked anyway)
+
+        def part(sign):
+            logs = where(sign, log_g, lowest) - y
+            return (flip(logcumsumexp(flip(logs, d), d), d) + x).exp()
+        return part(g > 0) - part(g < 0)
+
+
+def logcumsumexp(x, dim):
+    """log Σ_{j≤i} exp(x_j) along dim, as torch.logcumsumexp: -inf stays -inf until a
+    finite value comes, +inf stays +inf, NaN spreads. Floating tensors only, as PyTorch."""
+    if not backend.is_integer(dim):
+        raise TypeError(f"logcumsumexp: dim must be an int, got {dim!r}")
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"logcumsumexp: not implemented for {x.dtype} tensors (as PyTorch); "
+                        f"convert with .float() first")
+    if x.ndim == 0:
+        normalize_dims(dim, 0, "logcumsumexp")
+        return x.clone()
+    return LogCumSumExp.apply(x, dim=normalize_dim(dim, x.ndim, "logcumsumexp"))
+
+
+def _running_extreme(kind, x, dim):
+    """cummax/cummin: (values, indices). The index is the last place where the running
+    extreme was reached (ties: the later one, as PyTorch), and after a NaN the last NaN
+    (a NaN is the extreme from there on). The values are x read at those indices, so the
+    gradient goes to them (repeated indices add up), as PyTorch's."""
+    if not backend.is_integer(dim):
+        raise TypeError(f"{kind}: dim must be an int, got {dim!r}")
+    xp = x.backend.xp
+    if x.ndim == 0:
+        normalize_dims(dim, 0, kind)
+        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
+    d = normalize_dim(dim, x.ndim, kind)
+    a = x.data
+    best = running(xp, a, d, "maximum" if kind == "cummax" else "minimum")
+    reached = a == best
+    if a.dtype.kind == "f":
+        reached |= xp.isnan(a)
+    n = a.shape[d]
+    positions = xp.arange(n, dtype=backend.int64).reshape((n,) + (1,) * (a.ndim - d - 1))
+    index = running(xp, xp.where(reached, positions, 0), d, "maximum")
+    values = GetItem.apply(x, index=position_grid(xp, index, d))
+    return ValuesIndices(values, Tensor._make(index, x.device))
+
+
+def cummax(x, dim):
+    """The running maximum along dim and where it stands, as torch.cummax: a (values,
+    indices) named tuple."""
+    return _running_extreme("cummax", x, dim)
+
+
+def cummin(x, dim):
+    """The running minimum along dim and where it stands, as torch.cummin."""
+    return _running_extreme("cummin", x, dim)

@@ -1,14 +1,15 @@
-"""More ways to lay elements out, PyTorch's spellings: movedim, t, broadcast_to, tile, select,
-hstack/vstack, meshgrid, and the diagonals (diagonal, diag, trace). Most are compositions of
-shape.py's ops (permute, reshape, expand, repeat, cat, indexing), so their gradients come
-with them; the diagonal is a view of its own (`Diagonal`), whose gradient writes g back onto
-the diagonal of zeros (`DiagonalScatter`), each the other's backward."""
+"""More ways to lay elements out, PyTorch's spellings: movedim, t, broadcast_to,
+broadcast_tensors, tile, select, tensor_split, rot90, hstack/vstack, meshgrid, and the
+diagonals (diagonal, diag, diag_embed, trace). Most are compositions of shape.py's ops
+(permute, reshape, expand, repeat, cat, flip, indexing), so their gradients come with them;
+the diagonal is a view of its own (`Diagonal`), whose gradient writes g back onto the
+diagonal of zeros (`DiagonalScatter`), each the other's backward."""
 from minigrad import backend
-from minigrad.args import shape_args
+from minigrad.args import shape_args, check_broadcast
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, expand
-from minigrad.ops.shape import permute, reshape, repeat, cat, clone
+from minigrad.ops.shape import permute, reshape, repeat, cat, clone, flip, transpose
 
 
 class Diagonal(Function):
@@ -67,6 +68,25 @@ def diag(x, diagonal=0):
         return clone(Diagonal.apply(x, offset=int(diagonal), dim1=0, dim2=1))
     raise ValueError(f"diag: needs a 1-D tensor (to make a matrix) or a 2-D one (to take "
                      f"its diagonal), got shape {x.shape}")
+
+
+def diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    """x's last dim laid on the `offset`-th diagonal of dims dim1 and dim2 of a new tensor
+    of zeros (one dim more than x, those two of size n + |offset|), as torch.diag_embed:
+    diagonal(diag_embed(x, o, d1, d2), o, d1, d2) is x again, and that is its gradient."""
+    if not backend.is_integer(offset):
+        raise TypeError(f"diag_embed: offset must be an int, got {offset!r}")
+    n = x.ndim + 1
+    d1, d2 = (normalize_dim(d, n, "diag_embed") for d in (dim1, dim2))
+    if d1 == d2:
+        raise ValueError(f"diag_embed: dim1 and dim2 name the same dim ({dim1} and {dim2} of "
+                         f"the result's {n} dims); give two different dims")
+    if x.ndim == 0:
+        raise ValueError("diag_embed: needs a tensor with at least 1 dim (its last dim is the "
+                         "diagonal), got a 0-d one")
+    size, rest = x.shape[-1] + abs(int(offset)), iter(x.shape[:-1])
+    shape = tuple(size if i in (d1, d2) else next(rest) for i in range(n))
+    return DiagonalScatter.apply(x, shape=shape, args=(int(offset), d1, d2))
 
 
 def trace(x):
@@ -145,6 +165,75 @@ def select(x, dim, index):
         raise IndexError(f"select: index {index} is out of range for dim {d} of size {n} "
                          f"(tensor of shape {x.shape}; valid: {-n}..{n - 1})")
     return x[(slice(None),) * d + (int(index) % n,)]
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views), as
+    torch.broadcast_tensors; gradients sum back to each one's own shape."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"broadcast_tensors: argument {i} is a {type(t).__name__}, not a "
+                            f"Tensor (pass the tensors themselves: broadcast_tensors(a, b))")
+    shape = check_broadcast("broadcast_tensors", *(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def tensor_split(x, indices_or_sections=None, dim=0, *, indices=None, sections=None):
+    """x cut along dim into views, as torch.tensor_split: an int n gives n pieces, the first
+    size % n of them one longer (some empty where n exceeds the size); a list of indices
+    cuts before each (pieces x[:i0], x[i0:i1], ..., x[ik:], sliced as Python slices: clamped,
+    negatives from the end, empty where an index comes before the one ahead of it). A 0-d
+    integer tensor counts as n, a 1-D one as the indices. (sections= and indices= are
+    PyTorch's keyword spellings of the two.)"""
+    op = "tensor_split"
+    given = [v for v in (indices_or_sections, indices, sections) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{op}: give one of indices_or_sections, indices= or sections=")
+    indices_or_sections = given[0]
+    if x.ndim == 0:
+        raise ValueError(f"{op}: needs a tensor with at least 1 dim, got a 0-d one")
+    d = normalize_dim(dim, x.ndim, op)
+    cuts = indices_or_sections
+    if isinstance(cuts, Tensor):
+        if cuts.dtype.kind not in "iu" or cuts.ndim > 1:
+            raise TypeError(f"{op}: a tensor of indices_or_sections must hold integers and be "
+                            f"0-d (the number of pieces) or 1-D (the indices), got "
+                            f"{cuts.ndim}-d of {cuts.dtype}")
+        cuts = int(cuts.item()) if cuts.ndim == 0 else [int(i) for i in cuts.tolist()]
+    n = x.shape[d]
+    if backend.is_integer(cuts):
+        if cuts <= 0:
+            raise ValueError(f"{op}: the number of pieces must be positive, got {cuts}")
+        size, extra = divmod(n, int(cuts))
+        bounds = [i * size + min(i, extra) for i in range(1, int(cuts))]
+    elif isinstance(cuts, (list, tuple)) and all(backend.is_integer(i) for i in cuts):
+        bounds = [int(i) for i in cuts]
+    else:
+        raise TypeError(f"{op}: indices_or_sections must be an int (the number of pieces) or "
+                        f"a list of ints (where to cut), got {indices_or_sections!r}")
+    lead = (slice(None),) * d
+    return tuple(x[lead + (slice(lo, hi),)] for lo, hi in zip([None] + bounds, bounds + [None]))
+
+
+def rot90(x, k=1, dims=(0, 1)):
+    """x rotated by 90° k times in the plane of dims (from the first dim toward the second),
+    as torch.rot90: flips and a transpose, so the gradient rotates back."""
+    if not backend.is_integer(k):
+        raise TypeError(f"rot90: k must be an int, got {k!r}")
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(dims) != 2:
+        raise ValueError(f"rot90: dims must name two dims (the plane), got {dims}")
+    if x.ndim < 2:
+        raise ValueError(f"rot90: needs a tensor with at least 2 dims, got shape {x.shape}")
+    d0, d1 = (normalize_dim(d, x.ndim, "rot90") for d in dims)
+    if d0 == d1:
+        raise ValueError(f"rot90: dims must be two different dims, got {dims}")
+    k %= 4
+    if k == 0:
+        return clone(x)
+    if k == 2:
+        return flip(x, (d0, d1))
+    return transpose(flip(x, d1 if k == 1 else d0), d0, d1)
 
 
 def _tensors(tensors, op):

@@ -1,14 +1,18 @@
 """Vector norms and what is built on them: Tensor.norm (torch.norm's vector norms: p = 2 or
-'fro', 1, ±inf, 0, or any other p), F.normalize, F.cosine_similarity, F.pairwise_distance
-and F.rms_norm. All are compositions of differentiable ops, so gradients of gradients come
-for free; the care is in PyTorch's values at the kinks: where a norm is 0 its gradient is 0
-(the root's ∞ times 0 would be NaN), and so is the gradient of |x|ᵖ at x = 0 for p < 1."""
+'fro', 1, ±inf, 0, or any other p), F.normalize, F.cosine_similarity, F.pairwise_distance,
+F.rms_norm, and mg.cdist, the p-norm distances between two sets of rows. All but cdist are
+compositions of differentiable ops, so gradients of gradients come for free; the care is in
+PyTorch's values at the kinks: where a norm is 0 its gradient is 0 (the root's ∞ times 0
+would be NaN), and so is the gradient of |x|ᵖ at x = 0 for p < 1. cdist is one op (`Cdist`)
+that never holds all P·R·M differences at once."""
 import math
 
 from minigrad import backend
 from minigrad.args import check_broadcast, number_arg
+from minigrad.autograd import Function
+from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import where
-from minigrad.ops.math import nonzero_indicator
+from minigrad.ops.math import nonzero_indicator, sign
 from minigrad.ops.reduce import reduce_dims
 
 
@@ -135,3 +139,139 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     dims = tuple(range(x.ndim - k, x.ndim))
     y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
     return y if weight is None else y * weight
+
+
+# differences a cdist piece may hold at once (elements): 32 MiB of float64
+_CDIST_PIECE = 1 << 22
+
+
+def _row_blocks(a, b):
+    """Ranges of a's rows (dim -2) whose differences with all of b's rows fit a piece."""
+    per_row = max(1, math.prod(b.shape[:-1]) * b.shape[-1])
+    step = max(1, _CDIST_PIECE // per_row)
+    return [(lo, min(lo + step, a.shape[-2])) for lo in range(0, a.shape[-2], step)]
+
+
+def _reduced(xp, diff, p):
+    """‖diff‖ₚ over the last dim (diff holds x1ᵢ - x2ⱼ, a scratch array: overwritten)."""
+    if diff.shape[-1] == 0:
+        return xp.zeros(diff.shape[:-1], diff.dtype)
+    if p == 0:
+        return (diff != 0).sum(axis=-1).astype(diff.dtype)
+    if p == 2:
+        diff *= diff
+        return xp.sqrt(diff.sum(axis=-1))
+    a = xp.abs(diff)
+    if p == 1:
+        return a.sum(axis=-1)
+    if p == math.inf:
+        return a.max(axis=-1)
+    return (a ** p).sum(axis=-1) ** (1 / p)
+
+
+def _weighted(xp, diff, dist, g, p):
+    """g·∂‖diff‖ₚ/∂diff on arrays (dist, g: the norms and their gradients, with a trailing
+    dim of 1; diff is scratch, overwritten), PyTorch's (_cdist_backward): g·diff/dist for
+    p = 2, g·sign(diff) for 1, g·sign(diff) where |diff| is the max for ∞ (every tie gets
+    it), 0 for p = 0, and g·sign(diff)·|diff|ᵖ⁻¹/distᵖ⁻¹ otherwise; 0 where dist is 0
+    (coinciding points), and for p < 1 where diff is 0."""
+    if p == 0:
+        return xp.zeros(diff.shape, diff.dtype)
+    zero = dist == 0
+    if p == 2:                                   # one multiplier per pair of points
+        diff *= xp.where(zero, 0, g / xp.where(zero, 1, dist))
+        return diff
+    if p == 1:
+        return xp.sign(diff) * g
+    if p == math.inf:
+        return xp.sign(diff) * (xp.abs(diff) == dist) * g
+    small = diff == 0
+    slope = xp.sign(diff) * xp.where(small, 1, xp.abs(diff)) ** (p - 1)
+    slope *= xp.where(zero, 0, g / xp.where(zero, 1, dist) ** (p - 1))
+    return xp.where(small, 0, slope)
+
+
+class Cdist(Function):
+    """dist[..., i, j] = ‖x1[..., i, :] - x2[..., j, :]‖ₚ (x1 and x2 of one batch shape).
+    Computed from the differences themselves, a block of x1's rows at a time, as PyTorch's
+    exact path (its matrix-product path for p = 2 loses digits where points are close).
+    With w = g·∂dist/∂diff: dx1ᵢ = Σⱼ wᵢⱼ, dx2ⱼ = -Σᵢ wᵢⱼ, w 0 where points coincide."""
+    fresh_grads = True                                   # backward_arrays' are new arrays
+    def forward(self, a, b, p):
+        self.p = p
+        out = self.xp.empty(a.shape[:-1] + b.shape[-2:-1], a.dtype)
+        for lo, hi in _row_blocks(a, b):
+            diff = a[..., lo:hi, None, :] - b[..., None, :, :]
+            out[..., lo:hi, :] = _reduced(self.xp, diff, p)
+        return out
+
+    def backward_arrays(self, g):
+        xp, (a, b) = self.xp, (t.data for t in self.inputs)
+        dist = self.output().data
+        ga, gb = xp.empty(a.shape, a.dtype), xp.zeros(b.shape, b.dtype)
+        for lo, hi in _row_blocks(a, b):
+            diff = a[..., lo:hi, None, :] - b[..., None, :, :]
+            w = _weighted(xp, diff, dist[..., lo:hi, :, None], g[..., lo:hi, :, None], self.p)
+            ga[..., lo:hi, :] = w.sum(axis=-2)
+            gb -= w.sum(axis=-3)
+        return ga, gb
+
+    def backward(self, g):                               # the same with Tensor ops
+        a, b = self.inputs
+        diff = a.unsqueeze(-2) - b.unsqueeze(-3)         # (..., P, R, M)
+        dist, p = self.output().unsqueeze(-1), self.p
+        if p == 0:
+            slope = diff * 0.0
+        elif p == 1:
+            slope = sign(diff)
+        elif p == math.inf:
+            slope = sign(diff) * self.const((abs(diff.data) == dist.data).astype(a.dtype))
+        else:                           # the inner wheres keep unused branches finite
+            zero = self.const(dist.data == 0)
+            if p == 2:
+                slope = where(zero, 0.0, diff / where(zero, 1.0, dist))
+            else:
+                small = self.const(diff.data == 0)
+                slope = where(zero | small, 0.0, sign(diff) * where(small, 1.0, diff.abs())
+                              ** (p - 1) / where(zero, 1.0, dist) ** (p - 1))
+        w = g.unsqueeze(-1) * slope
+        return w.sum(-2), -w.sum(-3)
+
+
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                  "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M),
+    as torch.cdist: (..., P, R), batch dims broadcast; p >= 0 (0 counts differing
+    coordinates, inf takes the largest). Gradients as PyTorch's, 0 where two points
+    coincide. compute_mode is accepted for PyTorch's signature; the distances are always
+    computed from the differences (PyTorch's matrix-product path is faster for p = 2 on
+    many rows, and less exact)."""
+    op = "cdist"
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor):
+        raise TypeError(f"{op}: x1 and x2 must be tensors, got {type(x1).__name__} and "
+                        f"{type(x2).__name__}")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{op}: compute_mode must be one of {_COMPUTE_MODES}, got "
+                         f"{compute_mode!r}")
+    p = number_arg(op, "p", p)
+    if not p >= 0:
+        raise ValueError(f"{op}: p must be a non-negative number (or inf), got {p}")
+    for name, t in (("x1", x1), ("x2", x2)):
+        if t.ndim < 2:
+            raise ValueError(f"{op}: {name} must have at least 2 dims (rows, columns), got "
+                             f"shape {t.shape}")
+        if t.dtype not in (backend.float32, backend.float64):
+            raise TypeError(f"{op}: {name} must be float32 or float64 (as PyTorch), got "
+                            f"{t.dtype}; convert with .float() or .double()")
+    if x1.dtype != x2.dtype:
+        raise TypeError(f"{op}: x1 and x2 must share a dtype, got {x1.dtype} and {x2.dtype}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"{op}: x1 and x2 must have the same number of columns (last dim), "
+                         f"got shapes {x1.shape} and {x2.shape}")
+    batch = check_broadcast(op, x1.shape[:-2], x2.shape[:-2])
+    x1, x2 = (t if t.shape[:-2] == batch else t.expand(*(batch + t.shape[-2:]))
+              for t in (x1, x2))
+    return Cdist.apply(x1, x2, p=float(p))

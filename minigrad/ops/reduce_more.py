@@ -1,0 +1,142 @@
+"""More reductions, PyTorch's: nansum and nanmean (NaN counted as absent), count_nonzero,
+var_mean and std_mean (two results of one call), aminmax (both extremes), and bincount (a
+histogram of integers, optionally weighted). Built on reduce.py's ops; nansum is an op of
+its own so that its gradient is PyTorch's, g·[x is not NaN]."""
+from collections import namedtuple
+
+from minigrad import backend
+from minigrad.args import int_arg
+from minigrad.autograd import Function
+from minigrad.tensor import Tensor
+from minigrad.ops.index import IndexAdd
+from minigrad.ops.reduce import (reduce_dims, normalize_dim, accurate_sum, expand, amax,
+                                 _kept_shape, var, std, mean, sum as _sum)
+
+
+class NanSum(Function):
+    """Σ x over dims with NaNs left out (as zeros). d/dx = 1 where x is not NaN, 0 where it
+    is, as a product (PyTorch's g·[x not NaN]: an infinite g, as nanmean's over a slice of
+    only NaNs, gives NaN there)."""
+    needs_values = False                                 # see Function.needs_values
+    def forward(self, a, dims, keepdim):
+        xp = self.xp
+        nan = xp.isnan(a)
+        self.kept, self.keep = _kept_shape(a.shape, dims), ~nan
+        return accurate_sum(xp, xp.where(nan, 0, a), dims, keepdim)
+    def backward(self, g):
+        spread = expand(g.reshape(self.kept), self.keep.shape)
+        return spread * self.const(self.keep.astype(g.dtype))
+
+
+def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    """The sum over dim (None: all; an int or a tuple) treating NaN as 0, as torch.nansum;
+    integers sum as int64 (they hold no NaN); dtype= converts x first."""
+    if dtype is not None:
+        x = x.to(dtype=dtype)
+    dims = reduce_dims(dim, x.ndim, "nansum")
+    if not backend.is_floating(x.dtype):
+        return _sum(x, dims, keepdim)
+    return NanSum.apply(x, dims=dims, keepdim=keepdim)
+
+
+def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the elements that are not NaN, as torch.nanmean: a slice of only NaNs (or
+    none) gives NaN. Floating tensors only, as PyTorch."""
+    if dtype is not None:
+        x = x.to(dtype=dtype)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"nanmean: expected a floating-point tensor, got {x.dtype} (as "
+                        f"PyTorch); convert with .float(), or pass dtype=mg.float32")
+    dims = reduce_dims(dim, x.ndim, "nanmean")
+    xp = x.backend.xp
+    count = (~xp.isnan(x.data)).sum(axis=dims, keepdims=keepdim).astype(x.dtype)
+    return nansum(x, dims, keepdim) / Tensor._make(count, x.device)
+
+
+def count_nonzero(x, dim=None):
+    """How many elements (of each slice over dim: an int or a tuple; None for all) are not
+    0, as an int64 tensor, as torch.count_nonzero (NaN counts: it is not 0)."""
+    dims = reduce_dims(dim, x.ndim, "count_nonzero")
+    xp = x.backend.xp
+    return Tensor._make(xp.asarray((x.data != 0).sum(axis=dims, dtype=backend.int64)),
+                        x.device)
+
+
+def _moments(op, x, dim, unbiased, correction):
+    """var_mean/std_mean's arguments as PyTorch reads them: dim may be the `unbiased` bool
+    itself (var_mean(x, False)); unbiased, if given, is correction 1 or 0."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError(f"{op}: give unbiased or correction, not both")
+        correction = 1 if unbiased else 0
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"{op}: expected a floating-point tensor, got {x.dtype} (as "
+                        f"PyTorch); convert with .float() first")
+    return dim, 1 if correction is None else correction
+
+
+def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(x.var(dim, correction=...), x.mean(dim)) at once, as torch.var_mean (a tuple)."""
+    dim, correction = _moments("var_mean", x, dim, unbiased, correction)
+    return var(x, dim, keepdim, correction), mean(x, dim, keepdim)
+
+
+def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(x.std(dim, correction=...), x.mean(dim)) at once, as torch.std_mean (a tuple)."""
+    dim, correction = _moments("std_mean", x, dim, unbiased, correction)
+    return std(x, dim, keepdim, correction), mean(x, dim, keepdim)
+
+
+# what aminmax returns: a tuple that also names its parts, as PyTorch's
+MinMax = namedtuple("MinMax", ("min", "max"))
+
+
+def aminmax(x, *, dim=None, keepdim=False):
+    """(amin, amax) over dim (one int, or None for every element), as torch.aminmax: a
+    (min, max) named tuple; ties share the gradient evenly, as amin's and amax's, and a
+    NaN makes both NaN (the slice's gradient NaN too, as PyTorch's)."""
+    if dim is not None:
+        d = normalize_dim(dim, max(x.ndim, 1), "aminmax")
+        empty = x.ndim and x.shape[d] == 0
+    else:
+        empty = x.numel() == 0
+    if empty:
+        raise ValueError(f"aminmax: cannot take the extremes over an empty dim (shape "
+                         f"{x.shape}, dim={dim}): the operation has no identity; reduce "
+                         f"over dims whose size is not 0")
+    return MinMax(amax("min", x, dim, keepdim), amax("max", x, dim, keepdim))
+
+
+def bincount(input, weights=None, minlength=0):
+    """How often each value 0, 1, ... occurs in the 1-D non-negative integer tensor `input`
+    (length max(input) + 1, at least minlength), as torch.bincount; with `weights` (one per
+    element) their sums instead: float32 weights give float32, any others float64, as
+    PyTorch. Unlike PyTorch's, the weighted counts have a gradient: weights' is g[input]."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bincount: input must be a Tensor, got {type(input).__name__}")
+    minlength = int_arg("bincount", "minlength", minlength, low=0)
+    if input.ndim != 1 or input.dtype.kind not in "iu":
+        raise ValueError(f"bincount: input must be a 1-D tensor of non-negative integers, "
+                         f"got shape {input.shape} of {input.dtype}")
+    idx = input.data
+    if idx.size and int(idx.min()) < 0:
+        raise ValueError(f"bincount: input must hold non-negative integers, got "
+                         f"{int(idx.min())}")
+    n = max(int(idx.max()) + 1 if idx.size else 0, minlength)
+    if weights is None:
+        ones = input.backend.xp.ones(idx.shape, backend.int64)
+        return IndexAdd.apply(Tensor._make(ones, input.device), index=idx, shape=(n,))
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"bincount: weights must be a Tensor (or None), got "
+                        f"{type(weights).__name__}")
+    w = weights
+    if w.shape != input.shape:
+        raise ValueError(f"bincount: weights must be 1-D, one per element of input (shape "
+                         f"{input.shape}), got shape {w.shape}")
+    if w.device != input.device:
+        raise RuntimeError(f"bincount: weights on {w.device}, input on {input.device}")
+    if w.dtype != backend.float32:
+        w = w.to(dtype=backend.float64)
+    return IndexAdd.apply(w, index=idx, shape=(n,))
