@@ -45,7 +45,7 @@ from minigrad.ops.norms import norm, cdist  # noqa: F401
 from minigrad.ops.matmul import matmul, mm, bmm, dot, outer, addmm, tensordot, cross  # noqa
 from minigrad.ops.reduce import cumsum, logsumexp, prod  # noqa: F401
 from minigrad.ops.cumulative import cumprod, diff, logcumsumexp, cummax, cummin  # noqa
-from minigrad.ops.reduce_more import (nansum, nanmean, count_nonzero, var_mean,  # noqa
+from minigrad.ops.statistics import (nansum, nanmean, count_nonzero, var_mean,  # noqa
                                       std_mean, aminmax, bincount)
 from minigrad.ops.special import lgamma, digamma, polygamma, erfinv, xlogy, logit  # noqa
 from minigrad.ops.order import kthvalue, take_along_dim, searchsorted, bucketize  # noqa
@@ -109,7 +109,7 @@ for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin
               "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
               "all any clone detach masked_select outer argsort nonzero narrow scatter "
               "scatter_add index_add repeat_interleave unique rsqrt swapaxes swapdims "
-              "eq ne lt le gt ge logical_not logical_and logical_or logical_xor").split():
+              "eq ne lt le gt ge logical_not logical_and logical_or logical_xor var std").split():
     if _name not in globals():
         globals()[_name] = _as_function(_name)
 del _name

@@ -106,13 +106,13 @@ class TensorMethods:
             keepdims=None):
         if unbiased is not None:
             correction = 1 if unbiased else 0
-        return ops.reduce.var(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
+        return ops.statistics.var(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
     def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
             keepdims=None):
         if unbiased is not None:
             correction = 1 if unbiased else 0
-        return ops.reduce.std(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
+        return ops.statistics.std(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         """Without dim: the largest element. With dim: a (values, indices) named tuple, as
@@ -141,14 +141,14 @@ class TensorMethods:
     def cummax(self, dim): return ops.cumulative.cummax(self, dim)
     def cummin(self, dim): return ops.cumulative.cummin(self, dim)
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
-        return ops.reduce_more.nansum(self, dim, keepdim, dtype=dtype)
+        return ops.statistics.nansum(self, dim, keepdim, dtype=dtype)
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
-        return ops.reduce_more.nanmean(self, dim, keepdim, dtype=dtype)
-    def count_nonzero(self, dim=None): return ops.reduce_more.count_nonzero(self, dim)
+        return ops.statistics.nanmean(self, dim, keepdim, dtype=dtype)
+    def count_nonzero(self, dim=None): return ops.statistics.count_nonzero(self, dim)
     def aminmax(self, *, dim=None, keepdim=False):
-        return ops.reduce_more.aminmax(self, dim=dim, keepdim=keepdim)
+        return ops.statistics.aminmax(self, dim=dim, keepdim=keepdim)
     def bincount(self, weights=None, minlength=0):
-        return ops.reduce_more.bincount(self, weights, minlength)
+        return ops.statistics.bincount(self, weights, minlength)
     def kthvalue(self, k, dim=-1, keepdim=False):
         return ops.order.kthvalue(self, k, dim, keepdim)
     def median(self, dim=None, keepdim=False):

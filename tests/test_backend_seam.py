@@ -157,7 +157,7 @@ OPS = [
                               (a / 3).logit(eps=0.4)), [(2, 3), (3,)], "pos"),
     ("running", lambda a: (a.logcumsumexp(1), mg.logcumsumexp(a, 0), a.cummax(1),
                            mg.cummin(a, 0)), [(2, 5)]),
-    ("reduce_more", lambda a: (mg.where(_t(_MASK, a), a, float("nan")).nansum(1),
+    ("statistics", lambda a: (mg.where(_t(_MASK, a), a, float("nan")).nansum(1),
                                mg.nanmean(mg.where(_t(_MASK, a), float("nan"), a), 1),
                                a.count_nonzero(0), mg.var_mean(a, 1), mg.std_mean(a),
                                a.aminmax(), a.aminmax(dim=0), a.kthvalue(2),

@@ -396,3 +396,12 @@ def test_var_and_std_second_order_in_float32_match_float64(name):
         out[dtype] = g.numpy(), h.numpy()
     for f32, f64 in zip(out["float32"], out["float64"]):
         np.testing.assert_allclose(f32, f64, rtol=1e-3, atol=1e-4 * np.abs(f64).max())
+
+
+def test_var_and_std_as_functions_as_torch():
+    """torch.var(x, dim, ...) and torch.std are the methods under mg.'s name too."""
+    x = mg.tensor([[1.0, 2.0, 4.0], [0.0, 0.0, 3.0]], dtype=mg.float64)
+    np.testing.assert_allclose(mg.var(x, 1, correction=0).numpy(), [14 / 9, 2.0])
+    assert mg.std(x, unbiased=False).item() == pytest.approx(x.numpy().std())
+    with pytest.raises(TypeError, match="mg.var: expected a Tensor first"):
+        mg.var([1.0, 2.0])

@@ -3,5 +3,5 @@ side by side, and a lowercase function that users (and `Tensor`'s methods) call.
 from minigrad.ops import (elementwise, reduce, shape, index, matmul, linear,  # noqa: F401
                           softmax, loss, layer_norm, attention, random, inplace,
                           activations, gelu, math, norms, pad, einsum, scatter, repeat,
-                          layout, cumulative, promotion, embedding, special, reduce_more,
+                          layout, cumulative, promotion, embedding, special, statistics,
                           order)

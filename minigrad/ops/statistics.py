@@ -1,7 +1,9 @@
-"""More reductions, PyTorch's: nansum and nanmean (NaN counted as absent), count_nonzero,
-var_mean and std_mean (two results of one call), aminmax (both extremes), and bincount (a
-histogram of integers, optionally weighted). Built on reduce.py's ops; nansum is an op of
-its own so that its gradient is PyTorch's, g·[x is not NaN]."""
+"""Statistics, PyTorch's: var and std (one fused op), var_mean and std_mean (two results of
+one call), nansum and nanmean (NaN counted as absent), count_nonzero, aminmax (both
+extremes), and bincount (a histogram of integers, optionally weighted). Built on reduce.py's
+ops; nansum is an op of its own so that its gradient is PyTorch's, g·[x is not NaN]."""
+import math
+import warnings
 from collections import namedtuple
 
 from minigrad import backend
@@ -10,8 +12,97 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.index import IndexAdd
 from minigrad.ops.reduce import (reduce_dims, normalize_dim, accurate_sum, expand, amax,
-                                 _kept_shape, var, std, mean, sum as _sum)
+                                 _kept_shape, mean, sum as _sum, _need_floating, _in_float32)
 
+
+
+class Var(Function):
+    """var (std with root=True) over `dims` as one op: v = Σ(x - μ)²·scale, scale =
+    1/(n - correction); dv/dx = 2(x - μ)·scale, dσ/dx = (x - μ)·scale/σ (0 where σ = 0, as
+    PyTorch). The mean and Σ(x - μ)² are taken in `acc` (float64 for float32 on the CPU, as
+    PyTorch accumulates there: (x - μ)² leaves float32's range from |x| ≈ 2e19, and a mean
+    of 1e4 with σ = 1e-2 keeps its digits); the result and the gradient are x's dtype."""
+    fresh_grads = True                                   # backward_arrays' gx is new
+    def forward(self, a, dims, keepdim, correction, acc, root):
+        xp, n = self.xp, math.prod(a.shape[d] for d in dims)
+        self.dims, self.kept, self.root = dims, _kept_shape(a.shape, dims), root
+        self.mean = a.sum(axis=dims, keepdims=True, dtype=acc) * (1.0 / n if n else math.nan)
+        d = xp.subtract(a, self.mean, dtype=acc)
+        squares = xp.asarray(xp.vdot(d, d)).reshape(self.kept) if len(dims) == a.ndim else \
+            (d * d).sum(axis=dims, keepdims=True)
+        # no degrees of freedom left (var warns): Σ/0, as PyTorch: inf, or NaN where Σ = 0
+        self.scale = 1.0 / (n - correction) if n > correction else \
+            xp.where(squares == 0, math.nan, math.inf)
+        out = squares * self.scale
+        if root:
+            out = self.sigma = xp.sqrt(out)
+        out = out.astype(a.dtype)
+        return out if keepdim else out.reshape(tuple(s for i, s in enumerate(a.shape)
+                                                     if i not in dims))
+
+    def _coefficient(self, g):
+        """What multiplies x - μ in the gradient, kept-shaped, on arrays in `acc`."""
+        coef = g.reshape(self.kept) * self.scale
+        if not self.root:
+            return 2 * coef
+        zero = self.sigma == 0                           # a constant slice: 0, not 0/0
+        return self.xp.where(zero, 0.0, coef / self.xp.where(zero, 1.0, self.sigma))
+
+    def backward_arrays(self, g):
+        a = self.inputs[0].data
+        # x - μ in x's dtype, from μ's two parts (float32 μ, and the rest), so it keeps
+        # the digits that float32's μ alone would lose
+        near = self.mean.astype(a.dtype)
+        gx = a - near
+        if near.dtype != self.mean.dtype:
+            gx -= (self.mean - near).astype(a.dtype)
+        gx *= self._coefficient(g).astype(a.dtype)
+        return (gx,)
+
+    def backward(self, g):                               # the same with Tensor ops
+        from minigrad.ops.elementwise import where     # (imported after reduce)
+        x = self.inputs[0]
+        g = g.reshape(self.kept)
+        if self.root:                                    # dσ = dv/(2σ), 0 where σ = 0
+            sigma = self.output().reshape(self.kept)
+            zero = self.const(self.sigma == 0)
+            g = where(zero, 0.0, g / (2 * where(zero, 1.0, sigma)))
+        scale = self.scale if isinstance(self.scale, float) else \
+            self.const(self.scale.astype(x.dtype))
+        # x - μ: the value from forward's accurate μ (as backward_arrays), the gradient
+        # (1 - 1/n) from a mean in the graph (m - m.detach() is 0 with dm/dx = 1/n)
+        near = self.mean.astype(x.dtype)
+        m = mean(x, self.dims, True)
+        centered = x - self.const(near) - self.const((self.mean - near).astype(x.dtype)) \
+            - (m - m.detach())
+        return centered * (g * scale * 2)
+
+
+def var(x, dim=None, keepdim=False, correction=1):
+    """Σ(x - mean)² / (n - correction); correction=1 is the unbiased estimate (PyTorch's
+    default, also for None), correction=0 the biased one that layer norm uses."""
+    return _var(x, dim, keepdim, correction, root=False)
+
+
+def std(x, dim=None, keepdim=False, correction=1):
+    """√var; for float16 the root is taken in float32 too (σ² may pass 65504 where σ fits)."""
+    return _var(x, dim, keepdim, correction, root=True)
+
+
+def _var(x, dim, keepdim, correction, root):
+    correction = 1 if correction is None else correction
+    _need_floating(x, "var")
+    if x.dtype == backend.float16:
+        return _in_float32(x, std if root else var, dim, keepdim, correction)
+    dims = reduce_dims(dim, x.ndim, "var")
+    n = math.prod(x.shape[d] for d in dims)
+    if n <= correction:
+        warnings.warn(f"var: correction={correction} leaves no degrees of freedom among {n} "
+                      f"element(s) (n - correction <= 0): the result is inf, or NaN where "
+                      f"Σ = 0", RuntimeWarning, stacklevel=3)
+    acc = backend.float64 if x.dtype == backend.float32 and x.backend.host else x.dtype
+    return Var.apply(x, dims=dims, keepdim=keepdim, correction=correction, acc=acc,
+                     root=root)
 
 class NanSum(Function):
     """Σ x over dims with NaNs left out (as zeros). d/dx = 1 where x is not NaN, 0 where it
