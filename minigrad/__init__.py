@@ -49,8 +49,9 @@ from minigrad.ops.statistics import (nansum, nanmean, count_nonzero, var_mean,  
                                       std_mean, aminmax, bincount)
 from minigrad.ops.special import lgamma, digamma, polygamma, erfinv, xlogy, logit  # noqa
 from minigrad.ops.order import kthvalue, take_along_dim, searchsorted, bucketize  # noqa
-from minigrad.ops.index import gather, sort, topk, index_select, masked_select  # noqa
-from minigrad.ops.index import median  # noqa: F401
+from minigrad.ops.index import gather, index_select, masked_select  # noqa
+from minigrad.ops.order import sort, topk  # noqa: F401
+from minigrad.ops.order import median  # noqa: F401
 from minigrad.ops.einsum import einsum  # noqa: F401
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401

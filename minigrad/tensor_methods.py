@@ -153,7 +153,7 @@ class TensorMethods:
         return ops.order.kthvalue(self, k, dim, keepdim)
     def median(self, dim=None, keepdim=False):
         """Without dim: the lower median. With dim: a (values, indices) named tuple."""
-        return ops.index.median(self, dim, keepdim)
+        return ops.order.median(self, dim, keepdim)
     def any(self, dim=None, keepdim=False): return ops.reduce.logical("any", self, dim, keepdim)
     def all(self, dim=None, keepdim=False): return ops.reduce.logical("all", self, dim, keepdim)
 
@@ -209,11 +209,11 @@ class TensorMethods:
         return ops.order.take_along_dim(self, indices, dim)
     def index_select(self, dim, index): return ops.index.index_select(self, dim, index)
     def masked_select(self, mask): return ops.index.masked_select(self, mask)
-    def sort(self, dim=-1, descending=False): return ops.index.sort(self, dim, descending)
+    def sort(self, dim=-1, descending=False): return ops.order.sort(self, dim, descending)
     def argsort(self, dim=-1, descending=False): return self.sort(dim, descending)[1]
     def nonzero(self, as_tuple=False): return ops.index.nonzero(self, as_tuple)
     def topk(self, k, dim=-1, largest=True, sorted=True):
-        return ops.index.topk(self, k, dim, largest, sorted)
+        return ops.order.topk(self, k, dim, largest, sorted)
     def narrow(self, dim, start, length): return ops.shape.narrow(self, dim, start, length)
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         return ops.scatter.scatter(self, dim, index, src, value=value, reduce=reduce)

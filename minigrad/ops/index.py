@@ -1,15 +1,12 @@
 """Indexing: t[index] and its gradient, a scatter-add back (IndexAdd), and what is indexing
-underneath: gather, index_select, masked_select, sort, topk and median (the embedding
-lookup is ops/embedding.py).
+underneath: gather, index_select and masked_select (sort, topk and median, which pick by
+sorted order, are ops/order.py; the embedding lookup is ops/embedding.py).
 Indices follow PyTorch: Tensors, NumPy arrays or lists of ints or bools, with integer indices
 applied before array ones."""
-import math
-
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.reduce import normalize_dim, ValuesIndices, expand
-from minigrad.ops.elementwise import where
+from minigrad.ops.reduce import normalize_dim, expand
 
 
 class GetItem(Function):
@@ -235,136 +232,6 @@ def position_grid(xp, idx, d):
                  for k, size in enumerate(idx.shape))
 
 
-def sort(x, dim=-1, descending=False):
-    """(values, indices) along dim, as torch.sort; ties keep their order (a stable sort).
-    The values are differentiable: their gradient goes back to where each came from."""
-    d = normalize_dim(dim, max(x.ndim, 1), "sort")
-    xp = x.backend.xp
-    if x.ndim == 0:
-        return ValuesIndices(getitem(x, ()), Tensor._make(xp.zeros((), backend.int64), x.device))
-    order = _stable_argsort(xp, x.data, d, descending)
-    indices = Tensor._make(order.astype(backend.int64), x.device)
-    return ValuesIndices(gather(x, d, indices), indices)
-
-
-def _stable_argsort(xp, a, d, descending):
-    """The order that sorts `a` along d with ties in their order (stable, also descending);
-    NaN last, first when descending (NaN counts as the largest, as PyTorch's)."""
-    # NumPy sorts stably when asked; CuPy always does, and refuses the `kind` argument
-    stable = {"kind": "stable"} if backend.is_numpy(xp) else {}
-    if not descending:
-        return xp.argsort(a, axis=d, **stable)
-    # stable descending without negating (ints, bools): sort the reversed array
-    rev = xp.flip(a, axis=d)                          # ascending, then reverse back
-    return a.shape[d] - 1 - xp.flip(xp.argsort(rev, axis=d, **stable), axis=d)
-
-
-class Median(Function):
-    """The lower median (of an even count the smaller middle value) along dim, as
-    torch.median; a slice holding NaN has median NaN, its first NaN picked. With a dim the
-    gradient goes to the picked element (its index is returned); over the whole tensor it
-    is shared evenly by the elements equal to the median (ties, or the NaNs), as PyTorch's."""
-    def forward(self, a, index, dim, keepdim):   # index: median_index's, which median returns
-        xp = self.xp
-        self.in_shape = a.shape
-        if dim is None:
-            out = xp.take_along_axis(a.reshape(-1), index, axis=0).reshape(())
-            hit = (a == out) | (xp.isnan(a) & xp.isnan(out)) if a.dtype.kind == "f" else \
-                a == out
-            self.kept, self.weight, self.share = (1,) * a.ndim, hit, 1 / hit.sum()
-            return out
-        self.kept, self.share = index.shape, None
-        positions = xp.arange(a.shape[dim]).reshape((-1,) + (1,) * (a.ndim - dim - 1))
-        self.weight = positions == index                 # 1 at the picked index along dim
-        out = xp.take_along_axis(a, index, axis=dim)
-        return out if keepdim else out.squeeze(dim)
-    def backward(self, g):
-        # weight: the picked element (with a dim) or the elements equal to the median, which
-        # share g evenly (without); where, not g·mask, so an inf or NaN in g stays out of
-        # the elements not picked
-        g = g.reshape(self.kept)
-        if self.share is not None:
-            g = g * self.const(self.xp.asarray(self.share, dtype=g.dtype))
-        return where(self.const(self.weight), g, 0.0)
-
-
-def median_index(xp, a, d):
-    """Where the lower median of each slice along d lies (shaped as a keepdim result): the
-    ((n - 1) // 2)-th in sorted order (stable: of equal values, the one a stable sort puts
-    there), or the first NaN of a slice that has one."""
-    if backend.is_numpy(xp) and a.shape[d] >= _SELECT_FROM:      # in O(n), not a sort
-        return _along_last(xp, a, d, _median_positions)
-    order = _stable_argsort(xp, a, d, descending=False)  # NaNs last, in their order
-    n, kept = a.shape[d], a.shape[:d] + (1,) + a.shape[d + 1:]
-    k = xp.full(kept, (n - 1) // 2, dtype=backend.int64)
-    if a.dtype.kind == "f":
-        nans = xp.isnan(a).sum(axis=d, keepdims=True)
-        k = xp.where(nans > 0, n - nans, k)
-    return xp.take_along_axis(order, k, axis=d).astype(backend.int64, copy=False)
-
-
-# slices at least this long are selected in (CPU) O(n) by argpartition instead of sorted:
-# shorter ones NumPy sorts as fast as it selects (the extra passes cost more per row)
-_SELECT_FROM = 64
-
-
-def _along_last(xp, a, d, positions, *args):
-    """positions(xp, rows, *args) on array `a` with dim d made the last of a 2-d
-    (rows, n) array, its (rows, k) answer put back at dim d: an int64 array shaped as a
-    with k along d. (Contiguous rows: argpartition is several times faster along them.)"""
-    rows = xp.ascontiguousarray(xp.moveaxis(a, d, -1)).reshape(-1, a.shape[d])
-    out = positions(xp, rows, *args)
-    lead = a.shape[:d] + a.shape[d + 1:]
-    return xp.ascontiguousarray(xp.moveaxis(out.reshape(lead + out.shape[-1:]), -1, d),
-                                dtype=backend.int64)
-
-
-def _median_positions(xp, a):
-    """median_index on the rows of a 2-d NumPy array, in O(n) each: argpartition places
-    the (n - 1) // 2-th value m; of the elements equal to m the stable sort would take the
-    j-th in index order, j = (n - 1) // 2 - #(elements < m)."""
-    kth = (a.shape[1] - 1) // 2
-    pos = xp.argpartition(a, kth, axis=1)[:, kth:kth + 1]
-    m = xp.take_along_axis(a, pos, axis=1)
-    ties = a == m
-    if (ties.sum(1) > 1).any():
-        j = kth - (a < m).sum(1, keepdims=True)
-        pos = xp.argmax(xp.cumsum(ties, axis=1) > j, axis=1).reshape(-1, 1)
-    if a.dtype.kind == "f":                              # the first NaN, where there is one
-        nan_rows = xp.flatnonzero(xp.isnan(a.max(1)))
-        if nan_rows.size:
-            pos[nan_rows, 0] = xp.argmax(xp.isnan(a[nan_rows]), axis=1)
-    return pos
-
-
-def median(x, dim=None, keepdim=False):
-    """Without dim the lower median of all elements (a 0-d tensor); with dim a (values,
-    indices) named tuple along it, as torch.median."""
-    xp = x.backend.xp
-    if dim is None:
-        if keepdim:
-            raise TypeError("median: keepdim=True needs a dim (as torch.median)")
-        if x.numel() == 0 and backend.is_floating(x.dtype):
-            return x.sum() * math.nan        # NaN, as PyTorch (its gradient: nothing to hold)
-        if x.numel() == 0:
-            raise ValueError(f"median: the integer tensor is empty (shape {x.shape}); there "
-                             f"is no median to take")
-        index = median_index(xp, x.data.reshape(-1), 0)
-        return Median.apply(x, index=index, dim=None, keepdim=False)
-    if not backend.is_integer(dim):
-        raise TypeError(f"median: dim must be an int, got {dim!r}")
-    d = normalize_dim(dim, max(x.ndim, 1), "median")
-    if x.ndim == 0:                         # the value itself, at index 0 (as PyTorch)
-        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
-    if x.shape[d] == 0:
-        raise ValueError(f"median: dim {dim} of shape {x.shape} has size 0, so there is no "
-                         f"median to take along it")
-    index = median_index(xp, x.data, d)
-    values = Median.apply(x, index=index, dim=d, keepdim=keepdim)
-    return ValuesIndices(values, Tensor._make(index if keepdim else index.squeeze(d),
-                                              x.device))
-
-
 def nonzero(x, as_tuple=False):
     """Where x is nonzero, as torch.nonzero: an (N, x.ndim) int64 tensor of indices in
     row-major order, or with as_tuple=True one (N,) tensor per dim (x[t.nonzero(as_tuple=
@@ -375,57 +242,6 @@ def nonzero(x, as_tuple=False):
         return Tensor._make(idx, x.device)
     return tuple(Tensor._make(x.backend.xp.ascontiguousarray(idx[:, d]), x.device)
                  for d in range(idx.shape[1]))
-
-
-def topk(x, k, dim=-1, largest=True, sorted=True):
-    """The k largest (smallest with largest=False) values along dim and their indices, as
-    torch.topk, largest first: the first k of the stable sort (ties: the lower index first;
-    NaN counts as the largest). This implementation always sorts (also with sorted=False)."""
-    d = normalize_dim(dim, max(x.ndim, 1), "topk")
-    n = x.shape[d] if x.ndim else 1
-    if not backend.is_integer(k) or not 0 <= k <= n:
-        raise ValueError(f"topk: k must be an int in [0, {n}] (the size of dim {dim}), got "
-                         f"{k!r}")
-    if x.ndim and n >= _SELECT_FROM and 0 < k <= n // 4 and backend.is_numpy(x.backend.xp):
-        # a few of many: select them in O(n), sort only those (CuPy's argpartition sorts
-        # everything, so there the full sort below is as fast)
-        at = _along_last(x.backend.xp, x.data, d, _topk_positions, k, largest)
-        indices = Tensor._make(at, x.device)
-        return ValuesIndices(gather(x, d, indices), indices)
-    values, indices = sort(x, d, descending=largest)
-    if x.ndim == 0:
-        return ValuesIndices(values, indices)
-    part = (slice(None),) * d + (slice(0, k),)
-    return ValuesIndices(getitem(values, part), getitem(indices, part))
-
-
-def _topk_positions(xp, a, k, largest):
-    """Along the rows of a 2-d NumPy array: the positions of the first k elements of the
-    stable sort (descending if largest), in that order, as sort's first k columns. An
-    argpartition selects k in O(n); it is not stable, so in a row where it kept only some
-    of the elements tied with the k-th value, the row takes the first of them instead.
-    Then only the k are sorted: in index order, then stably by value."""
-    n = a.shape[1]
-    kth = n - k if largest else k - 1
-    part = xp.argpartition(a, kth, axis=1)
-    picked = part[:, n - k:] if largest else part[:, :k]
-    edge = xp.take_along_axis(a, part[:, kth:kth + 1], axis=1)        # the k-th value
-    ties = a == edge
-    if a.dtype.kind == "f" and xp.isnan(edge).any():                  # NaN ties NaN
-        ties |= xp.isnan(a) & xp.isnan(edge)
-    tied_kept = xp.take_along_axis(ties, picked, axis=1).sum(1)
-    short = xp.flatnonzero(ties.sum(1) != tied_kept)
-    if short.size:       # keep the strictly better ones and the first tied_kept of the tied
-        tied = ties[short]
-        keep = xp.zeros(tied.shape, backend.bool_)
-        xp.put_along_axis(keep, picked[short], True, axis=1)
-        keep &= ~tied
-        keep |= tied & (xp.cumsum(tied, axis=1) <= tied_kept[short, None])
-        picked = picked.copy()
-        picked[short] = xp.nonzero(keep)[1].reshape(-1, k)
-    picked = xp.sort(picked, axis=1)
-    order = _stable_argsort(xp, xp.take_along_axis(a, picked, axis=1), 1, largest)
-    return xp.take_along_axis(picked, order, axis=1)
 
 
 def index_select(x, dim, index):
