@@ -345,7 +345,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         """Call hook(grad) each time backward computes this tensor's gradient; a Tensor it
         returns replaces the gradient (same shape and dtype) before it flows on or into
         `.grad`. Returns a handle: handle.remove() takes the hook off again."""
-        from minigrad.autograd import HookHandle
+        from minigrad.grad_hooks import HookHandle
         if not self.requires_grad:
             raise RuntimeError("register_hook: the tensor does not require grad, so no "
                                "gradient will reach it")

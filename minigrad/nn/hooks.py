@@ -6,7 +6,8 @@ module without hooks calls forward directly."""
 import warnings
 from collections import OrderedDict
 
-from minigrad.autograd import Function, HookHandle, is_grad_enabled, record_outputs
+from minigrad.autograd import Function, is_grad_enabled, record_outputs
+from minigrad.grad_hooks import HookHandle
 
 
 class ForwardHooks:
