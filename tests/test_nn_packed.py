@@ -265,7 +265,7 @@ def test_bad_lengths_raise_clear_errors():
         (lambda: pack_padded_sequence(x, [4, 2, 1], batch_first=True), ValueError,
          r"got 3 lengths for a batch of 4 sequences"),
         (lambda: pack_padded_sequence(x, [3, 2]), ValueError, "got 2 lengths for a batch of 3"),
-        (lambda: pack_padded_sequence(x, mg.tensor([3.0, 2.0, 1.0])), TypeError,
+        (lambda: pack_padded_sequence(x, mg.tensor([3.5, 2.0, 1.0])), TypeError,
          "must be integers.*got dtype float32"),
         (lambda: pack_padded_sequence(x, [3.5, 2, 1]), TypeError, "must be integers"),
         (lambda: pack_padded_sequence(x, mg.tensor([[3, 2, 1]])), ValueError,
@@ -446,3 +446,16 @@ def test_packed_layers_match_torch(name, kw, lengths, enforce_sorted, with_state
     for (n, mp), (_, tp) in zip(mm.named_parameters(), tm.named_parameters()):
         np.testing.assert_allclose(mp.grad.numpy(), tp.grad.numpy(), rtol=1e-10, atol=1e-10,
                                    err_msg=n)
+
+
+def test_lengths_errors_are_runtime_errors_too_and_whole_floats_are_lengths():
+    """PyTorch raises RuntimeError for lengths that do not fit; here they are both that and
+    a ValueError. Lengths given as whole floats (PyTorch reads them as int64) are lengths."""
+    x = mg.randn(4, 3, 2)
+    for bad in ([2, 3, 1], [3, 2], [3, 2, 0], [5, 2, 1]):
+        with pytest.raises(RuntimeError):
+            pack_padded_sequence(x, bad)
+    assert pack_padded_sequence(x, [4.0, 2.0, 3.0], enforce_sorted=False).batch_sizes \
+        .tolist() == [3, 3, 2, 1]
+    with pytest.raises(TypeError, match="'lengths' must be integers"):
+        pack_padded_sequence(x, [2.5, 2, 1])

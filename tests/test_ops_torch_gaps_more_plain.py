@@ -729,3 +729,26 @@ ERRORS = [
 def test_bad_input_says_what_is_valid(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_review_fixes_xlogy_dtypes_logit_float16_bounds_cdist_nan():
+    """xlogy of two float dtypes computes in the wider (PyTorch: float32 for float16 with
+    float32, float64 with float16); logit's float16 bounds are float16's (1 - 1e-6 is 1
+    there, and 0.7 is not above 1 - 0.3); cdist's p = 0 count is NaN with a NaN, and both
+    backward paths keep a NaN at p = 1 (PyTorch's values)."""
+    h16 = mg.tensor(np.array([3.0], np.float16))
+    got = mg.xlogy(h16, mg.tensor(np.array([1e-6], np.float32)))
+    assert got.dtype == mg.float32 and abs(got.item() + 41.4465) < 1e-3
+    got = mg.xlogy(mg.tensor(np.array([7e4])), mg.tensor(np.array([3.0], np.float16)))
+    assert got.dtype == mg.float64 and abs(got.item() - 76902.86020677) < 1e-6
+    x = mg.tensor(np.array([0.3, 0.7], np.float16), requires_grad=True)
+    mg.logit(x, 0.3).sum().backward()
+    assert (x.grad.numpy() > 4.7).all()                  # both inside [0.3, 1 - 0.3]
+    assert mg.logit(mg.tensor(np.array([1.0, 0.0], np.float16)), 1e-6).numpy()[0] == np.inf
+    a = np.array([[1.5, np.nan, -2.0]])
+    assert np.isnan(mg.cdist(mg.tensor(a), mg.zeros(1, 3, dtype=mg.float64), 0.0).item())
+    for create_graph in (False, True):
+        t = mg.tensor(a, requires_grad=True)
+        g, = mg.grad(mg.cdist(t, mg.zeros(1, 3, dtype=mg.float64), 1.0).sum(), t,
+                     create_graph=create_graph)
+        np.testing.assert_array_equal(g.detach().numpy(), [[1.0, np.nan, -1.0]])

@@ -74,6 +74,11 @@ def invert_permutation(permutation):
 
 
 # ---- host-side bookkeeping -------------------------------------------------------------
+class LengthsError(ValueError, RuntimeError):
+    """Lengths that do not fit the batch (too many or few, below 1, not sorted): a
+    ValueError, and a RuntimeError, which PyTorch raises there, so either catch works."""
+
+
 def _lengths(op, lengths):
     """`lengths` (a list of ints, or a 1-D integer tensor or array on the CPU) as a host
     int64 array. PyTorch wants a 1-D CPU int64 tensor (or a list): lengths are read on the
@@ -93,8 +98,8 @@ def _lengths(op, lengths):
     except (TypeError, ValueError):
         raise TypeError(f"{op}: 'lengths' must be a list of ints or a 1-D integer tensor, "
                         f"got {type(lengths).__name__}") from None
-    if lengths.size == 0 and lengths.dtype.kind == "f":     # [] reads as float to NumPy
-        lengths = lengths.astype(backend.int64)
+    if lengths.dtype.kind == "f" and bool((lengths == lengths.round()).all()):
+        lengths = lengths.astype(backend.int64)     # [] reads as float, so does [4., 2.]
     if lengths.dtype.kind not in "iu":
         raise TypeError(f"{op}: 'lengths' must be integers (a list of ints or an int64 "
                         f"tensor), got dtype {lengths.dtype}; a length counts time steps")
@@ -147,16 +152,16 @@ def _padded(op, input, batch_first):
 
 def _check_count(op, lengths, T, B, shape, empty_ok):
     if lengths.size != B:
-        raise ValueError(f"{op}: got {lengths.size} lengths for a batch of {B} sequences "
+        raise LengthsError(f"{op}: got {lengths.size} lengths for a batch of {B} sequences "
                          f"(padded input of shape {shape}); give one length per sequence")
     low = 0 if empty_ok else 1
     for i, n in enumerate(lengths.tolist()):
         if n < low:
-            raise ValueError(f"{op}: every length must be at least {low}"
+            raise LengthsError(f"{op}: every length must be at least {low}"
                              + ("" if empty_ok else " (an empty sequence cannot be packed)")
                              + f", but lengths[{i}] = {n}")
         if n > T:
-            raise ValueError(f"{op}: lengths[{i}] = {n} is longer than the {T} time steps of "
+            raise LengthsError(f"{op}: lengths[{i}] = {n} is longer than the {T} time steps of "
                              f"the padded input (shape {shape}); a length is at most T")
 
 
@@ -182,7 +187,7 @@ def _pack(input, lengths, batch_first, enforce_sorted, op):
         order = hx.argsort(-lengths, kind="stable")
         lengths = lengths[order]
     elif (lengths[1:] > lengths[:-1]).any():
-        raise ValueError(f"{op}: lengths {lengths.tolist()} must be sorted longest first "
+        raise LengthsError(f"{op}: lengths {lengths.tolist()} must be sorted longest first "
                          f"(non-increasing) when enforce_sorted=True; sort the batch by "
                          f"length, or pass enforce_sorted=False to have it sorted here")
     # batch_sizes[t]: how many sequences are longer than t

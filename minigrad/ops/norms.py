@@ -156,8 +156,9 @@ def _reduced(xp, diff, p):
     """‖diff‖ₚ over the last dim (diff holds x1ᵢ - x2ⱼ, a scratch array: overwritten)."""
     if diff.shape[-1] == 0:
         return xp.zeros(diff.shape[:-1], diff.dtype)
-    if p == 0:
-        return (diff != 0).sum(axis=-1).astype(diff.dtype)
+    if p == 0:                          # a NaN coordinate makes the count NaN, as PyTorch
+        count = (diff != 0).sum(axis=-1).astype(diff.dtype)
+        return xp.where(xp.isnan(diff).any(axis=-1), xp.nan, count).astype(diff.dtype)
     if p == 2:
         diff *= diff
         return xp.sqrt(diff.sum(axis=-1))
@@ -220,19 +221,22 @@ class Cdist(Function):
         a, b = self.inputs
         diff = a.unsqueeze(-2) - b.unsqueeze(-3)         # (..., P, R, M)
         dist, p = self.output().unsqueeze(-1), self.p
+        # sign that keeps a NaN (as backward_arrays' xp.sign and PyTorch's cdist backward;
+        # mg.sign gives 0 there, as torch.sign)
+        sgn = where(self.const(self.xp.isnan(diff.data)), math.nan, sign(diff))
         if p == 0:
-            slope = diff * 0.0
+            slope = self.const(self.xp.zeros(diff.shape, diff.dtype))
         elif p == 1:
-            slope = sign(diff)
+            slope = sgn
         elif p == math.inf:
-            slope = sign(diff) * self.const((abs(diff.data) == dist.data).astype(a.dtype))
+            slope = sgn * self.const((abs(diff.data) == dist.data).astype(a.dtype))
         else:                           # the inner wheres keep unused branches finite
             zero = self.const(dist.data == 0)
             if p == 2:
                 slope = where(zero, 0.0, diff / where(zero, 1.0, dist))
             else:
                 small = self.const(diff.data == 0)
-                slope = where(zero | small, 0.0, sign(diff) * where(small, 1.0, diff.abs())
+                slope = where(zero | small, 0.0, sgn * where(small, 1.0, diff.abs())
                               ** (p - 1) / where(zero, 1.0, dist) ** (p - 1))
         w = g.unsqueeze(-1) * slope
         return w.sum(-2), -w.sum(-3)

@@ -80,23 +80,24 @@ class Xlogy(Function):
 
 
 class Logit(Function):
-    """log(z / (1 - z)), z = x clamped to [eps, 1 - eps] (with PyTorch's formula: x < lo ?
-    lo : x > hi ? hi : x), or x itself without eps. Gradient g / (x(1 - x)) where x is
-    inside the bounds (inclusive), else 0 with eps and NaN without, as PyTorch's."""
-    def forward(self, a, eps):
+    """log(z / (1 - z)), z = x clamped to [lo, hi] = [eps, 1 - eps] (with PyTorch's formula:
+    x < lo ? lo : x > hi ? hi : x), or x itself without eps. Gradient g / (x(1 - x)) where x
+    is inside the bounds (inclusive), else 0 with eps and NaN without, as PyTorch's."""
+    def forward(self, a, bounds):
         xp = self.xp
-        self.eps = eps
-        if eps is not None:
-            a = xp.where(a < eps, eps, xp.where(a > 1 - eps, 1 - eps, a)).astype(a.dtype)
+        self.bounds = bounds
+        if bounds is not None:
+            lo, hi = bounds
+            a = xp.where(a < lo, lo, xp.where(a > hi, hi, a)).astype(a.dtype)
         return xp.log(a / (1 - a))
     def backward(self, g):
         x = self.inputs[0]
-        lo, hi = (0.0, 1.0) if self.eps is None else (self.eps, 1 - self.eps)
+        lo, hi = (0.0, 1.0) if self.bounds is None else self.bounds
         outside = self.const((x.data < lo) | (x.data > hi))
         # the inner where keeps the unused branch finite (x may be 0 or 1 there), so a
         # second derivative there is 0, not 0·∞
         inside = where(outside, 0.5, x)
-        return where(outside, math.nan if self.eps is None else 0.0,
+        return where(outside, math.nan if self.bounds is None else 0.0,
                      g / (inside * (1 - inside)))
 
 
@@ -137,9 +138,10 @@ def xlogy(input, other):
         raise TypeError("xlogy: at least one of input and other must be a tensor")
     x, y = _pair(input, other)
     x, y = _floating(x), _floating(y)
-    if backend.float16 in (x.dtype, y.dtype):
+    wide = backend.promote_float(x.dtype, y.dtype)       # float16 with float32: float32
+    if wide == backend.float16:
         return in_float32(lambda a, b: Xlogy.apply(a, b), x, y)
-    return Xlogy.apply(x, y)
+    return Xlogy.apply(x.to(dtype=wide), y.to(dtype=wide))
 
 
 def logit(x, eps=None):
@@ -151,6 +153,10 @@ def logit(x, eps=None):
         if eps < 0:
             eps = None
     x = _floating(x)
+    # the bounds in x's dtype, as PyTorch's (in float16 1 - 1e-6 is 1, and 0.7 > 1 - 0.3 is
+    # False); dtype.type(v) is a host scalar of that dtype
+    half = x.dtype.type
+    bounds = None if eps is None else (float(half(eps)), float(half(1) - half(eps)))
     if x.dtype == backend.float16:
-        return Logit.apply(x.to(dtype=backend.float32), eps=eps).to(dtype=x.dtype)
-    return Logit.apply(x, eps=eps)
+        return Logit.apply(x.to(dtype=backend.float32), bounds=bounds).to(dtype=x.dtype)
+    return Logit.apply(x, bounds=bounds)
