@@ -618,3 +618,24 @@ def test_a_bad_group_option_names_its_group():
         optim.Adadelta([{"params": [p]}, {"params": [q], "rho": 2}])
     with pytest.raises(ValueError, match="unknown option.*'momentum'.*valid:"):
         optim.RAdam([{"params": [p], "momentum": 0.9}])
+
+
+def test_nadam_keeps_its_momentum_product_in_the_default_dtype():
+    """PyTorch keeps Πₜ as a 0-d tensor of the default dtype: float32 rounding by default,
+    none under set_default_dtype(float64)."""
+    def product_after(steps):
+        p = nn.Parameter(mg.ones(2, dtype=mg.float64))
+        opt = optim.NAdam([p])
+        for _ in range(steps):
+            p.grad = mg.ones(2, dtype=mg.float64)
+            opt.step()
+        return opt.state[p]["mu_product"]
+    mus = [0.9 * (1 - 0.5 * 0.96 ** (t * 4e-3)) for t in (1, 2, 3)]
+    exact = mus[0] * mus[1] * mus[2]
+    assert product_after(3) != exact and abs(product_after(3) - exact) < 1e-7
+    old = mg.get_default_dtype()
+    mg.set_default_dtype(mg.float64)
+    try:
+        assert product_after(3) == exact
+    finally:
+        mg.set_default_dtype(old)

@@ -366,7 +366,7 @@ def test_new_schedulers_compose_only_through_sequential_lr():
      "scale_fn must be a function"),
     (lambda o: optim.CyclicLR(o, 0.01, 0.1, scale_fn=_halving, scale_mode="epoch"), ValueError,
      "scale_mode must be 'cycle' or 'iterations'"),
-    (lambda o: optim.CyclicLR(o, 0.01, 0.1, gamma=0.0), ValueError, "gamma must be > 0"),
+    (lambda o: optim.CyclicLR(o, 0.01, 0.1, gamma=-0.5), ValueError, "gamma must be >= 0"),
     (lambda o: optim.CyclicLR(o, 0.01, 0.1, base_momentum=[0.8]), ValueError,
      "base_momentum has 1 values for 2"),
     (lambda o: optim.CyclicLR(o, 0.01, 0.1, cycle_momentum="yes"), TypeError,
@@ -403,3 +403,18 @@ def test_loading_another_kind_of_state_is_refused():
     with pytest.raises(ValueError, match="expected the state dict of a CyclicLR"):
         optim.CyclicLR(opt, 0.01, 0.1).load_state_dict(
             optim.CosineAnnealingWarmRestarts(_ours(), 3).state_dict())
+
+
+def test_what_pytorch_accepts_is_accepted():
+    """A group copied from a torch optimiser (its foreach/fused/... switched off), CyclicLR's
+    gamma 0 and a scale_mode it ignores without scale_fn: accepted, as PyTorch."""
+    ps = [nn.Parameter(mg.ones(2))]
+    for make in (optim.Adagrad, optim.NAdam, optim.RAdam, optim.Adamax, optim.Adadelta):
+        opt = make([{"params": ps, "foreach": False, "differentiable": False,
+                     "capturable": False, "fused": None}])
+        assert "fused" not in opt.param_groups[0]
+    with pytest.raises(ValueError, match="fused=True is an option of PyTorch's"):
+        optim.Adagrad([{"params": ps, "fused": True}])
+    sgd = optim.SGD(ps, lr=0.1, momentum=0.9)
+    optim.CyclicLR(sgd, 0.01, 0.1, mode="exp_range", gamma=0.0)
+    optim.CyclicLR(sgd, 0.01, 0.1, scale_mode="ignored")

@@ -18,7 +18,9 @@ class Adagrad(Optimizer):
     """State per parameter, under PyTorch's names: `step` and `sum` (s). As PyTorch's, the
     state exists from construction (step 0, sum = initial_accumulator_value), so a fresh
     optimiser's state_dict() already holds it. `foreach` is taken for PyTorch's signature
-    and changes nothing (one loop, the same numbers)."""
+    and changes nothing (one loop, the same numbers). A group's own
+    initial_accumulator_value is its start (PyTorch starts every group from the
+    constructor's, ignoring the group's)."""
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):

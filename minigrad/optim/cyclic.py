@@ -103,10 +103,12 @@ class CyclicLR(LRScheduler):
         if scale_fn is not None and not callable(scale_fn):
             raise TypeError(f"{where}: scale_fn must be a function of one number, or None; "
                             f"got {type(scale_fn).__name__}")
-        if scale_mode not in ("cycle", "iterations"):
+        if scale_fn is not None and scale_mode not in ("cycle", "iterations"):
             raise ValueError(f"{where}: scale_mode must be 'cycle' or 'iterations', got "
-                             f"{scale_mode!r}")
-        self.mode, self.gamma = mode, _positive(where, "gamma", gamma)
+                             f"{scale_mode!r}")     # (read only with scale_fn, as PyTorch)
+        # gamma 0 is PyTorch's too (exp_range then stays at base_lr); a negative one would
+        # take fractional powers of a negative number
+        self.mode, self.gamma = mode, _non_negative(where, "gamma", gamma)
         self._scale_fn_custom = scale_fn
         if scale_fn is None:             # each mode's own, as PyTorch
             scale_mode = "iterations" if mode == "exp_range" else "cycle"

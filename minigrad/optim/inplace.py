@@ -37,5 +37,24 @@ def addcdiv_(xp, p, a, b, value, tmp):
 
 def l2(g, p, weight_decay):
     """The gradient with PyTorch's L2 penalty folded in, g + λ·p (a new array: g may be
-    .grad's own)."""
+    .grad's own), or g itself where λ is 0."""
     return g + weight_decay * p if weight_decay != 0 else g
+
+
+def weight_decayed(p, g, lr, weight_decay, decoupled):
+    """Weight decay as a group asks: decoupled (p ← p(1 - lr·λ) in place, AdamW's), or
+    PyTorch's L2 penalty folded into the gradient. Returns the gradient to follow."""
+    if decoupled:
+        if weight_decay != 0:
+            p *= 1 - lr * weight_decay
+        return g
+    return l2(g, p, weight_decay)
+
+
+def adam_moments_(xp, m, v, g, betas, tmp):
+    """Adam's running moments in place (NAdam's and RAdam's too): m += (1-β1)(g - m), as
+    torch's lerp_, and v = β2 v + (1-β2) g², as its mul_ then addcmul_."""
+    beta1, beta2 = betas
+    lerp_(xp, m, g, 1 - beta1, tmp)
+    v *= beta2
+    addcmul_(xp, v, g, g, 1 - beta2, tmp)

@@ -1,7 +1,7 @@
 """NAdam (Dozat 2016: Adam with Nesterov momentum) — PyTorch's equations, step t from 1:
 
-    g = grad + weight_decay * p          (L2 penalty; decoupled_weight_decay=True instead
-    p = p * (1 - lr * weight_decay)       decays the weights, as AdamW: PyTorch's NAdamW)
+    g = grad + weight_decay * p          (L2 penalty), or with decoupled_weight_decay=True
+    p = p * (1 - lr * weight_decay)       instead (the weights decayed: PyTorch's NAdamW)
     μₜ = β1 (1 - ½ · 0.96^(t ψ))         (ψ = momentum_decay: the momentum warms up to β1)
     Πₜ = μ₁ μ₂ … μₜ                      (state "mu_product")
     m = m + (1 - β1)(g - m)              (as torch's lerp)
@@ -14,7 +14,8 @@ momentum's by the next one's, each bias-corrected by the product of the μ's so 
 """
 import struct
 
-from minigrad.optim.inplace import addcdiv_, addcmul_, lerp_
+from minigrad import backend
+from minigrad.optim.inplace import addcdiv_, adam_moments_, weight_decayed
 from minigrad.optim.optimizer import (Optimizer, check_betas, check_flags, check_foreach,
                                       check_numbers, check_torch_only)
 
@@ -24,9 +25,9 @@ class NAdam(Optimizer):
     `exp_avg` (m) and `exp_avg_sq` (v). `foreach` is taken for PyTorch's signature and
     changes nothing.
 
-    Πₜ is rounded to float32 after each product, as PyTorch keeps it (a float32 scalar
-    tensor, under its default dtype), so the two take the same steps to the last bits
-    also in float64."""
+    Πₜ is rounded to the default dtype after each product, as PyTorch keeps it (a 0-d
+    tensor of that dtype, float32 unless set_default_dtype changed it), so the two take the
+    same steps to the last bits also for float64 parameters."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
@@ -46,8 +47,9 @@ class NAdam(Optimizer):
         check_flags("NAdam", options, where, "decoupled_weight_decay")
 
     def _array_like(self, v, p, key):
-        v = super()._array_like(v, p, key)
-        return float(v) if key == "mu_product" else v     # a number (a 0-d tensor in torch)
+        if key == "mu_product":          # a number (a 0-d tensor of the default dtype in
+            return float(_host_number(v))   # torch), not cast to the parameter's dtype
+        return super()._array_like(v, p, key)
 
     def _update(self, param, g, state, group):
         p, xp = param.data, param.backend.xp
@@ -59,18 +61,13 @@ class NAdam(Optimizer):
         state["step"] += 1
         t, lr, wd = state["step"], group["lr"], group["weight_decay"]
         beta1, beta2 = group["betas"]
-        if wd != 0 and group["decoupled_weight_decay"]:
-            p *= 1 - lr * wd
-        elif wd != 0:
-            g = g + wd * p
+        g = weight_decayed(p, g, lr, wd, group["decoupled_weight_decay"])
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (t * group["momentum_decay"])))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * group["momentum_decay"])))
-        mu_product = state["mu_product"] = _float32(_float32(state["mu_product"]) *
-                                                    _float32(mu))
+        mu_product = state["mu_product"] = _in_default_dtype(
+            _in_default_dtype(state["mu_product"]) * _in_default_dtype(mu))
         m, v, tmp = state["exp_avg"], state["exp_avg_sq"], xp.empty_like(p)
-        lerp_(xp, m, g, 1 - beta1, tmp)                  # m += (1-β1)(g - m)
-        v *= beta2
-        addcmul_(xp, v, g, g, 1 - beta2, tmp)            # v = β2 v + (1-β2) g²
+        adam_moments_(xp, m, v, g, group["betas"], tmp)
         denom = xp.divide(v, 1 - beta2 ** t, out=xp.empty_like(p))
         xp.sqrt(denom, out=denom)
         denom += group["eps"]                            # d = √(v / (1-β2ᵗ)) + eps
@@ -78,7 +75,15 @@ class NAdam(Optimizer):
         addcdiv_(xp, p, m, denom, -lr * mu_next / (1.0 - mu_product * mu_next), tmp)
 
 
-def _float32(x):
-    """x rounded to the nearest float32, as a Python float. The product of two such is exact
-    in a double (24 + 24 bits), so rounding it again is float32 multiplication."""
+def _in_default_dtype(x):
+    """x rounded to the default dtype, as PyTorch keeps Πₜ (a 0-d tensor of that dtype): to
+    float32 (the product of two float32 values is exact in a double, 24 + 24 bits, so
+    rounding it again is float32 multiplication), or as it is under float64."""
+    if backend.DEFAULT_FLOAT != backend.float32:
+        return float(x)
     return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _host_number(v):
+    """A saved Πₜ (a number, or a 0-d tensor of either library) as a Python float."""
+    return v.item() if hasattr(v, "item") else v

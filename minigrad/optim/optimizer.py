@@ -79,6 +79,15 @@ class Optimizer:
                                  f"more than once (group {n} item {i}); each parameter may be "
                                  f"in only one group, once")
             seen.add(id(p))
+        # PyTorch's own options (a group copied from a torch optimiser's param_groups has
+        # them): dropped where off, as load_state_dict drops them; refused where on
+        for k in [k for k in group if k in TORCH_ONLY_OPTIONS or
+                  (k == "foreach" and k not in self.defaults)]:
+            value = group.pop(k)
+            if k == "foreach":
+                check_foreach(type(self).__name__, value)
+            else:
+                check_torch_only(type(self).__name__, **{k: value})
         unknown = set(group) - set(self.defaults) - {"params"} - GROUP_EXTRAS
         if unknown:
             raise ValueError(f"{type(self).__name__}: unknown option(s) {sorted(unknown)} in "

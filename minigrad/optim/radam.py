@@ -1,8 +1,8 @@
 """RAdam (Liu et al. 2020, "On the Variance of the Adaptive Learning Rate and Beyond") —
 PyTorch's equations, step t counted from 1:
 
-    g = grad + weight_decay * p          (L2 penalty; decoupled_weight_decay=True instead
-    p = p * (1 - lr * weight_decay)       decays the weights, as AdamW)
+    g = grad + weight_decay * p          (L2 penalty), or with decoupled_weight_decay=True
+    p = p * (1 - lr * weight_decay)       instead (the weights decayed, as AdamW)
     m = m + (1 - β1)(g - m)              (as torch's lerp)
     v = β2 v + (1 - β2) g²
     ρ∞ = 2 / (1 - β2) - 1,   ρₜ = ρ∞ - 2 t β2ᵗ / (1 - β2ᵗ)
@@ -14,7 +14,7 @@ In the first steps v estimates the gradient's variance from too few samples for 
 trusted: RAdam steps without it until ρₜ, the length of the moving average, passes 5, and
 then scales the adaptive step by rₜ, which rises towards 1 — a warmup derived, not tuned.
 """
-from minigrad.optim.inplace import addcmul_, lerp_
+from minigrad.optim.inplace import adam_moments_, weight_decayed
 from minigrad.optim.optimizer import (Optimizer, check_betas, check_flags, check_foreach,
                                       check_numbers, check_torch_only)
 
@@ -48,14 +48,9 @@ class RAdam(Optimizer):
         state["step"] += 1
         t, lr, wd = state["step"], group["lr"], group["weight_decay"]
         beta1, beta2 = group["betas"]
-        if wd != 0 and group["decoupled_weight_decay"]:
-            p *= 1 - lr * wd
-        elif wd != 0:
-            g = g + wd * p
+        g = weight_decayed(p, g, lr, wd, group["decoupled_weight_decay"])
         m, v, tmp = state["exp_avg"], state["exp_avg_sq"], xp.empty_like(p)
-        lerp_(xp, m, g, 1 - beta1, tmp)                  # m += (1-β1)(g - m)
-        v *= beta2
-        addcmul_(xp, v, g, g, 1 - beta2, tmp)            # v = β2 v + (1-β2) g²
+        adam_moments_(xp, m, v, g, group["betas"], tmp)
         bias_correction1, bias_correction2 = 1 - beta1 ** t, 1 - beta2 ** t
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * t * (beta2 ** t) / bias_correction2
