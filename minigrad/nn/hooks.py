@@ -77,6 +77,24 @@ class ForwardHooks:
         return self._add_hook("_backward_pre_hooks", (hook, False, False), prepend,
                               "register_full_backward_pre_hook")
 
+    # state-dict hooks, as PyTorch's (nn/module.py's state_dict and load_state_dict run
+    # them; their signatures are there)
+    def register_state_dict_pre_hook(self, hook):
+        return self._add_hook("_state_dict_pre_hooks", (hook, False, False), False,
+                              "register_state_dict_pre_hook")
+
+    def register_state_dict_post_hook(self, hook):
+        return self._add_hook("_state_dict_hooks", (hook, False, False), False,
+                              "register_state_dict_post_hook")
+
+    def register_load_state_dict_pre_hook(self, hook):
+        return self._add_hook("_load_state_dict_pre_hooks", (hook, False, False), False,
+                              "register_load_state_dict_pre_hook")
+
+    def register_load_state_dict_post_hook(self, hook):
+        return self._add_hook("_load_state_dict_post_hooks", (hook, False, False), False,
+                              "register_load_state_dict_post_hook")
+
     def _add_hook(self, kind, entry, prepend, caller):
         if not callable(entry[0]):
             raise TypeError(f"{caller}: expected a function, got {type(entry[0]).__name__}")

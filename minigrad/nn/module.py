@@ -1,14 +1,12 @@
-"""`Module` and `Parameter`: how layers own their weights, nest, move between devices and
-save their state. Attribute assignment registers parameters and sub-modules, as PyTorch."""
-from collections import OrderedDict, namedtuple
+"""`Module` and `Parameter`: how layers own their weights, nest and move between devices.
+Attribute assignment registers parameters and sub-modules, as PyTorch. Saving and loading
+their state is module_state.py's; hooks are hooks.py's."""
+from collections import OrderedDict
 
 from minigrad import backend
-from minigrad.creation import from_other_library
 from minigrad.nn.hooks import ForwardHooks
+from minigrad.nn.module_state import ModuleState
 from minigrad.tensor import Tensor, split_device_dtype
-
-
-_IncompatibleKeys = namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
 
 
 class Parameter(Tensor):
@@ -45,7 +43,7 @@ def zero_grads(params, set_to_none=True):
             g._version_counter[0] += 1
 
 
-class Module(ForwardHooks):
+class Module(ModuleState, ForwardHooks):
     """Base class of every layer: subclasses set attributes in __init__ and define forward."""
 
     def __init__(self):
@@ -337,107 +335,6 @@ class Module(ForwardHooks):
         one GPU, so every index means "cuda")."""
         return self.to("cuda" if device is None else f"cuda:{device}")
 
-    # ---- state ----------------------------------------------------------------------------
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
-        """Name -> tensor for every parameter and buffer (names as PyTorch would give them,
-        each after `prefix`), added to `destination` if given. The tensors share memory
-        with the module, so, as in PyTorch, they follow its later changes (optimiser steps,
-        load_state_dict): clone() them to keep a snapshot. keep_vars=True gives the
-        Parameters themselves rather than detached tensors."""
-        out = OrderedDict() if destination is None else destination
-        for k, t in self._named_state(extra=True):
-            out[prefix + k] = t.get_extra_state() if isinstance(t, Module) else \
-                t if keep_vars else t.detach()
-        return out
-
-    def get_extra_state(self):
-        """State beyond tensors, as PyTorch's: a module that overrides this (and
-        set_extra_state) has its return value saved in state_dict as "_extra_state"."""
-        raise RuntimeError(f"{type(self).__name__}.get_extra_state: override it (and "
-                           f"set_extra_state) to save state beyond tensors")
-
-    def set_extra_state(self, state):
-        """Restore what get_extra_state returned (load_state_dict calls it)."""
-        raise RuntimeError(f"{type(self).__name__}.set_extra_state: override it to load the "
-                           f"'_extra_state' that get_extra_state saved")
-
-    def _extra_states(self):
-        """(key, module) for every module that overrides get_extra_state."""
-        return ((k, m) for k, m in self._named_state(extra=True) if isinstance(m, Module))
-
-    def _named_state(self, extra=False):
-        """(name, tensor) for every parameter and buffer under every name it has: a shared
-        module or tensor appears once per name, as in PyTorch's state dicts. extra=True
-        adds (name of its "_extra_state", module) after each module's own tensors, for
-        the modules that override get_extra_state (PyTorch's order)."""
-        for mname, m in self.named_modules(remove_duplicate=False):
-            name = f"{mname}.{{}}" if mname else "{}"
-            for store in (m._parameters, m._buffers):
-                for n, t in store.items():
-                    if t is not None and not (store is m._buffers and n in m._non_persistent):
-                        yield name.format(n), t
-            if extra and type(m).get_extra_state is not Module.get_extra_state:
-                yield name.format("_extra_state"), m
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy values in by name. With strict=True, any missing or unexpected key or shape
-        mismatch is an error that lists them all; returns (missing_keys, unexpected_keys),
-        a named tuple, as PyTorch. assign=True puts the state dict's tensors themselves in
-        the module, in their dtype, with no copy (a parameter keeps its requires_grad), as
-        PyTorch's; unlike PyTorch's, a parameter the model shares under two names (a tied
-        output head) stays one parameter, the one of the first name."""
-        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
-            raise TypeError(f"load_state_dict into {type(self).__name__}: expected a mapping "
-                            f"of names to tensors (as state_dict() returns), got "
-                            f"{type(state_dict).__name__}")
-        own = dict(self._named_state())
-        # state a module can do without (BatchNorm's num_batches_tracked, which state dicts
-        # saved before it existed lack): kept as it is, not reported missing, as PyTorch
-        optional = {(f"{m_name}.{n}" if m_name else n)       # (a shared module: each name)
-                    for m_name, m in self.named_modules(remove_duplicate=False)
-                    for n in getattr(m, "_optional_state", ())}
-        extras = dict(self._extra_states())
-        missing = [k for k in [*own, *extras] if k not in state_dict and k not in optional]
-        unexpected = [k for k in state_dict if k not in own and k not in extras]
-        mismatched = [f"{k}: checkpoint {tuple(_shape(state_dict[k]))} vs model "
-                      f"{own[k].shape}" for k in own
-                      if k in state_dict and tuple(_shape(state_dict[k])) != own[k].shape]
-        if mismatched or (strict and (missing or unexpected)):
-            parts = [f"{what}: {_first(names)}" for what, names in (
-                ("missing keys", missing), ("unexpected keys", unexpected),
-                ("shape mismatches", mismatched)) if names]
-            raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(parts))
-        if assign:
-            self._assign(state_dict)
-        for k, t in own.items():
-            if k in state_dict and not assign:  # into the tensor's memory, as PyTorch's copy_
-                t.data[...] = t.backend.from_numpy(_host(state_dict[k]).astype(t.dtype))
-                t._version_counter[0] += 1
-        for k, m in extras.items():
-            if k in state_dict:
-                m.set_extra_state(state_dict[k])
-        return _IncompatibleKeys(missing, unexpected)
-
-    def _assign(self, state_dict):
-        """load_state_dict(assign=True): each parameter and buffer replaced by the state
-        dict's tensor (a tensor of this library: itself; anything else: its values, as a
-        tensor on the device of the one it replaces)."""
-        new = {}                  # id(old tensor) -> its replacement: a shared one stays shared
-        for mname, m in self.named_modules(remove_duplicate=False):
-            for store in (m._parameters, m._buffers):
-                for n, old in list(store.items()):
-                    k = f"{mname}.{n}" if mname else n
-                    if old is None or k not in state_dict or \
-                            (store is m._buffers and n in m._non_persistent):
-                        continue
-                    if id(old) not in new:
-                        v = state_dict[k]
-                        if not isinstance(v, Tensor):
-                            v = Tensor(_host(v), device=old.device)
-                        new[id(old)] = Parameter(v, old.requires_grad) \
-                            if isinstance(old, Parameter) else v
-                    store[n] = new[id(old)]
-
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self):
         return ""
@@ -452,21 +349,3 @@ class Module(ForwardHooks):
         if not extra + children:
             return f"{type(self).__name__}()"
         return f"{type(self).__name__}(\n  " + "\n  ".join(extra + children) + "\n)"
-
-
-def _shape(v):
-    return v.shape if hasattr(v, "shape") else backend.to_host(v).shape
-
-
-def _first(names, n=6):
-    """The first n names of a list, and how many more (a whole model's worth is unreadable)."""
-    more = f" and {len(names) - n} more" if len(names) > n else ""
-    return ", ".join(names[:n]) + more
-
-
-def _host(v):
-    """A state-dict value as a host NumPy array: a Tensor, a NumPy/CuPy array, a list, or
-    another library's tensor (a PyTorch state dict loads directly)."""
-    if isinstance(v, Tensor):
-        return v.numpy()
-    return backend.to_host(from_other_library(v))

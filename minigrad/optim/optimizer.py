@@ -6,7 +6,8 @@ import json
 import numbers
 
 from minigrad.autograd import no_grad, enable_grad
-from minigrad.nn.module import _host, zero_grads
+from minigrad.nn.module import zero_grads
+from minigrad.nn.module_state import host as _host
 from minigrad.tensor import Tensor
 
 
