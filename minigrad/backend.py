@@ -108,10 +108,8 @@ class Backend:
     def __init__(self, name, xp, erf, index_add, to_numpy, from_numpy, special=None):
         self.name, self.xp = name, xp
         self.erf = erf                  # elementwise error function, full precision
-        # the library's SciPy-style special functions (scipy.special on the CPU,
-        # cupyx.scipy.special on a GPU): lgamma, digamma, polygamma and erfinv read
-        # gammaln, digamma, polygamma and erfinv from it. None where there is none (a bare
-        # machine without SciPy): those ops then say what to install
+        # scipy.special on the CPU, cupyx.scipy.special on a GPU (ops/special.py's source);
+        # None without SciPy: those ops then say what to install
         self.special = special
         self.index_add = index_add      # target[index] += values, repeated indices summed
         self.to_numpy = to_numpy        # device array -> host NumPy array
