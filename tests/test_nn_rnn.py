@@ -164,6 +164,19 @@ def test_lstm_refuses_a_state_changed_in_place_before_backward():
         out.sum().backward()
 
 
+def test_the_lstm_cells_h_depends_on_its_c_in_the_graph():
+    """h' = o·tanh(c') is an op of c': a hook, retain_grad or mg.grad on c' sees the part
+    of its gradient that comes through h' (PyTorch: the same figure)."""
+    from minigrad.ops.rnn_cells import lstm_cell
+    rng = np.random.default_rng(2)
+    gates = mg.tensor(rng.standard_normal((2, 12)), dtype=mg.float64)
+    c = mg.tensor(rng.standard_normal((2, 3)), dtype=mg.float64, requires_grad=True)
+    h, c2 = lstm_cell(gates, c)
+    got, = mg.grad(h.sum(), c2)
+    o, t = 1 / (1 + np.exp(-gates.numpy()[:, 9:])), np.tanh(c2.detach().numpy())
+    np.testing.assert_allclose(got.numpy(), o * (1 - t * t), rtol=1e-12)
+
+
 def test_fused_cells_refuse_mismatched_batch_dims():
     from minigrad.ops.rnn_cells import lstm_cell, gru_cell
     with pytest.raises(ValueError, match="lstm_cell"):

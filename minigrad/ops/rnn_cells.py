@@ -1,66 +1,75 @@
-"""The elementwise halves of the LSTM and GRU cells as one op each (article 2.2.3.1's
+"""The elementwise halves of the LSTM and GRU cells as fused ops (article 2.2.3.1's
 recurrent encoders): from the gates' pre-activations (the matrix products stay Linear's),
-the new state. Composed of separate ops a step is a dozen nodes, each with its own passes
-and Python cost; nn/rnn_cells.py's step functions call these."""
-from minigrad.autograd import Function, record_outputs
+the new state (the LSTM's in two ops, c' then h' from it). Composed of separate ops a step
+is a dozen nodes, each with its own passes and Python cost; nn/rnn_cells.py's step
+functions call these."""
+from minigrad.autograd import Function
 from minigrad.ops.shape import cat
-from minigrad.tensor import Tensor
 
 
 class LSTMCell(Function):
-    """i, f, g, o = σ, σ, tanh, σ of the gates' quarters (PyTorch's order);
-    c' = f⊙c + i⊙g,  h' = o⊙tanh(c'). Two outputs, h' and c' (Function.output_ids), so
-    backward gets both gradients at once:
-    dc = dc' + dh'⊙o⊙(1 - tanh²c');  d(gates) = [dc⊙g·σ', dc⊙c·σ', dc⊙i·tanh', dh'⊙tanh c'·σ']
-    (σ' = σ(1 - σ), tanh' = 1 - tanh² of each gate); the old c gets dc⊙f."""
+    """The new cell state: i, f, g = σ, σ, tanh of the gates' first three quarters
+    (PyTorch's order i, f, g, o); c' = f⊙c + i⊙g. Backward: d(gates) = [dc'⊙g·σ'(i),
+    dc'⊙c·σ'(f), dc'⊙i·tanh'(g), 0] (σ' = σ(1 - σ), tanh' = 1 - tanh²), and dc = dc'⊙f.
+    h' is LSTMOutput's, a function of c': so a hook or mg.grad on c' sees all of its
+    gradient, the part that comes through h' too."""
 
-    def run(self, gates, c):
+    def forward(self, gates, c):
         xp = self.xp
         H = c.shape[-1]
-        act = xp.empty_like(gates)
-        sig = _sigmoid(xp, gates)                         # on all four, g's then replaced
-        act[...] = sig
-        xp.tanh(gates[..., 2 * H:3 * H], out=act[..., 2 * H:3 * H])
-        i, f, g, o = (act[..., k * H:(k + 1) * H] for k in range(4))
-        c_new = f * c + i * g
-        tanh_c = xp.tanh(c_new)
-        self.act, self.c, self.tanh_c = act, c, tanh_c
-        return o * tanh_c, c_new
+        act = xp.empty(gates.shape[:-1] + (3 * H,), gates.dtype)
+        act[..., :2 * H] = _sigmoid(xp, gates[..., :2 * H])
+        xp.tanh(gates[..., 2 * H:3 * H], out=act[..., 2 * H:])
+        self.act = act
+        i, f, g = (act[..., k * H:(k + 1) * H] for k in range(3))
+        return f * c + i * g
 
-    def backward(self, grads):                            # the reference: Tensor ops
+    def backward(self, dc):                               # the reference: Tensor ops
         gates, c = self.inputs
         H = c.shape[-1]
-        i, f, o = (gates[..., k * H:(k + 1) * H].sigmoid() for k in (0, 1, 3))
+        i, f = (gates[..., k * H:(k + 1) * H].sigmoid() for k in (0, 1))
         g = gates[..., 2 * H:3 * H].tanh()
-        tanh_c = (f * c + i * g).tanh()
-        gh, gc = grads
-        dc = 0 if gc is None else gc
-        if gh is not None:
-            dc = dc + gh * o * (1 - tanh_c * tanh_c)
-        do = 0 * o if gh is None else gh * tanh_c
         return (cat([dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g),
-                     do * o * (1 - o)], -1), dc * f)
+                     0 * gates[..., 3 * H:]], -1), dc * f)
 
-    def backward_arrays(self, grads):
-        xp, act, tanh_c = self.xp, self.act, self.tanh_c
-        H = tanh_c.shape[-1]
-        i, f, g, o = (act[..., k * H:(k + 1) * H] for k in range(4))
-        gh, gc = grads
-        dc = xp.zeros_like(tanh_c) if gc is None else gc.copy()
-        d = xp.empty_like(act)
-        if gh is None:
-            d[..., 3 * H:] = 0
-        else:
-            dc += gh * o * (1 - tanh_c * tanh_c)
-            xp.multiply(gh, tanh_c, out=d[..., 3 * H:])
-            d[..., 3 * H:] *= o * (1 - o)
+    def backward_arrays(self, dc):
+        xp, act, c = self.xp, self.act, self.inputs[1].data
+        H = c.shape[-1]
+        i, f, g = (act[..., k * H:(k + 1) * H] for k in range(3))
+        d = xp.empty(act.shape[:-1] + (4 * H,), act.dtype)
+        d[..., 3 * H:] = 0
         xp.multiply(dc, g, out=d[..., :H])
         d[..., :H] *= i * (1 - i)
-        xp.multiply(dc, self.c, out=d[..., H:2 * H])
+        xp.multiply(dc, c, out=d[..., H:2 * H])
         d[..., H:2 * H] *= f * (1 - f)
         xp.multiply(dc, i, out=d[..., 2 * H:3 * H])
         d[..., 2 * H:3 * H] *= 1 - g * g
         return d, dc * f
+
+
+class LSTMOutput(Function):
+    """h' = o⊙tanh(c'), o = σ of the gates' last quarter. Backward: d(gates) = [0, 0, 0,
+    dh'⊙tanh(c')·σ'(o)], dc' = dh'⊙o⊙(1 - tanh²c')."""
+
+    def forward(self, gates, c_new):
+        H = c_new.shape[-1]
+        self.o, self.tanh_c = _sigmoid(self.xp, gates[..., 3 * H:]), self.xp.tanh(c_new)
+        return self.o * self.tanh_c
+
+    def backward(self, dh):                               # the reference: Tensor ops
+        gates, c_new = self.inputs
+        H = c_new.shape[-1]
+        o, tanh_c = gates[..., 3 * H:].sigmoid(), c_new.tanh()
+        return (cat([0 * gates[..., :3 * H], dh * tanh_c * o * (1 - o)], -1),
+                dh * o * (1 - tanh_c * tanh_c))
+
+    def backward_arrays(self, dh):
+        xp, o, tanh_c = self.xp, self.o, self.tanh_c
+        H = o.shape[-1]
+        d = xp.zeros(o.shape[:-1] + (4 * H,), o.dtype)
+        xp.multiply(dh, tanh_c, out=d[..., 3 * H:])
+        d[..., 3 * H:] *= o * (1 - o)
+        return d, dh * o * (1 - tanh_c * tanh_c)
 
 
 def _sigmoid(xp, a):
@@ -77,11 +86,8 @@ def lstm_cell(gates, c):
         raise ValueError(f"lstm_cell: gates (..., 4H) and c (..., H) of one dtype and device, "
                          f"got gates {gates.shape} {gates.dtype} on {gates.device} and c "
                          f"{c.shape} {c.dtype} on {c.device}")
-    node = LSTMCell()
-    node.xp = gates.backend.xp
-    h_new, c_new = node.run(gates.data, c.data)
-    outs = (Tensor._make(h_new, c.device), Tensor._make(c_new, c.device))
-    return record_outputs(node, [gates, c], outs)
+    c_new = LSTMCell.apply(gates, c)
+    return LSTMOutput.apply(gates, c_new), c_new
 
 
 class GRUCell(Function):
