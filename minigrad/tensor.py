@@ -382,9 +382,11 @@ def _used_by_a_recorded_op(t):
     from minigrad.autograd import Function
     for holder in gc.get_referrers(t):
         if isinstance(holder, (tuple, list)):
-            for owner in gc.get_referrers(holder):
-                if (isinstance(owner, Function) and owner.inputs is holder) or \
-                        (isinstance(owner, dict) and owner.get("inputs") is holder):
+            for owner in gc.get_referrers(holder):      # (an unbind kept after backward
+                if (isinstance(owner, Function) and owner.inputs is holder and    # counts
+                        not getattr(owner, "released", False)) or \
+                        (isinstance(owner, dict) and owner.get("inputs") is holder and
+                         not owner.get("released", False)):                   # as released)
                     return True
     return False
 

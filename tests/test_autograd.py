@@ -721,3 +721,31 @@ def test_without_retain_grad_an_augmented_assignment_keeps_no_gradient():
     y *= 3
     (y * y).sum().backward()
     assert y.grad is None
+
+
+def test_ops_that_read_no_values_allow_in_place_changes_before_backward():
+    """Embedding (a table renormalised by max_norm when used twice a step), diagonal, median
+    and the scatter-add read indices or masks in backward, not values, as PyTorch's: an
+    in-place change of their input between forward and backward is no error."""
+    e = mg.nn.Embedding(6, 3, max_norm=0.5)
+    a, b = e(mg.tensor([1, 2])), e(mg.tensor([2, 3]))    # the second renormalises row 2
+    (a.sum() + b.sum()).backward()
+    assert e.weight.grad.sum().item() == 12.0
+    w = mg.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0], [7.0, 8.0, 6.0]], requires_grad=True)
+    d, m = w.diagonal(), w.median(1)[0]
+    with mg.no_grad():
+        w.add_(1)
+    (d.sum() + m.sum()).backward()
+    assert w.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]
+
+
+def test_detach_after_backward_through_unbind():
+    """unbind's node is kept after backward (a backward per slice works) but counts as
+    released: the unbound tensor may then be detached in place, as PyTorch's."""
+    cell = mg.nn.LSTMCell(3, 4)
+    h = c = mg.zeros(2, 4)
+    for x in mg.randn(3, 2, 3).unbind(0):
+        h, c = cell(x, (h, c))
+    h0, h1 = h.unbind(0)
+    (h0.pow(2).sum() + h1.sum()).backward()
+    assert h.detach_() is h and not h.requires_grad

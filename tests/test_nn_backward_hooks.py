@@ -228,3 +228,33 @@ def test_no_cycle_without_backward_and_mg_grad_skips_what_it_was_not_asked_for()
     f = m(mg.ones(2, requires_grad=True), 2.0)
     g, = mg.grad((f * f).sum(), [f])
     assert g.tolist() == [4.0, 4.0] and calls == []
+
+
+def test_the_hooks_of_a_call_are_those_registered_at_its_forward():
+    """As PyTorch: a hook removed between forward and backward still runs for that call;
+    one added after the forward does not."""
+    lin, calls = nn.Linear(2, 2), []
+    handle = lin.register_full_backward_hook(lambda m, gi, go: calls.append("A"))
+    y = lin(mg.ones(1, 2, requires_grad=True))
+    handle.remove()
+    lin.register_full_backward_hook(lambda m, gi, go: calls.append("B"))
+    lin.register_full_backward_pre_hook(lambda m, go: calls.append("C"))
+    y.sum().backward()
+    assert calls == ["A"]
+
+
+def test_a_named_tuple_output_stays_one():
+    """A module returning a PackedSequence (a named tuple) still returns one when hooked."""
+    from minigrad.nn.utils.rnn import PackedSequence, pack_padded_sequence
+
+    class Packer(nn.Module):
+        def forward(self, x, lengths):
+            return pack_padded_sequence(x, lengths, enforce_sorted=False)
+    packer, calls = Packer(), []
+    packer.register_full_backward_hook(lambda m, gi, go: calls.append(len(go)))
+    x = mg.randn(4, 3, 2, requires_grad=True)
+    packed = packer(x, [4, 2, 3])
+    assert isinstance(packed, PackedSequence)
+    _, h_n = nn.GRU(2, 3)(packed)
+    h_n.sum().backward()
+    assert calls == [4] and x.grad is not None

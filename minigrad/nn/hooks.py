@@ -129,6 +129,10 @@ class _BackwardHooks:
 
     def __init__(self, module):
         self.module, self.grad_output, self.has_input_node = module, None, False
+        # the hooks there are now, at forward time, as PyTorch: one removed before backward
+        # still runs for this call, one added after it does not
+        self.hooks = _hooks(module, "_backward_hooks")
+        self.pre_hooks = _hooks(module, "_backward_pre_hooks")
 
     def on_inputs(self, args):
         # the shape of each tensor argument, for the zeros of one that no gradient reaches
@@ -157,14 +161,14 @@ class _BackwardHooks:
         for i, g in zip(at, grads):
             grad_output[i] = g
         grad_output = tuple(grad_output)
-        for hook in _hooks(module, "_backward_pre_hooks"):
+        for hook in self.pre_hooks:
             new = hook(module, grad_output)
             if new is not None:
                 grad_output = _checked(new, grad_output, hook, "pre hook", "grad_output")
         self.grad_output = grad_output
         if not self.has_input_node:      # no input requires grad: no input node will call
             nothing = (None,) * len(self.blanks)
-            for hook in _hooks(module, "_backward_hooks"):
+            for hook in self.hooks:
                 new = hook(module, nothing, grad_output)
                 if new is not None and any(g is not None for g in new):
                     raise RuntimeError(f"{_name(hook)}: a backward hook of a module none of "
@@ -184,7 +188,7 @@ class _BackwardHooks:
             if g is not None:
                 grad_input[i] = g
         grad_input = tuple(grad_input)
-        for hook in _hooks(module, "_backward_hooks"):
+        for hook in self.hooks:
             new = hook(module, grad_input, self.grad_output)
             if new is not None:
                 grad_input = _checked(new, grad_input, hook, "hook", "grad_input")
@@ -206,7 +210,7 @@ def _through_node(values, run):
     at = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
     if not at:
         return values, None
-    node, values = _PassThrough(), list(values)
+    node, type_, values = _PassThrough(), type(values), list(values)
     node.run, node.at = run, at
     views = []
     for i in at:
@@ -216,7 +220,8 @@ def _through_node(values, run):
     record_outputs(node, [values[i] for i in at], views)
     for i, v in zip(at, views):
         values[i] = v
-    return tuple(values), node
+    # a named tuple (a PackedSequence, values and indices) stays one, as PyTorch's
+    return (tuple(values) if type_ is tuple else type_(*values)), node
 
 
 def _hooks(module, kind):

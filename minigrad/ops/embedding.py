@@ -11,8 +11,13 @@ from minigrad.ops.index import IndexAdd, raw_index
 class Embedding(Function):
     """weight[indices] with the gradient of the `padding_idx` row held at zero (as PyTorch).
     scale_by_freq: each row's gradient divided by how often the batch picked it (PyTorch's
-    scale_grad_by_freq: a frequent token's row then moves as much as a rare one's)."""
+    scale_grad_by_freq: a frequent token's row then moves as much as a rare one's; under
+    create_graph the scaling is part of the gradient's graph, so a second derivative is
+    scaled too, where PyTorch's double backward is the plain gather)."""
     fresh_grads = True                                   # see Function.fresh_grads
+    # backward reads the indices, not the table: max_norm's renormalisation, or a padding
+    # row zeroed, between forward and backward is fine (a table used twice a step)
+    needs_values = False
     def forward(self, weight, indices, padding_idx, scale_by_freq):
         self.indices, self.padding_idx, self.shape = indices, padding_idx, weight.shape
         self.scale_by_freq = scale_by_freq

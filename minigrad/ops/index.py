@@ -36,6 +36,7 @@ def _scatter_add(device, buf, index, g):
 class IndexAdd(Function):
     """zeros(shape) with g added at `index`; repeated indices accumulate. The gradient of
     indexing, and itself differentiable (its gradient is indexing again)."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, g, index, shape):
         self.index = index
         out = self.xp.zeros(shape, dtype=g.dtype)

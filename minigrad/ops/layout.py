@@ -15,6 +15,7 @@ from minigrad.ops.shape import permute, reshape, repeat, cat, clone, flip, trans
 class Diagonal(Function):
     """The elements a[..., i, i + offset, ...] of dims dim1 and dim2, as a new last dim: a
     view (NumPy's diagonal). Its gradient puts g back on that diagonal of zeros."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, offset, dim1, dim2):
         self.in_shape, self.args = a.shape, (offset, dim1, dim2)
         out = self.xp.diagonal(a, offset, dim1, dim2)
@@ -27,6 +28,7 @@ class Diagonal(Function):
 class DiagonalScatter(Function):
     """zeros(shape) with g on the diagonal (offset, dim1, dim2): the gradient of Diagonal,
     and the 1-D to 2-D diag. Linear, so its gradient is Diagonal again."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, g, shape, args):
         xp, (offset, dim1, dim2) = self.xp, args
         self.args = args

@@ -44,6 +44,7 @@ class Median(Function):
     torch.median; a slice holding NaN has median NaN, its first NaN picked. With a dim the
     gradient goes to the picked element (its index is returned); over the whole tensor it
     is shared evenly by the elements equal to the median (ties, or the NaNs), as PyTorch's."""
+    needs_values = False                 # backward reads the masks forward kept, not a value
     def forward(self, a, index, dim, keepdim):   # index: median_index's, which median returns
         xp = self.xp
         self.in_shape = a.shape

@@ -69,7 +69,9 @@ class Unbind(Function):
     needs_values = False                                 # see Function.needs_values
     def release(self):
         """Kept: it holds no array of its own (its outputs view its input, and keep that
-        alive anyway), so each slice may be backpropagated on its own, as PyTorch's."""
+        alive anyway), so each slice may be backpropagated on its own, as PyTorch's. Marked
+        released, so detach_ may cut its input loose (tensor.py)."""
+        self.released = True
     def backward(self, grads):
         x = self.inputs[0]
         shape = x.shape[:self.dim] + x.shape[self.dim + 1:]
