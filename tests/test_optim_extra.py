@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from optim_helpers import init_and_grads, run_steps
 from minigrad import nn, optim
 
 
@@ -17,23 +18,13 @@ def _torch():
 
 
 SHAPES = [(3, 4), (4,), ()]
-# gradient sizes that rise and fall, so that Adamax's max and Adagrad's sum see both
-SCALES = [3.0, 0.2, 1.0, 0.05, 2.0, 0.1, 0.5, 4.0, 0.3, 1.0]
 
 
 def _init_and_grads(steps=12, seed=0):
-    rng = np.random.default_rng(seed)
-    init = [rng.standard_normal(s) for s in SHAPES]
-    grads = [[rng.standard_normal(s) * SCALES[k % len(SCALES)] for s in SHAPES]
-             for k in range(steps)]
-    return init, grads
+    return init_and_grads(SHAPES, steps, seed)
 
 
-def _steps(opt, ps, grads):
-    for step in grads:
-        for p, g in zip(ps, step):
-            p.grad = mg.tensor(g, dtype=p.dtype, device=p.device)
-        opt.step()
+_steps = run_steps
 
 
 def _params(init, dtype="float64", device="cpu"):
