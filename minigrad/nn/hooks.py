@@ -77,7 +77,7 @@ class ForwardHooks:
         return self._add_hook("_backward_pre_hooks", (hook, False, False), prepend,
                               "register_full_backward_pre_hook")
 
-    # state-dict hooks, as PyTorch's (nn/module.py's state_dict and load_state_dict run
+    # state-dict hooks, as PyTorch's (module_state.py's state_dict and load_state_dict run
     # them; their signatures are there)
     def register_state_dict_pre_hook(self, hook):
         return self._add_hook("_state_dict_pre_hooks", (hook, False, False), False,
@@ -131,8 +131,8 @@ class _BackwardHooks:
         self.module, self.grad_output, self.has_input_node = module, None, False
         # the hooks there are now, at forward time, as PyTorch: one removed before backward
         # still runs for this call, one added after it does not
-        self.hooks = _hooks(module, "_backward_hooks")
-        self.pre_hooks = _hooks(module, "_backward_pre_hooks")
+        self.hooks = hooks_of(module, "_backward_hooks")
+        self.pre_hooks = hooks_of(module, "_backward_pre_hooks")
 
     def on_inputs(self, args):
         # the shape of each tensor argument, for the zeros of one that no gradient reaches
@@ -224,7 +224,8 @@ def _through_node(values, run):
     return (tuple(values) if type_ is tuple else type_(*values)), node
 
 
-def _hooks(module, kind):
+def hooks_of(module, kind):
+    """The functions of one kind of hook registered on `module` (by _add_hook), in order."""
     return [entry[0] for entry in list(module.__dict__.get(kind, {}).values())]
 
 

@@ -5,6 +5,7 @@ from collections import OrderedDict, namedtuple
 
 from minigrad import backend
 from minigrad.creation import from_other_library
+from minigrad.nn.hooks import hooks_of
 from minigrad.tensor import Tensor
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
@@ -26,7 +27,7 @@ class ModuleState:
         state-dict hooks: register_state_dict_pre_hook's hook(module, prefix, keep_vars)
         first, register_state_dict_post_hook's hook(module, state_dict, prefix, {}) last,
         which may change the state dict in place (a shared child: once per name)."""
-        for hook in _hooks(self, "_state_dict_pre_hooks"):
+        for hook in hooks_of(self, "_state_dict_pre_hooks"):
             hook(self, prefix, keep_vars)
         for k, t in self._own_state(extra=True):
             out[prefix + k] = t.get_extra_state() if isinstance(t, ModuleState) else \
@@ -34,7 +35,7 @@ class ModuleState:
         for name, child in self._modules.items():
             if child is not None:
                 child._save_into(out, f"{prefix}{name}.", keep_vars)
-        for hook in _hooks(self, "_state_dict_hooks"):
+        for hook in hooks_of(self, "_state_dict_hooks"):
             if hook(self, out, prefix, {}) is not None:
                 raise RuntimeError(f"{type(self).__name__}.state_dict: a state_dict post hook "
                                    f"must return None (change the state dict in place)")
@@ -93,17 +94,17 @@ class ModuleState:
                             f"{type(state_dict).__name__}")
         found_missing, found_unexpected, errors = [], [], []
         pre = [(n, m) for n, m in self.named_modules(remove_duplicate=False)
-               if _hooks(m, "_load_state_dict_pre_hooks")]
+               if hooks_of(m, "_load_state_dict_pre_hooks")]
         if pre:
             state_dict = OrderedDict(state_dict)        # the caller's own stays as it is
             for n, m in pre:
-                for hook in _hooks(m, "_load_state_dict_pre_hooks"):
+                for hook in hooks_of(m, "_load_state_dict_pre_hooks"):
                     hook(m, state_dict, f"{n}." if n else "", {}, strict, found_missing,
                          found_unexpected, errors)
         if errors:
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " +
                                "; ".join(map(str, errors)))
-        post = [m for m in self.modules() if _hooks(m, "_load_state_dict_post_hooks")]
+        post = [m for m in self.modules() if hooks_of(m, "_load_state_dict_post_hooks")]
         own = dict(self._named_state())
         # state a module can do without (BatchNorm's num_batches_tracked, which state dicts
         # saved before it existed lack): kept as it is, not reported missing, as PyTorch
@@ -131,7 +132,7 @@ class ModuleState:
                 m.set_extra_state(state_dict[k])
         result = _IncompatibleKeys(missing, unexpected)
         for m in post:
-            for hook in _hooks(m, "_load_state_dict_post_hooks"):
+            for hook in hooks_of(m, "_load_state_dict_post_hooks"):
                 if hook(m, result) is not None:
                     raise RuntimeError(f"load_state_dict into {type(self).__name__}: a post "
                                        f"hook must return None (change incompatible_keys in "
@@ -167,11 +168,6 @@ class ModuleState:
                         new[id(old)] = Parameter(v, old.requires_grad) \
                             if isinstance(old, Parameter) else v
                     store[n] = new[id(old)]
-
-
-def _hooks(module, kind):
-    """The functions of one kind of hook registered on `module` (nn/hooks.py's _add_hook)."""
-    return [entry[0] for entry in list(module.__dict__.get(kind, {}).values())]
 
 
 def _shape(v):
