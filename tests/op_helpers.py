@@ -213,6 +213,19 @@ def check_on_spy(case, device="spy"):
     assert all(x.grad is not None and x.grad.device == device for x in xs)
 
 
+def check_outputs_on_spy(case, spy):
+    """check_on_spy for a case of one output or several: every output on the device and as
+    NumPy's formula (to float32's tolerance), every gradient on the device."""
+    arrays = case.arrays()
+    xs = [mg.tensor(a, device=spy, requires_grad=True) for a in arrays]
+    outs = as_list(case.fn(*xs))
+    sum(o.sum() for o in outs if o.requires_grad).backward()
+    for i, (o, r) in enumerate(zip(outs, as_list(case.np_fn(*arrays)))):
+        assert o.device == spy
+        assert_close(o.numpy(), np.asarray(r), "float32", f"{case} output {i}")
+    assert all(x.grad is not None and x.grad.device == spy for x in xs)
+
+
 # kinks and bounds (0, ±1, 1.5, 6, 20), tails, infinities and NaN, for elementwise activations
 SPECIAL_VALUES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-8, -1e-8, 0.5, -0.5, 1.0,
                            -1.0, 1.5, 3.0, -3.0, 6.0, 20.0, 21.0, -20.0, -100.0, 100.0,
@@ -228,6 +241,17 @@ def special_upstreams(n):
     odd = finite.copy()
     odd[[1, 2, 8, 13, 18, 20]] = [np.inf, -np.inf, np.nan, np.inf, np.nan, -np.inf]
     return finite, odd
+
+
+def check_fast_backward_everywhere(fn, dtype, device, what):
+    """check_fast_backward at SPECIAL_VALUES under both special_upstreams, and at random
+    values away from the kinks."""
+    x = SPECIAL_VALUES.astype(dtype)
+    for upstream in special_upstreams(x.size):
+        check_fast_backward(fn, x, upstream, device, what)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 50)).astype(dtype) * 4
+    check_fast_backward(fn, x, rng.standard_normal(x.shape), device, what)
 
 
 def _fast_and_reference(fn, x, upstream, device):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from op_helpers import (OpCase, unary, as_list, assert_close, check_vs_torch,
+from op_helpers import (OpCase, unary, check_vs_torch,
+                        check_outputs_on_spy,
                         check_gradcheck, check_double_backward_vs_torch)
 
 
@@ -198,14 +199,7 @@ def test_double_backward_vs_torch(case, device):
 def test_on_the_gpu_stand_in(case, spy):
     """Forward and backward on the spy device (no NumPy behind the backend's back), the
     values as NumPy's formula, every gradient on the device."""
-    arrays = case.arrays()
-    xs = [mg.tensor(a, device=spy, requires_grad=True) for a in arrays]
-    outs = as_list(case.fn(*xs))
-    sum(o.sum() for o in outs if o.requires_grad).backward()
-    for i, (o, r) in enumerate(zip(outs, as_list(case.np_fn(*arrays)))):
-        assert o.device == spy
-        assert_close(o.numpy(), np.asarray(r), "float32", f"{case} output {i}")
-    assert all(x.grad is not None and x.grad.device == spy for x in xs)
+    check_outputs_on_spy(case, spy)
 
 
 @pytest.mark.parametrize("name", ["fmod", "remainder"])

@@ -14,7 +14,8 @@ from scipy import special
 
 import minigrad as mg
 import op_helpers
-from op_helpers import (OpCase, unary, as_list, assert_close, check_vs_torch,
+from op_helpers import (OpCase, unary, check_vs_torch,
+                        check_outputs_on_spy,
                         check_gradcheck, check_double_backward_vs_torch)
 
 NAN = float("nan")
@@ -248,11 +249,4 @@ def test_double_backward_vs_torch(case, device, monkeypatch):
 def test_on_the_gpu_stand_in(case, spy):
     """Forward and backward on the spy device (no NumPy behind the backend's back), the
     values as NumPy's formula, every gradient on the device."""
-    arrays = case.arrays()
-    xs = [mg.tensor(a, device=spy, requires_grad=True) for a in arrays]
-    outs = as_list(case.fn(*xs))
-    sum(o.sum() for o in outs if o.requires_grad).backward()
-    for i, (o, r) in enumerate(zip(outs, as_list(case.np_fn(*arrays)))):
-        assert o.device == spy
-        assert_close(o.numpy(), np.asarray(r), "float32", f"{case} output {i}")
-    assert all(x.grad is not None and x.grad.device == spy for x in xs)
+    check_outputs_on_spy(case, spy)
