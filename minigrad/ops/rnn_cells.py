@@ -13,6 +13,7 @@ class LSTMCell(Function):
     dc'⊙c·σ'(f), dc'⊙i·tanh'(g), 0] (σ' = σ(1 - σ), tanh' = 1 - tanh²), and dc = dc'⊙f.
     h' is LSTMOutput's, a function of c': so a hook or mg.grad on c' sees all of its
     gradient, the part that comes through h' too."""
+    fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, gates, c):
         xp = self.xp
@@ -50,6 +51,7 @@ class LSTMCell(Function):
 class LSTMOutput(Function):
     """h' = o⊙tanh(c'), o = σ of the gates' last quarter. Backward: d(gates) = [0, 0, 0,
     dh'⊙tanh(c')·σ'(o)], dc' = dh'⊙o⊙(1 - tanh²c')."""
+    fresh_grads = True                                   # see Function.fresh_grads
 
     def forward(self, gates, c_new):
         H = c_new.shape[-1]
