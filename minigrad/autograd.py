@@ -69,6 +69,8 @@ class Function:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
+            for t in inputs:    # an in-place write recorded later must not re-route the
+                t._used = True  # gradient this op sends t (ops/inplace_autograd.py)
             fn.output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
             # backward may read any input and the output: they must still hold these values
             # (an op whose backward reads none of them, needs_values False, is not checked)
@@ -128,6 +130,8 @@ def record_outputs(fn, inputs, outputs):
     if _state.grad_enabled and any(t.requires_grad for t in inputs):
         fn.inputs, fn.device, fn.xp = tuple(inputs), inputs[0].device, inputs[0].backend.xp
         fn.output_ids = {}
+        for t in inputs:        # see apply
+            t._used = True
         for k, t in enumerate(outputs):
             t.requires_grad, t._ctx = True, fn
             fn.output_ids[id(t)] = k

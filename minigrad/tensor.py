@@ -21,9 +21,10 @@ from minigrad.tensor_methods import TensorMethods
 class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
     # every tensor that views the same memory (see `_version`); _hooks: None, or the
-    # functions register_hook added; _retains_grad: retain_grad() was called
+    # functions register_hook added; _retains_grad: retain_grad() was called; _used (unset
+    # until then): a recorded op took this tensor as an input
     __slots__ = ("_data", "_grad", "requires_grad", "_ctx", "device", "_version_counter",
-                 "_hooks", "_retains_grad", "__weakref__")
+                 "_hooks", "_retains_grad", "_used", "__weakref__")
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
     def __init__(self, data, dtype=None, device=None, requires_grad=False):

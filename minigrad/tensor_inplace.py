@@ -1,8 +1,7 @@
 """PyTorch's in-place methods on a Tensor (x.zero_(), x.add_(y), x.clamp_(0, 1),
 x.normal_()): the op's result written into the tensor's own memory, then counted in its
-`_version` (ops/inplace.py checks each may). Outside autograd only, since a method cannot
-rebind the caller's name as `x += y` does (tensor.py keeps those operators). `Tensor`
-inherits them."""
+`_version` (ops/inplace.py checks each may); recorded by autograd where the tensor or an
+argument requires grad (ops/inplace_autograd.py). `Tensor` inherits them."""
 import builtins
 
 from minigrad import backend

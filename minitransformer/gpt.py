@@ -85,8 +85,9 @@ class KVCache:
             self.keys[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
             self.values[layer] = mg.zeros(self.shape, device=device, dtype=dtype)
         if mg.is_grad_enabled() and (k.requires_grad or v.requires_grad):
-            # writes into the preallocated cache are not recorded by autograd: refuse rather
-            # than return logits whose gradients would silently miss the cached positions
+            # a write into the preallocated cache that autograd recorded would be refused
+            # from the second step on (the first step's views of the cache used it): say
+            # so here, once, with what to do instead
             raise RuntimeError("KVCache: decoding with a cache is for generation and is not "
                                "differentiable; run it under mg.no_grad() (generate() does), "
                                "or call the model without a cache to train")

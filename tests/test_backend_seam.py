@@ -33,6 +33,12 @@ def _t(a, x):
     return mg.tensor(a, device=x.device)
 
 
+def _put(h, index, value):
+    """h[index] = value, recorded by autograd (ops/inplace_autograd.py's IndexPut)."""
+    h[index] = value
+    return h
+
+
 def _seeded(fn):
     def call(*xs):
         mg.manual_seed(5)
@@ -78,6 +84,8 @@ OPS = [
                              a.swapaxes(0, 1), a[:1].expand(4, 3), a.clone()), [(2, 3)]),
     ("getitem", lambda a: (a[1], a[:, 1:], a[..., None], a[_IDX], a[[1, 1]], a[:, _MASK],
                            a[_t(_IDX, a)], a[0, 2]), [(3, 3)]),
+    ("setitem_recorded", lambda a, b: _put(a * 1, (slice(None), _t(_IDX, a)), b * 2),
+     [(2, 4), (3,)]),
     ("gather_sort_topk", lambda a: (a.gather(1, _t(_IDS[:, :2].T, a)), a.sort(0)[0],
                                     a.sort(1, descending=True)[0], a.topk(2)[0]), [(3, 4)]),
     ("cat_stack", lambda a, b: (mg.cat([a, b], 1), mg.stack([a, a], -1)), [(2, 3), (2, 1)]),

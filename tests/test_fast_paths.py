@@ -16,6 +16,12 @@ def _both(fn, inputs):
     return fast, ref
 
 
+def _put(h, index, value):
+    """h[index] = value, recorded by autograd (ops/inplace_autograd.py's IndexPut)."""
+    h[index] = value
+    return h
+
+
 _ZEROS = mg.tensor([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 0.0]])
 CASES = {
     "gelu": (lambda x: F.gelu(x) * x, [(3, 5)]),
@@ -39,6 +45,8 @@ CASES = {
     "getitem_slices": (lambda x: x[0] * x[1] + x[:, 1:].sum() * x[-1], [(3, 4)]),
     "getitem_repeated": (lambda x: x[mg.tensor([0, 2, 0, 0])] * x[1:, :2].sum(), [(3, 2)]),
     "getitem_mask_and_add": (lambda x: (x + x[0]) * x[x.detach() > 0].sum(), [(3, 4)]),
+    "setitem_recorded": (lambda x, v: _put(x * x, (slice(None), mg.tensor([0, 2, 0])), v * v)
+                         * x, [(2, 4), (1, 3)]),
     "embedding_tied": (lambda w: F.embedding(mg.tensor([[1, 1], [2, 0]]), w) @ w.T, [(3, 4)]),
     "sum_all": (lambda x: x.sum() * x, [(3, 4)]),
     "sum_dims": (lambda x: x.sum((0, 2), keepdim=True) * x.sum(1, keepdim=True) * x,
@@ -134,7 +142,7 @@ def test_every_fast_path_is_covered():
                "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "LSTMOutput",
                "GRUCell",
                "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
-               "Huber", "Cdist"}
+               "Huber", "Cdist", "IndexPut"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -125,17 +125,18 @@ def test_a_parameter_changes_only_under_no_grad(device):
     assert w.tolist() == [[0.0] * 3] * 2 and w.requires_grad and w.is_leaf
 
 
-def test_refused_where_a_gradient_would_be_lost(device):
+def test_recorded_where_a_gradient_flows(device):
+    """A write into a non-leaf, or of a value that requires grad into a plain tensor, is
+    recorded by autograd, as PyTorch's (ops/inplace_autograd.py); a leaf that requires grad
+    still refuses (test_a_parameter_changes_only_under_no_grad)."""
     w = mg.ones(3, device=device, requires_grad=True)
     h = w * 2
-    with pytest.raises(RuntimeError, match=r"mul_: .* does not record; write x = x.mul"):
-        h.mul_(3.0)
+    assert h.mul_(3.0) is h and h.tolist() == [6.0] * 3 and h._version == 1
     x = mg.ones(3, device=device)
-    with pytest.raises(RuntimeError, match="add_: an argument requires grad"):
-        x.add_(w)
-    with pytest.raises(RuntimeError, match="add_: an argument requires grad"):
-        x.add_(w, alpha=2.0)
-    assert x.tolist() == [1.0, 1.0, 1.0]                 # nothing was written
+    x.add_(w, alpha=2.0)                                 # x now has a history
+    assert not x.is_leaf and x.tolist() == [3.0] * 3
+    (h + x).sum().backward()
+    assert w.grad.tolist() == [8.0] * 3                  # 2·3 through h, 2 through x
 
 
 def test_a_write_into_a_saved_input_stops_backward(device):
@@ -201,9 +202,10 @@ def test_scatter_and_index_add_in_place_as_torch(device):
     assert m._version == 4
     with pytest.raises(TypeError, match="either src"):
         m.scatter_(0, mg.tensor(idx[:1], device=device), 1.0, value=2.0)
-    w = mg.zeros(3, 4, device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match="scatter_add_: an argument requires grad"):
-        m.scatter_add_(0, mg.tensor(idx, device=device), w[:2])
+    w = mg.zeros(3, 4, device=device, requires_grad=True)      # recorded: w gets its part
+    m.scatter_add_(0, mg.tensor(idx, device=device), w[:2] * 2)
+    m.sum().backward()
+    assert w.grad.tolist() == [[2.0] * 4] * 2 + [[0.0] * 4]
 
 
 # ops whose gradient reads no input or output values (+, -, sum, reshape, relu's saved mask):

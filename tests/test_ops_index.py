@@ -227,17 +227,18 @@ def test_integers_apply_before_arrays_as_torch(device):
     np.testing.assert_array_equal(y.numpy(), expected_grad)
 
 
-def test_setitem_of_a_value_that_requires_grad_is_refused(device):
-    """The write is not recorded in the graph, so the value's gradient would be lost
-    silently (PyTorch records it); build out of place, or detach on purpose."""
+def test_setitem_of_a_value_that_requires_grad_is_recorded(device):
+    """As PyTorch: x becomes a non-leaf whose gradient reaches the value written (and not
+    the part it overwrote); detached, or under no_grad, nothing is recorded."""
     w = mg.ones(3, device=device, requires_grad=True)
     x = mg.zeros(2, 3, device=device)
-    with pytest.raises(RuntimeError, match="setitem: the value.*requires grad"):
-        x[0] = w * 2
-    x[0] = (w * 2).detach()
+    x[0] = w * 2
+    x[1] = (w * 2).detach()
     with mg.no_grad():
         x[1] = w * 3
-    assert x.tolist() == [[2.0] * 3, [3.0] * 3]
+    assert x.tolist() == [[2.0] * 3, [3.0] * 3] and not x.is_leaf
+    (x * mg.tensor([[1.0], [10.0]], device=device)).sum().backward()
+    assert w.grad.tolist() == [2.0] * 3
 
 
 def test_sort_and_topk_indices(device):

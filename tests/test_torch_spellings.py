@@ -110,8 +110,11 @@ def test_fill_takes_a_number_or_a_0d_tensor(device):
         t.fill_(None)
     with pytest.raises(ValueError, match="must be 0-d"):
         t.fill_(mg.tensor([1.0, 2.0, 3.0], device=device))
-    with pytest.raises(ValueError, match="not require grad"):
-        t.fill_(mg.tensor(2.0, device=device, requires_grad=True))
+    s = mg.tensor(2.0, device=device, requires_grad=True)
+    t.fill_(s)                                           # recorded: t's sum is 3·s
+    t.sum().backward()
+    assert t.tolist() == [2.0] * 3 and s.grad.item() == 3.0
+    t = mg.zeros(3, device=device)
     with pytest.raises(ValueError, match="without overflow"):
         t.fill_(1e40)
 

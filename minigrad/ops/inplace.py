@@ -2,8 +2,8 @@
 the trailing-underscore methods (`add_`, `mul_`, `clamp_` ...).
 Each writes into the tensor's memory, so every view of it sees the change (as PyTorch), and
 counts itself in the version shared by those views (autograd then refuses a backward that
-would read the old values). Autograd records no in-place write: where a tensor requires grad
-in grad mode these refuse, or `x += y` builds a new tensor, as `x = x + y` would."""
+would read the old values). In grad mode, where the tensor or the value written requires
+grad, autograd records the change instead (ops/inplace_autograd.py), as PyTorch does."""
 import math
 import sys
 
@@ -13,6 +13,7 @@ from minigrad.autograd import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
 from minigrad.ops.elementwise import lift
+from minigrad.ops.inplace_autograd import IndexPut, needs_recording, record
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # what an in-place result may cast to
 
@@ -51,41 +52,40 @@ def _counted(t):
 
 
 def fill(t, value, op):
-    check_allowed(t, op)
-    check_writable(t, op)
     if isinstance(value, Tensor):          # 0-d, as PyTorch; its array stays on the device
-        if value.ndim or value.device != t.device or (value.requires_grad and
-                                                     is_grad_enabled()):
-            raise ValueError(f"{op}: a tensor value must be 0-d, on {t.device} and not "
-                             f"require grad (got shape {value.shape} on {value.device}); "
-                             f"for more, write t[...] = value")
+        if value.ndim or value.device != t.device:
+            raise ValueError(f"{op}: a tensor value must be 0-d and on {t.device} (got "
+                             f"shape {value.shape} on {value.device}); for more, write "
+                             f"t[...] = value")
+        if needs_recording(t, value):
+            return setitem(t, ..., value, op) or t
         value = value.data
     elif not backend.is_scalar(value) or value is None:
         raise TypeError(f"{op}: the value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__}")
     else:
         value = check_fill_value(op, value, t.dtype)
+    if needs_recording(t):
+        return setitem(t, ..., value, op) or t
+    check_writable(t, op)
     t.data[...] = value
     return _counted(t)
 
 
-def setitem(t, index, value):
-    check_allowed(t, "setitem")
-    check_writable(t, "setitem")
-    index = _index.raw_index(index, t, "setitem")
-    _index.check_index(t, index, "setitem")
-    if isinstance(value, Tensor):
+def setitem(t, index, value, op="setitem"):
+    index = _index.raw_index(index, t, op)
+    _index.check_index(t, index, op)
+    recorded = needs_recording(t, value)
+    if not recorded:
+        check_writable(t, op)
+    elif not backend.is_floating(t.dtype):
+        raise TypeError(f"{op}: the value requires grad, but the tensor is {t.dtype}, which "
+                        f"has no gradient; write value.detach() (or under mg.no_grad())")
+    v = value if isinstance(value, Tensor) else None
+    if v is not None:
         if value.device != t.device:
-            raise RuntimeError(f"setitem: value on {value.device}, tensor on {t.device}; "
+            raise RuntimeError(f"{op}: value on {value.device}, tensor on {t.device}; "
                                f"move it with .to({t.device!r}) first")
-        if value.requires_grad and is_grad_enabled():
-            # the write is not recorded in the graph: the value's gradient would be lost
-            # without a word (PyTorch records it; here build the tensor out of place)
-            raise RuntimeError(f"setitem: the value (shape {value.shape}) requires grad, "
-                               f"but an in-place write is not recorded by autograd, so its "
-                               f"gradient would be lost; build the tensor out of place "
-                               f"(mg.cat, mg.stack, mg.where), or write value.detach() (or "
-                               f"under mg.no_grad()) if no gradient should flow")
         value = value.data
     elif not backend.is_scalar(value):          # a list or host array: to this device first
         value = t.backend.from_numpy(backend.to_host(value))
@@ -94,30 +94,46 @@ def setitem(t, index, value):
         # (u8[0] = -1 writes 255)
         highest = backend.value_range(t.dtype)[1]
         if value > highest:
-            raise OverflowError(f"setitem: {value} does not fit {t.dtype} (at most {highest})")
+            raise OverflowError(f"{op}: {value} does not fit {t.dtype} (at most {highest})")
         value = lift(value, t).data
     elif t.dtype != backend.float16:
         # NaN, ±inf or 1e300 into an integer tensor, 1e300 into float32: PyTorch's errors
-        check_fill_value("setitem", value, t.dtype)
+        check_fill_value(op, value, t.dtype)
     elif abs(value) >= 65520:     # float16 takes any number, as PyTorch's setitem: from
         value = math.copysign(math.inf, value)   # 65520 it rounds to inf (NumPy warns)
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
-    target = t.data if parts is None else t.data[parts[0]]   # a view: writes through
-    index = index if parts is None else parts[1]
-    try:
+
+    def write(a, value):
+        target = a if parts is None else a[parts[0]]   # a view: writes through
+        at = index if parts is None else parts[1]
         try:
-            target[index] = value
-        except ValueError:    # leading 1s the part lacks, as PyTorch drops them: t[1] = [5.]
-            ones = _leading_ones(value, target[index].ndim)   # (NumPy does so only for
-            if not ones:                                       # parts that are arrays)
-                raise
-            target[index] = value.reshape(value.shape[ones:])
-    except ValueError:  # NumPy's words ("setting an array element with a sequence")
-        raise ValueError(f"setitem: a value of shape {tuple(t.backend.xp.shape(value))} "
-                         f"cannot be assigned to the part of shape "
-                         f"{tuple(target[index].shape)} that the index selects (tensor of "
-                         f"shape {t.shape}); the value must broadcast to that part") from None
-    _counted(t)
+            try:
+                target[at] = value
+            except ValueError:  # leading 1s the part lacks, as PyTorch drops them: t[1] = [5.]
+                ones = _leading_ones(value, target[at].ndim)   # (NumPy does so only for
+                if not ones:                                    # parts that are arrays)
+                    raise
+                target[at] = value.reshape(value.shape[ones:])
+        except ValueError:  # NumPy's words ("setting an array element with a sequence")
+            raise ValueError(f"{op}: a value of shape {tuple(t.backend.xp.shape(value))} "
+                             f"cannot be assigned to the part of shape "
+                             f"{tuple(target[at].shape)} that the index selects (tensor of "
+                             f"shape {t.shape}); the value must broadcast to that part") \
+                from None
+    if not recorded:
+        write(t.data, value)
+        _counted(t)
+        return
+    # recorded: t with t[index] = value, out of place (IndexPut), then adopted by t
+    if v is None:
+        v = Tensor._make(t.backend.xp.asarray(value), t.device)
+    written = t.data.copy()
+    write(written, v.data)                      # a bad value fails here, as setitem's
+
+    def select(g):
+        return g[index] if parts is None else g[parts[0]][parts[1]]
+    record(t, op, lambda old: IndexPut.apply(old, v, write=write, select=select,
+                                             written=written), lambda result: None)
 
 
 def _leading_ones(value, ndim):
@@ -130,24 +146,18 @@ def _leading_ones(value, ndim):
 
 
 def update(x, what, op, o):
-    """x {what} o, e.g. x += o: op(x, o) written into x. Autograd records no in-place write,
-    so where a tensor requires grad (in grad mode) x is rebound to op(x, o) instead, as
-    `x = x + o` would: `loss += term` works. That is the same thing only when nothing else
-    holds x, so it is refused when something does: another variable, a list, the caller of
-    a function that got x, the graph of an op that used x, or a tensor viewing its memory."""
-    grad_mode = is_grad_enabled() and (x.requires_grad or getattr(o, "requires_grad", False))
+    """x {what} o, e.g. x += o: op(x, o) written into x. Where a tensor requires grad (in
+    grad mode) and x is held by this name alone, x is rebound to op(x, o), as `x = x + o`
+    would (`loss += term`: no write to record); held elsewhere too (a list, another name),
+    the write is recorded (ops/inplace_autograd.py), so every holder sees it."""
+    grad_mode = needs_recording(x, o)
     if grad_mode and x.requires_grad and x.is_leaf:
         raise RuntimeError(f"x {what} y: x is a leaf tensor that requires grad; change it "
                            f"under mg.no_grad() (e.g. a hand-written optimiser step), or "
                            f"write x = x {what[:-1]} y")
     if grad_mode and (sys.getrefcount(x) > _SOLE_OWNER_REFS[o is x] or   # x += x: o holds x
                       sys.getrefcount(x._version_counter) > 2):   # see _SOLE_OWNER_REFS
-        raise RuntimeError(f"x {what} y: autograd records no in-place write, so here x would "
-                           f"be rebound to a new tensor (as x = x {what[:-1]} y), but "
-                           f"something else holds x (another name, a list, a caller, an "
-                           f"earlier op, a view, a debugger showing this frame) and would "
-                           f"keep the old value; write x = x {what[:-1]} y where x is used, "
-                           f"or do it under mg.no_grad()")
+        return method(x, f"x {what} y", op, o)
     result = op(x, o)
     _check_result(x, result, f"x {what} y")
     if grad_mode:                                # Python binds x to the result
@@ -161,22 +171,11 @@ def update(x, what, op, o):
 
 def method(x, name, op, *args):
     """x.add_(y), x.clamp_(lo, hi) ...: op(x, *args) written into x's memory, seen through
-    every view of it. Autograd records no in-place write, and a method, unlike x += y,
-    cannot rebind the caller's name to a new tensor; so in grad mode it refuses a tensor
-    that requires grad, or an argument that does (its gradient would be lost)."""
-    if is_grad_enabled():
-        if x.requires_grad and x.is_leaf:
-            raise RuntimeError(f"{name}: in-place change of a leaf tensor that requires grad; "
-                               f"do it under mg.no_grad() (a hand-written optimiser step, "
-                               f"an initialisation)")
-        if x.requires_grad:
-            raise RuntimeError(f"{name}: in-place change of a tensor that requires grad, "
-                               f"which autograd does not record; write "
-                               f"x = x.{name[:-1]}(...) to keep the gradient")
-        if any(getattr(a, "requires_grad", False) for a in args):
-            raise RuntimeError(f"{name}: an argument requires grad, but an in-place write is "
-                               f"not recorded by autograd, so its gradient would be lost; "
-                               f"write x = x.{name[:-1]}(...) instead")
+    every view of it; recorded by autograd where x or an argument requires grad (in grad
+    mode)."""
+    if needs_recording(x, *args):
+        return record(x, name, lambda old: op(old, *args),
+                      lambda result: _check_result(x, result, name))
     check_writable(x, name)
     result = op(x, *args)
     _check_result(x, result, name)

@@ -1,0 +1,131 @@
+"""In-place writes that autograd records, as PyTorch does on any tensor that is not a leaf
+requiring grad: `h.relu_()`, `h.mul_(w)`, `h[:, 0] = v`, `h.masked_fill_(m, 0)`, `x += y`,
+in grad mode, where h or the other operand requires grad.
+
+Here the graph's nodes are the tensors themselves, so a write cannot put a node behind h
+as PyTorch's does. Instead h's history moves to a new tensor, `old`, which keeps h's
+memory with the old values untouched, and h becomes op(old, ...) computed out of place: a
+new array, the op's node, h's version one higher. Every op that saved h's values (or its
+output, if h is one) still reads them, and the write costs what `h = op(h)` would.
+
+That is the same as writing into h's memory where nothing else sees that memory or h's
+place in the graph, so it is refused where something does (each error says what to write
+instead): h views another tensor's memory or is viewed by one (a slice, a reshape, a
+detach); an op already recorded took h as an input (that op's gradient would reach h's
+new value); h is a leaf that requires grad (as PyTorch)."""
+import sys
+import weakref
+
+from minigrad import backend
+from minigrad.autograd import Function, is_grad_enabled
+from minigrad.tensor import Tensor, _used_by_a_recorded_op
+
+
+def needs_recording(x, *operands):
+    """Whether writing into x would change a graph: grad mode, and x or an operand requires
+    grad."""
+    return is_grad_enabled() and (x.requires_grad or any(
+        getattr(o, "requires_grad", False) for o in operands))
+
+
+def record(x, name, compute, check):
+    """x becomes compute(x), recorded by autograd, x keeping its identity (see above).
+    `compute` works out of place; `check(result)` refuses a result x cannot take (another
+    shape, a dtype x cannot hold). Returns x."""
+    _check_recordable(x, name)
+    old = Tensor._make(x._data, x.device, x.requires_grad)
+    old._ctx, old._version_counter, old._hooks = x._ctx, x._version_counter, x._hooks
+    _move_output(old._ctx, x, old)      # the op that made x made `old` (its output checks)
+    try:
+        result = compute(old)
+        check(result)
+    except BaseException:
+        _move_output(old._ctx, old, x)
+        raise
+    if result.dtype != x.dtype:
+        result = result.to(dtype=x.dtype)
+    if result._version_counter is old._version_counter or \
+            backend.shares_elements(result._data) or \
+            not getattr(result._data.flags, "writeable", True):
+        result = result.clone()         # x must own writable memory of its own
+    # a hook registered on x before saw, as PyTorch's, the old value's gradient: it stays
+    # with `old`; retain_grad stays with x, for its new value
+    x._data, x._ctx, x.requires_grad = result._data, result._ctx, result.requires_grad
+    x._version_counter, x._hooks, x._used = [old._version_counter[0] + 1], None, False
+    _move_output(x._ctx, result, x)
+    if x._ctx is not None and x._ctx.needs_values:
+        x._ctx.out_version = x._version_counter[0]
+    return x
+
+
+def _move_output(ctx, was, now):
+    """Tell node ctx that its output `was` is now the tensor `now`."""
+    if ctx is None:
+        return
+    if ctx.output_ids is None:
+        ctx.output = weakref.ref(now)
+    else:
+        ctx.output_ids[id(now)] = ctx.output_ids.pop(id(was))
+
+
+def _check_recordable(x, name):
+    if x.requires_grad and x.is_leaf:
+        raise RuntimeError(f"{name}: in-place change of a leaf tensor that requires grad; "
+                           f"do it under mg.no_grad() (a hand-written optimiser step, "
+                           f"an initialisation), or change a clone()")
+    # held by x and getrefcount's argument alone: no other tensor shares x's memory
+    if sys.getrefcount(x._version_counter) > 2:
+        raise RuntimeError(f"{name}: the tensor shares its memory with another (it is a "
+                           f"view: a slice, reshape, transpose, detach..., or one was made "
+                           f"of it), and autograd records in-place changes only of a tensor "
+                           f"that owns its memory alone; change a clone(), or "
+                           f"{_out_of_place(name)}")
+    if getattr(x, "_used", False) and _used_by_a_recorded_op(x):
+        raise RuntimeError(f"{name}: an op already recorded used this tensor, and its "
+                           f"gradient would reach the new value (here the graph's nodes "
+                           f"are the tensors themselves); make the change before using the "
+                           f"tensor, or {_out_of_place(name)} and use the result from then on")
+
+
+def _out_of_place(name):
+    """The out-of-place spelling of in-place op `name`, for the errors."""
+    if name.endswith("_"):
+        return f"write y = x.{name[:-1]}(...)"
+    if name.startswith("x "):                                     # x += y, x **= y ...
+        return f"write x = x {name.split()[1][:-1]} y"
+    return "build the tensor out of place (mg.where, mg.cat, mg.stack)"   # setitem
+
+
+class IndexPut(Function):
+    """x with x[index] = v, out of place: the recorded form of t[index] = v. `write(a, v)`
+    does setitem's writing into array a (PyTorch's order of ints and arrays, its rules for
+    leading 1s), `select(g)` reads the part the index picks. `written`: that copy of x,
+    already made by setitem (so that a bad value gets setitem's error). Backward: dx = g
+    with g[index] = 0; dv = g[index], summed to v's shape (a value broadcast over the part
+    gets the sum; repeated indices each get theirs, as PyTorch's index_put)."""
+    needs_values = False                                 # reads the index and shapes only
+
+    def forward(self, a, v, write, select, written=None):
+        self.write, self.select, self.v_shape = write, select, v.shape
+        if written is None:
+            written = a.copy()
+            write(written, v)
+        return written
+
+    def backward(self, g):
+        zero = Tensor._make(self.xp.zeros((), g.dtype), g.device)
+        return (IndexPut.apply(g, zero, write=self.write, select=self.select),
+                _lead_ones(self.select(g), self.v_shape))
+
+    def backward_arrays(self, g):
+        gx = g.copy()
+        self.write(gx, self.xp.zeros((), g.dtype))
+        return gx, _lead_ones(self.select(g), self.v_shape)
+
+
+def _lead_ones(part, shape):
+    """The gradient of the part the index selected, for a value of `shape`: the engine sums
+    it to that shape where the value was broadcast; leading 1s the value has beyond the
+    part's dims (PyTorch drops them in the write) come back first."""
+    n = len(shape) - part.ndim
+    return part.reshape((1,) * n + part.shape) if n > 0 else part

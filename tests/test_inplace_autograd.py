@@ -1,0 +1,166 @@
+"""In-place writes that autograd records (ops/inplace_autograd.py): values, gradients and
+second order as PyTorch's; what stays with the old value (hooks, saved outputs) and what
+moves with the tensor (retain_grad, version); the refusals."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from op_helpers import OpCase, check_vs_torch, check_gradcheck, check_double_backward_vs_torch
+
+
+def _set(h, index, v):
+    h[index] = v
+    return h
+
+
+def _iadd_held(h, o):
+    held = [h]                  # held twice: recorded in place, not rebound
+    h += o
+    return held[0]
+
+
+# fn(x, w) -> a non-leaf changed in place; the same code runs on torch tensors
+CASES = [
+    OpCase("relu_", lambda x, w: (x * w).relu_(), ((2, 3), (2, 3)), domain="nonzero"),
+    OpCase("mul_", lambda x, w: (x + 1).mul_(w), ((2, 3), (3,))),
+    OpCase("add_alpha", lambda x, w: (x * 2).add_(w, alpha=3), ((2, 3), (2, 3))),
+    OpCase("div_sub_", lambda x, w: (x + 3).div_(w).sub_(x), ((2, 3), (2, 3)),
+           domain=("real", "positive")),
+    OpCase("clamp_", lambda x, w: (x - w).clamp_(-0.5, 0.7), ((2, 3), (2, 3)),
+           domain="nonzero"),
+    OpCase("masked_fill_", lambda x, w: (x * w).masked_fill_(w > 0, 0.0), ((2, 3), (2, 3)),
+           domain="nonzero"),
+    OpCase("setitem_int", lambda x, w: _set(x * 2, (0, 1), w[1, 2] * w[0, 0]),
+           ((2, 3), (2, 3))),
+    OpCase("setitem_slice_broadcast", lambda x, w: _set(x * x, (slice(None), slice(0, 2)),
+                                                        w * 3), ((2, 3), (1, 2))),
+    OpCase("setitem_leading_ones", lambda x, w: _set(x * 2, 1, w), ((2, 3), (1, 1, 3))),
+    # PyTorch's convention, not the derivative (the last write wins): every repeated index
+    # gets its gradient; so no finite-difference check
+    OpCase("setitem_repeated_index", lambda x, w: _set(
+        x * 2, mg_or_torch(x).tensor([0, 0, 2], device=x.device), w * w), ((4,), (3,)),
+        gradgrad=False),
+    OpCase("setitem_mask", lambda x, w: _set(x * 2, x > 0, w[x > 0]), ((2, 3), (2, 3)),
+           domain="nonzero"),
+    OpCase("setitem_int_and_array", lambda x, w: _set(
+        x * 2, (0, slice(None), mg_or_torch(x).tensor([0, 2], device=x.device)), w),
+        ((2, 3, 4), (3, 2))),
+    OpCase("zero_", lambda x, w: (x * w).zero_() + w, ((2, 3), (2, 3))),
+    OpCase("fill_tensor", lambda x, w: (x * 2).fill_(w.sum()), ((2, 3), (3,))),
+    OpCase("copy_into_buffer", lambda x, w: mg_or_torch(x).zeros(
+        2, 3, dtype=x.dtype, device=x.device).copy_(x * w), ((2, 3), (3,))),
+    OpCase("iadd_held", lambda x, w: _iadd_held(x * w, w * w), ((2, 3), (2, 3))),
+    OpCase("chain", lambda x, w: _set((x * w).add_(1).mul_(2), 0, w[1]).add_(x),
+           ((2, 3), (2, 3))),
+]
+
+
+def mg_or_torch(t):
+    """The library t comes from (the cases' code runs on both)."""
+    if isinstance(t, mg.Tensor):
+        return mg
+    import torch
+    return torch
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_as_torch(case, device):
+    check_vs_torch(case, device, "float64")
+    check_vs_torch(case, device, "float32")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.gradgrad], ids=str)
+def test_gradcheck_and_second_order(case, device):
+    check_gradcheck(case, device)
+    check_double_backward_vs_torch(case, device)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_on_the_gpu_stand_in(case, spy):
+    """No op reaches NumPy behind the backend's back; values and gradients as on the CPU."""
+    results = []
+    for device in ("cpu", spy):
+        xs = [mg.tensor(a, device=device, requires_grad=True) for a in case.arrays()]
+        out = case.fn(*xs)
+        out.sum().backward()
+        assert out.device == device and all(x.grad.device == device for x in xs)
+        results.append([out.numpy()] + [x.grad.numpy() for x in xs])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_an_op_that_saved_its_output_keeps_it():
+    """exp saves its output; the write goes to a new array, so exp's gradient is right
+    (PyTorch refuses this backward instead)."""
+    x = mg.tensor([0.5, -1.0], dtype=mg.float64, requires_grad=True)
+    y = x.exp()
+    y.add_(1.0)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, -1.0]))
+
+
+def test_hooks_see_the_old_value_retain_grad_the_new():
+    """As PyTorch: a hook registered before the write fires with the old value's gradient;
+    retain_grad keeps the new value's; the version counts the write; x is no leaf."""
+    x = mg.ones(3, dtype=mg.float64, requires_grad=True)
+    h = x * 2
+    seen = []
+    h.register_hook(seen.append)
+    h.retain_grad()
+    h.mul_(3.0)
+    (h * mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64)).sum().backward()
+    assert seen[0].tolist() == [3.0, 6.0, 9.0] and h.grad.tolist() == [1.0, 2.0, 3.0]
+    assert h._version == 1 and not h.is_leaf and x.grad.tolist() == [6.0, 12.0, 18.0]
+
+
+def test_refusals_say_why_and_change_nothing():
+    x = mg.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        x.relu_()
+    h = x * 2
+    view = h[0]
+    for t in (h, view):                                   # has a view, is a view
+        with pytest.raises(RuntimeError, match="shares its memory with another"):
+            t.mul_(2.0)
+    h = x * 2
+    y = h + 1                                             # a recorded op used h
+    with pytest.raises(RuntimeError, match="an op already recorded used this tensor"):
+        h.mul_(2.0)
+    with pytest.raises(TypeError, match="int64, which has no gradient"):
+        mg.zeros(3, dtype=mg.int64)[0] = x[0, 0]
+    h = x * 2
+    with pytest.raises(ValueError, match="a value of shape .4,. cannot be assigned"):
+        h[0] = mg.ones(4, requires_grad=True)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        h.add_(mg.ones(4, requires_grad=True))
+    assert h.tolist() == [[2.0] * 3] * 2 and h._version == 0
+    (h.sum() + y.sum()).backward()                        # the graph is as it was
+    assert x.grad.tolist() == [[4.0] * 3] * 2
+
+
+def test_after_backward_a_used_tensor_may_change():
+    """Backward released the op that used b, so nothing can route a gradient wrong (the
+    slow check, a look at who refers to b, runs only for a tensor an op once used)."""
+    w = mg.ones(3, requires_grad=True)
+    b = mg.full((3,), 2.0)
+    (b * w).sum().backward()
+    b.mul_(w)
+    b.sum().backward()
+    assert w.grad.tolist() == [4.0] * 3                  # 2 + 2
+    b = mg.full((3,), 2.0)
+    z = (b * w).sum()
+    with pytest.raises(RuntimeError, match="an op already recorded used this tensor"):
+        b.mul_(w)
+
+
+def test_no_grad_writes_are_not_recorded():
+    """As PyTorch: under no_grad a write is a plain one; an op that saved the tensor then
+    refuses to backward."""
+    x = mg.ones(3, requires_grad=True)
+    h = x * 2
+    z = (h * x).sum()                                     # saves h for x's gradient
+    with mg.no_grad():
+        h.mul_(3.0)
+    assert h._ctx is not None and h._version == 1
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.backward()
