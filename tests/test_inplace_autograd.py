@@ -148,9 +148,10 @@ def test_after_backward_a_used_tensor_may_change():
     b.sum().backward()
     assert w.grad.tolist() == [4.0] * 3                  # 2 + 2
     b = mg.full((3,), 2.0)
-    z = (b * w).sum()
+    z = (b * w).sum()                                    # alive: its Mul still uses b
     with pytest.raises(RuntimeError, match="an op already recorded used this tensor"):
         b.mul_(w)
+    assert z.requires_grad
 
 
 def test_no_grad_writes_are_not_recorded():
