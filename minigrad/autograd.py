@@ -5,10 +5,11 @@ An op is a `Function` with `forward` (raw arrays in, raw array out) and `backwar
 gradient as a Tensor in, one gradient Tensor per input out). Backward is written with Tensor
 ops, so with `create_graph=True` the backward pass records a graph of its own and gradients of
 gradients work. Without it, backward runs in no-grad mode: the same Tensor ops then build no
-graph, so the ordinary backward pays nothing for that ability. A few ops (the fused ones,
-indexing) also define a fast path on raw arrays, `backward_arrays` or `scatter_backward`,
-which the ordinary backward uses instead; their `backward` then runs only under
-create_graph=True, and a test checks that the two agree.
+graph, so the ordinary backward pays nothing for that ability. Some ops (the fused ones,
+indexing, and views and reductions where it saves ops: reshape, permute, cat, sum) also
+define a fast path on raw arrays, `backward_arrays` or `scatter_backward`, which the
+ordinary backward uses instead; their `backward` then runs only under create_graph=True,
+and a test checks that the two agree.
 """
 import weakref
 

@@ -1,8 +1,9 @@
 """`Tensor`: an array on a device, plus what autograd needs (`requires_grad`, `grad`, and the
-`Function` that produced it). Its operators are defined here, each a one-line call into the
-op that implements it in `minigrad/ops/`; the method spellings of the other ops (x.exp(),
-x.sum(dim), x.reshape(...)) are inherited from tensor_methods.py, and PyTorch's in-place
-methods (x.add_(y), x.zero_()) from tensor_inplace.py."""
+`Function` that produced it). Its in-place operators (t[i] = v, x += y) are defined here;
+the others (+ - * / @, comparisons) are inherited from tensor_operators.py, the method
+spellings of the other ops (x.exp(), x.sum(dim), x.reshape(...)) from tensor_methods.py,
+and PyTorch's in-place methods (x.add_(y), x.zero_()) from tensor_inplace.py, each a
+one-line call into the op that implements it in `minigrad/ops/`."""
 import builtins
 import operator
 
@@ -30,8 +31,9 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def __init__(self, data, dtype=None, device=None, requires_grad=False):
         """The low-level constructor: an array already on `device` with that dtype is
         shared, not copied (mg.tensor copies; mg.from_numpy and mg.as_tensor say they
-        share). Tensor(t) of a tensor is then an alias of its memory, detached from its
-        graph, and shares its count of in-place changes, as PyTorch's Tensor(t)."""
+        share). Tensor(t) of a tensor is then an alias of its memory that shares its count
+        of in-place changes, as PyTorch's Tensor(t), but detached from t's graph (PyTorch's
+        alias stays in it: gradients flow back to t)."""
         dtype = backend.dtype(dtype)
         source = data if isinstance(data, Tensor) else None
         if source is not None:

@@ -1,6 +1,7 @@
 """The Tensor's method spellings of the ops (x.exp(), x.sum(dim), x.reshape(...)): PyTorch's
 names, each a one-line call into the op in `minigrad/ops/` that implements it. `Tensor`
-(tensor.py) inherits them; its own file keeps the data, autograd state and operators."""
+(tensor.py) inherits them; its own file keeps the data, autograd state and in-place
+operators, tensor_operators.py the other operators."""
 from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args
 from minigrad.args import type_name as _type_name, type_target as _type_target
 from minigrad.args import cast_to as _cast

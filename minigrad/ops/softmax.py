@@ -95,7 +95,8 @@ def implicit_dim(x, dim, name):
 
 def along_dim(op, x, dim, name):
     """op (Softmax or LogSoftmax) along one given dim: the functions' work once their dim
-    is settled, and the Tensor methods' (which, as PyTorch's, take no implicit dim)."""
+    is settled, and the Tensor methods' (which make no implicit choice: their dim defaults
+    to -1, where PyTorch's methods require one)."""
     dim = normalize_dim(dim, x.ndim, name)
     if not backend.is_floating(x.dtype):
         raise TypeError(f"{name}: needs a floating-point tensor, got dtype {x.dtype}; "
