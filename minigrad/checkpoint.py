@@ -56,6 +56,9 @@ def save(state_dict, path, metadata=None):
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"mg.save: cannot write {path!r}: the directory {directory!r} "
                                 f"does not exist (create it first)")
+    if os.path.isdir(path):     # refused before writing, not by the rename at the end
+        raise IsADirectoryError(f"mg.save: {path!r} is a directory; give the path of a file "
+                                f"in it, such as {os.path.join(path, 'model.safetensors')!r}")
     os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         # the replaced file's permission bits, else the umask's; set after writing, as

@@ -1,7 +1,9 @@
 """Copies and pickles of a Tensor, as PyTorch's: copy.copy shares the values; deepcopy and
 pickle give a new leaf holding the values and requires_grad (and a user subclass's own
-attributes). deepcopy copies a plain tensor's .grad, not a Parameter's; a tensor inside a
-graph cannot be deep-copied with its graph. `Tensor` inherits them."""
+attributes). deepcopy copies a plain tensor's .grad, not a Parameter's, and keeps tensors that
+shared memory (views of one tensor) sharing the copied memory, as PyTorch's keeps storages
+shared (on the CPU; on a GPU each is copied on its own); a tensor inside a graph cannot be
+deep-copied with its graph. `Tensor` inherits them."""
 import copy
 
 from minigrad import backend
@@ -20,12 +22,38 @@ class TensorCopy:
             raise RuntimeError("deepcopy: only tensors made by the user (graph leaves) can be "
                                "deep-copied, not the result of an op inside a graph; "
                                "copy t.detach() (or t.detach().clone())")
-        new = rebuild(type(self), self.data.copy(), self.device, self.requires_grad)
-        if self._grad is not None and type(self) is Tensor:
-            new._grad = self._grad.__deepcopy__(memo)
+        array = _copied_array(self.data, memo) if self.backend.host else self.data.copy()
+        new = rebuild(type(self), array, self.device, self.requires_grad)
+        memo[id(self)] = new                  # before the grad and attributes, which may
+        if self._grad is not None and type(self) is Tensor:     # refer back to it
+            new._grad = copy.deepcopy(self._grad, memo)    # (a grad copied once, if shared)
         if getattr(self, "__dict__", None):
             new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
+
+
+def _copied_array(a, memo):
+    """A NumPy array's values in new memory, for deepcopy: the whole memory it views is
+    copied once per deepcopy (memo remembers it), and the copy of `a` is the same view of
+    that, so arrays that shared memory still share it afterwards."""
+    root = a
+    while isinstance(root.base, type(a)):            # the array owning the memory
+        root = root.base
+    if a.size == 0 or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return a.copy()                  # no memory to share, or no layout to copy as is
+    new_root = memo.get(id(root))
+    if new_root is None:
+        new_root = memo[id(root)] = root.copy(order="K")    # K: the same strides
+        memo.setdefault(id(memo), []).append(root)  # alive while its id is in memo (as copy's)
+    if not isinstance(new_root, type(a)) or new_root.strides != root.strides or \
+            new_root.shape != root.shape:
+        return a.copy()
+    if a is root:
+        return new_root
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    new = type(a)(a.shape, a.dtype, buffer=new_root, offset=offset, strides=a.strides)
+    new.flags.writeable = a.flags.writeable        # an expand()ed view stays read-only
+    return new
 
 
 def rebuild(cls, array, device, requires_grad):

@@ -125,6 +125,9 @@ def test_a_full_disk_is_an_os_error_naming_the_file(tmp_path, monkeypatch):
         mg.save({"w": mg.ones(1)}, tmp_path / "nope" / "ck.safetensors")
     with pytest.raises(IsADirectoryError, match="is a directory"):
         mg.load(tmp_path)
+    with pytest.raises(IsADirectoryError, match=r"is a directory; give the path of a file"):
+        mg.save({"w": mg.ones(1)}, tmp_path)
+    assert os.listdir(tmp_path) == ["ck.safetensors"]           # no temporary file left
 
 
 def test_save_replaces_and_leaves_no_temp_files(tmp_path):

@@ -69,6 +69,17 @@ def test_load_state_dict_strict_lists_every_problem_by_name():
         model.load_state_dict({"0.weight": mg.zeros(1, 1)}, strict=False)
 
 
+def test_load_state_dict_names_an_entry_that_is_no_tensor():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    sd = dict(model.state_dict())
+    sd["1.bias"] = None                            # as a hand-edited checkpoint may have
+    before = model[0].weight.numpy().copy()
+    for assign in (False, True):
+        with pytest.raises(TypeError, match="entry '1.bias' is not a tensor"):
+            model.load_state_dict({**sd, "0.weight": mg.ones(2, 2)}, assign=assign)
+    np.testing.assert_array_equal(model[0].weight.numpy(), before)   # nothing loaded
+
+
 def test_load_state_dict_copies_and_casts():
     model = nn.Linear(2, 2)
     src = nn.Linear(2, 2, dtype=mg.float64)

@@ -157,6 +157,32 @@ def test_deepcopy_of_a_module_keeps_ties_and_leaves_grads():
     assert p[0].weight is p[1].weight and isinstance(p[0].bias, nn.Parameter)
 
 
+def test_deepcopy_keeps_views_of_one_tensor_sharing_memory_as_pytorch():
+    base = mg.arange(6.0)
+    b, v1, v2, vt = copy.deepcopy([base, base[:3], base[2:], base.view(2, 3).t()])
+    v1.data[2] = 100.0                          # one element seen through all four copies
+    assert v2[0].item() == b[2].item() == vt[2, 0].item() == 100.0
+    assert base[2].item() == 2.0 and vt.data.strides == (4, 12)   # layout kept, as torch
+    m = nn.Module()
+    w = mg.zeros(4)
+    m.a, m.b = nn.Parameter(w[:3]), nn.Parameter(w[1:])            # overlapping weights
+    c = copy.deepcopy(m)
+    c.a.data[1] = 5.0
+    assert c.b[0].item() == 5.0 and m.b[0].item() == 0.0
+    e = copy.deepcopy(mg.ones(1, 3).expand(4, 3))                # a broadcast view stays one
+    with pytest.raises(ValueError, match="broadcast view"):
+        e.add_(1)
+
+
+def test_deepcopy_copies_a_grad_held_elsewhere_once():
+    g = mg.ones(2)
+    w = mg.zeros(2, requires_grad=True)
+    w.grad = g
+    w1, g1 = copy.deepcopy([w, g])
+    g2, w2 = copy.deepcopy([g, w])                 # as PyTorch: one copy, in either order
+    assert w1.grad is g1 and w2.grad is g2 and g1 is not g
+
+
 def test_an_ellipsis_between_index_arrays_keeps_them_adjacent_as_pytorch():
     x = mg.arange(12.0).reshape(2, 3, 2)
     got = x[:, mg.tensor([0, 2]), ..., mg.tensor([1, 0])]       # the ... stands for no dim

@@ -116,16 +116,16 @@ class ModuleState:
                                    if k not in state_dict and k not in optional]
         unexpected = found_unexpected + [k for k in state_dict
                                          if k not in own and k not in extras]
-        mismatched = [f"{k}: checkpoint {tuple(_shape(state_dict[k]))} vs model "
-                      f"{own[k].shape}" for k in own
-                      if k in state_dict and tuple(_shape(state_dict[k])) != own[k].shape]
+        shapes = {k: _shape(k, state_dict[k]) for k in own if k in state_dict}
+        mismatched = [f"{k}: checkpoint {shape} vs model {own[k].shape}"
+                      for k, shape in shapes.items() if shape != own[k].shape]
         if mismatched or (strict and not post and (missing or unexpected)):
             self._refuse(missing, unexpected, mismatched)
         if assign:
             self._assign(state_dict)
         for k, t in own.items():
             if k in state_dict and not assign:  # into the tensor's memory, as PyTorch's copy_
-                t.data[...] = t.backend.from_numpy(host(state_dict[k]).astype(t.dtype))
+                t.data[...] = t.backend.from_numpy(entry(k, state_dict[k]).astype(t.dtype))
                 t._version_counter[0] += 1
         for k, m in extras.items():
             if k in state_dict:
@@ -164,14 +164,24 @@ class ModuleState:
                         from minigrad.nn.module import Parameter   # (module.py imports this)
                         v = state_dict[k]
                         if not isinstance(v, Tensor):
-                            v = Tensor(host(v), device=old.device)
+                            v = Tensor(entry(k, v), device=old.device)
                         new[id(old)] = Parameter(v, old.requires_grad) \
                             if isinstance(old, Parameter) else v
                     store[n] = new[id(old)]
 
 
-def _shape(v):
-    return v.shape if hasattr(v, "shape") else backend.to_host(v).shape
+def _shape(name, v):
+    return tuple(v.shape) if hasattr(v, "shape") else entry(name, v).shape
+
+
+def entry(name, v):
+    """host(v) for the state dict's entry `name`: what cannot be read (None, a string, a
+    bfloat16 tensor) is an error that names the entry, as a checkpoint has hundreds."""
+    try:
+        return host(v)
+    except TypeError as e:
+        raise TypeError(f"load_state_dict: the state dict's entry {name!r} is not a tensor "
+                        f"minigrad can read: {e}") from None
 
 
 def _first(names, n=6):

@@ -38,6 +38,12 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         self._flat = {}      # id(group) -> (state names, the state's views, flat arrays)
 
+    def __getstate__(self):
+        """What copy and pickle take: all but the foreach cache, whose flat arrays would
+        double what is copied (the state's moments are views of them, copied apart) and
+        whose keys, ids of the groups, name nothing in the copy; the next step rebuilds it."""
+        return {**self.__dict__, "_flat": {}}
+
     def _validate_options(self, options, where):
         super()._validate_options(options, where)
         name = type(self).__name__
