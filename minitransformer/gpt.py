@@ -79,6 +79,14 @@ class KVCache:
     def append(self, layer, k, v):
         """Store k, v (B, nh, T, hs) after the cached positions; return all keys and values
         so far. `length` moves on once the last layer has stored its part."""
+        B, nh, _, hs = self.shape
+        if not (0 <= layer < len(self.keys) and k.ndim == 4 and k.shape == v.shape and
+                (k.shape[0], k.shape[1], k.shape[3]) == (B, nh, hs)):
+            # else a batch of 1 would broadcast into every row of a bigger cache, silently
+            raise ValueError(f"KVCache: made for {len(self.keys)} layers and keys (batch={B}, "
+                             f"heads={nh}, positions, {hs}); got layer {layer}, keys "
+                             f"{k.shape} and values {v.shape}: build the cache with the "
+                             f"model's config and the batch size of its input")
         if self.keys[layer] is None:
             device = k.device if self.device is None else self.device
             dtype = k.dtype if self.dtype is None else self.dtype

@@ -143,6 +143,18 @@ def test_kv_cache_appends_per_layer():
     assert keys.shape == (2, 2, 4, 8)
 
 
+def test_kv_cache_refuses_keys_of_another_batch_layer_or_head_shape():
+    """A cache for batch 2 used to take batch-1 keys, broadcast into both rows, and fail
+    later inside the attention's reshape; now the cache names what does not fit."""
+    model = make_model().eval()
+    idx = mg.tensor([[1, 2, 3]])
+    for cache in (KVCache(model.config, 2), KVCache(tiny_config(n_layer=1), 1)):
+        with mg.no_grad(), pytest.raises(ValueError, match=r"KVCache: made for \d layers"):
+            model.hidden_states(idx, cache)
+    with pytest.raises(ValueError, match=r"heads=2.*got layer 0, keys \(1, 4, 3, 8\)"):
+        KVCache(model.config, 1).append(0, mg.ones(1, 4, 3, 8), mg.ones(1, 4, 3, 8))
+
+
 def test_cached_logits_equal_full_forward():
     model = make_model()
     model.eval()

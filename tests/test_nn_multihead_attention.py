@@ -102,6 +102,20 @@ def test_a_causal_mask_with_the_hint_matches_torch(need_weights):
     np.testing.assert_allclose(m.numpy(), t.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("cfg", [dict(add_bias_kv=True), dict(add_zero_attn=True)], ids=str)
+def test_the_hint_keeps_the_added_key_visible_with_or_without_weights(cfg):
+    """The documented difference: PyTorch's need_weights=False path attends by the hint
+    alone, hiding the added key; here the mask given holds on both paths."""
+    causal = np.triu(np.ones((L, L), bool), 1)
+    mg.manual_seed(0)
+    ours = nn.MultiheadAttention(E, H, batch_first=True, **cfg).double()
+    x = mg.tensor(np.random.default_rng(3).standard_normal((N, L, E)))
+    fused, _ = ours(x, x, x, attn_mask=causal, is_causal=True, need_weights=False)
+    composed, w = ours(x, x, x, attn_mask=causal, is_causal=True)
+    np.testing.assert_allclose(fused.numpy(), composed.numpy(), rtol=1e-12, atol=1e-12)
+    assert w.shape == (N, L, L + 1) and (w.numpy()[..., -1] > 0).all()
+
+
 def test_unbatched_matches_torch():
     _compare(dict(), {"key_padding_mask": _KPM[0], "attn_mask": _FLOAT}, unbatched=True)
 
@@ -176,6 +190,28 @@ def test_bad_arguments_are_named():
         mha(x, x, x, attn_mask=np.zeros((4, 4), np.int64))
     with pytest.raises(ValueError, match="query, key, value must be"):
         mha(x, mg.randn(L, N + 1, E), x)
+
+
+def test_bad_shapes_are_named_as_the_caller_gave_them():
+    """Unbatched input's masks and a wrong embedding width were reported in the module's
+    internal batch-first shapes ("key_padding_mask must be (1, 5), got (1, 1, 5)" for a
+    (1, 5) mask; linear's error on a transposed (3, 4, 6) for a (4, 3, 6) query)."""
+    mha = nn.MultiheadAttention(E, H, kdim=6, vdim=6)
+    q, kv = mg.randn(L, E), mg.randn(S, 6)
+    with pytest.raises(ValueError, match=r"key_padding_mask must be \(5,\) \(keys, for "
+                                         r"unbatched input\), got \(1, 5\)"):
+        mha(q, kv, kv, key_padding_mask=np.zeros((1, S), bool))
+    with pytest.raises(ValueError, match=r"\(2, 4, 5\) \(heads, queries, keys\), got "
+                                         r"\(3, 4, 5\)"):
+        mha(q, kv, kv, attn_mask=np.zeros((3, L, S), bool))
+    for args in ((mg.randn(L, N, 6), mg.randn(S, N, 6), mg.randn(S, N, 6)),   # query width
+                 (mg.randn(L, N, E), mg.randn(S, N, E), mg.randn(S, N, E)),   # kdim
+                 (q, mg.randn(S, N, 6), mg.randn(S, N, 6))):                  # mixed ranks
+        shapes = ", ".join(str(tuple(a.shape)) for a in args)
+        with pytest.raises(ValueError, match=r"\(L, 8\), \(S, 6\), \(S, 6\), or batched "
+                                             r"as \(L, N, E\).*got " + shapes.replace(
+                                                 "(", r"\(").replace(")", r"\)")):
+            mha(*args)
 
 
 @pytest.mark.parametrize("cfg", [dict(), dict(kdim=6, vdim=5, add_bias_kv=True,

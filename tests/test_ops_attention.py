@@ -275,3 +275,15 @@ def test_a_one_hot_softmax_row_gives_exact_zero_query_and_key_gradients(device, 
         out.backward(mg.tensor(g.transpose(0, 2, 1, 3).reshape(B, T, H * D), device=device))
         gq, gk = np.split(qkv.grad.cpu().numpy(), 3, -1)[:2]
     assert not gq.any() and not gk.any()
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64", "float64"),
+                                    ("float64", "float64", "float32"),
+                                    ("float32", "float32", "float16")])
+def test_q_k_v_of_different_dtypes_are_refused(dtypes):
+    """As PyTorch's SDPA: the fused op computed such inputs silently in mixed precision
+    (and returned q's dtype) where the composed path raised matmul's error."""
+    q, k, v = (mg.randn(*s, dtype=d) for s, d in zip(_QKV, dtypes))
+    for fn in (F.scaled_dot_product_attention, F.attention_with_weights):
+        with pytest.raises(TypeError, match=f"{fn.__name__}: q, k, v must share one dtype"):
+            fn(q, k, v)

@@ -111,3 +111,22 @@ def test_bad_arguments_are_named():
             F.qkv_attention(**bad)
     with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
         F.qkv_attention(x, 2, dropout_p=1.0)
+    with pytest.raises(TypeError, match="qkv must be floating-point, got int64"):
+        F.qkv_attention(mg.zeros((2, 3, 12), dtype=mg.int64), 2)   # was NumPy's cast error
+
+
+def test_float16_attends_in_float32_as_the_readable_lines(device):
+    """float16 scores overflow (65504): the readable lines (SDPA) attend in float32 inside,
+    as PyTorch; the fused op attended in float16 and gave a NaN row here. Now both agree to
+    the bit, the gradients too."""
+    a = np.random.default_rng(0).standard_normal((1, 4, 6)) * 200
+    outs, grads = [], []
+    for fn in (lambda x: F.qkv_attention(x, 1, is_causal=True), lambda x: readable(x, 1, True)):
+        x = mg.tensor(a, dtype=mg.float16, device=device, requires_grad=True)
+        out = fn(x)
+        out.sum().backward()
+        outs.append(out.cpu().numpy())
+        grads.append(x.grad.cpu().numpy())
+    assert outs[0].dtype == np.float16 and np.isfinite(outs[0]).all()
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(grads[0], grads[1])

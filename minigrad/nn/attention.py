@@ -5,9 +5,12 @@ True-means-attend masks, is minitransformer/attention.py; both attend through
 F.scaled_dot_product_attention.
 
 Masks, as PyTorch's: a boolean attn_mask or key_padding_mask is True where attending is NOT
-allowed (the opposite of SDPA's); a float one is added to the scores. One difference: a
+allowed (the opposite of SDPA's); a float one is added to the scores. Two differences: a
 query row whose every key is masked gets zero weights and a zero output here, where
-PyTorch's gives NaN.
+PyTorch's gives NaN; and with add_bias_kv or add_zero_attn, is_causal=True with
+need_weights=False keeps to the attn_mask given (the added key visible to every query, as
+with need_weights=True), where PyTorch's attends by the hint alone and so hides that key
+from queries 0..L-1.
 """
 import math
 
@@ -82,21 +85,14 @@ class MultiheadAttention(Module):
             raise RuntimeError("MultiheadAttention: is_causal is a hint that attn_mask is the "
                                "causal mask; pass that mask too (True above the diagonal)")
         unbatched = query.ndim == 2
+        self._check_inputs(query, key, value, unbatched)
         if unbatched:
             query, key, value = (t.unsqueeze(0) for t in (query, key, value))
-            if key_padding_mask is not None:
-                key_padding_mask = as_tensor(key_padding_mask).unsqueeze(0)
         elif not self.batch_first:                   # (L, N, E) -> (N, L, E)
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        if query.ndim != 3 or key.ndim != 3 or value.ndim != 3 or \
-                key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]:
-            raise ValueError(f"MultiheadAttention: query, key, value must be (L, E), or "
-                             f"batched with one batch size and key, value one length; got "
-                             f"{query.shape}, {key.shape}, {value.shape} (batch_first="
-                             f"{self.batch_first})")
         N, L, E = query.shape
         q, k, v = self._project(query, key, value)
-        mask = self._mask(attn_mask, key_padding_mask, N, L, k.shape[1])
+        mask = self._mask(attn_mask, key_padding_mask, N, L, k.shape[1], unbatched)
         if self.bias_k is not None:                  # one more key and value, learned
             k = cat([k, self.bias_k.expand(N, 1, E)], 1)
             v = cat([v, self.bias_v.expand(N, 1, E)], 1)
@@ -127,6 +123,23 @@ class MultiheadAttention(Module):
             return out.squeeze(0), None if weights is None else weights.squeeze(0)
         return (out if self.batch_first else out.transpose(0, 1)), weights
 
+    def _check_inputs(self, query, key, value, unbatched):
+        """The inputs' shapes as the caller gave them, or an error naming them all."""
+        ts, dims = (query, key, value), (self.embed_dim, self.kdim, self.vdim)
+        if unbatched:
+            fits = all(t.ndim == 2 for t in ts) and key.shape[0] == value.shape[0]
+        else:
+            b = 0 if self.batch_first else 1         # the batch dim; the other is the length
+            fits = all(t.ndim == 3 for t in ts) and key.shape[1 - b] == value.shape[1 - b] \
+                and query.shape[b] == key.shape[b] == value.shape[b]
+        if not fits or any(t.shape[-1] != d for t, d in zip(ts, dims)):
+            E, kd, vd = dims
+            form = "(N, L, E)" if self.batch_first else "(L, N, E)"
+            raise ValueError(f"MultiheadAttention: query, key, value must be (L, {E}), "
+                             f"(S, {kd}), (S, {vd}), or batched as {form} (batch_first="
+                             f"{self.batch_first}) with one batch size N; got {query.shape}, "
+                             f"{key.shape}, {value.shape}")
+
     def _project(self, query, key, value):
         """Q, K, V: each input times its block of the input projection, plus its bias."""
         E = self.embed_dim
@@ -137,9 +150,10 @@ class MultiheadAttention(Module):
             [self.in_proj_bias[i * E:(i + 1) * E] for i in range(3)]
         return tuple(F.linear(x, w, b) for x, w, b in zip((query, key, value), ws, bs))
 
-    def _mask(self, attn_mask, key_padding_mask, N, L, S):
+    def _mask(self, attn_mask, key_padding_mask, N, L, S, unbatched=False):
         """Both masks as one float mask added to the scores, broadcastable to (N, heads, L,
-        S): -inf where a boolean mask is True, a float mask's values as they are."""
+        S): -inf where a boolean mask is True, a float mask's values as they are. Unbatched
+        (N = 1), the shapes expected and named are PyTorch's: (S,), (L, S), (heads, L, S)."""
         total = None
         if attn_mask is not None:
             m = _additive(attn_mask, "attn_mask", self)
@@ -149,14 +163,17 @@ class MultiheadAttention(Module):
                 m = m.reshape(N, self.num_heads, L, S)
             else:
                 raise ValueError(f"MultiheadAttention: attn_mask must be ({L}, {S}) or "
-                                 f"({N * self.num_heads}, {L}, {S}) (batch × heads, queries, "
+                                 f"({N * self.num_heads}, {L}, {S}) ("
+                                 f"{'heads' if unbatched else 'batch × heads'}, queries, "
                                  f"keys), got {m.shape}")
             total = m
         if key_padding_mask is not None:
             m = _additive(key_padding_mask, "key_padding_mask", self)
-            if m.shape != (N, S):
-                raise ValueError(f"MultiheadAttention: key_padding_mask must be ({N}, {S}) "
-                                 f"(batch, keys), got {m.shape}")
+            want = (S,) if unbatched else (N, S)    # named as the caller's input has it
+            if m.shape != want:
+                raise ValueError(f"MultiheadAttention: key_padding_mask must be {want} "
+                                 f"({'keys, for unbatched input' if unbatched else 'batch, keys'})"
+                                 f", got {m.shape}")
             m = m.reshape(N, 1, 1, S)
             total = m if total is None else total + m
         return total

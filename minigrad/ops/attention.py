@@ -249,6 +249,14 @@ def default_scale(q):
     return 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
 
 
+def _check_one_dtype(op, q, k, v):
+    """q, k, v of one dtype, as PyTorch requires: the fused op would otherwise compute in
+    mixed precision and return q's dtype, silently."""
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"{op}: q, k, v must share one dtype, got {q.dtype}, {k.dtype}, "
+                        f"{v.dtype}; convert first (.to(dtype)), as PyTorch requires")
+
+
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None):
     """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. q: (..., L, E),
@@ -261,6 +269,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if not all(backend.is_floating(t.dtype) for t in (q, k, v)):
         raise TypeError(f"scaled_dot_product_attention: q, k, v must be floating-point, got "
                         f"{q.dtype}, {k.dtype}, {v.dtype}")
+    _check_one_dtype("scaled_dot_product_attention", q, k, v)
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"scaled_dot_product_attention: q {q.shape} and k {k.shape} must "
                          f"share the last dim, k and v {v.shape} the number of keys")
@@ -294,6 +303,7 @@ def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None)
     """The same attention composed from primitive ops, returning (output, weights): for when
     the attention weights themselves are wanted (to plot them, or as need_weights), and the
     readable reference the fused op is tested against. The weights are differentiable too."""
+    _check_one_dtype("attention_with_weights", q, k, v)
     if q.dtype == backend.float16:   # in float32, as the fused op (see there)
         out, p = attention_with_weights(*(t.to(dtype=backend.float32) for t in (q, k, v)),
                                         attn_mask, is_causal, scale)

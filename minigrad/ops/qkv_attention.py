@@ -16,6 +16,7 @@ KV cache, and on a GPU), and a test checks that the two agree to the bit.
 import math
 import numbers
 
+from minigrad import backend
 from minigrad.ops.attention import (ScaledDotProductAttention, _causal, _causal_ceiling,
                                     scaled_dot_product_attention)
 from minigrad.tensor import Tensor
@@ -70,8 +71,13 @@ def qkv_attention(qkv, n_head, dropout_p=0.0, is_causal=False):
         shape = qkv.shape if isinstance(qkv, Tensor) else type(qkv).__name__
         raise ValueError(f"qkv_attention: qkv must be a (B, T, 3C) Tensor with C divisible by "
                          f"n_head, got {shape} and n_head={n_head!r}")
+    if not backend.is_floating(qkv.dtype):
+        raise TypeError(f"qkv_attention: qkv must be floating-point, got {qkv.dtype}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"qkv_attention: dropout_p must be in [0, 1), got {dropout_p}")
+    if qkv.dtype == backend.float16:     # float32 inside, as scaled_dot_product_attention:
+        up = qkv_attention(qkv.to(dtype=backend.float32), n_head, dropout_p, is_causal)
+        return up.to(dtype=qkv.dtype)    # float16 scores overflow (65504) into NaN rows
     if qkv.numel() == 0:             # an empty batch, sequence or width: the readable lines
         B, T, C3 = qkv.shape
         q, k, v = (qkv[..., i * C3 // 3:(i + 1) * C3 // 3].reshape(
