@@ -199,6 +199,23 @@ def test_scheduler_state_dict_holds_numbers_and_no_optimizer():
     assert "StepLR(step_size=3, gamma=0.5" in repr(optim.StepLR(opt, 3, 0.5))
 
 
+def test_sequential_lr_loads_all_or_nothing():
+    """An inner state that fails to load leaves this scheduler and the inner ones as they
+    were (PyTorch's loads its own counters first and stays half loaded)."""
+    opt = _sgd()
+    sched = optim.SequentialLR(opt, [optim.LinearLR(opt, total_iters=2),
+                                     optim.MultiStepLR(opt, [4], 0.5)], milestones=[2])
+    for _ in range(3):
+        sched.step()
+    before = sched.state_dict()
+    bad = {**before, "last_epoch": 9, "_milestones": [5],
+           "_schedulers": [{**before["_schedulers"][0], "last_epoch": 7},
+                           optim.StepLR(opt, 3).state_dict()]}
+    with pytest.raises(ValueError, match="MultiStepLR.load_state_dict: expected"):
+        sched.load_state_dict(bad)
+    assert sched.state_dict() == before
+
+
 def test_two_schedulers_on_one_optimizer_are_refused_not_overwritten():
     """PyTorch's chainable schedulers compose (ExponentialLR then MultiStepLR, as its docs
     show); closed forms here would let the last to step silently win. The first step that

@@ -399,6 +399,14 @@ class SequentialLR(LRScheduler):
             raise ValueError(f"SequentialLR.load_state_dict: expected the states of "
                              f"{len(self._schedulers)} schedulers under '_schedulers', got "
                              f"{inner!r:.80}")
+        before = self.state_dict()
+        try:
+            self._load_all(state_dict, inner)
+        except Exception:             # all or nothing: an inner state that fails to load
+            self._load_all(before, before["_schedulers"])   # leaves none half loaded
+            raise
+
+    def _load_all(self, state_dict, inner):
         super().load_state_dict({k: v for k, v in state_dict.items() if k != "_schedulers"})
         for s, saved in zip(self._schedulers, inner):
             s.load_state_dict(saved)
