@@ -106,7 +106,9 @@ class Transformer(nn.Module):
     def decode(self, tgt, memory, memory_mask=None, tgt_mask=None, need_weights=False):
         """tgt (B, T) ids (starting with BOS) -> logits (B, T, vocab) for the next token at
         every position; with need_weights also every decoder layer's cross-attention
-        weights [(B, heads, T, S), ...]."""
+        weights [(B, heads, T, S), ...]. memory_mask None lets every query see every source
+        position, padding too (decode cannot tell from memory where it was): pass
+        `self.src_mask(src)`, as forward and the decoding loops do, for a padded batch."""
         tgt = as_token_tensor(tgt, memory.device, "Transformer")
         tgt_mask = self.tgt_mask(tgt) if tgt_mask is None else tgt_mask
         x = self.positional(self.tgt_embed(tgt))
