@@ -72,9 +72,10 @@ class Function:
             fn.inputs = inputs
             for t in inputs:    # an in-place write recorded later must not re-route the
                 t._used = True  # gradient this op sends t (ops/inplace_autograd.py)
-            fn.output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
+            fn._output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
             # backward may read any input and the output: they must still hold these values
-            # (an op whose backward reads none of them, needs_values False, is not checked)
+            # (an op whose backward reads none of them, needs_values False, is not checked;
+            # the output is checked when backward reads it, by output())
             if cls.needs_values:
                 fn.versions = [t._version_counter[0] for t in inputs]
                 fn.out_version = out._version_counter[0]
@@ -104,6 +105,26 @@ class Function:
     # y.backward() is fine: the gradient of + does not depend on x). (A node with several
     # outputs has only its inputs checked: none of them reads its outputs.)
     needs_values = True
+
+    # False where backward reads the values of the output alone (eˣ, tanh, softmax, through
+    # output()), not the inputs': an in-place change of an input after the op ran is then
+    # not refused, as PyTorch, which saves only the result of these ops
+    reads_inputs = True
+
+    # True for a product (x·y, x@y), whose gradient for one input reads the other's values
+    # only: an input is then checked only where the other wants a gradient (x @ w with a
+    # constant w does not refuse a change of x), as PyTorch, which saves what is needed
+    product = False
+
+    def output(self):
+        """The op's output, for a backward that reads its values. Checked here, when read, for
+        an in-place change since the forward: an op whose backward reads only its inputs (x·y)
+        does not then refuse a change of its output, as PyTorch, which checks what it saved."""
+        out = self._output()
+        if out is not None and self.needs_values and \
+                out._version_counter[0] != self.out_version:
+            raise RuntimeError(_modified_in_place(self, out))
+        return out
 
     @property
     def needs_input_grad(self):
@@ -146,19 +167,29 @@ _FREED = ("backward through a graph a second time: its saved arrays were freed b
           "need to backward twice")
 
 
-def _modified_in_place(ctx, out):
+def _changed_input(ctx):
+    """The position of the first input that ctx's backward reads and that was changed in
+    place since the op ran, or None."""
+    if not (ctx.needs_values and ctx.reads_inputs):
+        return None
+    for i, (p, v) in enumerate(zip(ctx.inputs, ctx.versions)):
+        if p._version_counter[0] != v and (not ctx.product or any(
+                q.requires_grad for j, q in enumerate(ctx.inputs) if j != i)):
+            return i
+    return None
+
+
+def _modified_in_place(ctx, out=None, i=None):
     """The error for a tensor that backward needs but that was changed in place (zero_,
-    setitem, an optimiser step) after the op `ctx` used it."""
-    # (out None: a node with several outputs, whose inputs alone are checked)
-    was = ctx.versions + ([] if out is None else [ctx.out_version])
-    now = [p._version_counter[0] for p in ctx.inputs] + \
-        ([] if out is None else [out._version_counter[0]])
-    i = next(i for i, (a, b) in enumerate(zip(was, now)) if a != b)
-    which = "its output" if i == len(ctx.inputs) else f"its input {i}"
-    shape = (out if i == len(ctx.inputs) else ctx.inputs[i]).shape
-    return (f"backward: a tensor needed for the gradient of {type(ctx).__name__} has been "
-            f"modified by an in-place operation: {which} (shape {shape}) is at version "
-            f"{now[i]}, it was at version {was[i]} when {type(ctx).__name__} used it. "
+    setitem, an optimiser step) after the op `ctx` used it: its output `out`, or input i."""
+    if out is not None:
+        which, t, was = "its output", out, ctx.out_version
+    else:
+        which, t, was = f"its input {i}", ctx.inputs[i], ctx.versions[i]
+    name = type(ctx).__name__
+    return (f"backward: a tensor needed for the gradient of {name} has been modified by an "
+            f"in-place operation: {which} (shape {t.shape}) is at version "
+            f"{t._version_counter[0]}, it was at version {was} when {name} used it. "
             f"Modify a clone() instead (y = y.clone(); y[0] = ...), or make the change "
             f"before the forward pass or after the backward")
 
@@ -235,9 +266,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for
-            if ctx.needs_values and ([p._version_counter[0] for p in ctx.inputs] !=
-                                     ctx.versions or t._version_counter[0] != ctx.out_version):
-                raise RuntimeError(_modified_in_place(ctx, t))
+            changed = _changed_input(ctx)            # (the output: checked by output())
+            if changed is not None:
+                raise RuntimeError(_modified_in_place(ctx, i=changed))
             _propagate(ctx, g, grads, create_graph)
             if not retain_graph:
                 ctx.release()
@@ -270,9 +301,9 @@ def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed):
         del gathering[id(ctx)]
         if any(x is not None for x in entry[1]) and \
                 (needed is None or any(id(p) in needed for p in ctx.inputs)):
-            if ctx.needs_values and [p._version_counter[0] for p in ctx.inputs] != \
-                    ctx.versions:
-                raise RuntimeError(_modified_in_place(ctx, None))
+            changed = _changed_input(ctx)
+            if changed is not None:
+                raise RuntimeError(_modified_in_place(ctx, i=changed))
             _propagate(ctx, tuple(entry[1]), grads, create_graph)
         if not retain_graph:
             ctx.release()

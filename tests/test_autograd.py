@@ -440,6 +440,39 @@ def test_in_place_change_of_a_saved_output_fails_backward(device):
         y.sum().backward()
 
 
+def test_only_what_backward_reads_is_checked_for_in_place_changes(device):
+    """As PyTorch, which checks what an op saved: x·w reads its inputs, not its output, and
+    eˣ, tanh, softmax read their output, not their input; a change of the other is fine."""
+    x = mg.tensor([1., 2., 3.], requires_grad=True, device=device)
+    w = mg.tensor([2., 3., 4.], device=device)
+    y = x * w
+    e, t, s = x.exp(), w.tanh(), mg.softmax(x, 0)        # (w: no grad, so not tracked)
+    with mg.no_grad():
+        y.mul_(10)                                       # Mul's output
+    (y.sum() + e.sum() + s[0]).backward()
+    assert np.allclose(x.grad.numpy(), [2, 3, 4] + np.exp([1., 2., 3.]) +
+                       mg.softmax(x, 0).numpy()[0] * (np.eye(3)[0] - mg.softmax(x, 0).numpy()))
+    h = x * 1.0
+    e, t, s = h.exp(), h.tanh(), h.log_softmax(0)
+    with mg.no_grad():
+        h.zero_()                                        # their input: not read
+    (e.sum() + t.sum() + s.sum()).backward()
+    assert x.grad is not None
+    z = x * 1.0
+    m = mg.ones(3, 2, device=device)                     # a constant: no gradient wanted
+    p, e = z @ m, z * z
+    with mg.no_grad():
+        z.zero_()                          # z's gradient in z @ m reads m only: no error
+    p.sum().backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="gradient of Mul.*its input 0"):
+        e.sum().backward()                               # but z·z reads z: refused
+    p = z @ m
+    with mg.no_grad():
+        m.zero_()
+    with pytest.raises(RuntimeError, match="gradient of MatMul.*its input 1"):
+        p.sum().backward()
+
+
 def test_in_place_change_through_a_view_or_detach_is_seen(device):
     w = mg.tensor([[1., 2.], [3., 4.]], requires_grad=True, device=device)
     for change in (lambda: w.reshape(4).__setitem__(0, 5.0),   # a view shares the count
@@ -741,8 +774,8 @@ def test_without_retain_grad_an_augmented_assignment_keeps_no_gradient():
 
 
 def test_ops_that_read_no_values_allow_in_place_changes_before_backward():
-    """Embedding (a table renormalised by max_norm when used twice a step), diagonal, median
-    and the scatter-add read indices or masks in backward, not values, as PyTorch's: an
+    """Embedding (a table renormalised by max_norm when used twice a step), diagonal, median,
+    scatter and the scatter-add read indices or masks in backward, not values, as PyTorch's: an
     in-place change of their input between forward and backward is no error."""
     e = mg.nn.Embedding(6, 3, max_norm=0.5)
     a, b = e(mg.tensor([1, 2])), e(mg.tensor([2, 3]))    # the second renormalises row 2
@@ -754,6 +787,12 @@ def test_ops_that_read_no_values_allow_in_place_changes_before_backward():
         w.add_(1)
     (d.sum() + m.sum()).backward()
     assert w.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0]]
+    x = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)    # scatter, nan_to_num too
+    s, n = x.scatter(0, mg.tensor([[1, 0]]), 0.0), x.nan_to_num()
+    with mg.no_grad():
+        x.mul_(2)
+    (s.sum() + n.sum()).backward()
+    assert x.grad.tolist() == [[2.0, 1.0], [1.0, 2.0]]
 
 
 def test_detach_after_backward_through_unbind():

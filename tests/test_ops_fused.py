@@ -233,6 +233,16 @@ def test_cross_entropy_all_ignored_mean_has_zero_gradient_as_torch(label_smoothi
     np.testing.assert_array_equal(gx.numpy(), 0.0)
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_cross_entropy_ignored_rows_get_zero_even_from_a_nan_gradient(create_graph, device):
+    # that nan loss passed through another op (exp, a max) sends NaN back: the ignored rows
+    # still get 0, as PyTorch's (only the rows that count take the NaN)
+    x = mg.randn(2, 3, dtype=mg.float64, device=device, requires_grad=True)
+    loss = F.cross_entropy(x, np.array([0, 1]), ignore_index=0, reduction="none")
+    gx, = mg.grad((loss * math.nan).sum(), x, create_graph=create_graph)
+    assert gx[0].tolist() == [0.0] * 3 and np.isnan(gx[1].numpy()).all()
+
+
 def test_layer_norm_gradients_keep_float32_precision_far_from_zero():
     """Backward rebuilds nothing from a saved x̂ but works from x and the row statistics;
     with rows whose mean is 1000 standard deviations away from zero, float32 gradients

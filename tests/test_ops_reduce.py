@@ -196,6 +196,11 @@ def test_std_gradient_of_a_constant_row_is_zero_as_torch(device):
     z = mg.tensor(3.0, dtype=mg.float64, device=device, requires_grad=True)
     z.std(correction=0).backward()                       # a 0-d tensor: σ = 0 too
     assert z.grad.item() == 0.0
+    for v, n in ((0.1, 3), (0.2497, 6)):                 # constants whose Σx/n rounds
+        c = mg.tensor([v] * n, dtype=mg.float64, device=device, requires_grad=True)
+        g, = mg.grad(c.std(), [c], create_graph=True)    # (the Tensor-level backward)
+        c.std().backward()
+        assert c.std().item() == 0.0 and g.tolist() == c.grad.tolist() == [0.0] * n
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])

@@ -156,6 +156,20 @@ def test_repeat_and_cumsum_always_return_new_memory():
     assert x.numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]] and z.item() == 3
 
 
+@pytest.mark.parametrize("make", [lambda x: x.repeat(2, 1), lambda x: x.tile((3, 1)),
+                                  lambda x: x.repeat_interleave(2, 0),
+                                  lambda x: mg.repeat_interleave(x[:, 0], 3)])
+def test_repeats_of_a_size_one_dim_are_writable_copies(make):
+    """Tiles of a size-1 dim merge into a broadcast view of x when reshaped; the result
+    must still be a copy (as PyTorch's), writable and blind to later writes to x."""
+    x = mg.tensor([[1.0, 2.0]])
+    y = make(x)
+    before = y.numpy().copy()
+    x[0, 0] = 9.0
+    y[0] = 5.0                                           # (refused if a broadcast view)
+    assert y.numpy()[1:].tolist() == before[1:].tolist() and x.tolist() == [[9.0, 2.0]]
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")         # NumPy on sqrt(-inf), 1/-0
 def test_cumsum_accumulates_wider_and_rsqrt_keeps_the_sign_of_zero():
     assert mg.full((5000,), 0.1, dtype="float16").cumsum(0)[-1].item() == 500.0

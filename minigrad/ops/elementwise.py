@@ -23,6 +23,7 @@ class Sub(Function):
 
 
 class Mul(Function):
+    product = True                                       # see Function.product
     def forward(self, a, b): return a * b                 # d(ab) = b da + a db
     def backward(self, g):
         a, b = self.inputs
@@ -66,6 +67,7 @@ class Neg(Function):
 
 
 class Exp(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a): return self.xp.exp(a)          # d eˣ = eˣ dx
     def backward(self, g): return g * self.output()
 
@@ -76,6 +78,7 @@ class Log(Function):
 
 
 class Sqrt(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a): return self.xp.sqrt(a)         # d √x = dx / (2√x)
     def backward(self, g): return g / (2 * self.output())
 
@@ -89,6 +92,7 @@ class Abs(Function):
 
 
 class Tanh(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a): return self.xp.tanh(a)         # d tanh x = (1 - tanh²x) dx
     def backward(self, g):
         y = self.output()
@@ -96,6 +100,7 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a):                                # d σ(x) = σ(x)(1 - σ(x)) dx
         # e^-|x| never overflows, and each branch keeps full relative precision in the
         # tails (0.5·(1 + tanh(x/2)) rounds σ(-20) to 0 in float32)

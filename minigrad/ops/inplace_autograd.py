@@ -63,7 +63,7 @@ def _move_output(ctx, was, now):
     if ctx is None:
         return
     if ctx.output_ids is None:
-        ctx.output = weakref.ref(now)
+        ctx._output = weakref.ref(now)
     else:
         ctx.output_ids[id(now)] = ctx.output_ids.pop(id(was))
 

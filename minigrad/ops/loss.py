@@ -55,16 +55,19 @@ class CrossEntropy(Function):
         self.weight *= (1 / xp.maximum(count, 1)).astype(logits.dtype)
         return nll.sum() * inv
 
+    # an ignored row's gradient is 0 even where g is NaN (the loss of a batch of padding
+    # only, NaN, passed through another op), as PyTorch's: where, not a product with 0
     def backward(self, g):
         logits = self.inputs[0]
         p = softmax(logits, 1)          # a graph of the logits: gradients of gradients
         w = self.const(self.weight[:, None])
         g = g.reshape(-1, 1) if self.reduction == "none" else g
-        return (p - self.const(self.q)) * (w * g)
+        ignored = self.const(self.weight[:, None] == 0)
+        return where(ignored, 0.0, (p - self.const(self.q)) * (w * g))
 
     def backward_arrays(self, g):
         w = self.weight[:, None] * (g.reshape(-1, 1) if self.reduction == "none" else g)
-        return ((self.probs - self.q) * w,)
+        return (self.xp.where(self.weight[:, None] == 0, 0, (self.probs - self.q) * w),)
 
 
 def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",

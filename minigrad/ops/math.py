@@ -24,6 +24,7 @@ class Cos(Function):
 
 
 class Tan(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a): return self.xp.tan(a)          # d tan x = (1 + tan²x) dx
     def backward(self, g):
         y = self.output()
@@ -53,6 +54,7 @@ class Log10(Function):
 
 
 class Exp2(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a): return self.xp.exp2(a)         # d 2ˣ = 2ˣ ln 2 dx
     def backward(self, g): return g * self.output() * math.log(2)
 
@@ -135,6 +137,7 @@ class Remainder(Function):
 class FloorDivide(Function):
     """a // b floored (Python's and PyTorch's): a step function, so its gradient is 0, as
     floor's (PyTorch refuses a backward through it)."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, b):
         self.shapes = a.shape, b.shape
         return self.xp.floor_divide(a, b)
@@ -170,6 +173,7 @@ def _step_value(inputs, value):
 
 
 class NanToNum(Function):
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, nan, posinf, neginf):           # gradient 1 where x was finite, else 0
         self.finite = self.xp.isfinite(a)
         return self.xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)

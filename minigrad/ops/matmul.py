@@ -11,6 +11,7 @@ from minigrad.ops.reduce import normalize_dim, expand
 
 
 class MatMul(Function):
+    product = True                                       # see Function.product
     def forward(self, a, b):                              # d(AB) = dA·B + A·dB
         if a.ndim > 2 and b.ndim == 2:
             # (..., n, k) @ (k, m): fold the batch into rows for one GEMM; NumPy's matmul

@@ -13,6 +13,7 @@ def _masked(xp, x, keep, scale, out):
 
 
 class Dropout(Function):
+    needs_values = False                                 # see Function.needs_values
     fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, p):                             # y = x ⊙ m / (1-p), m ~ Bernoulli(1-p)
         be = backend.get(self.device)

@@ -39,7 +39,10 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
         shape = x.shape[:d + 1] + (repeats,) + x.shape[d + 1:]
         out = x.unsqueeze(d + 1).expand(shape).reshape(
             x.shape[:d] + (n * repeats,) + x.shape[d + 1:])
-        return out.clone() if repeats == 1 else out    # (a new tensor, never x's memory)
+        # a new tensor, never x's memory: the reshape copies, except where it can stay a
+        # view (repeats 1, or n 1: the expanded dim merged with size-1 dims), whose
+        # count of in-place changes it then shares with x
+        return out.clone() if out._version_counter is x._version_counter else out
     _check_output_size(op, output_size, int(counts.sum()))
     # the position each output slice comes from (0, 0, 1, 2, 2, ... for counts 2, 1, 2, ...):
     # indexing, whose gradient adds the copies' gradients back into their source

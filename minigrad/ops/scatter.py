@@ -16,6 +16,7 @@ class Scatter(Function):
     position grid, see position_grid): out[index] = src.
     d out/d a = 1 where a's element survives, 0 where it was overwritten: scatter 0 into g;
     d out/d src = g at the places src went: g[index], a gather."""
+    needs_values = False                                 # see Function.needs_values
     def forward(self, a, *src, index, value):
         self.index = index
         out = a.copy()

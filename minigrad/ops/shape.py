@@ -388,8 +388,10 @@ def repeat(x, sizes):
     spread = tuple(d for s in shape for d in (1, s))
     tiled = tuple(d for r, s in zip(sizes, shape) for d in (r, s))
     out = x.reshape(spread).expand(tiled).reshape(tuple(r * s for r, s in zip(sizes, shape)))
-    # every size 1 tiles nothing, and the reshapes are views: a copy, as PyTorch's always is
-    return out.clone() if all(r == 1 for r in sizes) else out
+    # a copy, as PyTorch's always is: the last reshape copies, except where it can stay a
+    # view (every size 1, or tiles of a size-1 dim merged: a broadcast view of x), whose
+    # count of in-place changes it then shares with x
+    return out.clone() if out._version_counter is x._version_counter else out
 
 
 def roll(x, shifts, dims=None):

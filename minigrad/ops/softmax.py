@@ -40,6 +40,7 @@ def log_softmax_array(xp, x, axis):
 
 
 class Softmax(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, dim):                           # yᵢ = eˣⁱ / Σⱼ eˣʲ
         self.dim = dim
@@ -58,6 +59,7 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, dim):                           # yᵢ = xᵢ - log Σⱼ eˣʲ
         self.dim = dim

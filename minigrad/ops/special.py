@@ -54,6 +54,7 @@ class Polygamma(Function):
 
 
 class Erfinv(Function):
+    reads_inputs = False                                 # see Function.reads_inputs
     def forward(self, a):                # y = erf⁻¹(x): dy = dx / erf'(y) = √π/2 · e^(y²) dx
         return _computed(self, "erfinv", "erfinv", a)
     def backward(self, g):

@@ -26,8 +26,15 @@ class Var(Function):
     def forward(self, a, dims, keepdim, correction, acc, root):
         xp, n = self.xp, math.prod(a.shape[d] for d in dims)
         self.dims, self.kept, self.root = dims, _kept_shape(a.shape, dims), root
-        self.mean = a.sum(axis=dims, keepdims=True, dtype=acc) * (1.0 / n if n else math.nan)
-        d = xp.subtract(a, self.mean, dtype=acc)
+        # shifted by each slice's first element, so that a constant slice has x - μ exactly
+        # 0, hence σ = 0 and a zero gradient (Σx/n rounds: x - μ would be ±1e-17, and so
+        # would σ, with an O(1) gradient (x - μ)/σ pointing nowhere in particular)
+        first = a[tuple(slice(0, 1) if i in dims else slice(None) for i in range(a.ndim))] \
+            if n else xp.zeros(self.kept, a.dtype)
+        d = xp.subtract(a, first, dtype=acc)
+        shift = d.sum(axis=dims, keepdims=True) * (1.0 / n if n else math.nan)
+        self.mean = first + shift
+        d -= shift
         squares = xp.asarray(xp.vdot(d, d)).reshape(self.kept) if len(dims) == a.ndim else \
             (d * d).sum(axis=dims, keepdims=True)
         # no degrees of freedom left (var warns): Σ/0, as PyTorch: inf, or NaN where Σ = 0
