@@ -379,18 +379,24 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
 
 def _used_by_a_recorded_op(t):
     """Whether an op of a graph still alive (not yet released by backward) took t as an
-    input. Asked of the garbage collector, which knows who refers to t: slow (a scan of the
-    objects), but only detach_ asks."""
+    input. Asked of the garbage collector, which knows who refers to t: slow (two scans of
+    the objects), so asked only by detach_ and by an in-place write of a tensor an op once
+    used (ops/inplace_autograd.py)."""
     import gc
     from minigrad.autograd import Function
-    for holder in gc.get_referrers(t):
-        if isinstance(holder, (tuple, list)):
-            for owner in gc.get_referrers(holder):      # (an unbind kept after backward
-                if (isinstance(owner, Function) and owner.inputs is holder and    # counts
-                        not getattr(owner, "released", False)) or \
-                        (isinstance(owner, dict) and owner.get("inputs") is holder and
-                         not owner.get("released", False)):                   # as released)
-                    return True
+    holders = [h for h in gc.get_referrers(t) if isinstance(h, (tuple, list))]
+    if not holders:
+        return False
+    ids = {id(h) for h in holders}      # (one scan for all: t may sit in many lists)
+    for owner in gc.get_referrers(*holders):
+        if isinstance(owner, Function):     # (or its __dict__, once Python made one)
+            inputs, released = owner.inputs, getattr(owner, "released", False)
+        elif isinstance(owner, dict):
+            inputs, released = owner.get("inputs"), owner.get("released", False)
+        else:
+            continue
+        if id(inputs) in ids and not released:   # (an unbind kept after backward counts
+            return True                          # as released)
     return False
 
 

@@ -15,13 +15,14 @@ class TensorInplace:
 
     def zero_(self): return ops.inplace.fill(self, 0, "zero_")
     def fill_(self, value): return ops.inplace.fill(self, value, "fill_")   # a number, 0-d tensor
-    def copy_(self, src): return ops.inplace.setitem(self, ..., src) or self   # as t[...] = src
+    def copy_(self, src): return ops.inplace.setitem(self, ..., src, "copy_") or self  # t[...]=src
+    # alpha·o inside the op: recorded, x.add_(x, alpha=2) scales x's old value
     def add_(self, o, *, alpha=1):
-        return ops.inplace.method(self, "add_", ops.elementwise.add,
-                                  times_alpha(self, o, alpha, "add_"))
+        return ops.inplace.method(self, "add_", lambda x, o: ops.elementwise.add(
+            x, times_alpha(x, o, alpha, "add_")), o)
     def sub_(self, o, *, alpha=1):
-        return ops.inplace.method(self, "sub_", ops.elementwise.sub,
-                                  times_alpha(self, o, alpha, "sub_"))
+        return ops.inplace.method(self, "sub_", lambda x, o: ops.elementwise.sub(
+            x, times_alpha(x, o, alpha, "sub_")), o)
     def mul_(self, o): return ops.inplace.method(self, "mul_", ops.elementwise.mul, o)
     def div_(self, o): return ops.inplace.method(self, "div_", ops.elementwise.div, o)
     def pow_(self, o): return ops.inplace.method(self, "pow_", ops.elementwise.pow, o)

@@ -165,3 +165,103 @@ def test_no_grad_writes_are_not_recorded():
     assert h._ctx is not None and h._version == 1
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         z.backward()
+
+
+@pytest.mark.parametrize("write, factor", [
+    (lambda h: h.copy_(h), 2), (lambda h: _set(h, ..., h), 2), (lambda h: _iadd_held(h, h), 4),
+    (lambda h: h.add_(h, alpha=2), 6), (lambda h: h.sub_(h, alpha=-1), 4)])
+def test_the_tensor_as_its_own_operand_is_its_old_value(write, factor):
+    """h.copy_(h), h += h ...: the operand h is h before the write (its old value), not the
+    new h, which would be an input of its own node: a cycle losing that gradient. Values
+    and gradients as PyTorch's: h becomes factor·x, so d/dx of sum(h·c) is factor·c."""
+    x = mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64, requires_grad=True)
+    c = mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64)
+    h = write(x * 2)
+    assert h.tolist() == [factor * v for v in (1.0, 2.0, 3.0)]
+    (h * c).sum().backward()
+    assert x.grad.tolist() == [factor * v for v in (1.0, 2.0, 3.0)]
+
+
+def test_a_product_with_itself_gets_the_product_rule():
+    """h.mul_(h) is h² of the old h (PyTorch refuses this backward: Mul saved h)."""
+    x = mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64, requires_grad=True)
+    h = (x * 2).mul_(x * 2)                               # 4x²
+    held = x * 2
+    held.mul_(held)
+    (h.sum() + held.sum()).backward()
+    assert x.grad.tolist() == [16.0, 32.0, 48.0]          # 2 · 8x
+
+
+@pytest.mark.parametrize("alias", ["from_numpy", "numpy", "Tensor(array)", "as_tensor_slice"])
+def test_memory_held_outside_the_tensor_is_refused(alias):
+    """A recorded write gives the tensor new memory (and x += y held by one name rebinds x):
+    a NumPy array sharing the old one (mg.from_numpy's promise: a write to either is seen by
+    the other) would silently keep the old values, so it is refused; nothing changes."""
+    a = np.zeros(4)
+    if alias == "from_numpy":
+        buf = mg.from_numpy(a)
+    elif alias == "as_tensor_slice":
+        buf = mg.as_tensor(a[1:3])
+    elif alias == "Tensor(array)":
+        buf = mg.Tensor(a)
+    else:
+        buf = mg.zeros(4, dtype=mg.float64)
+        a = buf.numpy()
+    w = mg.ones(buf.shape, dtype=mg.float64, requires_grad=True)
+    for write in (lambda: buf.copy_(w), lambda: buf.add_(w)):
+        with pytest.raises(RuntimeError, match="memory is also held outside it"):
+            write()
+    with pytest.raises(RuntimeError, match="memory is also held outside it"):
+        buf += w                                          # not rebound: a would not see it
+    assert not buf.requires_grad and buf._version == 0 and not a.any()
+    del a
+    if alias in ("numpy", "Tensor(array)"):               # no holder left: recorded
+        buf.copy_(w)
+        assert buf.requires_grad
+
+
+def test_a_recorded_setitem_makes_no_reference_cycle():
+    """The node of h[i] = v keeps the write function, which must not refer to h: h, its
+    old value and their memory go as soon as the last name does, not at the next run of
+    the garbage collector (on a GPU, memory it would not know to free)."""
+    import gc
+    import weakref
+    x = mg.ones(1000, requires_grad=True)
+    gc.disable()
+    try:
+        for write in (lambda h: _set(h, 0, x[1]), lambda h: h.copy_(x), lambda h: h.zero_()):
+            h = write(x * 2)
+            gone = weakref.ref(h), weakref.ref(h._ctx.inputs[0])
+            del h
+            assert gone[0]() is None and gone[1]() is None
+    finally:
+        gc.enable()
+
+
+def test_refusals_name_an_out_of_place_spelling_that_exists():
+    x = mg.ones(3, requires_grad=True)
+    h = x * 2
+    y = h + 1                                             # a recorded op used h
+    for write, fix in ((h.zero_, r"mg.zeros_like\(x\)"), (lambda: h.fill_(2.0),
+                                                           r"mg.full_like\(x, value\)"),
+                       (lambda: h.copy_(x), r"copy_: .* y = src.expand_as\(x\)")):
+        with pytest.raises(RuntimeError, match=fix):
+            write()
+    assert y.requires_grad
+
+
+def test_a_tensor_in_many_lists_is_looked_up_in_one_scan(monkeypatch):
+    """Whether an op still uses b asks the garbage collector who refers to b's holders:
+    one scan of every object for all of them, not one per list that holds b."""
+    import gc
+    from minigrad.tensor import _used_by_a_recorded_op
+    w = mg.ones(3, requires_grad=True)
+    b = mg.full((3,), 2.0)
+    history = [[b] for _ in range(20)]
+    z = (b * w).sum()
+    calls = []
+    referrers = gc.get_referrers
+    monkeypatch.setattr(gc, "get_referrers", lambda *a: calls.append(1) or referrers(*a))
+    assert _used_by_a_recorded_op(b) and len(calls) <= 2
+    z.backward()
+    assert not _used_by_a_recorded_op(b) and len(history) == 20

@@ -13,7 +13,8 @@ from minigrad.autograd import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
 from minigrad.ops.elementwise import lift
-from minigrad.ops.inplace_autograd import IndexPut, needs_recording, record
+from minigrad.ops.inplace_autograd import (IndexPut, memory_held_outside,
+                                             needs_recording, record)
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # what an in-place result may cast to
 
@@ -102,6 +103,9 @@ def setitem(t, index, value, op="setitem"):
     elif abs(value) >= 65520:     # float16 takes any number, as PyTorch's setitem: from
         value = math.copysign(math.inf, value)   # 65520 it rounds to inf (NumPy warns)
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
+    # write refers to these, not to t: a recorded write keeps it in t's node, and a cycle
+    # through t would hold t's memory until the garbage collector runs
+    xp, shape = t.backend.xp, t.shape
 
     def write(a, value):
         target = a if parts is None else a[parts[0]]   # a view: writes through
@@ -115,10 +119,10 @@ def setitem(t, index, value, op="setitem"):
                     raise
                 target[at] = value.reshape(value.shape[ones:])
         except ValueError:  # NumPy's words ("setting an array element with a sequence")
-            raise ValueError(f"{op}: a value of shape {tuple(t.backend.xp.shape(value))} "
+            raise ValueError(f"{op}: a value of shape {tuple(xp.shape(value))} "
                              f"cannot be assigned to the part of shape "
                              f"{tuple(target[at].shape)} that the index selects (tensor of "
-                             f"shape {t.shape}); the value must broadcast to that part") \
+                             f"shape {shape}); the value must broadcast to that part") \
                 from None
     if not recorded:
         write(t.data, value)
@@ -132,8 +136,12 @@ def setitem(t, index, value, op="setitem"):
 
     def select(g):
         return g[index] if parts is None else g[parts[0]][parts[1]]
-    record(t, op, lambda old: IndexPut.apply(old, v, write=write, select=select,
-                                             written=written), lambda result: None)
+    # t as the value (t.copy_(t), t[...] = t) is its old value, as in method(); `value`
+    # (then t's own array) let go, or _check_recordable would see t's memory held outside
+    value = None
+    record(t, op, lambda old: IndexPut.apply(old, old if v is t else v, write=write,
+                                             select=select, written=written),
+           lambda result: None)
 
 
 def _leading_ones(value, ndim):
@@ -156,7 +164,8 @@ def update(x, what, op, o):
                            f"under mg.no_grad() (e.g. a hand-written optimiser step), or "
                            f"write x = x {what[:-1]} y")
     if grad_mode and (sys.getrefcount(x) > _SOLE_OWNER_REFS[o is x] or   # x += x: o holds x
-                      sys.getrefcount(x._version_counter) > 2):   # see _SOLE_OWNER_REFS
+                      sys.getrefcount(x._version_counter) > 2 or   # see _SOLE_OWNER_REFS
+                      memory_held_outside(x)):      # (a NumPy array: refused there)
         return method(x, f"x {what} y", op, o)
     result = op(x, o)
     _check_result(x, result, f"x {what} y")
@@ -174,7 +183,9 @@ def method(x, name, op, *args):
     every view of it; recorded by autograd where x or an argument requires grad (in grad
     mode)."""
     if needs_recording(x, *args):
-        return record(x, name, lambda old: op(old, *args),
+        # x as an argument too (x.mul_(x), x += x) is its old value: the new one would be
+        # an input of its own node, a cycle that loses that input's gradient
+        return record(x, name, lambda old: op(old, *(old if a is x else a for a in args)),
                       lambda result: _check_result(x, result, name))
     check_writable(x, name)
     result = op(x, *args)

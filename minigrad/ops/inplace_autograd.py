@@ -11,8 +11,10 @@ output, if h is one) still reads them, and the write costs what `h = op(h)` woul
 That is the same as writing into h's memory where nothing else sees that memory or h's
 place in the graph, so it is refused where something does (each error says what to write
 instead): h views another tensor's memory or is viewed by one (a slice, a reshape, a
-detach); an op already recorded took h as an input (that op's gradient would reach h's
-new value); h is a leaf that requires grad (as PyTorch)."""
+detach); a NumPy array shares h's memory (mg.from_numpy, h.numpy(): it would keep the
+old values); an op already recorded took h as an input (that op's gradient would reach
+h's new value); h is a leaf that requires grad (as PyTorch). h itself as an operand
+(h.mul_(h), h.copy_(h)) is its old value."""
 import sys
 import weakref
 
@@ -29,9 +31,9 @@ def needs_recording(x, *operands):
 
 
 def record(x, name, compute, check):
-    """x becomes compute(x), recorded by autograd, x keeping its identity (see above).
-    `compute` works out of place; `check(result)` refuses a result x cannot take (another
-    shape, a dtype x cannot hold). Returns x."""
+    """x becomes compute(old), recorded by autograd, x keeping its identity and `old` its
+    history and values (see above). `compute` works out of place; `check(result)` refuses a
+    result x cannot take (another shape, a dtype x cannot hold). Returns x."""
     _check_recordable(x, name)
     old = Tensor._make(x._data, x.device, x.requires_grad)
     old._ctx, old._version_counter, old._hooks = x._ctx, x._version_counter, x._hooks
@@ -85,15 +87,37 @@ def _check_recordable(x, name):
                            f"gradient would reach the new value (here the graph's nodes "
                            f"are the tensors themselves); make the change before using the "
                            f"tensor, or {_out_of_place(name)} and use the result from then on")
+    if memory_held_outside(x):
+        raise RuntimeError(f"{name}: the tensor's memory is also held outside it (the "
+                           f"NumPy array of mg.from_numpy or mg.as_tensor, what .numpy() "
+                           f"or .data returned), and a recorded change gives the tensor new "
+                           f"memory, which that holder would not see; drop that holder, "
+                           f"change a clone(), or {_out_of_place(name)}")
+
+
+def memory_held_outside(x):
+    """Whether something besides x holds x's array or the memory it views: a NumPy array x
+    was made from or handed out (mg.from_numpy, x.numpy(), x.data), which a recorded write
+    (or x += y rebinding x) would leave with the old values."""
+    # the array held by x and getrefcount's argument alone; the memory it views (if any) by
+    # the array, the local `base` and getrefcount's argument
+    base = getattr(x._data, "base", None)
+    return sys.getrefcount(x._data) > 2 or (base is not None and sys.getrefcount(base) > 3)
 
 
 def _out_of_place(name):
     """The out-of-place spelling of in-place op `name`, for the errors."""
+    if name in _NEW_TENSOR:                        # no method x.zero(), x.fill(), x.copy()
+        return f"write y = {_NEW_TENSOR[name]}"
     if name.endswith("_"):
         return f"write y = x.{name[:-1]}(...)"
     if name.startswith("x "):                                     # x += y, x **= y ...
         return f"write x = x {name.split()[1][:-1]} y"
     return "build the tensor out of place (mg.where, mg.cat, mg.stack)"   # setitem
+
+
+_NEW_TENSOR = {"zero_": "mg.zeros_like(x)", "fill_": "mg.full_like(x, value)",
+               "copy_": "src.expand_as(x).to(x.dtype)"}
 
 
 class IndexPut(Function):
