@@ -388,7 +388,6 @@ def _propagate(ctx, g, grads, create_graph):
 def _accumulate(grads, p, gp, create_graph, owned=False):
     """Add gradient gp (shaped like p) to what p has gathered so far. `owned`: gp is an
     array only the engine holds (see Function.fresh_grads)."""
-    from minigrad.tensor import Tensor
     entry = grads.get(id(p))
     if entry is None:
         # unless the op says otherwise, it may be an array another gradient shares
@@ -398,6 +397,7 @@ def _accumulate(grads, p, gp, create_graph, owned=False):
     elif create_graph:
         grads[id(p)] = [entry[0] + gp, False]   # a differentiable sum
     else:                                       # a new array, ours: raw arrays, no op node
+        from minigrad.tensor import Tensor
         xp = p.backend.xp
         total = xp.add(entry[0]._data, gp._data)
         grads[id(p)] = [Tensor._make(total if isinstance(total, xp.ndarray) else
