@@ -709,8 +709,8 @@ def test_an_op_skips_the_gradients_of_inputs_that_want_none():
 
 
 def test_retain_grad_survives_an_augmented_assignment():
-    """x.retain_grad(); x *= 3: x is rebound to x·3 (autograd records no in-place write),
-    and keeps retaining, as PyTorch's x: its .grad is that of the new value."""
+    """x.retain_grad(); x *= 3: x, held by this name alone, is rebound to x·3 (no write to
+    record), and keeps retaining, as PyTorch's x: its .grad is that of the new value."""
     w = mg.tensor([1.0, -2.0], requires_grad=True)
     x = w * 2
     x.retain_grad()

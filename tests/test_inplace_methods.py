@@ -1,7 +1,7 @@
 """PyTorch's trailing-underscore methods (add_, mul_, clamp_, masked_fill_, normal_ ...) and
 add/sub's alpha=: each writes its out-of-place op's result into the tensor's memory, seen by
-every view and counted in the version; autograd records none of them, so in grad mode they
-refuse a tensor (or an argument) that requires grad instead of losing a gradient."""
+every view and counted in the version; in grad mode, where the tensor or an argument
+requires grad, autograd records them instead (tests/test_inplace_autograd.py)."""
 import re
 
 import numpy as np
@@ -137,6 +137,28 @@ def test_recorded_where_a_gradient_flows(device):
     assert not x.is_leaf and x.tolist() == [3.0] * 3
     (h + x).sum().backward()
     assert w.grad.tolist() == [8.0] * 3                  # 2·3 through h, 2 through x
+
+
+def test_a_failed_recorded_write_kept_as_an_error_leaves_the_tensor_writable(device):
+    """The error of a write that failed (a bad shape: in the op, in the check of its
+    result, in x += y's rebinding) is kept, as pytest.raises or a notebook keeps the last
+    one: its frames must not hold the tensor or its memory, or the next write is refused."""
+    w = mg.ones(3, device=device, requires_grad=True)
+    h = w * 2
+    kept = []
+    for bad in (mg.ones(2, device=device), mg.ones(2, 3, device=device)):
+        with pytest.raises(ValueError) as info:
+            h.add_(bad)
+        kept.append(info)
+        assert h.tolist() == [2.0] * 3 and h._version == 0
+    g = w * 2
+    with pytest.raises(ValueError) as info:
+        g += mg.ones(2, 3, device=device)                # rebound (held by this name alone)
+    kept.append(info)
+    h.add_(mg.ones(3, device=device))
+    g.mul_(2.0)
+    (h + g).sum().backward()
+    assert h.tolist() == [3.0] * 3 and w.grad.tolist() == [6.0] * 3
 
 
 def test_a_write_into_a_saved_input_stops_backward(device):

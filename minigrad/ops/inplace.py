@@ -6,6 +6,7 @@ would read the old values). In grad mode, where the tensor or the value written 
 grad, autograd records the change instead (ops/inplace_autograd.py), as PyTorch does."""
 import math
 import sys
+import traceback
 
 from minigrad import backend
 from minigrad.args import check_fill_value
@@ -168,7 +169,14 @@ def update(x, what, op, o):
                       memory_held_outside(x)):      # (a NumPy array: refused there)
         return method(x, f"x {what} y", op, o)
     result = op(x, o)
-    _check_result(x, result, f"x {what} y")
+    try:
+        _check_result(x, result, f"x {what} y")
+    except (TypeError, ValueError) as e:
+        # result's graph used x: the error, if kept, must not keep it, or a later write
+        # of x is refused (see ops/inplace_autograd.py's _drop_locals)
+        traceback.clear_frames(e.__traceback__)
+        result = None
+        raise
     if grad_mode:                                # Python binds x to the result
         result = result if result.dtype == x.dtype else result.to(dtype=x.dtype)
         if x._retains_grad:                      # still "x" to its user: as PyTorch's x,

@@ -16,6 +16,7 @@ old values); an op already recorded took h as an input (that op's gradient would
 h's new value); h is a leaf that requires grad (as PyTorch). h itself as an operand
 (h.mul_(h), h.copy_(h)) is its old value."""
 import sys
+import traceback
 import weakref
 
 from minigrad import backend
@@ -38,11 +39,14 @@ def record(x, name, compute, check):
     old = Tensor._make(x._data, x.device, x.requires_grad)
     old._ctx, old._version_counter, old._hooks = x._ctx, x._version_counter, x._hooks
     _move_output(old._ctx, x, old)      # the op that made x made `old` (its output checks)
+    handled = sys.exc_info()[1]         # an error the caller is handling, if any: not ours
     try:
         result = compute(old)
         check(result)
-    except BaseException:
+    except BaseException as e:
         _move_output(old._ctx, old, x)
+        _drop_locals(e, handled)
+        old = result = None             # this frame's too (see _drop_locals)
         raise
     if result.dtype != x.dtype:
         result = result.to(dtype=x.dtype)
@@ -58,6 +62,16 @@ def record(x, name, compute, check):
     if x._ctx is not None and x._ctx.needs_values:
         x._ctx.out_version = x._version_counter[0]
     return x
+
+
+def _drop_locals(error, handled):
+    """Clear the locals of the frames that a failed write's error keeps, and its context's
+    (an op re-raises with its own words) down to the error the caller was handling: they
+    hold `old`, and so x's memory and count, and while the error is kept (`except ... as
+    e`, a notebook's last error) x would be refused as shared. The lines stay."""
+    while error is not None and error is not handled:
+        traceback.clear_frames(error.__traceback__)
+        error = error.__context__
 
 
 def _move_output(ctx, was, now):
