@@ -1,5 +1,6 @@
 """Reductions: sum mean var std max min (dim / keepdim, and the axis / keepdims aliases;
 max/min with a dim return (values, indices)), argmax/argmin, and ties as PyTorch."""
+import math
 import warnings
 
 import numpy as np
@@ -201,6 +202,14 @@ def test_std_gradient_of_a_constant_row_is_zero_as_torch(device):
         g, = mg.grad(c.std(), [c], create_graph=True)    # (the Tensor-level backward)
         c.std().backward()
         assert c.std().item() == 0.0 and g.tolist() == c.grad.tolist() == [0.0] * n
+
+
+@pytest.mark.filterwarnings("ignore:overflow")
+def test_var_of_values_near_the_largest_float64_is_inf_as_torch():
+    """Shifted by the first element (above), ±1e308 would make inf - inf: the plain mean
+    instead, and the variance overflows to inf, as PyTorch's."""
+    x = mg.tensor([1e308, -1e308, 1e308], dtype=mg.float64)
+    assert x.var().item() == math.inf and x.std(correction=0).item() == math.inf
 
 
 @pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])

@@ -33,6 +33,13 @@ class Var(Function):
             if n else xp.zeros(self.kept, a.dtype)
         d = xp.subtract(a, first, dtype=acc)
         shift = d.sum(axis=dims, keepdims=True) * (1.0 / n if n else math.nan)
+        if backend.is_numpy(xp) and not xp.isfinite(shift).all():
+            # x - first overflowed (|x| near the dtype's largest): unshifted, as before,
+            # Σ(x - μ)² is then inf, as PyTorch's, not inf - inf. (On a GPU asking would
+            # wait for the device on every call; there such a var stays NaN.)
+            first = xp.zeros(self.kept, acc)
+            d = xp.subtract(a, first, dtype=acc)
+            shift = d.sum(axis=dims, keepdims=True) * (1.0 / n if n else math.nan)
         self.mean = first + shift
         d -= shift
         squares = xp.asarray(xp.vdot(d, d)).reshape(self.kept) if len(dims) == a.ndim else \
