@@ -33,7 +33,8 @@ import sys
 import weakref
 
 from minigrad import backend, backend_blas, parallel
-from minigrad.autograd import _into_grad, enable_grad, no_grad
+from minigrad.autograd import enable_grad, no_grad
+from minigrad.backward import _into_grad
 from minigrad.data_parallel_step import ShardedStep, sum_parts
 from minigrad.data_parallel_worker import (_part, _scalar, _shared_like, _stop, _survey,
                                            _whole_messages, _worker_loop)

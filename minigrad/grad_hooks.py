@@ -1,5 +1,5 @@
 """Gradient hooks: the handle that register_hook (a tensor's) and a Module's hook methods
-return, and running a tensor's hooks on its gradient as backward reaches it (autograd.py
+return, and running a tensor's hooks on its gradient as backward reaches it (backward.py
 calls run_hooks)."""
 
 

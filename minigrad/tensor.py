@@ -8,7 +8,8 @@ import builtins
 import operator
 
 from minigrad import backend
-from minigrad.autograd import run_backward, _initial_grad
+from minigrad.autograd import _initial_grad
+from minigrad.backward import run_backward
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
                            is_device_array as _is_device_array, data_value as _data_value,
                            host_values as _host_values, check_numbers as _check_numbers,

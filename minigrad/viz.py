@@ -1,6 +1,6 @@
 """Draw what backward walks: a tensor's graph as Graphviz DOT text (render it with
 `dot -Tpng graph.dot -o graph.png`, or paste it into any Graphviz viewer)."""
-from minigrad.autograd import _topological_order
+from minigrad.backward import _topological_order
 
 
 def to_dot(root, names=None):

@@ -12,7 +12,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad.autograd import _topological_order
+from minigrad.backward import _topological_order
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
 """Elementwise ops. Broadcasting is NumPy's; the engine sums each gradient back to its
-input's shape (autograd.run_backward), so no backward here deals with broadcasting."""
+input's shape (backward.run_backward), so no backward here deals with broadcasting."""
 import math
 
 from minigrad import backend
