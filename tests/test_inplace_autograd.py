@@ -265,3 +265,39 @@ def test_a_tensor_in_many_lists_is_looked_up_in_one_scan(monkeypatch):
     assert _used_by_a_recorded_op(b) and len(calls) <= 2
     z.backward()
     assert not _used_by_a_recorded_op(b) and len(history) == 20
+
+
+INTERNAL_VIEWS = {            # results that view an intermediate only their own ops hold
+    "cross_entropy_none": lambda F, x, y: F.cross_entropy(x, y, reduction="none"),
+    "nll_loss_none": lambda F, x, y: F.nll_loss(x.log_softmax(1), y, reduction="none"),
+    "logsumexp": lambda F, x, y: x.logsumexp(1),
+    "topk_values": lambda F, x, y: x.topk(2)[0],
+    "slice_of_a_product": lambda F, x, y: (x * 2)[1:],
+}
+
+
+@pytest.mark.parametrize("name", INTERNAL_VIEWS)
+def test_a_result_viewing_its_own_intermediate_is_written_as_torch(name):
+    """No user code can reach the intermediate such a result views, so it does not make the
+    result shared (PyTorch writes these too); a view of a tensor the user holds still is."""
+    torch = pytest.importorskip("torch")
+    x0 = np.random.default_rng(0).standard_normal((4, 5))
+    grads = []
+    # PyTorch with its saved tensors copied: it refuses logsumexp's backward after the
+    # write (it saved the result), minigrad's old value keeps it; the gradient is the same
+    keep = torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t)
+    for lib, F in ((mg, mg.nn.functional), (torch, torch.nn.functional)):
+        x = lib.tensor(x0, requires_grad=True)
+        with keep:
+            out = INTERNAL_VIEWS[name](F, x, lib.tensor([1, 0, 4, 2]))
+            out.mul_(3.0)
+        out.sum().backward()
+        grads.append(np.array(x.grad.tolist()))
+    np.testing.assert_allclose(*grads, rtol=1e-10)
+
+
+def test_a_view_of_a_tensor_the_user_holds_stays_refused():
+    h = mg.ones(2, 3, requires_grad=True) * 2
+    for v in (h[0], h.reshape(6), h.t()):
+        with pytest.raises(RuntimeError, match="shares its memory with another"):
+            v.mul_(3.0)
