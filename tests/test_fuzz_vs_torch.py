@@ -1,8 +1,9 @@
 """Random short programs, run in minigrad and in PyTorch (float64) and compared in value,
 gradient and gradient of gradient: the compositions and the engine's bookkeeping that
 per-op tests do not reach (broadcast sums, views and copies, a tensor used many times,
-ties, an in-place write under no_grad and the version checks it triggers). Seeded: a
-failure names its seed, and run(seed, lib) replays it."""
+ties, an in-place write under no_grad and the version checks it triggers, in-place writes
+in grad mode that autograd records). Seeded: a failure names its seed, and
+run(seed, lib) (or run(seed, lib, recorded=True)) replays it."""
 import contextlib
 import random
 
@@ -39,6 +40,34 @@ def ops(M, F, c):
 N_OPS = len(ops(mg, MF, {}))
 
 
+def writes(M, c):
+    """In-place writes of h (R, C) in grad mode, recorded by autograd, by v (R, C): another
+    tensor of the program (that requires grad) or a constant; some take h itself."""
+    t = (lambda a: torch.tensor(a)) if M is torch else (lambda a: mg.tensor(a))
+    return [
+        lambda h, v: h.relu_(), lambda h, v: h.exp_(), lambda h, v: h.mul_(v),
+        lambda h, v: h.add_(v[:1], alpha=-2), lambda h, v: h.div_(v * v + 1),
+        lambda h, v: h.clamp_(-0.5, 0.5),
+        lambda h, v: h.masked_fill_(v > 0, 0.25), lambda h, v: h.fill_(v[0, 0]),
+        lambda h, v: h.masked_fill_(t(c["mask"]), v.sum()), lambda h, v: h.zero_(),
+        lambda h, v: h.__setitem__(0, v[-1:]),          # int (a leading 1), slice, array, mask
+        lambda h, v: h.__setitem__((slice(None), slice(1, None)), v[:, :1]),
+        lambda h, v: h.__setitem__(t(c["rows"]), v), lambda h, v: h.copy_(v[:, :1]),
+        lambda h, v: h.__setitem__(t(c["mask"]), v.sum() * v.sum()),
+        lambda h, v: h.index_add_(0, t(c["rows"]), v, alpha=2),
+        lambda h, v: h.scatter_add_(1, t(c["cols"]), v), _iadd,
+        lambda h, v: h.mul_(h), lambda h, v: h.add_(h, alpha=-0.5), lambda h, v: h.copy_(h),
+    ]
+
+
+def _iadd(h, v):
+    x = h
+    x += v              # x is held elsewhere too (h, the program's list): written in place
+
+
+N_WRITES = len(writes(mg, {}))
+
+
 def program(seed):
     r = random.Random(seed)
     R, C = r.choice([1, 2, 3]), r.choice([1, 2, 3])
@@ -53,21 +82,40 @@ def program(seed):
     return leaves, c, steps, write
 
 
-def run(seed, lib, clone=False):
+def recorded_writes(seed, c):
+    """For each step of program(seed): what it makes (its op's result; its tanh, which
+    saves its output; or a plain buffer mg.zeros instead) and the recorded writes of that
+    which follow, before anything uses it: (write, the index of v). c gains constants."""
+    r = random.Random(-1 - seed)
+    R, C = len(c["rows"]), len(c["w"])
+    c["mask"] = [[r.random() < 0.5 for _ in range(C)] for _ in range(R)]
+    made = [r.choice(["op", "op", "op", "tanh", "buffer"]) for _ in range(4)]
+    return [(m, [(r.randrange(N_WRITES), r.randrange(2 + k))
+                 for _ in range(r.choice([0, 1, 1, 2, 3]))]) for k, m in enumerate(made)]
+
+
+def run(seed, lib, clone=False, recorded=False):
     """The program's tensors, and the gradients (first, then second order) of a weighted sum
     of them, or the error the backward raised. clone: PyTorch saves copies (so no version
-    check fails, and its gradient is that of the values the forward saw)."""
+    check fails, and its gradient is that of the values the forward saw). recorded: with
+    in-place writes in grad mode (recorded_writes), not the one under no_grad."""
     M, F = (torch, TF) if lib == "torch" else (mg, MF)
     leaves, c, steps, write = program(seed)
     saving = torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t) \
         if clone else contextlib.nullcontext()
     xs = [M.tensor(a, requires_grad=True) for a in leaves]
+    after = recorded_writes(seed, c) if recorded else [("op", [])] * len(steps)
     c = dict(c, w=M.tensor(c["w"]))
     with saving:
         pool = list(xs)
-        for op, i, j in steps:
-            pool.append(ops(M, F, c)[op](pool[i], pool[j]))
-        if write:
+        for (op, i, j), (made, changes) in zip(steps, after):
+            pool.append(M.zeros(leaves[0].shape, dtype=M.float64) if made == "buffer" else
+                        ops(M, F, c)[op](pool[i], pool[j]))
+            if made == "tanh":
+                pool[-1] = pool[-1].tanh()
+            for k, v in changes:
+                writes(M, c)[k](pool[-1], pool[v])
+        if write and not recorded:
             with M.no_grad():
                 k, how = write
                 pool[k].mul_(2.0) if how == "mul_" else pool[k].__setitem__(0, 0.25)
@@ -90,17 +138,20 @@ def array(g):           # (PyTorch may answer a known zero gradient with a stora
     return 0.0 if zero else np.array(g.tolist())
 
 
-@pytest.mark.parametrize("block", range(8))
-def test_random_programs_agree_with_torch(block):
+@pytest.mark.parametrize("recorded, block", [(False, b) for b in range(8)] +
+                         [(True, b) for b in range(3)])
+def test_random_programs_agree_with_torch(recorded, block):
     for seed in range(block * 30, block * 30 + 30):
-        mine, theirs = run(seed, "minigrad"), run(seed, "torch")
+        mine, theirs = (run(seed, lib, recorded=recorded) for lib in ("minigrad", "torch"))
         for a, b in zip(mine[0], theirs[0]):
             np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10, err_msg=f"seed {seed}")
         if isinstance(mine[1], Exception):      # minigrad refuses only what PyTorch refuses
-            assert isinstance(theirs[1], Exception), f"seed {seed}: {mine[1]}"
+            # (and nothing after recorded writes: each kept the old values)
+            assert isinstance(theirs[1], Exception) and not recorded, f"seed {seed}: {mine[1]}"
             continue
         if isinstance(theirs[1], Exception):    # PyTorch saved a value minigrad did not
-            theirs = run(seed, "torch", clone=True)     # read: the forward's values then
+            # read: its gradient at the values the forward saw
+            theirs = run(seed, "torch", clone=True, recorded=recorded)
         for a, b in zip(mine[1], theirs[1]):
             b = np.where(np.isnan(b) & ~np.isnan(a), a, b)   # 0/0 where PyTorch takes NaN
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, err_msg=f"seed {seed}")

@@ -52,6 +52,13 @@ CASES = [
     OpCase("iadd_held", lambda x, w: _iadd_held(x * w, w * w), ((2, 3), (2, 3))),
     OpCase("chain", lambda x, w: _set((x * w).add_(1).mul_(2), 0, w[1]).add_(x),
            ((2, 3), (2, 3))),
+    # a view of an intermediate only the graph holds (PyTorch's logsumexp and topk give
+    # memory of their own; here a reshape of the sum, a slice of the sort)
+    OpCase("logsumexp_result", lambda x, w: x.logsumexp(1).mul_(w), ((2, 3), (2,)),
+           torch_fn=lambda x, w: x.logsumexp(1) * w),     # (PyTorch saved the result)
+    OpCase("topk_values", lambda x, w: _set(x.topk(2, 1)[0], (slice(None), 0), w),
+           ((2, 3), (2,))),
+    OpCase("row_of_a_product", lambda x, w: (x * w)[1].add_(w[0], alpha=2), ((2, 3), (2, 3))),
 ]
 
 
@@ -136,6 +143,34 @@ def test_refusals_say_why_and_change_nothing():
     assert h.tolist() == [[2.0] * 3] * 2 and h._version == 0
     (h.sum() + y.sum()).backward()                        # the graph is as it was
     assert x.grad.tolist() == [[4.0] * 3] * 2
+
+
+def test_a_view_is_refused_where_its_base_is_held():
+    """A view of a tensor held elsewhere (a name, another view) is refused: that tensor
+    would not see the change; of a broadcast view, as a plain write and PyTorch. A view of
+    an intermediate only the graph holds is written (x += y held by one name: rebound)."""
+    x = mg.ones(2, 3, dtype=mg.float64, requires_grad=True)
+    h = x * 2
+    for view in (h.reshape(3, 2), h[0], h.detach()):
+        with pytest.raises(RuntimeError, match="shares its memory with another"):
+            view.mul_(x[0, 0])
+    y = (x * 2).reshape(3, 2)
+    row = y[0]
+    for t in (y, row):                                    # viewed, a view of a held one
+        with pytest.raises(RuntimeError, match="shares its memory with another"):
+            t.mul_(2.0)
+    with pytest.raises(ValueError, match="broadcast view"):
+        (x * 2).expand(2, 2, 3).mul_(2.0)
+    assert y._version == 0 and h._version == 0
+    lse = x.logsumexp(1)
+    lse += x[:, 0]
+    flat = (x * 3).reshape(-1)
+    alias = flat
+    flat += 1.0                                           # held twice: recorded
+    assert alias is flat and flat._version == 1 and flat.tolist() == [4.0] * 6
+    (lse.sum() + flat.sum()).backward()                   # softmax (1/3), x[:, 0], 3x
+    assert lse.tolist() == pytest.approx([2 + np.log(3)] * 2)
+    np.testing.assert_allclose(x.grad.numpy(), [[1 / 3 + 1 + 3, 1 / 3 + 3, 1 / 3 + 3]] * 2)
 
 
 def test_after_backward_a_used_tensor_may_change():

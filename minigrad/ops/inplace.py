@@ -15,7 +15,7 @@ from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
 from minigrad.ops.elementwise import lift
 from minigrad.ops.inplace_autograd import (IndexPut, memory_held_outside,
-                                             needs_recording, record)
+                                             needs_recording, record, shares_memory)
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}   # what an in-place result may cast to
 
@@ -165,7 +165,7 @@ def update(x, what, op, o):
                            f"under mg.no_grad() (e.g. a hand-written optimiser step), or "
                            f"write x = x {what[:-1]} y")
     if grad_mode and (sys.getrefcount(x) > _SOLE_OWNER_REFS[o is x] or   # x += x: o holds x
-                      sys.getrefcount(x._version_counter) > 2 or   # see _SOLE_OWNER_REFS
+                      shares_memory(x) or           # a view, or viewed
                       memory_held_outside(x)):      # (a NumPy array: refused there)
         return method(x, f"x {what} y", op, o)
     result = op(x, o)
@@ -238,6 +238,5 @@ def _sole_owner_refs(self_update):
 # How many references sys.getrefcount sees in update() for an x that one name alone holds:
 # that name, the interpreter's stack, __iadd__'s self, update's x and getrefcount's own
 # argument (5 on CPython 3.11), and more for x += x, where y is x too. Measured on this
-# interpreter, as it differs between versions. The version count is shared by every tensor
-# viewing x's memory: held by x and getrefcount's argument alone, no other tensor views it.
+# interpreter, as it differs between versions.
 _SOLE_OWNER_REFS = {False: _sole_owner_refs(False), True: _sole_owner_refs(True)}

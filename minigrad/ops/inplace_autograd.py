@@ -10,12 +10,13 @@ output, if h is one) still reads them, and the write costs what `h = op(h)` woul
 
 That is the same as writing into h's memory where nothing else sees that memory or h's
 place in the graph, so it is refused where something does (each error says what to write
-instead): h views another tensor's memory or is viewed by one (a slice, a reshape, a
-detach; not an intermediate of h's own ops that nothing else holds, as the result of
-cross_entropy(reduction="none") views); a NumPy array shares h's memory (mg.from_numpy,
-h.numpy(): it would keep the old values); an op already recorded took h as an input (that
-op's gradient would reach h's new value); h is a leaf that requires grad (as PyTorch). h
-itself as an operand (h.mul_(h), h.copy_(h)) is its old value."""
+instead): h views the memory of a tensor held elsewhere, or is viewed by one (a slice,
+a reshape, a detach; a view of an intermediate that only the graph holds is fine, as
+logsumexp's result, a reshape of the sum it computed, or `(h * 2)[0]`: nothing else sees
+that memory); a NumPy array shares h's memory (mg.from_numpy, h.numpy(): it would keep the
+old values); an op already recorded took h as an input (that op's gradient would reach
+h's new value); h is a leaf that requires grad (as PyTorch). h itself as an operand
+(h.mul_(h), h.copy_(h)) is its old value."""
 import sys
 import traceback
 import weakref
@@ -90,21 +91,22 @@ def _check_recordable(x, name):
         raise RuntimeError(f"{name}: in-place change of a leaf tensor that requires grad; "
                            f"do it under mg.no_grad() (a hand-written optimiser step, "
                            f"an initialisation), or change a clone()")
-    internal = _internal_bases(x)
-    # held by x, the tensors of x's own making that it views, and getrefcount's argument
-    # alone: no other tensor shares x's memory
-    if sys.getrefcount(x._version_counter) > 2 + len(internal):
-        raise RuntimeError(f"{name}: the tensor shares its memory with another (it is a "
-                           f"view: a slice, reshape, transpose, detach..., or one was made "
-                           f"of it), and autograd records in-place changes only of a tensor "
-                           f"that owns its memory alone; change a clone(), or "
+    if backend.shares_elements(x._data):   # as a plain write (check_writable), PyTorch
+        raise ValueError(f"{name}: the tensor is a broadcast view (expand), whose elements "
+                         f"share memory, so it cannot be written; clone() it first")
+    if shares_memory(x):
+        raise RuntimeError(f"{name}: the tensor shares its memory with another that is "
+                           f"held elsewhere (it is a view: a slice, reshape, transpose, "
+                           f"detach..., or one was made of it), and autograd records "
+                           f"in-place changes only of a tensor whose memory no one else "
+                           f"sees; change a clone(), or "
                            f"{_out_of_place(name)}")
     if getattr(x, "_used", False) and _used_by_a_recorded_op(x):
         raise RuntimeError(f"{name}: an op already recorded used this tensor, and its "
                            f"gradient would reach the new value (here the graph's nodes "
                            f"are the tensors themselves); make the change before using the "
                            f"tensor, or {_out_of_place(name)} and use the result from then on")
-    if memory_held_outside(x, internal):
+    if memory_held_outside(x):
         raise RuntimeError(f"{name}: the tensor's memory is also held outside it (the "
                            f"NumPy array of mg.from_numpy or mg.as_tensor, what .numpy() "
                            f"or .data returned), and a recorded change gives the tensor new "
@@ -112,34 +114,47 @@ def _check_recordable(x, name):
                            f"change a clone(), or {_out_of_place(name)}")
 
 
-def memory_held_outside(x, internal=()):
-    """Whether something besides x (and the `internal` tensors it views) holds x's array or
-    the memory it views: a NumPy array x was made from or handed out (mg.from_numpy,
-    x.numpy(), x.data), which a recorded write (or x += y rebinding x) would leave with the
-    old values."""
-    # the array held by x and getrefcount's argument alone; the memory it views (if any) by
-    # the array, the local `base`, getrefcount's argument and the internal tensors' arrays
-    base = getattr(x._data, "base", None)
-    if sys.getrefcount(x._data) > 2 or base is None:
-        return sys.getrefcount(x._data) > 2
-    inside = sum(p._data is base or getattr(p._data, "base", None) is base for p in internal)
-    return sys.getrefcount(base) > 3 + inside
+def shares_memory(x):
+    """Whether another tensor that something outside the graph may hold shares x's memory:
+    a view of x, or a tensor x views. Not a tensor that x's own view nodes alone hold, an
+    intermediate no one can see (logsumexp's result reshapes the sum it computed, topk's
+    slices the sort, and `(h * 2).reshape(-1)` the product), as PyTorch's results there."""
+    # held by x and getrefcount's argument alone: no other tensor shares x's memory
+    others = sys.getrefcount(x._version_counter) - 2
+    return others > 0 and len(_unseen_bases(x, others)) != others
 
 
-def _internal_bases(x):
-    """The tensors that x views through its own last ops (a fused op's result reshaped,
-    logsumexp's squeeze, topk's values) and that nothing but those ops holds: made on the
-    way to x, they share its memory and count, but no user code can reach them. A write
-    gives x new memory and leaves them their values, which only x's history reads."""
-    found, t = [], x
-    while t._ctx is not None and t._ctx.inputs is not None and t._ctx.output_ids is None:
-        bases = [p for p in t._ctx.inputs if p._version_counter is x._version_counter]
-        # held by the op's inputs, `bases` and getrefcount's argument alone
-        if len(bases) != 1 or sys.getrefcount(bases[0]) > 3:
+def _unseen_bases(x, limit):
+    """The tensors x views through its own nodes, each held by the node of the view made
+    of it alone (up to `limit` of them; it stops at the first that is not)."""
+    bases, ctx = [], x._ctx
+    while len(bases) < limit and ctx is not None and ctx.inputs is not None and \
+            ctx.output_ids is None:
+        i = next((i for i, p in enumerate(ctx.inputs)
+                  if p._version_counter is x._version_counter), None)
+        # held by the node's inputs and getrefcount's argument alone
+        if i is None or sys.getrefcount(ctx.inputs[i]) != 2:
             break
-        t = bases[0]
-        found.append(t)
-    return found
+        bases.append(ctx.inputs[i])
+        ctx = bases[-1]._ctx
+    return bases
+
+
+def memory_held_outside(x):
+    """Whether something besides x holds x's array or the memory it views: a NumPy array x
+    was made from or handed out (mg.from_numpy, x.numpy(), x.data), which a recorded write
+    (or x += y rebinding x) would leave with the old values."""
+    # the array held by x and getrefcount's argument alone; the memory it views (if any) by
+    # the array, the local `base`, getrefcount's argument and the tensors x views unseen
+    base = getattr(x._data, "base", None)
+    if sys.getrefcount(x._data) > 2:
+        return True
+    if base is None:
+        return False
+    others = sys.getrefcount(x._version_counter) - 2
+    inside = sum(t._data is base or getattr(t._data, "base", None) is base
+                 for t in _unseen_bases(x, others))
+    return sys.getrefcount(base) > 3 + inside
 
 
 def _out_of_place(name):
