@@ -380,15 +380,22 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
 
 def _used_by_a_recorded_op(t):
     """Whether an op of a graph still alive (not yet released by backward) took t as an
-    input. Asked of the garbage collector, which knows who refers to t: slow (two scans of
-    the objects), so asked only by detach_ and by an in-place write of a tensor an op once
-    used (ops/inplace_autograd.py)."""
+    input (see _live_consumers)."""
+    return bool(_live_consumers(t))
+
+
+def _live_consumers(t):
+    """The ops of graphs still alive (not yet released by backward) that took t as an
+    input: each a Function, or the dict of its attributes (whichever holds `inputs`).
+    Asked of the garbage collector, which knows who refers to t: slow (two scans of the
+    objects), so asked only by detach_ and by an in-place write of a tensor an op once used
+    (ops/inplace_autograd.py)."""
     import gc
     from minigrad.autograd import Function
     holders = [h for h in gc.get_referrers(t) if isinstance(h, (tuple, list))]
     if not holders:
-        return False
-    ids = {id(h) for h in holders}      # (one scan for all: t may sit in many lists)
+        return []
+    ids, found = {id(h) for h in holders}, []   # (one scan for all: t may sit in many lists)
     for owner in gc.get_referrers(*holders):
         if isinstance(owner, Function):     # (or its __dict__, once Python made one)
             inputs, released = owner.inputs, getattr(owner, "released", False)
@@ -397,8 +404,8 @@ def _used_by_a_recorded_op(t):
         else:
             continue
         if id(inputs) in ids and not released:   # (an unbind kept after backward counts
-            return True                          # as released)
-    return False
+            found.append(owner)                  # as released)
+    return found
 
 
 def _typed(x):

@@ -209,7 +209,7 @@ class _Activation(Module):
     """An activation module with PyTorch's `inplace` flag, accepted so that models written
     for PyTorch build unchanged. The output is a new tensor either way, so the input keeps
     its values; `x = act(x)` is the same. (An in-place write would be refused where the
-    input is a view or a recorded op already used it, which PyTorch allows.)"""
+    input is a view of a tensor held elsewhere, which PyTorch allows.)"""
 
     def __init__(self, inplace=False):
         super().__init__()

@@ -5,17 +5,19 @@ in grad mode, where h or the other operand requires grad.
 Here the graph's nodes are the tensors themselves, so a write cannot put a node behind h
 as PyTorch's does. Instead h's history moves to a new tensor, `old`, which keeps h's
 memory with the old values untouched, and h becomes op(old, ...) computed out of place: a
-new array, the op's node, h's version one higher. Every op that saved h's values (or its
-output, if h is one) still reads them, and the write costs what `h = op(h)` would.
+new array, the op's node, h's version one higher. The ops that had used h take `old` as
+their input instead (found by the garbage collector, for a tensor an op once used), so
+they go on reading h's old values and sending their gradients there, as PyTorch's do.
+Every op that saved h's values (or its output, if h is one) still reads them, and the write
+costs what `h = op(h)` would.
 
-That is the same as writing into h's memory where nothing else sees that memory or h's
-place in the graph, so it is refused where something does (each error says what to write
+That is the same as writing into h's memory where nothing else sees that memory, so it
+is refused where something does (each error says what to write
 instead): h views the memory of a tensor held elsewhere, or is viewed by one (a slice,
 a reshape, a detach; a view of an intermediate that only the graph holds is fine, as
 logsumexp's result, a reshape of the sum it computed, or `(h * 2)[0]`: nothing else sees
 that memory); a NumPy array shares h's memory (mg.from_numpy, h.numpy(): it would keep the
-old values); an op already recorded took h as an input (that op's gradient would reach
-h's new value); h is a leaf that requires grad (as PyTorch). h itself as an operand
+old values); h is a leaf that requires grad (as PyTorch). h itself as an operand
 (h.mul_(h), h.copy_(h)) is its old value."""
 import sys
 import traceback
@@ -23,7 +25,7 @@ import weakref
 
 from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
-from minigrad.tensor import Tensor, _used_by_a_recorded_op
+from minigrad.tensor import Tensor, _live_consumers
 
 
 def needs_recording(x, *operands):
@@ -38,17 +40,23 @@ def record(x, name, compute, check):
     history and values (see above). `compute` works out of place; `check(result)` refuses a
     result x cannot take (another shape, a dtype x cannot hold). Returns x."""
     _check_recordable(x, name)
+    # the ops that already used x took its old value: they go on reading and sending their
+    # gradients to `old` (a gc scan, only for a tensor an op once used)
+    consumers = _live_consumers(x) if getattr(x, "_used", False) else []
     old = Tensor._make(x._data, x.device, x.requires_grad)
     old._ctx, old._version_counter, old._hooks = x._ctx, x._version_counter, x._hooks
+    old._used = bool(consumers)
     _move_output(old._ctx, x, old)      # the op that made x made `old` (its output checks)
+    _move_input(consumers, x, old)
     handled = sys.exc_info()[1]         # an error the caller is handling, if any: not ours
     try:
         result = compute(old)
         check(result)
     except BaseException as e:
         _move_output(old._ctx, old, x)
+        _move_input(consumers, old, x)
         _drop_locals(e, handled)
-        old = result = None             # this frame's too (see _drop_locals)
+        old = result = consumers = None     # this frame's too (see _drop_locals)
         raise
     if result.dtype != x.dtype:
         result = result.to(dtype=x.dtype)
@@ -76,6 +84,14 @@ def _drop_locals(error, handled):
         error = error.__context__
 
 
+def _move_input(consumers, was, now):
+    """Make each op in `consumers` (a Function, or the dict of its attributes) take `now`
+    as its input where it took `was`."""
+    for c in consumers:
+        attrs = c if isinstance(c, dict) else c.__dict__
+        attrs["inputs"] = tuple(now if p is was else p for p in attrs["inputs"])
+
+
 def _move_output(ctx, was, now):
     """Tell node ctx that its output `was` is now the tensor `now`."""
     if ctx is None:
@@ -101,11 +117,6 @@ def _check_recordable(x, name):
                            f"in-place changes only of a tensor whose memory no one else "
                            f"sees; change a clone(), or "
                            f"{_out_of_place(name)}")
-    if getattr(x, "_used", False) and _used_by_a_recorded_op(x):
-        raise RuntimeError(f"{name}: an op already recorded used this tensor, and its "
-                           f"gradient would reach the new value (here the graph's nodes "
-                           f"are the tensors themselves); make the change before using the "
-                           f"tensor, or {_out_of_place(name)} and use the result from then on")
     if memory_held_outside(x):
         raise RuntimeError(f"{name}: the tensor's memory is also held outside it (the "
                            f"NumPy array of mg.from_numpy or mg.as_tensor, what .numpy() "
