@@ -388,15 +388,15 @@ def _live_consumers(t):
     """The ops of graphs still alive (not yet released by backward) that took t as an
     input: each a Function, or the dict of its attributes (whichever holds `inputs`).
     Asked of the garbage collector, which knows who refers to t: slow (two scans of the
-    objects), so asked only by detach_ and by an in-place write of a tensor an op once used
-    (ops/inplace_autograd.py)."""
+    objects, three where a dict holds t under `inputs`), so asked only by detach_ and by an
+    in-place write of a tensor an op once used (ops/inplace_autograd.py)."""
     import gc
     from minigrad.autograd import Function
     holders = [h for h in gc.get_referrers(t) if isinstance(h, (tuple, list))]
     if not holders:
         return []
-    ids, found = {id(h) for h in holders}, []   # (one scan for all: t may sit in many lists)
-    for owner in gc.get_referrers(*holders):
+    ids, found, dicts = {id(h) for h in holders}, [], []   # (one scan for all: t may sit
+    for owner in gc.get_referrers(*holders):                # in many lists)
         if isinstance(owner, Function):     # (or its __dict__, once Python made one)
             inputs, released = owner.inputs, getattr(owner, "released", False)
         elif isinstance(owner, dict):
@@ -404,7 +404,11 @@ def _live_consumers(t):
         else:
             continue
         if id(inputs) in ids and not released:   # (an unbind kept after backward counts
-            found.append(owner)                  # as released)
+            (dicts if isinstance(owner, dict) else found).append(owner)   # as released)
+    if dicts:   # only an op's own: not a user's {"inputs": (t,)} nor a module's attributes
+        ids = {id(d) for d in dicts}
+        found += [vars(f) for f in gc.get_referrers(*dicts)
+                  if isinstance(f, Function) and id(vars(f)) in ids]
     return found
 
 
