@@ -15,7 +15,9 @@ class TensorInplace:
 
     def zero_(self): return ops.inplace.fill(self, 0, "zero_")
     def fill_(self, value): return ops.inplace.fill(self, value, "fill_")   # a number, 0-d tensor
-    def copy_(self, src): return ops.inplace.setitem(self, ..., src, "copy_") or self  # t[...]=src
+    def copy_(self, src):                      # t[...] = src, src's shape broadcast to t's
+        ops.inplace.check_copy_shape(self, src)
+        return ops.inplace.setitem(self, ..., src, "copy_") or self
     # alpha·o inside the op: recorded, x.add_(x, alpha=2) scales x's old value
     def add_(self, o, *, alpha=1):
         return ops.inplace.method(self, "add_", lambda x, o: ops.elementwise.add(

@@ -50,6 +50,9 @@ def test_small_tensor_methods(device):
     assert w.tolist() == [[0.0, 1.0, 2.0]] * 2
     with pytest.raises(RuntimeError, match="fill_: in-place change of a leaf"):
         w.fill_(1.0)
+    for src in (mg.ones(1, 2, 3, device=device), mg.ones(3, 2, device=device)):
+        with pytest.raises(ValueError, match=r"copy_: the source's shape \(\d, \d"):
+            mg.zeros(2, 3, device=device).copy_(src)              # as PyTorch
 
 
 def test_argsort_and_nonzero_as_torch(device):

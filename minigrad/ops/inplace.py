@@ -48,6 +48,22 @@ def check_writable(t, op):
                              f"clone() it first") from None
 
 
+def check_copy_shape(t, src):
+    """copy_'s source broadcasts to t's shape, as PyTorch's: no dims added to t (t[...] =
+    src drops a source's extra leading 1s; copy_ refuses them)."""
+    shape = getattr(src, "shape", None)
+    if shape is None:                            # a list or a number: setitem's rules
+        return
+    try:
+        fits = len(shape) <= t.ndim and backend.broadcast_shapes(tuple(shape), t.shape) == \
+            t.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"copy_: the source's shape {tuple(shape)} does not broadcast to the "
+                         f"tensor's {t.shape} (as PyTorch, copy_ adds no dims to the tensor)")
+
+
 def _counted(t):
     t._version_counter[0] += 1
     return t
