@@ -298,7 +298,8 @@ def test_a_nan_upstream_gradient_stays_out_of_masked_off_inputs(op):
 def test_a_nan_gets_its_gradient_where_pytorch_sends_it(device):
     """maximum/minimum: where a NaN leaves the order unknown, both inputs get the whole
     gradient (PyTorch's masks; all of it went to the other input, so the NaN's own input got
-    none, and which one depended on the argument order); relu passes a NaN's gradient on."""
+    none, and which one depended on the argument order); relu passes a NaN's gradient on;
+    abs's is sign(x), 0 at NaN as mg.sign's (PyTorch's too)."""
     nan = float("nan")
     a = mg.tensor([nan, 1.0, 2.0, 3.0], device=device, requires_grad=True)
     b = mg.tensor([1.0, nan, 2.0, 1.0], device=device, requires_grad=True)
@@ -310,6 +311,9 @@ def test_a_nan_gets_its_gradient_where_pytorch_sends_it(device):
     x = mg.tensor([nan, -1.0, 2.0], device=device, requires_grad=True)
     x.relu().sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
+    x.grad = None
+    x.abs().sum().backward()
+    assert x.grad.tolist() == [0.0, -1.0, 1.0] == x.detach().sign().tolist()
 
 
 def test_a_python_int_beyond_an_integer_tensors_range_wraps_as_torch(device):

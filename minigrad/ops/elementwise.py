@@ -86,7 +86,9 @@ class Sqrt(Function):
 class Abs(Function):
     needs_values = False                                 # see Function.needs_values
     def forward(self, a):
-        self.sign = self.xp.sign(a)                      # d|x| = sign(x) dx
+        s = self.xp.sign(a)                              # d|x| = sign(x) dx
+        # 0 at NaN, as mg.sign and PyTorch (NumPy's sign is NaN there)
+        self.sign = self.xp.where(s == s, s, 0) if a.dtype.kind == "f" else s
         return self.xp.abs(a)
     def backward(self, g): return g * self.const(self.sign)
 
