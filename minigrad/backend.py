@@ -4,15 +4,16 @@ A *device* names where a tensor's array lives: "cpu" is NumPy, "cuda" is CuPy. E
 file asks this module for the array module (`xp`) of a device instead of importing NumPy or
 CuPy itself, so a CPU-only install imports cleanly and a GPU tensor can never be computed on
 by NumPy behind the user's back. CuPy is imported lazily, the first time "cuda" is asked for.
+Each device's Backend is assembled from the library this module hands it: the CPU's in
+backend_numpy.py, the GPU's in backend_cupy.py.
 """
 import functools
-import math
+import importlib
 import numbers
 import threading
 
 import numpy as np
 
-from minigrad import parallel
 
 # dtypes: NumPy's dtype objects are the library's dtypes (CuPy uses the same ones).
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
@@ -134,129 +135,24 @@ class Backend:
         return self.rng.random(shape, dtype=self.xp.float32)
 
     def keep_mask(self, shape, p, out=None):
-        """Booleans, each True with probability 1 - p (dropout's mask). On the host, 32 bits
-        of NumPy's raw 64-bit draws per element are compared with p·2³², about twice as fast
-        as drawing floats and exact to 2⁻³²; elsewhere uniform floats (how many random bits
-        a raw draw holds differs between generators)."""
-        if not self.host:
-            return self.xp.greater_equal(self.uniform(shape), p, out=out)
-        direct = out is not None and out.flags.c_contiguous   # out.reshape(-1): a view
-        flat = out.reshape(-1) if direct else np.empty(math.prod(shape), bool)
-        threshold = np.uint32(min(round(p * 2 ** 32), 2 ** 32 - 1))
-        _host_keep_mask(self.rng.bit_generator, threshold, flat)
-        if out is None:
-            return flat.reshape(shape)
-        if not direct:
-            np.copyto(out, flat.reshape(shape))
-        return out
+        """Booleans, each True with probability 1 - p (dropout's mask), from uniform floats
+        (the host's Backend draws them from raw bits: backend_numpy.py)."""
+        return self.xp.greater_equal(self.uniform(shape), p, out=out)
 
 
-MASK_CHUNK = 1 << 20    # mask elements drawn at a time (even: two per 64-bit draw)
-
-
-def _host_keep_mask(bits, threshold, flat):
-    """flat[i] = (the i-th 32-bit half of the generator's raw 64-bit draws) >= threshold. A
-    big mask from a PCG64 generator is drawn in chunks, each from a copy of the generator
-    advanced to the chunk's start (as if the draws before it had been made): the very bits
-    of one draw, a chunk's raw draws held per thread, and the chunks on every core
-    (parallel.py). The draws are taken from the generator at once, under its lock, so two
-    threads drawing at a time get different masks."""
-    n = flat.size
-    if n <= MASK_CHUNK or not isinstance(bits, (np.random.PCG64, np.random.PCG64DXSM)):
-        u = bits.random_raw((n + 1) // 2).view(np.uint32)[:n]
-        np.greater_equal(u, threshold, out=flat)
-        return
-    with bits.lock:
-        start = bits.state
-        end = _advanced(bits, start, (n + 1) // 2).state
-        # advance() drops a 32-bit half kept from an earlier draw (rng.random(dtype=
-        # float32)), which random_raw leaves alone: it stays
-        end.update({k: start[k] for k in ("has_uint32", "uinteger")})
-        bits.state = end
-
-    def chunk(i):
-        m = min(MASK_CHUNK, n - i)
-        u = _advanced(bits, start, i // 2).random_raw((m + 1) // 2).view(np.uint32)[:m]
-        np.greater_equal(u, threshold, out=flat[i:i + m])
-    parallel.run(chunk, [(i,) for i in range(0, n, MASK_CHUNK)], n)
-
-
-def _advanced(bits, state, draws):
-    """A new generator of bits's kind at `state`, then `draws` raw draws further."""
-    copy = type(bits)(0)
-    copy.state = state
-    copy.advance(draws)
-    return copy
-
-
-def _host_index_add(target, index, values):
-    """target[index] += values with repeated indices summed, as np.add.at, which runs one
-    element at a time (~7 ns each: 40 ms of an embedding gradient per small-preset step).
-    For one integer array indexing the first axis this is a product with a sparse 0/1
-    matrix, S[index[j], j] = 1, which SciPy runs ~15x faster (each row's values are summed
-    in order, then added to the target). float16 values add up in float32, rounded once,
-    as PyTorch's: one at a time in float16, 20,000 adds of 0.1 stall at 256."""
-    if target.dtype == np.float16:
-        wide = target.astype(np.float32)
-        _host_index_add(wide, index, np.asarray(values, dtype=np.float32))
-        target[...] = wide
-        return None
+def scipy_module(name):
+    """scipy.<name> (special, sparse), or None where SciPy is missing: a dependency, but a
+    bare machine running the source with PYTHONPATH=. may lack it (backend_numpy.py then
+    falls back)."""
     try:
-        from scipy.sparse import csc_matrix
-    except ImportError:                                  # SciPy missing: see _host_erf
-        return np.add.at(target, index, values)
-    if not (isinstance(index, np.ndarray) and index.dtype.kind in "iu" and target.ndim
-            and values.shape == index.shape + target.shape[1:] and values.dtype.kind == "f"
-            and target.flags.c_contiguous):
-        return np.add.at(target, index, values)
-    rows, n = index.reshape(-1), target.shape[0]
-    if rows.size == 0:
-        return None
-    rows = np.where(rows < 0, rows + n, rows)            # -1 and n-1 are one row
-    hit = None
-    if n > rows.size:                                    # a big table: only the rows hit
-        hit, rows = np.unique(rows, return_inverse=True)
-    # column j of S holds its one 1 at row rows[j]: compressed columns need no sorting
-    pick = csc_matrix((np.ones(rows.size, values.dtype), rows, np.arange(rows.size + 1)),
-                      shape=(n if hit is None else hit.size, rows.size))
-    sums = pick @ values.reshape(rows.size, -1)
-    flat = target.reshape(n, -1)
-    if hit is None:
-        flat += sums
-    else:
-        flat[hit] += sums
-    return None
-
-
-def _host_erf():
-    """SciPy's erf (full float64 precision; NumPy has none). SciPy is a dependency, but a
-    bare machine running the source with PYTHONPATH=. may lack it: then math.erf element by
-    element, exact and slow, so everything still runs; only the exact GELU (and, through
-    np.add.at, the embedding gradient) is slower."""
-    try:
-        from scipy.special import erf
-        return erf
-    except ImportError:
-        one = np.frompyfunc(math.erf, 1, 1)
-        return lambda a: one(a).astype(a.dtype if a.dtype.kind == "f" else np.float64)
-
-
-def _host_special():
-    """scipy.special, or None where SciPy is missing (see _host_erf; only the special
-    functions, lgamma and its kin, then refuse to run)."""
-    try:
-        import scipy.special
-        return scipy.special
+        return importlib.import_module("scipy." + name)
     except ImportError:
         return None
 
 
 def _numpy_backend():
-    b = Backend("cpu", np, _host_erf(), _host_index_add, lambda a: a, np.asarray,
-                _host_special())
-    b.cache_block = 1 << 16           # 256 KiB of float32: a few pieces fit in L2
-    b.host = True
-    return b
+    from minigrad.backend_numpy import HostBackend     # (it builds on this module)
+    return HostBackend()
 
 
 def _cupy_backend():

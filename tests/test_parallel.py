@@ -10,7 +10,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.functional as F
-from minigrad import backend, backend_blas, parallel
+from minigrad import backend, backend_blas, backend_numpy, parallel
 
 
 @pytest.fixture
@@ -204,7 +204,7 @@ def test_a_big_dropout_mask_drawn_in_chunks_is_the_one_draw(threads, monkeypatch
     """keep_mask draws a big mask chunk by chunk (on threads), each chunk from the generator
     advanced to its start: the same bits as one draw, and the generator left where one draw
     leaves it, a 32-bit half kept from an earlier float32 draw included."""
-    monkeypatch.setattr(backend, "MASK_CHUNK", 64)
+    monkeypatch.setattr(backend_numpy, "MASK_CHUNK", 64)
     cpu = backend.get("cpu")
     for count in (1, 3):
         threads(count)
@@ -261,7 +261,7 @@ def test_two_threads_drawing_big_masks_at_once_get_different_draws(threads, monk
     """The chunked draw takes its raw numbers from the generator at once, under its lock:
     two masks drawn at the same time differ, and together they are one draw of both."""
     threads(2)
-    monkeypatch.setattr(backend, "MASK_CHUNK", 64)
+    monkeypatch.setattr(backend_numpy, "MASK_CHUNK", 64)
     cpu = backend.get("cpu")
     n = 64 * 5 + 2
     for seed in range(5):
@@ -284,7 +284,7 @@ def test_two_threads_drawing_big_masks_at_once_get_different_draws(threads, monk
 
 def test_keep_mask_fills_an_out_that_is_not_contiguous(threads, monkeypatch):
     threads(2)
-    monkeypatch.setattr(backend, "MASK_CHUNK", 64)
+    monkeypatch.setattr(backend_numpy, "MASK_CHUNK", 64)
     cpu = backend.get("cpu")
     for seed, view in ((0, lambda a: a.T), (1, lambda a: a[::2, ::2])):
         base = np.zeros((30, 20), bool)
