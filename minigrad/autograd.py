@@ -71,8 +71,7 @@ class Function:
             out.requires_grad = True
             out._ctx = fn
             fn.inputs = inputs
-            for t in inputs:    # an in-place write recorded later must not re-route the
-                t._used = True  # gradient this op sends t (ops/inplace_autograd.py)
+            note_use(inputs, weakref.ref(fn))
             fn._output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
             # backward may read any input and the output: they must still hold these values
             # (an op whose backward reads none of them, needs_values False, is not checked;
@@ -153,14 +152,34 @@ def record_outputs(fn, inputs, outputs):
     if _state.grad_enabled and any(t.requires_grad for t in inputs):
         fn.inputs, fn.device, fn.xp = tuple(inputs), inputs[0].device, inputs[0].backend.xp
         fn.output_ids = {}
-        for t in inputs:        # see apply
-            t._used = True
+        note_use(fn.inputs, weakref.ref(fn))
         for k, t in enumerate(outputs):
             t.requires_grad, t._ctx = True, fn
             fn.output_ids[id(t)] = k
         if fn.needs_values:           # as apply: backward may read the inputs (not outputs)
             fn.versions = [t._version_counter[0] for t in inputs]
     return outputs
+
+
+def note_use(inputs, ref):
+    """Leave `ref`, a weak reference to a recorded op, on each of its inputs (Tensor._uses),
+    so that an in-place write recorded later finds the ops that used the old value and
+    keeps them on it (ops/inplace_autograd.py), without searching the heap. Freed and
+    released ops are dropped when a list reaches a power of two and would halve, so a
+    tensor used in every step (a batch, a buffer, a weight) keeps a short list, at O(1)
+    amortised cost."""
+    from minigrad.tensor import _alive
+    for t in inputs:
+        uses = t._uses
+        if uses is None:
+            t._uses = [ref]
+            continue
+        uses.append(ref)
+        n = len(uses)
+        if n >= 16 and n & (n - 1) == 0:
+            live = [r for r in uses if _alive(r())]
+            if len(live) <= n // 2:
+                uses[:] = live
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -23,10 +23,10 @@ from minigrad.tensor_methods import TensorMethods
 class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     # _version_counter: a one-element list counting in-place changes of `data`, shared by
     # every tensor that views the same memory (see `_version`); _hooks: None, or the
-    # functions register_hook added; _retains_grad: retain_grad() was called; _used (unset
-    # until then): a recorded op took this tensor as an input
+    # functions register_hook added; _retains_grad: retain_grad() was called; _uses: None, or
+    # weak references to the recorded ops that took this tensor as an input (autograd.py)
     __slots__ = ("_data", "_grad", "requires_grad", "_ctx", "device", "_version_counter",
-                 "_hooks", "_retains_grad", "_used", "__weakref__")
+                 "_hooks", "_retains_grad", "_uses", "__weakref__")
     __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
 
     def __init__(self, data, dtype=None, device=None, requires_grad=False):
@@ -65,7 +65,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         shared = source is not None and arr is source._data
         self.requires_grad = False
         self._version_counter = source._version_counter if shared else [0]
-        self._hooks, self._retains_grad = None, False
+        self._hooks, self._retains_grad, self._uses = None, False, None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -75,7 +75,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         t = Tensor.__new__(Tensor)
         t._data, t.device, t._grad, t._ctx = array, device, None, None
         t.requires_grad = requires_grad
-        t._version_counter, t._hooks, t._retains_grad = [0], None, False
+        t._version_counter, t._hooks, t._retains_grad, t._uses = [0], None, False, None
         return t
 
     # ---- properties -------------------------------------------------------------------
@@ -386,30 +386,20 @@ def _used_by_a_recorded_op(t):
 
 def _live_consumers(t):
     """The ops of graphs still alive (not yet released by backward) that took t as an
-    input: each a Function, or the dict of its attributes (whichever holds `inputs`).
-    Asked of the garbage collector, which knows who refers to t: slow (two scans of the
-    objects, three where a dict holds t under `inputs`), so asked only by detach_ and by an
-    in-place write of a tensor an op once used (ops/inplace_autograd.py)."""
-    import gc
-    from minigrad.autograd import Function
-    holders = [h for h in gc.get_referrers(t) if isinstance(h, (tuple, list))]
-    if not holders:
+    input, read from the weak references each op leaves on its inputs when it is recorded
+    (autograd.py's note_use): asked by detach_ and by an in-place write
+    (ops/inplace_autograd.py), which must re-route those ops."""
+    if not t._uses:
         return []
-    ids, found, dicts = {id(h) for h in holders}, [], []   # (one scan for all: t may sit
-    for owner in gc.get_referrers(*holders):                # in many lists)
-        if isinstance(owner, Function):     # (or its __dict__, once Python made one)
-            inputs, released = owner.inputs, getattr(owner, "released", False)
-        elif isinstance(owner, dict):
-            inputs, released = owner.get("inputs"), owner.get("released", False)
-        else:
-            continue
-        if id(inputs) in ids and not released:   # (an unbind kept after backward counts
-            (dicts if isinstance(owner, dict) else found).append(owner)   # as released)
-    if dicts:   # only an op's own: not a user's {"inputs": (t,)} nor a module's attributes
-        ids = {id(d) for d in dicts}
-        found += [vars(f) for f in gc.get_referrers(*dicts)
-                  if isinstance(f, Function) and id(vars(f)) in ids]
-    return found
+    return [f for f in (r() for r in t._uses)
+            if _alive(f) and any(p is t for p in f.inputs)]
+
+
+def _alive(fn):
+    """Whether op fn (or None, for a freed one) still routes gradients to its inputs: not
+    freed, and not released by a backward (an unbind's node keeps its inputs, marked
+    released)."""
+    return fn is not None and fn.inputs is not None and not getattr(fn, "released", False)
 
 
 def _typed(x):

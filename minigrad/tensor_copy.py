@@ -62,5 +62,5 @@ def rebuild(cls, array, device, requires_grad):
     t = cls.__new__(cls)
     t._data, t.device, t._grad, t._ctx = array, backend.device_name(device), None, None
     t.requires_grad = requires_grad
-    t._version_counter, t._hooks, t._retains_grad = [0], None, False
+    t._version_counter, t._hooks, t._retains_grad, t._uses = [0], None, False, None
     return t

@@ -6,7 +6,7 @@ Here the graph's nodes are the tensors themselves, so a write cannot put a node 
 as PyTorch's does. Instead h's history moves to a new tensor, `old`, which keeps h's
 memory with the old values untouched, and h becomes op(old, ...) computed out of place: a
 new array, the op's node, h's version one higher. The ops that had used h take `old` as
-their input instead (found by the garbage collector, for a tensor an op once used), so
+their input instead (each op left a weak reference on its inputs when recorded), so
 they go on reading h's old values and sending their gradients there, as PyTorch's do.
 Every op that saved h's values (or its output, if h is one) still reads them, and the write
 costs what `h = op(h)` would.
@@ -41,11 +41,11 @@ def record(x, name, compute, check):
     result x cannot take (another shape, a dtype x cannot hold). Returns x."""
     _check_recordable(x, name)
     # the ops that already used x took its old value: they go on reading and sending their
-    # gradients to `old` (a gc scan, only for a tensor an op once used)
-    consumers = _live_consumers(x) if getattr(x, "_used", False) else []
+    # gradients to `old`
+    consumers = _live_consumers(x)
     old = Tensor._make(x._data, x.device, x.requires_grad)
     old._ctx, old._version_counter, old._hooks = x._ctx, x._version_counter, x._hooks
-    old._used = bool(consumers)
+    old._uses = [weakref.ref(f) for f in consumers] or None
     _move_output(old._ctx, x, old)      # the op that made x made `old` (its output checks)
     _move_input(consumers, x, old)
     handled = sys.exc_info()[1]         # an error the caller is handling, if any: not ours
@@ -67,7 +67,7 @@ def record(x, name, compute, check):
     # a hook registered on x before saw, as PyTorch's, the old value's gradient: it stays
     # with `old`; retain_grad stays with x, for its new value
     x._data, x._ctx, x.requires_grad = result._data, result._ctx, result.requires_grad
-    x._version_counter, x._hooks, x._used = [old._version_counter[0] + 1], None, False
+    x._version_counter, x._hooks, x._uses = [old._version_counter[0] + 1], None, None
     _move_output(x._ctx, result, x)
     if x._ctx is not None and x._ctx.needs_values:
         x._ctx.out_version = x._version_counter[0]
@@ -85,11 +85,9 @@ def _drop_locals(error, handled):
 
 
 def _move_input(consumers, was, now):
-    """Make each op in `consumers` (a Function, or the dict of its attributes) take `now`
-    as its input where it took `was`."""
-    for c in consumers:
-        attrs = c if isinstance(c, dict) else c.__dict__
-        attrs["inputs"] = tuple(now if p is was else p for p in attrs["inputs"])
+    """Make each op in `consumers` take `now` as its input where it took `was`."""
+    for fn in consumers:
+        fn.inputs = tuple(now if p is was else p for p in fn.inputs)
 
 
 def _move_output(ctx, was, now):
