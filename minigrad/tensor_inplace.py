@@ -37,6 +37,10 @@ class TensorInplace:
     def clamp_(self, min=None, max=None):
         return ops.inplace.method(self, "clamp_", ops.elementwise.clip, min, max)
     clip_ = clamp_
+    def index_fill_(self, dim, index, value):
+        return ops.inplace.index_fill(self, dim, index, value)
+    def fill_diagonal_(self, fill_value, wrap=False):
+        return ops.inplace.fill_diagonal(self, fill_value, wrap)
     def masked_fill_(self, mask, value):
         return ops.inplace.method(self, "masked_fill_", ops.elementwise.masked_fill, mask, value)
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
@@ -65,6 +69,34 @@ class TensorInplace:
         from minigrad import draws
         return draws.random_(self, *(bounds + (to,) if to is not None else bounds),
                              generator=generator)
+
+
+# The rest of PyTorch's in-place twins: x.f_(...) is x.f(...) written into x (or recorded),
+# by ops.inplace.method, as add_ and the others above. (Not the ones that change x's shape,
+# squeeze_, t_, transpose_...: write x = x.t().)
+_TWINS = ("sigmoid tanh sin cos tan sinh cosh exp2 expm1 log1p log2 log10 erf erfinv lgamma "
+          "digamma polygamma logit xlogy reciprocal rsqrt square sign floor ceil trunc round "
+          "frac nan_to_num clamp_min clamp_max lerp addcmul addcdiv addmm atan2 arctan2 fmod "
+          "remainder floor_divide true_divide divide multiply subtract negative absolute "
+          "cumsum cumprod tril triu eq ne lt le gt ge greater greater_equal less less_equal "
+          "not_equal logical_not logical_and logical_or logical_xor").split()
+
+
+def _twin(name):
+    def inplace(self, *args, **kwargs):
+        keys = tuple(kwargs)
+
+        def op(x, *values):          # method() passes x's old value for x given as an arg
+            n = len(values) - len(keys)
+            return getattr(x, name)(*values[:n], **dict(zip(keys, values[n:])))
+        return ops.inplace.method(self, name + "_", op, *args, *kwargs.values())
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = f"x.{name}(...) written into x (PyTorch's Tensor.{name}_)"
+    return inplace
+
+
+for _name in _TWINS:
+    setattr(TensorInplace, _name + "_", _twin(_name))
 
 
 def times_alpha(x, o, alpha, op):

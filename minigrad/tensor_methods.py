@@ -25,6 +25,7 @@ class TensorMethods:
     def log(self): return ops.elementwise.log(self)
     def sqrt(self): return ops.elementwise.sqrt(self)
     def abs(self): return ops.elementwise.abs(self)
+    absolute = abs
     def tanh(self): return ops.elementwise.tanh(self)
     def sigmoid(self): return ops.elementwise.sigmoid(self)
     def relu(self): return ops.elementwise.relu(self)
@@ -71,6 +72,8 @@ class TensorMethods:
     def minimum(self, o): return ops.elementwise.minimum(self, o)
     def clip(self, min=None, max=None): return ops.elementwise.clip(self, min, max)
     clamp = clip
+    def clamp_min(self, min): return ops.elementwise.clip(self, min, None)
+    def clamp_max(self, max): return ops.elementwise.clip(self, None, max)
     def masked_fill(self, mask, value): return ops.elementwise.masked_fill(self, mask, value)
     def where(self, condition, other): return ops.elementwise.where(condition, self, other)
     # logical ops: nonzero is True, any dtype in, bool out, outside the graph (as PyTorch)

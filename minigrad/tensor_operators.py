@@ -33,6 +33,7 @@ class TensorOperators:
     def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
     # PyTorch's method spellings of the same ops: x.add(y), x.pow(2), x.matmul(w) ...
     mul, pow, matmul, neg = __mul__, __pow__, __matmul__, __neg__
+    multiply, negative = mul, neg
     def div(self, o, *, rounding_mode=None):
         return ops.math.div(self, o, rounding_mode=rounding_mode)
     divide = true_divide = div
@@ -40,6 +41,7 @@ class TensorOperators:
         return ops.elementwise.add(self, times_alpha(self, o, alpha, "add"))
     def sub(self, o, *, alpha=1):
         return ops.elementwise.sub(self, times_alpha(self, o, alpha, "sub"))
+    subtract = sub
     def square(self):                   # of a bool tensor: int64 0/1, as PyTorch (not and)
         x = self.long() if self.dtype == backend.bool_ else self
         return ops.elementwise.mul(x, x)
@@ -65,6 +67,7 @@ class TensorOperators:
     def eq(self, o): return ops.elementwise.compare("equal", self, o)
     def ne(self, o): return ops.elementwise.compare("not_equal", self, o)
     lt, le, gt, ge = __lt__, __le__, __gt__, __ge__
+    less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
 
     def __contains__(self, element):
         """`x in t`: whether any element of t equals x (a number or a tensor), as PyTorch

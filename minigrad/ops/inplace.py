@@ -161,6 +161,45 @@ def setitem(t, index, value, op="setitem"):
            lambda result: None)
 
 
+def index_fill(t, dim, index, value):
+    """t.index_fill_(dim, index, value): the slices of t along dim at `index` (integers,
+    1-D or 0-d; negatives count from the end) set to a number or a 0-d tensor, as
+    PyTorch's."""
+    from minigrad.ops.reduce import normalize_dim
+    d = normalize_dim(dim, max(t.ndim, 1), "index_fill_")
+    idx = _index.raw_index(index, t, "index_fill_", "index")
+    if getattr(idx, "dtype", None) is None or idx.dtype.kind not in "iu" or idx.ndim > 1:
+        raise TypeError(f"index_fill_: index must be a 1-D or 0-d tensor of integers, got "
+                        f"{getattr(idx, 'dtype', type(idx).__name__)} of shape "
+                        f"{tuple(getattr(idx, 'shape', ()))}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise ValueError(f"index_fill_: the value must be a number or a 0-d tensor, got "
+                         f"shape {value.shape}; for more, write t[..., index] = value")
+    if t.ndim == 0:
+        return fill(t, value, "index_fill_") if idx.size else t
+    return setitem(t, (slice(None),) * d + (idx.reshape(-1),), value, "index_fill_") or t
+
+
+def fill_diagonal(t, value, wrap=False):
+    """t.fill_diagonal_(value, wrap=False): the main diagonal (t[i, i, ..., i]) set to a
+    number, as PyTorch's: t has 2 dims or more, all of one length beyond 2; a tall
+    matrix's diagonal starts again below itself (every N+1 rows) only with wrap=True."""
+    if t.ndim < 2 or (t.ndim > 2 and len(set(t.shape)) != 1):
+        raise ValueError(f"fill_diagonal_: the tensor must have 2 dims, or more all of "
+                         f"equal length; got shape {t.shape}")
+    if not backend.is_scalar(value):
+        raise TypeError(f"fill_diagonal_: the value must be a number, got "
+                        f"{type(value).__name__}")
+    xp, n = t.backend.xp, min(t.shape)
+    if t.ndim == 2 and wrap:
+        rows = xp.arange(t.shape[0])
+        rows = rows[rows % (t.shape[1] + 1) < t.shape[1]]   # the gap row after each block
+        where = (rows, rows % (t.shape[1] + 1))
+    else:
+        where = (xp.arange(n),) * t.ndim
+    return setitem(t, where, value, "fill_diagonal_") or t
+
+
 def _leading_ones(value, ndim):
     """How many leading dims of size 1 `value` has beyond `ndim` dims."""
     shape = getattr(value, "shape", ())
