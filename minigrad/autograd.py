@@ -168,7 +168,6 @@ def note_use(inputs, ref):
     released ops are dropped when a list reaches a power of two and would halve, so a
     tensor used in every step (a batch, a buffer, a weight) keeps a short list, at O(1)
     amortised cost."""
-    from minigrad.tensor import _alive
     for t in inputs:
         uses = t._uses
         if uses is None:
@@ -177,9 +176,16 @@ def note_use(inputs, ref):
         uses.append(ref)
         n = len(uses)
         if n >= 16 and n & (n - 1) == 0:
-            live = [r for r in uses if _alive(r())]
+            live = [r for r in uses if alive(r())]
             if len(live) <= n // 2:
                 uses[:] = live
+
+
+def alive(fn):
+    """Whether op fn (or None, for a freed one) still routes gradients to its inputs: not
+    freed, and not released by a backward (an unbind's node keeps its inputs, marked
+    released)."""
+    return fn is not None and fn.inputs is not None and not getattr(fn, "released", False)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

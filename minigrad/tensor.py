@@ -8,7 +8,7 @@ import builtins
 import operator
 
 from minigrad import backend
-from minigrad.autograd import _initial_grad
+from minigrad.autograd import _initial_grad, alive as _alive
 from minigrad.backward import run_backward
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
                            is_device_array as _is_device_array, data_value as _data_value,
@@ -393,13 +393,6 @@ def _live_consumers(t):
         return []
     return [f for f in (r() for r in t._uses)
             if _alive(f) and any(p is t for p in f.inputs)]
-
-
-def _alive(fn):
-    """Whether op fn (or None, for a freed one) still routes gradients to its inputs: not
-    freed, and not released by a backward (an unbind's node keeps its inputs, marked
-    released)."""
-    return fn is not None and fn.inputs is not None and not getattr(fn, "released", False)
 
 
 def _typed(x):
