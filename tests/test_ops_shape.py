@@ -139,6 +139,18 @@ def test_tril_triu_on_boolean(device):
     np.testing.assert_array_equal(mg.triu(ones, 1).numpy(), np.triu(np.ones((3, 3), bool), 1))
 
 
+def test_tril_triu_zero_outside_the_triangle_even_where_it_is_infinite(device):
+    """full(-inf).triu(1) is the causal mask (0 on and below the diagonal, as PyTorch's),
+    and an infinite gradient outside the triangle gives a zero one, not 0 * inf = NaN."""
+    m = mg.full((3, 3), -np.inf, device=device).triu(1)
+    np.testing.assert_array_equal(m.numpy(), np.triu(np.full((3, 3), -np.inf), 1))
+    assert not np.isnan(mg.full((2, 3), np.inf, device=device).tril(-1).numpy()).any()
+    x = mg.tensor(np.full((3, 3), 4.0), device=device, requires_grad=True)
+    with np.errstate(divide="ignore"):
+        x.triu(1).sqrt().sum().backward()      # sqrt'(0) = inf below the diagonal
+    np.testing.assert_array_equal(x.grad.numpy(), np.triu(np.full((3, 3), 0.25), 1))
+
+
 def test_dtype_change_is_differentiable(device):
     """The gradient of a dtype change comes back in the input's dtype, at every node."""
     x = mg.randn(2, 3, dtype=mg.float64, device=device, requires_grad=True)

@@ -16,6 +16,9 @@ from minigrad.nn.batchnorm import BatchNorm1d  # noqa: F401
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn.attention import MultiheadAttention  # noqa: F401
+from minigrad.nn.transformer import (Transformer, TransformerEncoder,  # noqa: F401
+                                     TransformerDecoder, TransformerEncoderLayer,
+                                     TransformerDecoderLayer)
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401
 import sys as _sys

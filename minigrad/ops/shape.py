@@ -87,14 +87,18 @@ class Unbind(Function):
 
 
 class Triangle(Function):
-    """tril/triu: keep the lower/upper triangle of the last two dims (mask is constant)."""
+    """tril/triu: keep the lower/upper triangle of the last two dims (mask is constant).
+    Outside it a zero is chosen, not multiplied in: -inf * 0 would be NaN, and
+    full(-inf).triu(1) is the causal mask, 0 on and below the diagonal."""
     needs_values = False                                 # see Function.needs_values
     def forward(self, a, upper, diagonal):
         n, m = a.shape[-2:]
         tri = self.xp.triu if upper else self.xp.tril
+        self.upper, self.diagonal = upper, diagonal
         self.mask = tri(self.xp.ones((n, m), dtype=bool), diagonal)
-        return a * self.mask if a.dtype != bool else a & self.mask
-    def backward(self, g): return g * self.const(self.mask.astype(g.dtype))
+        return self.xp.where(self.mask, a, self.xp.zeros((), a.dtype))
+    def backward(self, g):   # the same triangle of the gradient (an inf in it stays out)
+        return Triangle.apply(g, upper=self.upper, diagonal=self.diagonal)
 
 
 class Flip(Function):
