@@ -316,6 +316,35 @@ def shares_elements(a):
     return a.size > 0 and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))
 
 
+def view_positions(view, base):
+    """Where the elements of array `view` lie in array `base`, whose memory it views: host
+    index arrays of view's shape, one per dim of base (NumPy's or CuPy's arrays: worked out
+    from their addresses and strides, no values read), or None where view's elements are
+    all of base's, in base's order (a reshape of it)."""
+    offsets = _byte_offsets(view.shape, view.strides, _address(view) - _address(base))
+    if base.flags.c_contiguous:
+        flat = offsets // base.itemsize
+    else:                             # base's own layout: each offset found among base's
+        mine = _byte_offsets(base.shape, base.strides, 0).reshape(-1)
+        order = np.argsort(mine, kind="stable")
+        flat = order[np.searchsorted(mine[order], offsets)]
+    if flat.size == base.size and (flat.reshape(-1) == np.arange(base.size)).all():
+        return None
+    return np.unravel_index(flat, base.shape)
+
+
+def _address(a):
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+def _byte_offsets(shape, strides, start):
+    """The byte offset of each element of an array of that shape and strides."""
+    out = np.full(shape, start, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(shape, strides)):
+        out += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - k - 1))
+    return out
+
+
 def device_of_array(a):
     """Which device a raw array belongs to."""
     if isinstance(a, np.ndarray):

@@ -39,6 +39,16 @@ def _put(h, index, value):
     return h
 
 
+def _put_at(h, v):
+    """The node of a write into views of h (ops/inplace_views.py's Put): at positions, and
+    all of h. On the spy device no array views another, so no write gets there itself."""
+    from minigrad.ops.inplace_views import Put
+    base = h * 1
+    pos = (_t(np.array([0, 1, 1]), h).data, _t(np.array([2, 0, 1]), h).data)
+    part = Put.apply(base, v, into=base.data.copy(), pos=pos)
+    return Put.apply(part * h, into=base.data.copy(), pos=None)
+
+
 def _seeded(fn):
     def call(*xs):
         mg.manual_seed(5)
@@ -86,6 +96,7 @@ OPS = [
                            a[_t(_IDX, a)], a[0, 2]), [(3, 3)]),
     ("setitem_recorded", lambda a, b: _put(a * 1, (slice(None), _t(_IDX, a)), b * 2),
      [(2, 4), (3,)]),
+    ("put_into_views", _put_at, [(2, 3), (3,)]),
     ("gather_sort_topk", lambda a: (a.gather(1, _t(_IDS[:, :2].T, a)), a.sort(0)[0],
                                     a.sort(1, descending=True)[0], a.topk(2)[0]), [(3, 4)]),
     ("cat_stack", lambda a, b: (mg.cat([a, b], 1), mg.stack([a, a], -1)), [(2, 3), (2, 1)]),

@@ -22,6 +22,13 @@ def _put(h, index, value):
     return h
 
 
+def _through_views(h, v):
+    """Writes into views of h, held (ops/inplace_views.py's Put: at positions, and all)."""
+    h.T[1:].mul_(v.T)
+    h.unsqueeze(0).add_(v[:, :1])
+    return h
+
+
 _ZEROS = mg.tensor([[1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 0.0]])
 CASES = {
     "gelu": (lambda x: F.gelu(x) * x, [(3, 5)]),
@@ -47,6 +54,7 @@ CASES = {
     "getitem_mask_and_add": (lambda x: (x + x[0]) * x[x.detach() > 0].sum(), [(3, 4)]),
     "setitem_recorded": (lambda x, v: _put(x * x, (slice(None), mg.tensor([0, 2, 0])), v * v)
                          * x, [(2, 4), (1, 3)]),
+    "write_through_views": (lambda x, v: _through_views(x * x, v) * x, [(2, 4), (2, 3)]),
     "embedding_tied": (lambda w: F.embedding(mg.tensor([[1, 1], [2, 0]]), w) @ w.T, [(3, 4)]),
     "sum_all": (lambda x: x.sum() * x, [(3, 4)]),
     "sum_dims": (lambda x: x.sum((0, 2), keepdim=True) * x.sum(1, keepdim=True) * x,
@@ -142,7 +150,7 @@ def test_every_fast_path_is_covered():
                "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "LSTMOutput",
                "GRUCell",
                "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
-               "Huber", "Cdist", "IndexPut"}
+               "Huber", "Cdist", "IndexPut", "Put"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

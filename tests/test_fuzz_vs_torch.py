@@ -57,6 +57,11 @@ def writes(M, c):
         lambda h, v: h.index_add_(0, t(c["rows"]), v, alpha=2),
         lambda h, v: h.scatter_add_(1, t(c["cols"]), v), _iadd,
         lambda h, v: h.mul_(h), lambda h, v: h.add_(h, alpha=-0.5), lambda h, v: h.copy_(h),
+        # through views of h (held by the program): into h's memory, as PyTorch's
+        lambda h, v: h[:, :1].mul_(v[:, :1]), lambda h, v: h.T[0].copy_(v[:, 0] * 2),
+        lambda h, v: h.reshape(-1)[-1:].add_(v.sum()), _iadd_column,
+        lambda h, v: h[-1].__setitem__(slice(0, 1), v[0, :1].exp()),
+        lambda h, v: h.unsqueeze(0).mul_(v), lambda h, v: h.diagonal().relu_(),
     ]
 
 
@@ -65,7 +70,13 @@ def _iadd(h, v):
     x += v              # x is held elsewhere too (h, the program's list): written in place
 
 
+def _iadd_column(h, v):
+    h[:, 0] += v[:, -1]
+
+
 N_WRITES = len(writes(mg, {}))
+N_PLAIN = N_WRITES - 7  # the writes of h itself: a view of a buffer (which requires no
+                        # grad) is refused (ops/inplace_views.py), PyTorch writes it
 
 
 def program(seed):
@@ -90,7 +101,7 @@ def recorded_writes(seed, c):
     R, C = len(c["rows"]), len(c["w"])
     c["mask"] = [[r.random() < 0.5 for _ in range(C)] for _ in range(R)]
     made = [r.choice(["op", "op", "op", "tanh", "buffer"]) for _ in range(4)]
-    return [(m, [(r.randrange(N_WRITES), r.randrange(2 + k))
+    return [(m, [(r.randrange(N_PLAIN if m == "buffer" else N_WRITES), r.randrange(2 + k))
                  for _ in range(r.choice([0, 1, 1, 2, 3]))]) for k, m in enumerate(made)]
 
 

@@ -3,7 +3,8 @@ the trailing-underscore methods (`add_`, `mul_`, `clamp_` ...).
 Each writes into the tensor's memory, so every view of it sees the change (as PyTorch), and
 counts itself in the version shared by those views (autograd then refuses a backward that
 would read the old values). In grad mode, where the tensor or the value written requires
-grad, autograd records the change instead (ops/inplace_autograd.py), as PyTorch does."""
+grad, autograd records the change instead (ops/inplace_autograd.py; into memory that
+views share, ops/inplace_views.py), as PyTorch does."""
 import math
 import sys
 import traceback

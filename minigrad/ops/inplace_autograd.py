@@ -11,14 +11,15 @@ they go on reading h's old values and sending their gradients there, as PyTorch'
 Every op that saved h's values (or its output, if h is one) still reads them, and the write
 costs what `h = op(h)` would.
 
-That is the same as writing into h's memory where nothing else sees that memory, so it
-is refused where something does (each error says what to write
-instead): h views the memory of a tensor held elsewhere, or is viewed by one (a slice,
-a reshape, a detach; a view of an intermediate that only the graph holds is fine, as
-logsumexp's result, a reshape of the sum it computed, or `(h * 2)[0]`: nothing else sees
-that memory); a NumPy array shares h's memory (mg.from_numpy, h.numpy(): it would keep the
-old values); h is a leaf that requires grad (as PyTorch). h itself as an operand
-(h.mul_(h), h.copy_(h)) is its old value."""
+That is the same as writing into h's memory where nothing else sees that memory. Where
+another tensor does (h views the memory of a tensor held elsewhere, or is viewed by one:
+a slice, a reshape, a transpose), the write goes into that memory instead, as PyTorch's
+CopySlices (ops/inplace_views.py); a view of an intermediate that only the graph holds
+is written here, as logsumexp's result, a reshape of the sum it computed, or `(h * 2)[0]`:
+nothing else sees that memory. Refused (each error says what to write instead): a NumPy
+array shares h's memory (mg.from_numpy, h.numpy(): it would keep the old values); h is a
+leaf that requires grad (as PyTorch). h itself as an operand (h.mul_(h), h.copy_(h)) is
+its old value."""
 import sys
 import traceback
 import weakref
@@ -39,7 +40,9 @@ def record(x, name, compute, check):
     """x becomes compute(old), recorded by autograd, x keeping its identity and `old` its
     history and values (see above). `compute` works out of place; `check(result)` refuses a
     result x cannot take (another shape, a dtype x cannot hold). Returns x."""
-    _check_recordable(x, name)
+    if _check_recordable(x, name):       # memory others see: written into it
+        from minigrad.ops.inplace_views import write_shared   # (it imports this module)
+        return write_shared(x, name, compute, check)
     # the ops that already used x took its old value: they go on reading and sending their
     # gradients to `old`
     consumers = _live_consumers(x)
@@ -101,6 +104,8 @@ def _move_output(ctx, was, now):
 
 
 def _check_recordable(x, name):
+    """Refuse a write autograd cannot record; True where x's memory is shared with
+    another tensor (ops/inplace_views.py writes it)."""
     if x.requires_grad and x.is_leaf:
         raise RuntimeError(f"{name}: in-place change of a leaf tensor that requires grad; "
                            f"do it under mg.no_grad() (a hand-written optimiser step, "
@@ -109,12 +114,7 @@ def _check_recordable(x, name):
         raise ValueError(f"{name}: the tensor is a broadcast view (expand), whose elements "
                          f"share memory, so it cannot be written; clone() it first")
     if shares_memory(x):
-        raise RuntimeError(f"{name}: the tensor shares its memory with another that is "
-                           f"held elsewhere (it is a view: a slice, reshape, transpose, "
-                           f"detach..., or one was made of it), and autograd records "
-                           f"in-place changes only of a tensor whose memory no one else "
-                           f"sees; change a clone(), or "
-                           f"{_out_of_place(name)}")
+        return True
     if memory_held_outside(x):
         raise RuntimeError(f"{name}: the tensor's memory is also held outside it (the "
                            f"NumPy array of mg.from_numpy or mg.as_tensor, what .numpy() "
