@@ -20,6 +20,7 @@ import spy_backend
 from minigrad import backend, nn
 from minigrad.autograd import Function
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
+from minigrad.ops.rnn_scan import rnn_scan
 from minigrad.nn.utils.rnn import (pack_padded_sequence, pad_packed_sequence, pad_sequence,
                                    pack_sequence)
 
@@ -103,6 +104,11 @@ OPS = [
     ("unbind", lambda a: a.unbind(1)[::2], [(2, 3)]),
     ("lstm_cell", lambda gates, c: lstm_cell(gates, c), [(2, 8), (2, 2)]),
     ("gru_cell", lambda gi, gh, h: gru_cell(gi, gh, h), [(2, 6), (2, 6), (2, 2)]),
+    ("rnn_scans", lambda gi, h, c, w, b: (
+        rnn_scan("RNN_TANH", gi[..., :2], (h,), w[:2], b[:2]),
+        rnn_scan("RNN_RELU", gi[..., :2], (h,), w[:2], reverse=True),
+        rnn_scan("GRU", gi[..., :6], (h,), w[:6], b[:6], reverse=True),
+        rnn_scan("LSTM", gi, (h, c), w, b)), [(3, 2, 8), (2, 2), (2, 2), (8, 2), (8,)]),
     ("huber_smooth_l1", lambda a, b: (F.huber_loss(a, b, delta=0.5),
                                       F.smooth_l1_loss(a, b, beta=0.5)), [(2, 3), (2, 3)]),
     ("split_chunk", lambda a: a.split(2, dim=1) + a.chunk(2) + mg.split(a, [1, 3], 1),

@@ -8,12 +8,18 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad.autograd import Function
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
+from minigrad.ops.rnn_scan import rnn_scan
 
 
 def _both(fn, inputs):
     fast = mg.grad(fn(*inputs).sum(), inputs)                     # backward_arrays
     ref = mg.grad(fn(*inputs).sum(), inputs, create_graph=True)   # backward (Tensor ops)
     return fast, ref
+
+
+def _scan(mode, gi, state, w, b=None, reverse=False):
+    ys, finals = rnn_scan(mode, gi, state, w, b, reverse)
+    return ys * ys.detach().exp() + sum(f * f for f in finals).sum()
 
 
 def _put(h, index, value):
@@ -79,6 +85,15 @@ CASES = {
     "lstm_cell_h": (lambda gates, c: lstm_cell(gates, c)[0] * c, [(3, 8), (3, 2)]),
     "lstm_cell_c": (lambda gates, c: lstm_cell(gates, c)[1] * c, [(3, 8), (3, 2)]),
     "gru_cell": (lambda gi, gh, h: gru_cell(gi, gh, h) * h.exp(), [(3, 6), (3, 6), (3, 2)]),
+    # (the recurrent scans: their outputs weighted, each final state squared)
+    "rnn_scan": (lambda gi, h, w, b: _scan("RNN_TANH", gi, (h,), w, b),
+                 [(3, 2, 2), (2, 2), (2, 2), (2,)]),
+    "rnn_scan_relu_reverse": (lambda gi, h, w: _scan("RNN_RELU", gi, (h,), w, reverse=True),
+                              [(3, 2, 2), (2, 2), (2, 2)]),
+    "gru_scan": (lambda gi, h, w, b: _scan("GRU", gi, (h,), w, b, reverse=True),
+                 [(3, 2, 6), (2, 2), (6, 2), (6,)]),
+    "lstm_scan": (lambda gi, h, c, w, b: _scan("LSTM", gi, (h, c), w, b),
+                  [(3, 2, 8), (2, 2), (2, 2), (8, 2), (8,)]),
     "huber": (lambda x: F.huber_loss(x, x.detach() * 0, reduction="none", delta=0.5) * x,
               [(3, 4)]),
     "smooth_l1": (lambda x: F.smooth_l1_loss(x * 3, x.detach() * 0, beta=0.7) * x, [(3, 4)]),
@@ -148,7 +163,7 @@ def test_every_fast_path_is_covered():
     covered = {"GetItem", "Dropout", "Gelu", "Softmax", "LogSoftmax", "LayerNorm", "CrossEntropy",
                "ScaledDotProductAttention", "QKVAttention", "Linear", "Sum", "Reshape",
                "Permute", "Cat", "Stack", "Prod", "CumProd", "LSTMCell", "LSTMOutput",
-               "GRUCell",
+               "GRUCell", "RNNScan", "GRUScan", "LSTMScan",
                "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
                "Huber", "Cdist", "IndexPut", "Put"}
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"

@@ -151,16 +151,18 @@ def test_fused_gru_cell_gradcheck_and_gradgradcheck():
         gru_cell(ins[0], ins[1][:, :6], ins[2])
 
 
-def test_lstm_refuses_a_state_changed_in_place_before_backward():
-    """The fused cell reads c in backward: changing it in place after forward is an error
-    (PyTorch's), not a silently wrong gradient."""
+@pytest.mark.parametrize("fused, op", [(True, "LSTMScan"), (False, "LSTMCell")])
+def test_lstm_refuses_a_state_changed_in_place_before_backward(fused, op):
+    """The layer's op (the reference: the fused cell) reads c in backward: changing it in
+    place after forward is an error (PyTorch's), not a silently wrong gradient."""
     mg.manual_seed(0)
     m = nn.LSTM(3, 4)
+    m.fused = fused
     x, h0, c0 = mg.randn(2, 1, 3), mg.randn(1, 1, 4), mg.randn(1, 1, 4, requires_grad=True)
     out, _ = m(x, (h0, c0))
     with mg.no_grad():
         c0.zero_()
-    with pytest.raises(RuntimeError, match="LSTMCell has been modified by an in-place"):
+    with pytest.raises(RuntimeError, match=f"{op} has been modified by an in-place"):
         out.sum().backward()
 
 

@@ -7,9 +7,12 @@ Everything follows PyTorch: parameter names and shapes (`weight_ih_l0` (gates·H
 direction), the initialisation U(-1/√H, 1/√H), and the layouts: input (T, B, F), or
 (B, T, F) with batch_first, or (T, F) unbatched; states (num_layers·num_directions, B, H).
 
-Each layer is written with ordinary differentiable tensor ops, so autograd derives
-backpropagation through time by itself. The input-to-hidden products of all time steps are
-one matrix multiply; only the hidden-to-hidden product runs step by step.
+The reference runs each layer with the step functions, ordinary differentiable tensor ops,
+so autograd derives backpropagation through time by itself. Padded input runs each layer
+and direction as one op instead (ops/rnn_scan.py: the time loop on raw arrays, and
+backpropagation through time by hand), tested to match it. Either way the input-to-hidden
+products of all time steps are one matrix multiply; only the hidden-to-hidden product runs
+step by step.
 
 The input may also be a PackedSequence (packed.py): a batch of sequences of different
 lengths, run without any step reading padding, each sequence's final state taken at its
@@ -18,6 +21,7 @@ own last step (in reverse: its first), as PyTorch.
 import warnings
 
 from minigrad import backend, creation, functional as F
+from minigrad.ops.rnn_scan import rnn_scan
 from minigrad.ops.shape import stack, cat, unbind, split
 from minigrad.nn.module import Module, Parameter
 from minigrad.nn.packed import PackedSequence, _batch_sizes
@@ -31,6 +35,9 @@ time_steps = unbind  # the old name (minigrad.nn.rnn.time_steps), kept for one r
 # ---- whole sequences ----------------------------------------------------------------------------
 class _RNNBase(Module):
     kind = None
+    # padded input runs each layer and direction as one op (ops/rnn_scan.py); False runs
+    # the step functions one node per step instead (the reference, which packed input uses)
+    fused = True
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, nonlinearity="tanh", device=None,
@@ -145,7 +152,10 @@ class _RNNBase(Module):
                 gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
                 k = layer * self.num_directions + d
                 initial = tuple(s[k] for s in states)
-                if batch_sizes is None:
+                if batch_sizes is None and self.fused:
+                    ys, final = rnn_scan(self.mode, gi, initial, w_hh, b_hh, reverse=d == 1)
+                    outputs.append(ys)
+                elif batch_sizes is None:
                     ys, final = self._scan(unbind(gi), [gi.shape[1]] * gi.shape[0], initial,
                                            w_hh, b_hh, reverse=d == 1)
                     outputs.append(stack(ys, 0))

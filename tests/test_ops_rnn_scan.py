@@ -1,0 +1,192 @@
+"""ops/rnn_scan.py: a recurrent layer's direction as one op (the time loop on raw arrays,
+backpropagation through time by hand) against the reference, the step functions run one
+node per step (`fused = False`): outputs, final states, every gradient, gradients of
+gradients; float64 gradchecks of the op; hooks, in-place checks and mg.grad on the states."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from minigrad.ops.rnn_scan import rnn_scan
+
+KINDS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("GRU", {}), ("LSTM", {})]
+CONFIGS = [dict(), dict(bias=False), dict(num_layers=2, bidirectional=True),
+           dict(num_layers=3, batch_first=True), dict(num_layers=2, bidirectional=True,
+                                                      batch_first=True, dropout=0.5)]
+SCANS = {"RNNScan", "GRUScan", "LSTMScan"}
+
+
+def _layer(name, kw, fused):
+    mg.manual_seed(0)
+    layer = getattr(nn, name)(3, 4, **kw).double()
+    layer.fused = fused
+    return layer
+
+
+def _inputs(layer, batched=True, given=True, T=5, B=3):
+    """x, and the initial state(s) (or None), float64, all requiring grad."""
+    rng = np.random.default_rng(1)
+    LD = layer.num_layers * layer.num_directions
+    x = rng.standard_normal(((B, T, 3) if layer.batch_first else (T, B, 3)) if batched
+                            else (T, 3))
+    states = [rng.standard_normal((LD, B, 4) if batched else (LD, 4)) for _ in range(2)]
+    ts = [mg.tensor(a, dtype=mg.float64, requires_grad=True) for a in [x] + states]
+    n = 2 if isinstance(layer, nn.LSTM) else 1
+    return ts[0], (ts[1:1 + n] if given else [None] * n)
+
+
+def _call(layer, x, states):
+    if isinstance(layer, nn.LSTM):
+        return layer(x, None if states[0] is None else tuple(states))
+    return layer(x, states[0])
+
+
+def _results(layer, x, states, create_graph=False):
+    """Outputs and final states, the gradients of a random weighting of all of them with
+    respect to x, the given states and every parameter (mg.grad), and the graph's ops."""
+    mg.manual_seed(3)                                     # the same dropout masks
+    out, final = _call(layer, x, states)
+    finals = final if isinstance(final, tuple) else (final,)
+    rng = np.random.default_rng(2)
+    loss = sum((t * mg.tensor(rng.standard_normal(t.shape))).sum() for t in (out,) + finals)
+    wrt = [x] + [s for s in states if s is not None] + list(layer.parameters())
+    ops = _ops(loss)
+    return [out, *finals], list(mg.grad(loss, wrt, create_graph=create_graph)), ops
+
+
+def _ops(t):
+    """The names of the ops in t's graph."""
+    names, stack, seen = set(), [t], set()
+    while stack:
+        ctx = stack.pop()._ctx
+        if ctx is not None and id(ctx) not in seen:
+            seen.add(id(ctx))
+            names.add(type(ctx).__name__)
+            stack.extend(p for p in ctx.inputs if p.requires_grad)
+    return names
+
+
+def _close(got, want):
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", CONFIGS, ids=str)
+@pytest.mark.parametrize("name, kind", KINDS, ids=str)
+def test_fused_matches_reference(name, kind, kw):
+    for batched, given in ((True, True), (True, False), (False, True)):
+        fused, ref = _layer(name, {**kind, **kw}, True), _layer(name, {**kind, **kw}, False)
+        x, states = _inputs(fused, batched, given)
+        (outs, grads, ops), (r_outs, r_grads, r_ops) = (_results(m, x, states)
+                                                        for m in (fused, ref))
+        assert ops & SCANS and not r_ops & SCANS
+        _close(outs + grads, r_outs + r_grads)
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+def test_double_backward_matches_reference(name):
+    """create_graph=True runs the op's Tensor-level backward (the step functions again):
+    gradients of a function of the gradients equal the reference's."""
+    got = []
+    for fused in (True, False):
+        layer = _layer(name, dict(num_layers=2, bidirectional=True), fused)
+        x, states = _inputs(layer, T=3, B=2)
+        _, grads, _ = _results(layer, x, states, create_graph=True)
+        s = sum((g * g).sum() for g in grads)
+        got.append(mg.grad(s, [x, *states, *layer.parameters()]))
+    _close(*got)
+
+
+@pytest.mark.parametrize("mode, reverse", [("RNN_TANH", False), ("RNN_RELU", True),
+                                           ("GRU", False), ("GRU", True), ("LSTM", True)])
+def test_scan_gradcheck_and_gradgradcheck(mode, reverse):
+    G, n = {"GRU": 3, "LSTM": 4}.get(mode, 1), 2 if mode == "LSTM" else 1
+    rng = np.random.default_rng(4)
+
+    def inputs(T, B):
+        shapes = [(T, B, G * 2)] + [(B, 2)] * n + [(G * 2, 2), (G * 2,)]
+        return [mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+                for s in shapes]
+
+    def fn(gi, *rest):
+        ys, finals = rnn_scan(mode, gi, rest[:n], rest[n], rest[n + 1], reverse=reverse)
+        return (ys,) + finals
+    bias_free = lambda gi, *rest: rnn_scan(mode, gi, rest[:n], rest[n], reverse=reverse)  # noqa
+    ins = inputs(3, 2)
+    assert mg.gradcheck(fn, ins) and mg.gradcheck(bias_free, ins[:-1])
+    assert mg.gradgradcheck(fn, inputs(2, 1))           # (small: each probe a double pass)
+
+
+def test_hooks_run_once_and_retain_grad_is_not_doubled():
+    """The Tensor-level backward differentiates the step functions with an inner mg.grad:
+    it must stop short of the inputs, whose hooks and retain_grad the outer pass runs."""
+    for fused in (True, False):
+        layer = _layer("LSTM", {}, fused)
+        x, (h0, c0) = _inputs(layer)
+        h = h0 * 1
+        h.retain_grad()
+        seen = {"h": [], "w": []}
+        h.register_hook(seen["h"].append)
+        layer.weight_hh_l0.register_hook(seen["w"].append)      # an input of the op itself
+        out, (h_n, c_n) = layer(x, (h, c0))
+        mg.grad((out.sum() + c_n.sum()) ** 2, [x], create_graph=True)
+        assert seen == {"h": [], "w": []} and h.grad is None   # mg.grad asked for x only
+        (out.sum() + c_n.sum()).backward(create_graph=True)
+        assert len(seen["h"]) == len(seen["w"]) == 1
+        np.testing.assert_allclose(h.grad.numpy(), h0.grad.numpy())
+        np.testing.assert_allclose(seen["h"][0].numpy(), h.grad.numpy())
+        np.testing.assert_allclose(seen["w"][0].numpy(), layer.weight_hh_l0.grad.numpy())
+
+
+def test_mg_grad_of_the_initial_states():
+    got = []
+    for fused in (True, False):
+        layer = _layer("LSTM", dict(num_layers=2), fused)
+        x, (h0, c0) = _inputs(layer)
+        out, (h_n, c_n) = layer(x, (h0, c0))
+        got.append(mg.grad(out.sum() + (c_n * c_n).sum(), [c0, h0]))
+    _close(*got)
+
+
+def test_an_output_changed_in_place_does_not_change_the_gradient():
+    """The outputs are the op's own copies: zeroing one after the forward (allowed, as for
+    the reference's stack) leaves what backward saved intact."""
+    grads = []
+    for change in (False, True):
+        layer = _layer("GRU", {}, True)
+        x, (h0,) = _inputs(layer)
+        out, h_n = layer(x, h0)
+        rng = np.random.default_rng(5)
+        loss = (out * mg.tensor(rng.standard_normal(out.shape))).sum() + \
+            (h_n * mg.tensor(rng.standard_normal(h_n.shape))).sum()
+        if change:
+            with mg.no_grad():
+                out.zero_()
+                h_n.zero_()
+        grads.append(mg.grad(loss, [x, h0, layer.weight_hh_l0]))
+    _close(*grads)
+
+
+def test_a_weight_changed_in_place_before_backward_is_refused():
+    layer = _layer("GRU", {}, True)
+    x, (h0,) = _inputs(layer)
+    out, _ = layer(x, h0)
+    with mg.no_grad():
+        layer.weight_hh_l0.mul_(2)
+    with pytest.raises(RuntimeError, match="GRUScan has been modified by an in-place"):
+        out.sum().backward()
+
+
+def test_no_graph_without_grad_and_clear_errors():
+    layer = _layer("GRU", {}, True)
+    with mg.no_grad():
+        out, h = layer(mg.randn(4, 2, 3, dtype=mg.float64))
+    assert not out.requires_grad and out._ctx is None
+    gi, h0, w = mg.zeros(4, 2, 12), mg.zeros(2, 4), mg.zeros(12, 4)
+    with pytest.raises(ValueError, match=r"rnn_scan: state must be \(2, 4\)"):
+        rnn_scan("LSTM", gi, (h0, mg.zeros(3, 4)), w)
+    with pytest.raises(ValueError, match=r"rnn_scan: GRU takes 1 state tensor\(s\) and W_hh "
+                                         r"\(3·H, H\), got 1 and W_hh \(16, 4\)"):
+        rnn_scan("GRU", mg.zeros(4, 2, 16), (h0,), mg.zeros(16, 4))
+    with pytest.raises(ValueError, match=r"rnn_scan: gi must be \(T, B, gates·H\)"):
+        rnn_scan("GRU", mg.zeros(2, 12), (h0,), w)
