@@ -176,9 +176,9 @@ def note_use(inputs, ref):
         uses.append(ref)
         n = len(uses)
         if n >= 16 and n & (n - 1) == 0:
-            live = [r for r in uses if alive(r())]
+            live = [r for r in uses[:n] if alive(r())]
             if len(live) <= n // 2:
-                uses[:] = live
+                uses[:n] = live     # (what another thread appended meanwhile stays)
 
 
 def alive(fn):

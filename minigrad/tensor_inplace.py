@@ -73,7 +73,9 @@ class TensorInplace:
 
 # The rest of PyTorch's in-place twins: x.f_(...) is x.f(...) written into x (or recorded),
 # by ops.inplace.method, as add_ and the others above. (Not the ones that change x's shape,
-# squeeze_, t_, transpose_...: write x = x.t().)
+# squeeze_, t_, transpose_...: write x = x.t().) The comparisons and logical ones give values
+# with no gradient, so a tensor with a history has none after them (PyTorch keeps one that
+# gives zeros).
 _TWINS = ("sigmoid tanh sin cos tan sinh cosh exp2 expm1 log1p log2 log10 erf erfinv lgamma "
           "digamma polygamma logit xlogy reciprocal rsqrt square sign floor ceil trunc round "
           "frac nan_to_num clamp_min clamp_max lerp addcmul addcdiv addmm atan2 arctan2 fmod "
@@ -84,6 +86,11 @@ _TWINS = ("sigmoid tanh sin cos tan sinh cosh exp2 expm1 log1p log2 log10 erf er
 
 def _twin(name):
     def inplace(self, *args, **kwargs):
+        dtype = kwargs.get("dtype")             # cumsum_'s, cumprod_'s: as PyTorch, only x's
+        if dtype is not None and backend.dtype(dtype) != self.dtype:
+            raise TypeError(f"{name}_: dtype={dtype} differs from the tensor's {self.dtype}, "
+                            f"which an in-place result keeps; write x = x.{name}(..., "
+                            f"dtype=...) instead")
         keys = tuple(kwargs)
 
         def op(x, *values):          # method() passes x's old value for x given as an arg

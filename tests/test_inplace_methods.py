@@ -431,7 +431,27 @@ def test_index_fill_and_fill_diagonal_say_what_was_wrong():
             (lambda: x.index_fill_(0, mg.tensor([1]), mg.tensor([2.0])), ValueError, "0-d"),
             (lambda: mg.zeros(2, 3, 3).fill_diagonal_(1), ValueError, "equal length"),
             (lambda: mg.zeros(3).fill_diagonal_(1), ValueError, "2 dims"),
-            (lambda: x.fill_diagonal_(mg.tensor(1.0)), TypeError, "a number")):
+            (lambda: x.fill_diagonal_(mg.ones(2)), TypeError, "a number"),
+            (lambda: x.cumsum_(0, dtype=mg.float64), TypeError, "dtype=float64 differs")):
         with pytest.raises(error, match=words):
             call()
     assert x.tolist() == [[0.0] * 4] * 3
+    assert x.fill_diagonal_(mg.tensor(2.0)).diagonal().tolist() == [2.0] * 3   # 0-d: a number
+
+
+def test_index_fill_and_fill_diagonal_refuse_what_fill_refuses():
+    """As PyTorch: a 0-d tensor's one slice is index 0 (or -1), and a float16 tensor holds
+    no 1e6; refused as fill_ refuses it, not written (the 0-d tensor filled, inf)."""
+    t = mg.tensor(1.0)
+    with pytest.raises(IndexError, match="index 1 is out of range for a 0-d"):
+        t.index_fill_(0, mg.tensor([1]), 2.0)
+    assert t.item() == 1.0 and t.index_fill_(0, mg.tensor([-1]), 2.0).item() == 2.0
+    h = mg.zeros(3, 3, dtype=mg.float16)
+    for call in (lambda: h.index_fill_(0, mg.tensor([0]), 1e6),
+                 lambda: h.fill_diagonal_(-7e4)):
+        with pytest.raises(ValueError, match="float16 without overflow"):
+            call()
+    assert h.tolist() == [[0.0] * 3] * 3
+    u = mg.zeros(2, 2, dtype=mg.uint8)                    # -1 still wraps to 255
+    assert u.fill_diagonal_(-1).index_fill_(1, mg.tensor([1]), -2).tolist() == \
+        [[255, 254], [0, 254]]

@@ -176,7 +176,13 @@ def index_fill(t, dim, index, value):
     if isinstance(value, Tensor) and value.ndim:
         raise ValueError(f"index_fill_: the value must be a number or a 0-d tensor, got "
                          f"shape {value.shape}; for more, write t[..., index] = value")
-    if t.ndim == 0:
+    if not isinstance(value, Tensor):      # as fill_: no float16 overflow written as inf
+        value = check_fill_value("index_fill_", value, t.dtype)
+    if t.ndim == 0:                        # one slice: index 0 (or -1), as PyTorch
+        bad = idx[(idx < -1) | (idx > 0)].reshape(-1)
+        if bad.size:
+            raise IndexError(f"index_fill_: index {int(bad[0])} is out of range for a 0-d "
+                             f"tensor (valid: -1..0)")
         return fill(t, value, "index_fill_") if idx.size else t
     return setitem(t, (slice(None),) * d + (idx.reshape(-1),), value, "index_fill_") or t
 
@@ -188,9 +194,12 @@ def fill_diagonal(t, value, wrap=False):
     if t.ndim < 2 or (t.ndim > 2 and len(set(t.shape)) != 1):
         raise ValueError(f"fill_diagonal_: the tensor must have 2 dims, or more all of "
                          f"equal length; got shape {t.shape}")
+    if isinstance(value, Tensor) and value.ndim == 0:     # a number, as PyTorch takes it
+        value = value.item()
     if not backend.is_scalar(value):
-        raise TypeError(f"fill_diagonal_: the value must be a number, got "
+        raise TypeError(f"fill_diagonal_: the value must be a number (or a 0-d tensor), got "
                         f"{type(value).__name__}")
+    value = check_fill_value("fill_diagonal_", value, t.dtype)   # as fill_ (float16: no inf)
     xp, n = t.backend.xp, min(t.shape)
     if t.ndim == 2 and wrap:
         rows = xp.arange(t.shape[0])
