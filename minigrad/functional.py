@@ -8,11 +8,19 @@ from minigrad.ops.gelu import gelu  # noqa: F401
 from minigrad.ops.activations import silu, leaky_relu, softplus, elu  # noqa: F401
 from minigrad.ops.activations import (glu, hardtanh, relu6, logsigmoid, mish,  # noqa: F401
                                       softsign, selu, prelu)
+from minigrad.ops.activations_more import (celu, hardswish, hardsigmoid,  # noqa: F401
+                                           hardshrink, softshrink, tanhshrink, threshold,
+                                           softmin, gumbel_softmax, rrelu)
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, l1_loss, mse_loss)
 from minigrad.ops.loss import smooth_l1_loss, huber_loss, kl_div  # noqa: F401
+from minigrad.ops.losses_more import (margin_ranking_loss, hinge_embedding_loss,  # noqa
+                                      cosine_embedding_loss, soft_margin_loss,
+                                      multilabel_soft_margin_loss, multi_margin_loss,
+                                      triplet_margin_loss, poisson_nll_loss,
+                                      gaussian_nll_loss)
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
 from minigrad.ops.random import dropout  # noqa: F401
@@ -33,7 +41,12 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "dropout", "embedding", "one_hot", "scaled_dot_product_attention",
            "attention_with_weights", "qkv_attention", "pad", "normalize", "cosine_similarity",
            "rms_norm", "glu", "hardtanh", "relu6", "logsigmoid", "mish", "softsign", "selu", "prelu",
-           "smooth_l1_loss", "huber_loss", "kl_div", "pairwise_distance", "batch_norm"]
+           "smooth_l1_loss", "huber_loss", "kl_div", "pairwise_distance", "batch_norm",
+           "celu", "hardswish", "hardsigmoid", "hardshrink", "softshrink", "tanhshrink",
+           "threshold", "softmin", "gumbel_softmax", "rrelu", "margin_ranking_loss",
+           "hinge_embedding_loss", "cosine_embedding_loss", "soft_margin_loss",
+           "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss",
+           "poisson_nll_loss", "gaussian_nll_loss"]
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

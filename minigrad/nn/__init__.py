@@ -10,7 +10,13 @@ from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss,  # noqa
 from minigrad.nn.activations import (GLU, Hardtanh, ReLU6, LogSigmoid, Mish,  # noqa
                                      Softsign, SELU, PReLU, CosineSimilarity,
                                      PairwiseDistance)
+from minigrad.nn.activations import (CELU, Hardswish, Hardsigmoid, Hardshrink,  # noqa
+                                     Softshrink, Tanhshrink, Threshold, Softmin, RReLU)
 from minigrad.nn.losses import SmoothL1Loss, HuberLoss, KLDivLoss  # noqa: F401
+from minigrad.nn.losses import (MarginRankingLoss, HingeEmbeddingLoss,  # noqa: F401
+                                CosineEmbeddingLoss, SoftMarginLoss,
+                                MultiLabelSoftMarginLoss, MultiMarginLoss,
+                                TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss)
 from minigrad.nn.containers import ParameterList, ParameterDict  # noqa: F401
 from minigrad.nn.batchnorm import BatchNorm1d  # noqa: F401
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401

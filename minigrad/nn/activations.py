@@ -1,10 +1,11 @@
-"""More activation modules — GLU, Hardtanh, ReLU6, LogSigmoid, Mish, Softsign, SELU and the
-learnable PReLU — and the distance modules CosineSimilarity and PairwiseDistance. Each is
-its function in minigrad.functional; names, arguments, reprs and parameter names follow
-PyTorch."""
+"""More activation modules — GLU, Hardtanh, ReLU6, LogSigmoid, Mish, Softsign, SELU, the
+learnable PReLU, CELU, Hardswish, Hardsigmoid, Hardshrink, Softshrink, Tanhshrink,
+Threshold, Softmin and RReLU — and the distance modules CosineSimilarity and
+PairwiseDistance. Each is its function in minigrad.functional; names, arguments, reprs and
+parameter names follow PyTorch."""
 from minigrad import creation, functional as F
 from minigrad.autograd import no_grad
-from minigrad.nn.layers import _Activation, _check_sizes
+from minigrad.nn.layers import _Activation, _check_sizes, Softmax
 from minigrad.nn.module import Module, Parameter
 
 
@@ -113,3 +114,105 @@ class PairwiseDistance(Module):
 
     def forward(self, x1, x2):
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CELU(_Activation):
+    """x where x > 0, else α(e^(x/α) - 1)."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, x):
+        return F.celu(x, self.alpha)
+
+    def extra_repr(self):
+        return ", ".join([f"alpha={self.alpha}"] + [super().extra_repr()] * self.inplace)
+
+
+class _NoInplaceRepr(_Activation):
+    """Takes `inplace` but leaves it out of the repr, as PyTorch's Hardswish and
+    Hardsigmoid."""
+
+    def extra_repr(self):
+        return ""
+
+
+class Hardswish(_NoInplaceRepr):
+    """x·relu6(x + 3)/6."""
+
+    def forward(self, x):
+        return F.hardswish(x)
+
+
+class Hardsigmoid(_NoInplaceRepr):
+    """relu6(x + 3)/6."""
+
+    def forward(self, x):
+        return F.hardsigmoid(x)
+
+
+class _Shrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """0 where |x| ≤ λ, else x."""
+
+    def forward(self, x):
+        return F.hardshrink(x, self.lambd)
+
+
+class Softshrink(_Shrink):
+    """x moved towards 0 by λ, 0 where |x| ≤ λ."""
+
+    def forward(self, x):
+        return F.softshrink(x, self.lambd)
+
+
+class Tanhshrink(Module):
+    def forward(self, x):
+        return F.tanhshrink(x)
+
+
+class Threshold(_Activation):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value)
+
+    def extra_repr(self):
+        return ", ".join([f"threshold={self.threshold}, value={self.value}"] +
+                         [super().extra_repr()] * self.inplace)
+
+
+class Softmin(Softmax):
+    """softmax(-x) along dim."""
+
+    def forward(self, x):
+        return F.softmin(x, self.dim)
+
+
+class RReLU(_Activation):
+    """x where x > 0, else a·x: a drawn from U(lower, upper) per element while training,
+    the mean slope (lower + upper)/2 in eval mode."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__(inplace)
+        self.lower, self.upper = lower, upper
+
+    def forward(self, x):
+        return F.rrelu(x, self.lower, self.upper, self.training)
+
+    def extra_repr(self):
+        return ", ".join([f"lower={self.lower}, upper={self.upper}"] +
+                         [super().extra_repr()] * self.inplace)

@@ -1,6 +1,9 @@
-"""More loss modules — SmoothL1Loss, HuberLoss, KLDivLoss — each its function in
-minigrad.functional, with PyTorch's names and arguments (less the deprecated size_average
-and reduce, as the other loss modules here)."""
+"""More loss modules — SmoothL1Loss, HuberLoss, KLDivLoss, the margin losses
+(MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, SoftMarginLoss,
+MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginLoss), PoissonNLLLoss and
+GaussianNLLLoss — each its function in minigrad.functional, with PyTorch's names and
+arguments (less the deprecated size_average and reduce, as the other loss modules here).
+A class `weight` is a buffer, as PyTorch's (saved in state_dict, moved by .to())."""
 from minigrad import functional as F
 from minigrad.ops.loss import check_reduction
 from minigrad.nn.module import Module
@@ -47,3 +50,127 @@ class KLDivLoss(Module):
 
     def forward(self, input, target):
         return F.kl_div(input, target, self.reduction, self.log_target)
+
+
+class _Loss(Module):
+    """A loss module whose arguments are attributes and whose reduction is checked at
+    construction."""
+
+    def __init__(self, reduction):
+        super().__init__()
+        check_reduction(reduction, type(self).__name__)
+        self.reduction = reduction
+
+
+class _MarginLoss(_Loss):
+    def __init__(self, margin, reduction):
+        super().__init__(reduction)
+        self.margin = margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    """max(0, -y·(x1 - x2) + margin)."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(margin, reduction)
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """x where y = 1, max(0, margin - x) where y = -1."""
+
+    def __init__(self, margin=1.0, reduction="mean"):
+        super().__init__(margin, reduction)
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, self.margin, self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(margin, reduction)
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + e^(-y·x))."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """Binary cross-entropy of logits against 0/1 targets, averaged over the classes."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, self.weight, self.reduction)
+
+
+class MultiMarginLoss(_Loss):
+    """The multi-class hinge loss Σ_{j ≠ y} max(0, margin - x[y] + x[j])^p / C."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        if p not in (1, 2) or isinstance(p, bool):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got "
+                             f"p={p!r}")
+        if weight is not None and getattr(weight, "ndim", None) != 1:
+            raise ValueError(f"MultiMarginLoss: weight must be one-dimensional (one per "
+                             f"class), got {getattr(weight, 'shape', type(weight).__name__)}")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight,
+                                   self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+        super().__init__(reduction)
+        if not margin > 0:
+            raise ValueError(f"TripletMarginLoss: margin must be greater than 0, got "
+                             f"{margin}")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p,
+                                     self.eps, self.swap, self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """The Poisson negative log-likelihood of counts under rate e^input (or input)."""
+
+    def __init__(self, log_input=True, full=False, eps=1e-8, reduction="mean"):
+        super().__init__(reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, self.eps,
+                                  self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """½(log var + (input - target)²/var), var at least eps."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)

@@ -12,6 +12,7 @@ no pattern, ~5 ms per million elements, so a choice between two values is made w
 boolean arithmetic (x·[x > 0] is exact: a product with 0 or 1, a sum with 0); and NumPy's
 expm1 and log1p are scalar code, ~6x slower than its vectorised exp, log and tanh, so they
 are computed from those, to a few units in the last place."""
+import contextlib
 import functools
 
 from minigrad import backend
@@ -190,38 +191,54 @@ def softplus(x, beta=1.0, threshold=20.0):
     return Softplus.apply(x, beta=beta, threshold=threshold)
 
 
+def _overflow_quietly(xp, when=True):
+    """NumPy's errstate without its overflow warning (a GPU's array module warns of none,
+    and has no errstate)."""
+    if when and hasattr(xp, "errstate"):
+        return xp.errstate(over="ignore")
+    return contextlib.nullcontext()
+
+
 class Elu(Function):
-    """scale·x for x > 0, else scale·α(eˣ - 1): ELU (scale 1) and SELU, as PyTorch's one
-    elu kernel. At 0 exactly it is the line scale·α·x: gradient scale·α and second
-    derivative 0, PyTorch's values there (its backward takes x ≤ 0 as the left branch, its
-    double backward only x < 0). A NaN gets a NaN gradient."""
+    """scale·x for x > 0, else scale·α(e^(s·x) - 1), s the input scale: ELU (scale and s 1),
+    SELU and CELU (s = 1/α), as PyTorch's one elu kernel. At 0 exactly it is the line
+    scale·α·s·x: gradient scale·α·s and second derivative 0, PyTorch's values there (its
+    backward takes x ≤ 0 as the left branch, its double backward only x < 0). A NaN gets a
+    NaN gradient."""
     fresh_grads = True                                   # see Function.fresh_grads
 
-    def forward(self, x, alpha, scale):
-        self.alpha, self.scale = alpha, scale
+    def forward(self, x, alpha, scale, input_scale=1.0):
+        self.alpha, self.scale, self.input_scale = alpha, scale, input_scale
         return _in_pieces(self, self._forward, x)[0]
 
     def _forward(self, x, out):
         xp = self.xp
-        # eˣ - 1 of min(x, 0) as 2t/(1 - t), t = tanh(x/2): full precision near 0, where
-        # exp(x) - 1 loses digits (2.5 ulp in float32, as good as expm1, in one pass of
-        # NumPy's vectorised tanh)
         t = xp.minimum(x, 0)
-        t *= 0.5
-        xp.tanh(t, out=t)
-        xp.subtract(1, t, out=out)
-        t *= 2 * self.alpha * self.scale
-        t /= out                                         # scale·α(e^min(x, 0) - 1)
+        if self.input_scale < 0:     # CELU with α < 0: e^(s·x) grows on the left, to inf
+            t *= self.input_scale
+            with _overflow_quietly(xp):
+                xp.expm1(t, out=t)
+            t *= self.alpha * self.scale
+        else:
+            # eˣ - 1 of min(x, 0) as 2t/(1 - t), t = tanh(x/2): full precision near 0, where
+            # exp(x) - 1 loses digits (2.5 ulp in float32, as good as expm1, in one pass of
+            # NumPy's vectorised tanh)
+            t *= 0.5 * self.input_scale
+            xp.tanh(t, out=t)
+            xp.subtract(1, t, out=out)
+            t *= 2 * self.alpha * self.scale
+            t /= out                                     # scale·α(e^min(x, 0) - 1)
         xp.maximum(x, 0, out=out)
         if self.scale != 1:
             out *= self.scale
         out += t                                         # one of the two is 0
 
-    def backward(self, g):                               # d/dx = scale, or scale·α·eˣ
-        x = self.inputs[0]
-        # eˣ sees 0 for x ≥ 0: no overflow on the right (no 0·inf in a second derivative),
-        # and at 0 a constant, whose derivative, 0, is PyTorch's second derivative there
-        left = (self.alpha * self.scale) * exp(where(x >= 0, 0.0, x))
+    def backward(self, g):                               # d/dx = scale, or scale·α·s·e^(s·x)
+        x, s = self.inputs[0], self.input_scale
+        # e^(s·x) sees 0 for x ≥ 0: no overflow on the right (no 0·inf in a second
+        # derivative), and at 0 a constant, whose derivative, 0, is PyTorch's second
+        # derivative there
+        left = (self.alpha * self.scale * s) * exp(where(x >= 0, 0.0, x if s == 1 else x * s))
         return g * where(x > 0, self.scale, left)
 
     def backward_arrays(self, g):
@@ -230,10 +247,13 @@ class Elu(Function):
     def _backward(self, x, g, d):
         xp = self.xp
         xp.minimum(x, 0, out=d)
-        xp.exp(d, out=d)                                 # eˣ left of 0, 1 right of it
+        if self.input_scale != 1:
+            d *= self.input_scale
+        with _overflow_quietly(xp, self.input_scale < 0):    # (inf for CELU with α < 0)
+            xp.exp(d, out=d)                             # e^(s·x) left of 0, 1 right of it
         d *= x <= 0                                      # (a NaN stays NaN)
-        d *= self.alpha
-        d += x > 0                                       # α·eˣ, or exactly 1
+        d *= self.alpha * self.input_scale
+        d += x > 0                                       # α·s·e^(s·x), or exactly 1
         if self.scale != 1:
             d *= self.scale
         d *= g
