@@ -3,14 +3,12 @@ under PyTorch's names and argument names."""
 from minigrad import backend
 from minigrad.args import int_arg
 from minigrad.tensor import Tensor
-from minigrad.ops.elementwise import relu, tanh, sigmoid  # noqa: F401
+from minigrad.ops import elementwise as _ew, activations as _act, activations_more as _more
+from minigrad.ops.elementwise import tanh, sigmoid  # noqa: F401
 from minigrad.ops.gelu import gelu  # noqa: F401
-from minigrad.ops.activations import silu, leaky_relu, softplus, elu  # noqa: F401
-from minigrad.ops.activations import (glu, hardtanh, relu6, logsigmoid, mish,  # noqa: F401
-                                      softsign, selu, prelu)
-from minigrad.ops.activations_more import (celu, hardswish, hardsigmoid,  # noqa: F401
-                                           hardshrink, softshrink, tanhshrink, threshold,
-                                           softmin, gumbel_softmax, rrelu)
+from minigrad.ops.activations import softplus, glu, logsigmoid, softsign, prelu  # noqa: F401
+from minigrad.ops.activations_more import (hardshrink, softshrink, tanhshrink,  # noqa: F401
+                                           softmin, gumbel_softmax)
 from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
@@ -23,7 +21,7 @@ from minigrad.ops.losses_more import (margin_ranking_loss, hinge_embedding_loss,
                                       gaussian_nll_loss)
 from minigrad.ops.layer_norm import layer_norm  # noqa: F401
 from minigrad.ops.linear import linear  # noqa: F401
-from minigrad.ops.random import dropout  # noqa: F401
+from minigrad.ops.random import dropout as _dropout
 from minigrad.ops.embedding import embedding as _embedding
 from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
@@ -46,7 +44,52 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "threshold", "softmin", "gumbel_softmax", "rrelu", "margin_ranking_loss",
            "hinge_embedding_loss", "cosine_embedding_loss", "soft_margin_loss",
            "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss",
-           "poisson_nll_loss", "gaussian_nll_loss"]
+           "poisson_nll_loss", "gaussian_nll_loss", "relu_", "elu_", "leaky_relu_",
+           "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_"]
+
+
+# ---- activations with PyTorch's `inplace` ----------------------------------------------------
+def _written(input, result, inplace):
+    """result, or with inplace=True result written into input, which is returned, as
+    PyTorch's: every view of input sees it; in grad mode autograd records the write
+    (ops/inplace_autograd.py), and refuses it for a leaf that requires grad, as PyTorch."""
+    return input.copy_(result) if inplace and result is not input else result
+
+
+def relu(input, inplace=False): return _written(input, _ew.relu(input), inplace)
+def relu6(input, inplace=False): return _written(input, _act.relu6(input), inplace)
+def selu(input, inplace=False): return _written(input, _act.selu(input), inplace)
+def silu(input, inplace=False): return _written(input, _act.silu(input), inplace)
+def mish(input, inplace=False): return _written(input, _act.mish(input), inplace)
+def hardswish(input, inplace=False): return _written(input, _more.hardswish(input), inplace)
+def hardsigmoid(input, inplace=False):
+    return _written(input, _more.hardsigmoid(input), inplace)
+def elu(input, alpha=1.0, inplace=False):
+    return _written(input, _act.elu(input, alpha), inplace)
+def celu(input, alpha=1.0, inplace=False):
+    return _written(input, _more.celu(input, alpha), inplace)
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _written(input, _act.leaky_relu(input, negative_slope), inplace)
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return _written(input, _act.hardtanh(input, min_val, max_val), inplace)
+def threshold(input, threshold, value, inplace=False):
+    return _written(input, _more.threshold(input, threshold, value), inplace)
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return _written(input, _more.rrelu(input, lower, upper, training), inplace)
+def dropout(input, p=0.5, training=True, inplace=False):
+    return _written(input, _dropout(input, p, training), inplace and training)
+
+
+# PyTorch's F.relu_(x) ...: the same with inplace=True
+def relu_(input): return relu(input, inplace=True)
+def selu_(input): return selu(input, inplace=True)
+def elu_(input, alpha=1.0): return elu(input, alpha, inplace=True)
+def celu_(input, alpha=1.0): return celu(input, alpha, inplace=True)
+def leaky_relu_(input, negative_slope=0.01): return leaky_relu(input, negative_slope, True)
+def hardtanh_(input, min_val=-1.0, max_val=1.0): return hardtanh(input, min_val, max_val, True)
+def threshold_(input, threshold_, value): return threshold(input, threshold_, value, True)
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

@@ -699,13 +699,60 @@ def test_bce_gradients_at_the_boundaries_match_torch():
     (lambda: nn.ReLU(inplace=True), "ReLU(inplace=True)"), (lambda: nn.ReLU(), "ReLU()"),
     (lambda: nn.SiLU(inplace=True), "SiLU(inplace=True)"),
     (lambda: nn.LeakyReLU(0.2, inplace=True), "LeakyReLU(negative_slope=0.2, inplace=True)"),
-    (lambda: nn.ELU(inplace=True), "ELU(alpha=1.0, inplace=True)")])
-def test_inplace_flag_is_accepted_and_the_input_kept(make, text):
-    """Models written for PyTorch (nn.ReLU(inplace=True)) build; the output is new."""
+    (lambda: nn.ELU(inplace=True), "ELU(alpha=1.0, inplace=True)"),
+    (lambda: nn.Dropout(0.1, inplace=True), "Dropout(p=0.1, inplace=True)"),
+    (lambda: nn.Dropout(), "Dropout(p=0.5, inplace=False)")])
+def test_inplace_modules_write_into_their_input_as_pytorch(make, text):
+    """inplace=True writes the result into the input and returns it, as PyTorch's; False
+    leaves the input as it was."""
     m = make()
     x = mg.tensor([-1.0, 2.0])
-    y = m(x)
-    assert repr(m) == text and x.numpy().tolist() == [-1.0, 2.0] and y is not x
+    y = m.eval()(x) if isinstance(m, nn.Dropout) else m(x)
+    assert repr(m) == text
+    if m.inplace and not isinstance(m, nn.Dropout):
+        assert y is x and x.tolist() == y.tolist() != [-1.0, 2.0]
+    else:
+        assert x.tolist() == [-1.0, 2.0]
+
+
+INPLACE_F = [("relu", ()), ("relu6", ()), ("selu", ()), ("silu", ()), ("mish", ()),
+             ("hardswish", ()), ("hardsigmoid", ()), ("elu", (0.5,)), ("celu", (0.5,)),
+             ("leaky_relu", (0.2,)), ("hardtanh", (-0.5, 0.5)), ("threshold", (0.1, 20.0)),
+             ("rrelu", (0.1, 0.3, False))]
+
+
+@pytest.mark.parametrize("name, args", INPLACE_F, ids=[c[0] for c in INPLACE_F])
+def test_functional_inplace_as_torch_and_recorded(name, args):
+    """F.f(x, ..., inplace=True) (and F.f_ where PyTorch has one) write into x, seen by a
+    view of x; on a tensor with a history the write is recorded: gradients as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    tF = torch.nn.functional
+    data = [[-1.5, -0.25, 0.0], [0.3, 1.0, 4.0]]
+    got = []
+    for lib, fns in ((torch, tF), (mg, F)):
+        w = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        h = w * 2
+        row = h[1]
+        assert getattr(fns, name)(h, *args, inplace=True) is h
+        values = [h.detach().numpy().copy(), row.detach().numpy().copy()]
+        (h * lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64)).sum().backward()
+        got.append(values + [w.grad.numpy()])
+    # (torch's float64 hardsigmoid and celu gradients use float32 constants: 3e-8 off)
+    rtol = 1e-7 if name in ("hardsigmoid", "celu") else 1e-12
+    for ours, theirs in zip(got[1], got[0]):            # h, its row, w's gradient
+        np.testing.assert_allclose(ours, theirs, rtol=rtol)
+    if hasattr(tF, name + "_"):
+        x, t = mg.tensor(data, dtype=mg.float64), torch.tensor(data, dtype=torch.float64)
+        assert getattr(F, name + "_")(x, *args) is x
+        np.testing.assert_allclose(x.numpy(), getattr(tF, name + "_")(t, *args).numpy(),
+                                   rtol=1e-12)
+
+
+def test_inplace_on_a_parameter_is_refused_as_pytorch():
+    w = mg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        F.relu(w, inplace=True)
+    assert F.dropout(w, 0.5, training=False, inplace=True) is w    # eval: nothing written
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

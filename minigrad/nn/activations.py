@@ -34,7 +34,7 @@ class Hardtanh(_Activation):
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"min_val={self.min_val}, max_val={self.max_val}"] +
@@ -58,7 +58,7 @@ class LogSigmoid(Module):
 
 class Mish(_Activation):
     def forward(self, x):
-        return F.mish(x)
+        return F.mish(x, self.inplace)
 
 
 class Softsign(Module):
@@ -68,7 +68,7 @@ class Softsign(Module):
 
 class SELU(_Activation):
     def forward(self, x):
-        return F.selu(x)
+        return F.selu(x, self.inplace)
 
 
 class PReLU(Module):
@@ -124,7 +124,7 @@ class CELU(_Activation):
         self.alpha = alpha
 
     def forward(self, x):
-        return F.celu(x, self.alpha)
+        return F.celu(x, self.alpha, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"alpha={self.alpha}"] + [super().extra_repr()] * self.inplace)
@@ -142,14 +142,14 @@ class Hardswish(_NoInplaceRepr):
     """x·relu6(x + 3)/6."""
 
     def forward(self, x):
-        return F.hardswish(x)
+        return F.hardswish(x, self.inplace)
 
 
 class Hardsigmoid(_NoInplaceRepr):
     """relu6(x + 3)/6."""
 
     def forward(self, x):
-        return F.hardsigmoid(x)
+        return F.hardsigmoid(x, self.inplace)
 
 
 class _Shrink(Module):
@@ -188,7 +188,7 @@ class Threshold(_Activation):
         self.threshold, self.value = threshold, value
 
     def forward(self, x):
-        return F.threshold(x, self.threshold, self.value)
+        return F.threshold(x, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"threshold={self.threshold}, value={self.value}"] +
@@ -211,7 +211,7 @@ class RReLU(_Activation):
         self.lower, self.upper = lower, upper
 
     def forward(self, x):
-        return F.rrelu(x, self.lower, self.upper, self.training)
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"lower={self.lower}, upper={self.upper}"] +

@@ -192,24 +192,23 @@ def _reset_norm(m):
 class Dropout(Module):
     """Zero elements with probability p while training; the identity in eval mode."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability must be in [0, 1], got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class _Activation(Module):
-    """An activation module with PyTorch's `inplace` flag, accepted so that models written
-    for PyTorch build unchanged. The output is a new tensor either way, so the input keeps
-    its values; `x = act(x)` is the same. (An in-place write would be refused where the
-    input is a view of a tensor held elsewhere, which PyTorch allows.)"""
+    """An activation module with PyTorch's `inplace` flag: True writes the result into the
+    input and returns it, as PyTorch's (F's `inplace`: recorded by autograd in grad mode,
+    refused for a leaf that requires grad)."""
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -221,7 +220,7 @@ class _Activation(Module):
 
 class ReLU(_Activation):
     def forward(self, x):
-        return x.relu()
+        return F.relu(x, self.inplace)
 
 
 class GELU(Module):
@@ -238,7 +237,7 @@ class GELU(Module):
 
 class SiLU(_Activation):
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, self.inplace)
 
 
 class LeakyReLU(_Activation):
@@ -247,7 +246,7 @@ class LeakyReLU(_Activation):
         self.negative_slope = negative_slope
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"negative_slope={self.negative_slope}"] +
@@ -272,7 +271,7 @@ class ELU(_Activation):
         self.alpha = alpha
 
     def forward(self, x):
-        return F.elu(x, self.alpha)
+        return F.elu(x, self.alpha, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"alpha={self.alpha}"] + [super().extra_repr()] * self.inplace)
