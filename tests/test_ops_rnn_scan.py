@@ -48,7 +48,8 @@ def _results(layer, x, states, create_graph=False):
     out, final = _call(layer, x, states)
     finals = final if isinstance(final, tuple) else (final,)
     rng = np.random.default_rng(2)
-    loss = sum((t * mg.tensor(rng.standard_normal(t.shape))).sum() for t in (out,) + finals)
+    loss = sum((t * mg.tensor(rng.standard_normal(t.shape), device=t.device)).sum()
+               for t in (out,) + finals)
     wrt = [x] + [s for s in states if s is not None] + list(layer.parameters())
     ops = _ops(loss)
     return [out, *finals], list(mg.grad(loss, wrt, create_graph=create_graph)), ops
@@ -69,6 +70,19 @@ def _ops(t):
 def _close(got, want):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kind", KINDS, ids=str)
+def test_fused_matches_reference_on_the_device(name, kind, device):
+    """The op's array code on each device (CuPy's on a GPU) against the reference's."""
+    kw = dict(kind, num_layers=2, bidirectional=True)
+    fused, ref = (_layer(name, kw, f).to(device) for f in (True, False))
+    x, states = _inputs(fused)
+    x = x.detach().to(device).requires_grad_()
+    states = [s.detach().to(device).requires_grad_() for s in states]
+    (outs, grads, ops), (r_outs, r_grads, _) = (_results(m, x, states) for m in (fused, ref))
+    assert ops & SCANS
+    _close(outs + grads, r_outs + r_grads)
 
 
 @pytest.mark.parametrize("kw", CONFIGS, ids=str)
