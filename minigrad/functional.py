@@ -4,6 +4,7 @@ from minigrad import backend
 from minigrad.args import int_arg
 from minigrad.tensor import Tensor
 from minigrad.ops import elementwise as _ew, activations as _act, activations_more as _more
+from minigrad.ops import inplace as _inplace
 from minigrad.ops.elementwise import tanh, sigmoid  # noqa: F401
 from minigrad.ops.gelu import gelu  # noqa: F401
 from minigrad.ops.activations import softplus, glu, logsigmoid, softsign, prelu  # noqa: F401
@@ -49,35 +50,40 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
 
 
 # ---- activations with PyTorch's `inplace` ----------------------------------------------------
-def _written(input, result, inplace):
-    """result, or with inplace=True result written into input, which is returned, as
+def _written(input, f, inplace, name, *args):
+    """f(input, *args), or with inplace=True that written into input, which is returned, as
     PyTorch's: every view of input sees it; in grad mode autograd records the write
-    (ops/inplace_autograd.py), and refuses it for a leaf that requires grad, as PyTorch."""
-    return input.copy_(result) if inplace and result is not input else result
+    (ops/inplace_autograd.py), f taking input's old value, so f's backward still reads it
+    where input is a view too (as PyTorch's in-place activations, which keep what they
+    need); refused for a leaf that requires grad, as PyTorch."""
+    if not inplace:
+        return f(input, *args)
+    return _inplace.method(input, f"{name}(inplace=True)", f, *args)
 
 
-def relu(input, inplace=False): return _written(input, _ew.relu(input), inplace)
-def relu6(input, inplace=False): return _written(input, _act.relu6(input), inplace)
-def selu(input, inplace=False): return _written(input, _act.selu(input), inplace)
-def silu(input, inplace=False): return _written(input, _act.silu(input), inplace)
-def mish(input, inplace=False): return _written(input, _act.mish(input), inplace)
-def hardswish(input, inplace=False): return _written(input, _more.hardswish(input), inplace)
+def relu(input, inplace=False): return _written(input, _ew.relu, inplace, "relu")
+def relu6(input, inplace=False): return _written(input, _act.relu6, inplace, "relu6")
+def selu(input, inplace=False): return _written(input, _act.selu, inplace, "selu")
+def silu(input, inplace=False): return _written(input, _act.silu, inplace, "silu")
+def mish(input, inplace=False): return _written(input, _act.mish, inplace, "mish")
+def hardswish(input, inplace=False):
+    return _written(input, _more.hardswish, inplace, "hardswish")
 def hardsigmoid(input, inplace=False):
-    return _written(input, _more.hardsigmoid(input), inplace)
+    return _written(input, _more.hardsigmoid, inplace, "hardsigmoid")
 def elu(input, alpha=1.0, inplace=False):
-    return _written(input, _act.elu(input, alpha), inplace)
+    return _written(input, _act.elu, inplace, "elu", alpha)
 def celu(input, alpha=1.0, inplace=False):
-    return _written(input, _more.celu(input, alpha), inplace)
+    return _written(input, _more.celu, inplace, "celu", alpha)
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _written(input, _act.leaky_relu(input, negative_slope), inplace)
+    return _written(input, _act.leaky_relu, inplace, "leaky_relu", negative_slope)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _written(input, _act.hardtanh(input, min_val, max_val), inplace)
+    return _written(input, _act.hardtanh, inplace, "hardtanh", min_val, max_val)
 def threshold(input, threshold, value, inplace=False):
-    return _written(input, _more.threshold(input, threshold, value), inplace)
+    return _written(input, _more.threshold, inplace, "threshold", threshold, value)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    return _written(input, _more.rrelu(input, lower, upper, training), inplace)
+    return _written(input, _more.rrelu, inplace, "rrelu", lower, upper, training)
 def dropout(input, p=0.5, training=True, inplace=False):
-    return _written(input, _dropout(input, p, training), inplace and training)
+    return _written(input, _dropout, inplace and training, "dropout", p, training)
 
 
 # PyTorch's F.relu_(x) ...: the same with inplace=True

@@ -4,6 +4,7 @@ hinge_embedding, cosine_embedding, soft_margin, multilabel_soft_margin, multi_ma
 triplet_margin, poisson_nll and gaussian_nll losses; and their modules. Values, gradients
 and second order against PyTorch (float64), gradcheck, each reduction, PyTorch's side at
 each kink and at ±inf and NaN, the random ones' draws, the errors, reprs and state dicts."""
+import math
 import warnings
 
 import numpy as np
@@ -351,6 +352,28 @@ def test_half_is_computed_in_float32():
         want = getattr(F, name)(mg.tensor(a.astype("float16"), dtype="float32"))
         assert y.dtype == mg.float16
         np.testing.assert_array_equal(y.numpy(), want.numpy().astype("float16"), err_msg=name)
+
+
+def test_softshrink_keeps_the_dtype_and_subtracts_lambda_exactly_as_pytorch():
+    """softshrink subtracts λ in x's dtype (a float32 tensor of ±λ made float16 float32,
+    and float64's x - 0.3 off by 1e-8), float16 compared and computed in float32."""
+    torch = pytest.importorskip("torch")
+    a = [0.3, -0.3, 0.7, -0.7, 0.30000001192092896, 0.2998, 5.0]
+    for dt in ("float64", "float32", "float16"):
+        y = F.softshrink(mg.tensor(a, dtype=dt), 0.3)
+        want = _tf().softshrink(torch.tensor(a, dtype=getattr(torch, dt)), 0.3)
+        assert y.dtype == getattr(mg, dt)
+        np.testing.assert_array_equal(y.numpy(), want.numpy(), err_msg=dt)
+
+
+def test_threshold_refuses_a_value_the_dtype_cannot_hold_as_pytorch():
+    """A NaN or inf into an integer tensor (int() failed bare), 1e6 into float16 (inf)."""
+    for x, value in ((mg.tensor([1, 5]), float("nan")), (mg.tensor([1, 5]), float("inf")),
+                     (mg.tensor([1.0, 5.0], dtype="float16"), 1e6)):
+        with pytest.raises(ValueError, match=f"threshold: value {value!r} cannot be"):
+            F.threshold(x, 2, value)
+    assert F.threshold(mg.tensor([1.0, 5.0], dtype="float16"), 2, -math.inf).tolist() == \
+        [-math.inf, 5.0]
 
 
 def test_integer_inputs_as_pytorch():

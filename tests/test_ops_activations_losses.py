@@ -748,6 +748,26 @@ def test_functional_inplace_as_torch_and_recorded(name, args):
                                    rtol=1e-12)
 
 
+@pytest.mark.parametrize("name, args", INPLACE_F, ids=[c[0] for c in INPLACE_F])
+def test_functional_inplace_on_a_view_keeps_its_gradient_as_torch(name, args):
+    """F.f(h[0], inplace=True) on a row of an intermediate: the activation's backward reads
+    the row's old values, not the written ones (PyTorch's in-place activations keep what
+    they need; computed from the view, then copied in, it was refused at backward)."""
+    torch = pytest.importorskip("torch")
+    data = [[-1.5, -0.25, 0.0], [0.3, 1.0, 4.0]]
+    got = []
+    for lib, fns in ((torch, torch.nn.functional), (mg, F)):
+        w = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        h = w * 2
+        row = h[0]
+        assert getattr(fns, name)(row, *args, inplace=True) is row
+        (h * lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64)).sum().backward()
+        got.append((h.detach().numpy().copy(), w.grad.numpy()))
+    rtol = 1e-7 if name in ("hardsigmoid", "celu") else 1e-12
+    for ours, theirs in zip(got[1], got[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=rtol)
+
+
 def test_inplace_on_a_parameter_is_refused_as_pytorch():
     w = mg.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):

@@ -204,3 +204,47 @@ def test_no_graph_without_grad_and_clear_errors():
         rnn_scan("GRU", mg.zeros(4, 2, 16), (h0,), mg.zeros(16, 4))
     with pytest.raises(ValueError, match=r"rnn_scan: gi must be \(T, B, gates·H\)"):
         rnn_scan("GRU", mg.zeros(2, 12), (h0,), w)
+
+
+@pytest.mark.parametrize("name", ["GRU", "LSTM"])
+@pytest.mark.parametrize("dtype, bias", [(mg.float32, -30.0), (mg.float64, -60.0)])
+def test_saturated_gates_keep_their_small_values_as_the_reference(name, dtype, bias):
+    """A gate far on its negative side: σ(-30) ~ 1e-13 (float32), σ(-60) ~ 1e-26 (float64),
+    as the step functions' and PyTorch's σ. (1 + tanh(a/2))/2 rounded them to 0, and so h
+    (an LSTM's o gate) and every gradient through the gate."""
+    got = []
+    for fused in (True, False):
+        layer = _layer(name, {}, fused).to(dtype=dtype)
+        with mg.no_grad():
+            H = layer.hidden_size
+            gate = slice(3 * H, 4 * H) if name == "LSTM" else slice(H, 2 * H)   # o; z
+            layer.bias_ih_l0[gate] = bias
+            if name == "GRU":                            # h' = z⊙h + (1 - z)⊙n: all but z⊙h
+                layer.bias_ih_l0[2 * H:] = 0.0           # cancelled by n = 0 below
+                layer.weight_ih_l0[2 * H:] = 0.0
+                layer.weight_hh_l0[2 * H:] = 0.0
+                layer.bias_hh_l0[2 * H:] = 0.0
+        x = mg.tensor(np.random.default_rng(6).standard_normal((2, 3, 3)), dtype=dtype,
+                      requires_grad=True)
+        h0 = mg.tensor(np.ones((1, 3, 4)), dtype=dtype, requires_grad=True)
+        # LSTM: h = o⊙tanh(c), ~σ; GRU: z⊙z⊙h0 after the two steps, ~σ²
+        out = layer(x)[0] if name == "LSTM" else layer(x, h0)[0][-1]
+        got.append([out.detach()] + list(mg.grad(out.sum(), [x])))
+    for g, r in zip(*got):
+        assert np.all(np.abs(r.numpy()) > 0)                     # (not rounded to 0)
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5 if dtype == mg.float32
+                                   else 1e-12)
+
+
+def test_lstm_backward_leaves_the_given_final_state_gradients_as_they_were():
+    """With one sequence (B = 1) the transposed gradients of h_n and c_n are the given
+    arrays' memory; backward adds into its own copies, so a gradient shared with another
+    tensor (the other operand of h_n + z) reaches it unchanged."""
+    for fused in (True, False):
+        layer = _layer("LSTM", {}, fused)
+        x = mg.tensor(np.ones((4, 1, 3)), dtype=mg.float64)
+        zh, zc = (mg.zeros(1, 1, 4, dtype=mg.float64, requires_grad=True) for _ in range(2))
+        out, (h_n, c_n) = layer(x)
+        w = mg.tensor([1.0, 2.0, 3.0, 4.0], dtype=mg.float64)
+        (out.sum() + ((h_n + zh) * w).sum() + ((c_n + zc) * w).sum()).backward()
+        assert zh.grad.tolist() == zc.grad.tolist() == [[[1.0, 2.0, 3.0, 4.0]]], fused

@@ -11,7 +11,7 @@ from minigrad.dtypes import finfo
 from minigrad.ops.activations import Elu, _floating, _float32_inside, leaky_relu, hardtanh
 from minigrad.ops.elementwise import where, tanh
 from minigrad.ops.reduce import normalize_dim
-from minigrad.args import cast_to, number_arg
+from minigrad.args import cast_to, check_fill_value, number_arg
 from minigrad.ops.softmax import Softmax, along_dim, implicit_dim, softmax
 from minigrad.tensor import Tensor
 
@@ -65,13 +65,16 @@ def hardshrink(x, lambd=0.5):
     return where((x >= -lambd) & (x <= lambd), 0.0, x)
 
 
+@_float32_inside
 def softshrink(x, lambd=0.5):
     """x - λ where x > λ, x + λ where x < -λ, else 0 (the gradient there exactly 0, an inf
-    upstream one too; NaN stays NaN with gradient 1), as PyTorch."""
+    upstream one too; NaN stays NaN with gradient 1), as PyTorch; float16 is compared and
+    computed in float32, as PyTorch's kernel. (λ is subtracted as a number, in x's dtype:
+    a tensor of ±λ would be float32, rounding λ for float64 and promoting float16.)"""
     _floating(x, "softshrink")
     if not number_arg("softshrink", "lambd", lambd) >= 0:
         raise ValueError(f"softshrink: lambd must be >= 0, got {lambd}")
-    return where((x >= -lambd) & (x <= lambd), 0.0, x - where(x > 0, lambd, -lambd))
+    return where((x >= -lambd) & (x <= lambd), 0.0, where(x > 0, x - lambd, x + lambd))
 
 
 def tanhshrink(x):
@@ -88,6 +91,9 @@ def threshold(x, threshold, value):
     if not isinstance(x, Tensor) or x.dtype.kind not in "iuf":
         raise TypeError(f"threshold: needs an integer or floating tensor, got "
                         f"{getattr(x, 'dtype', type(x).__name__)}")
+    # a value x's dtype cannot hold is refused, as PyTorch (NaN or inf into an integer
+    # tensor, 1e6 into float16: int() or the cast would fail bare or give inf)
+    check_fill_value("threshold", value, x.dtype)
     if x.dtype.kind != "f":
         value = int(value)
     return where(x <= threshold, value, x)

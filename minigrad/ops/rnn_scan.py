@@ -18,6 +18,7 @@ runs from the last step to the first. The saved arrays are kept in the order the
 run (the LSTM's also feature-major: see LSTMScan).
 """
 from minigrad.autograd import Function, record_outputs
+from minigrad.ops.activations import _overflow_quietly
 from minigrad.ops.rows import col_sum
 from minigrad.ops.shape import Reshape, stack, unbind
 from minigrad.tensor import Tensor
@@ -120,36 +121,41 @@ class RNNScan(_Scan, Function):
 
 class GRUScan(_Scan, Function):
     """r, z = σ(gi_rz + gh_rz), n = tanh(gi_n + r⊙gh_n), h' = n + z⊙(h - n) with gh =
-    W_hh h + b_hh, as ops/rnn_cells.py's GRUCell. σ(a) = (1 + tanh(a/2))/2: the r and z
-    columns of gi and W_hh are halved once, so the step takes one tanh for both gates."""
+    W_hh h + b_hh, as ops/rnn_cells.py's GRUCell. σ(a) = 1/(1 + e⁻ᵃ): the r and z columns
+    of gi and W_hh are negated once, so the step takes one exp for both gates. (Not
+    (1 + tanh(a/2))/2, which rounds σ(-20) to 0 in float32 and σ(-40) in float64, where
+    PyTorch's σ and the step functions' are ~1e-9 and ~1e-18, and so every gradient
+    through the gate; e⁻ᵃ overflows to inf only where σ is below the smallest normal
+    number, and gives 0 there.)"""
     finals = ("h",)
 
     def forward(self, gi, h0, w_hh, b_hh):
         xp = self.xp
         T, B, G = gi.shape
         H = G // 3
-        half = xp.ones(G, gi.dtype)
-        half[:2 * H] = 0.5
-        pre, w = self._in_order(gi) * half, xp.ascontiguousarray((w_hh * half[:, None]).T)
-        b = None if b_hh is None else b_hh * half
+        sign = xp.ones(G, gi.dtype)
+        sign[:2 * H] = -1
+        pre, w = self._in_order(gi) * sign, xp.ascontiguousarray((w_hh * sign[:, None]).T)
+        b = None if b_hh is None else b_hh * sign
         hs, gh = xp.empty((T + 1, B, H), gi.dtype), xp.empty((T, B, G), gi.dtype)
         rz, n = xp.empty((T, B, 2 * H), gi.dtype), xp.empty((T, B, H), gi.dtype)
         hs[0] = h0
-        for t in range(T):
-            g, a, nt, h = gh[t], rz[t], n[t], hs[t + 1]
-            xp.matmul(hs[t], w, out=g)
-            if b is not None:
-                g += b
-            xp.add(pre[t, :, :2 * H], g[:, :2 * H], out=a)
-            xp.tanh(a, out=a)
-            a *= 0.5
-            a += 0.5
-            xp.multiply(a[:, :H], g[:, 2 * H:], out=nt)
-            nt += pre[t, :, 2 * H:]
-            xp.tanh(nt, out=nt)
-            xp.subtract(hs[t], nt, out=h)
-            h *= a[:, H:]
-            h += nt
+        with _overflow_quietly(xp):                 # e⁻ᵃ = inf: σ = 0, as it should
+            for t in range(T):
+                g, a, nt, h = gh[t], rz[t], n[t], hs[t + 1]
+                xp.matmul(hs[t], w, out=g)
+                if b is not None:
+                    g += b
+                xp.add(pre[t, :, :2 * H], g[:, :2 * H], out=a)      # -a
+                xp.exp(a, out=a)
+                a += 1
+                xp.divide(1, a, out=a)                             # σ(a)
+                xp.multiply(a[:, :H], g[:, 2 * H:], out=nt)
+                nt += pre[t, :, 2 * H:]
+                xp.tanh(nt, out=nt)
+                xp.subtract(hs[t], nt, out=h)
+                h *= a[:, H:]
+                h += nt
         self.hs, self.gh_n, self.rz, self.n = hs, gh[..., 2 * H:], rz, n
         return self._outputs(hs, hs[T])
 
@@ -187,8 +193,8 @@ class GRUScan(_Scan, Function):
 
 class LSTMScan(_Scan, Function):
     """i, f, g, o = σ, σ, tanh, σ of gi + W_hh h + b_hh; c' = f⊙c + i⊙g, h' = o⊙tanh(c'),
-    as ops/rnn_cells.py's LSTMCell and LSTMOutput. σ(a) = (1 + tanh(a/2))/2: the σ gates' rows
-    are halved once, so one tanh serves all four gates.
+    as ops/rnn_cells.py's LSTMCell and LSTMOutput. σ(a) = 1/(1 + e⁻ᵃ): the σ gates' rows
+    are negated once (not (1 + tanh(a/2))/2: see GRUScan).
 
     Laid out feature-major, each step's gates (4H, B) and states (H, B), so that every gate
     is one contiguous block: batch-major, a gate is every row's slice of H, and an array
@@ -199,30 +205,32 @@ class LSTMScan(_Scan, Function):
         xp = self.xp
         T, B, G = gi.shape
         H = G // 4
-        half = xp.full(G, 0.5, gi.dtype)
-        half[2 * H:3 * H] = 1
+        sign = xp.full(G, -1, gi.dtype)
+        sign[2 * H:3 * H] = 1
         pre = self._in_order(gi) if b_hh is None else self._in_order(gi) + b_hh
-        # halved, then transposed: (T, G, B) in running order (a transposing multiply by a
-        # column of halves would run a short loop per element row, slower by half)
-        pre = xp.ascontiguousarray((pre * half).swapaxes(1, 2))
-        w = w_hh * half[:, None]
+        # the σ rows negated, then transposed: (T, G, B) in running order (a transposing
+        # multiply by a column of signs would run a short loop per element row, slower)
+        pre = xp.ascontiguousarray((pre * sign).swapaxes(1, 2))
+        w = w_hh * sign[:, None]
         act = xp.empty((T, G, B), gi.dtype)
         hs, cs, tanh_c = (xp.empty((n, H, B), gi.dtype) for n in (T + 1, T + 1, T))
         hs[0], cs[0] = h0.T, c0.T
         ig = xp.empty((H, B), gi.dtype)
-        for t in range(T):
-            a, c = act[t], cs[t + 1]
-            xp.matmul(w, hs[t], out=a)
-            a += pre[t]
-            xp.tanh(a, out=a)
-            for s in (a[:2 * H], a[3 * H:]):            # σ = tanh·½ + ½
-                s *= 0.5
-                s += 0.5
-            xp.multiply(a[H:2 * H], cs[t], out=c)
-            xp.multiply(a[:H], a[2 * H:3 * H], out=ig)
-            c += ig
-            xp.tanh(c, out=tanh_c[t])
-            xp.multiply(a[3 * H:], tanh_c[t], out=hs[t + 1])
+        with _overflow_quietly(xp):                 # e⁻ᵃ = inf: σ = 0, as it should
+            for t in range(T):
+                a, c = act[t], cs[t + 1]
+                xp.matmul(w, hs[t], out=a)
+                a += pre[t]
+                for s in (a[:2 * H], a[3 * H:]):        # σ = 1/(1 + e⁻ᵃ) of -a
+                    xp.exp(s, out=s)
+                    s += 1
+                    xp.divide(1, s, out=s)
+                xp.tanh(a[2 * H:3 * H], out=a[2 * H:3 * H])
+                xp.multiply(a[H:2 * H], cs[t], out=c)
+                xp.multiply(a[:H], a[2 * H:3 * H], out=ig)
+                c += ig
+                xp.tanh(c, out=tanh_c[t])
+                xp.multiply(a[3 * H:], tanh_c[t], out=hs[t + 1])
         self.act, self.hs, self.cs, self.tanh_c = act, hs, cs, tanh_c
         ys = hs[:0:-1] if self.reverse else hs[1:]        # batch-major copies (as _outputs)
         return tuple(xp.ascontiguousarray(a.swapaxes(-1, -2)) for a in (ys, hs[T], cs[T]))
@@ -236,11 +244,11 @@ class LSTMScan(_Scan, Function):
         T, G, B = act.shape
         H = G // 4
         i, f, g, o = (act[:, k * H:(k + 1) * H] for k in range(4))
-        g_ys, dh, dc = (None if a is None else xp.ascontiguousarray(a.swapaxes(-1, -2))
-                        for a in grads)
+        g_ys = None if grads[0] is None else xp.ascontiguousarray(grads[0].swapaxes(1, 2))
         dys = None if g_ys is None else self._in_order(g_ys)
-        dh = xp.zeros((H, B), act.dtype) if dh is None else dh
-        dc = xp.zeros((H, B), act.dtype) if dc is None else dc
+        # dh and dc are added into: copies (with B or H 1, a transpose made contiguous is
+        # the given gradient's own memory, which another op may share)
+        dh, dc = (xp.zeros((H, B), act.dtype) if g is None else g.T.copy() for g in grads[1:])
         # every step's local derivatives at once: d(gates)_t = [dc', dc', dc', dh'] ⊙ k_t
         k = xp.empty((T, 4, H, B), act.dtype)
         xp.multiply(i, 1 - i, out=k[:, 0])
