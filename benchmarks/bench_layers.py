@@ -45,6 +45,21 @@ def cases(lib, nn, F):
         x = seeded((1000, 1000))
         return lambda: x.topk(5, dim=0)[0].sum().backward()
 
+    def inplace_residual():
+        """A residual added in place, `h += f(h)`, in 8 blocks: each write is recorded by
+        autograd after an op read h (minigrad must find that op; it once searched the
+        whole heap for it). (f reads a clone: PyTorch refuses the write where Linear saved
+        h itself; minigrad would not.)"""
+        blocks = [nn.Linear(128, 128) for _ in range(8)]
+        x = seeded((12, 64, 128))
+
+        def run():
+            h = x * 1.0
+            for block in blocks:
+                h += block(h.clone()).relu()
+            h.sum().backward()
+        return run
+
     def median():
         x = seeded((1_000_000,))
         return lambda: x.median().backward()
@@ -57,6 +72,7 @@ def cases(lib, nn, F):
         "logsigmoid": lambda: elementwise(F.logsigmoid),
         "hardtanh": lambda: elementwise(F.hardtanh),
         "unbind_stack": unbind_stack, "topk": topk, "median": median,
+        "inplace_residual": inplace_residual,
     }
 
 
