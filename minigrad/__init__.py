@@ -53,6 +53,13 @@ from minigrad.ops.index import gather, index_select, masked_select  # noqa
 from minigrad.ops.order import sort, topk  # noqa: F401
 from minigrad.ops.order import median  # noqa: F401
 from minigrad.ops.einsum import einsum  # noqa: F401
+from minigrad.ops.linalg import (mv, inner, vdot, kron, matrix_power, det,  # noqa: F401
+                                 logdet, slogdet, cholesky, inv as inverse)
+from minigrad.ops.index_more import (take, argwhere, index_copy, index_put,  # noqa: F401
+                                     masked_scatter, scatter_reduce, index_fill)
+from minigrad.ops.statistics_more import (quantile, nanquantile, nanmedian, mode,  # noqa
+                                          cov, corrcoef, dist, histc)
+from minigrad import linalg  # noqa: F401,E402
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401
                                 initial_seed, seed)

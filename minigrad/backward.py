@@ -7,6 +7,7 @@ for in-place changes since the forward (its output is checked when read: Functio
 """
 from minigrad import backend
 from minigrad.grad_hooks import run_hooks as _run_hooks
+from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
 from minigrad.grad_mode import _GradMode, is_grad_enabled
 
 
@@ -111,6 +112,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if ctx is None:
                 if wanted is None:   # an array only we hold becomes .grad as it is
                     _into_grad(t, g, owned=owned)
+                    if _POST_ACCUMULATE and id(t) in _POST_ACCUMULATE:
+                        run_post_accumulate_hooks(t)
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for

@@ -39,3 +39,38 @@ def run_hooks(t, g):
                                f"on {new.device}; a replacement must match it")
         g = new
     return g
+
+
+# id(leaf) -> {handle id: hook} for register_post_accumulate_grad_hook; kept here, not on the
+# tensor (whose __slots__ are fixed), and dropped when the tensor is freed
+_POST_ACCUMULATE = {}
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """t.register_post_accumulate_grad_hook(hook): hook(t) after backward() has added into
+    t.grad, as PyTorch's; leaves that require grad only."""
+    import weakref
+    if not t.requires_grad:
+        raise RuntimeError("register_post_accumulate_grad_hook: the tensor does not require "
+                           "grad, so no gradient will be accumulated into it")
+    if not t.is_leaf:
+        raise RuntimeError("register_post_accumulate_grad_hook: hooks after accumulation "
+                           "are for leaf tensors only (a non-leaf keeps no .grad; use "
+                           "register_hook)")
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook: expected a function of the "
+                        f"tensor, got {type(hook).__name__}")
+    hooks = _POST_ACCUMULATE.get(id(t))
+    if hooks is None:
+        hooks = _POST_ACCUMULATE[id(t)] = {}
+        weakref.finalize(t, _POST_ACCUMULATE.pop, id(t), None)
+    return HookHandle(hooks, hook)
+
+
+def run_post_accumulate_hooks(t):
+    """t's post-accumulate hooks, in the order they were added (backward.py calls this)."""
+    for hook in list(_POST_ACCUMULATE[id(t)].values()):
+        if hook(t) is not None:
+            name = getattr(hook, "__name__", type(hook).__name__)
+            raise TypeError(f"post-accumulate grad hook {name!r} returned a value; it must "
+                            f"return None (it may change tensor.grad in place)")

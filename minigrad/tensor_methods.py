@@ -52,6 +52,63 @@ class TensorMethods:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
     def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
+    # linear algebra (ops/linalg.py), indexing (ops/index_more.py), statistics
+    # (ops/statistics_more.py): imported by minigrad/__init__.py
+    def mv(self, vec): return ops.linalg.mv(self, vec)
+    def inner(self, other): return ops.linalg.inner(self, other)
+    def vdot(self, other): return ops.linalg.vdot(self, other)
+    def kron(self, other): return ops.linalg.kron(self, other)
+    def matrix_power(self, n): return ops.linalg.matrix_power(self, n)
+    def det(self): return ops.linalg.det(self)
+    def logdet(self): return ops.linalg.logdet(self)
+    def slogdet(self): return ops.linalg.slogdet(self)
+    def inverse(self): return ops.linalg.inv(self)
+    def cholesky(self, upper=False): return ops.linalg.cholesky(self, upper)
+    def take(self, index): return ops.index_more.take(self, index)
+    def argwhere(self): return ops.index_more.argwhere(self)
+    def index_copy(self, dim, index, source):
+        return ops.index_more.index_copy(self, dim, index, source)
+    def index_copy_(self, dim, index, source):
+        return ops.inplace.method(self, "index_copy_", lambda x, s: ops.index_more.index_copy(
+            x, dim, index, s), source)
+    def index_put(self, indices, values, accumulate=False):
+        return ops.index_more.index_put(self, indices, values, accumulate)
+    def index_put_(self, indices, values, accumulate=False):
+        return ops.inplace.method(self, "index_put_", lambda x, v: ops.index_more.index_put(
+            x, indices, v, accumulate), values)
+    def masked_scatter(self, mask, source):
+        return ops.index_more.masked_scatter(self, mask, source)
+    def masked_scatter_(self, mask, source):
+        return ops.inplace.method(self, "masked_scatter_", lambda x, s: ops.index_more
+                                  .masked_scatter(x, mask, s), source)
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return ops.index_more.scatter_reduce(self, dim, index, src, reduce,
+                                             include_self=include_self)
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return ops.inplace.method(self, "scatter_reduce_", lambda x, s: ops.index_more
+                                  .scatter_reduce(x, dim, index, s, reduce,
+                                                  include_self=include_self), src)
+    def index_fill(self, dim, index, value):
+        return ops.index_more.index_fill(self, dim, index, value)
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return ops.statistics_more.quantile(self, q, dim, keepdim, interpolation=interpolation)
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return ops.statistics_more.nanquantile(self, q, dim, keepdim,
+                                               interpolation=interpolation)
+    def nanmedian(self, dim=None, keepdim=False):
+        return ops.statistics_more.nanmedian(self, dim, keepdim)
+    def mode(self, dim=-1, keepdim=False): return ops.statistics_more.mode(self, dim, keepdim)
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return ops.statistics_more.cov(self, correction=correction, fweights=fweights,
+                                       aweights=aweights)
+    def corrcoef(self): return ops.statistics_more.corrcoef(self)
+    def dist(self, other, p=2): return ops.statistics_more.dist(self, other, p)
+    def histc(self, bins=100, min=0, max=0): return ops.statistics_more.histc(self, bins, min, max)
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after backward() has accumulated this leaf's .grad (as
+        PyTorch's; mg.grad accumulates nothing, so it calls none). Returns a handle."""
+        from minigrad.grad_hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
     # special functions (ops/special.py)
     def lgamma(self): return ops.special.lgamma(self)
     def digamma(self): return ops.special.digamma(self)

@@ -185,6 +185,10 @@ argwhere einsum unique repeat
 tan sinh cosh log2 log10 exp2 arctan2 fmod diagonal cumprod isclose logical_xor
 logaddexp""".split())
 
+# linear algebra (cupy.linalg has these), and what ops/linalg.py and index_put also use
+FUNCTIONS |= {"eye", "nonzero"}
+LINALG_FUNCTIONS = ("inv", "det", "slogdet", "solve", "cholesky", "svd")
+
 # the special functions CuPy has in cupyx.scipy.special (the Backend's `special`)
 SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv")
 
@@ -252,6 +256,19 @@ class SpyModule:
         raise AttributeError(f"the spy array module has no {name!r}: the engine used an "
                              f"array function the Backend does not promise; add it to the "
                              f"Backend in minigrad/backend.py or use one that exists")
+
+
+def _plain(fn):
+    """fn with a named tuple's result (slogdet's, svd's) as a plain tuple, as CuPy's."""
+    def call(*args):
+        r = fn(*args)
+        return tuple(r) if isinstance(r, tuple) else r
+    call.__name__ = fn.__name__
+    return call
+
+
+SpyModule.linalg = types.SimpleNamespace(**{n: _function(_plain(getattr(np.linalg, n)))
+                                            for n in LINALG_FUNCTIONS})
 
 
 def make_backend(name="spy"):

@@ -160,6 +160,20 @@ OPS = [
     ("einsum", lambda a, b, c: (mg.einsum("ij,jk->ik", a, b), mg.einsum("ii->i", c),
                                 mg.einsum("...ij->j", a), mg.einsum("ij,ij", a[:1], a),
                                 mg.einsum("ii,ij,jk->", c, c, b)), [(2, 3), (3, 4), (3, 3)]),
+    ("linalg", lambda a, b: (mg.linalg.inv(a + 4 * _t(np.eye(3), a)), a.det(), mg.logdet(
+        a + 4 * _t(np.eye(3), a)), mg.linalg.solve(a + 4 * _t(np.eye(3), a), b),
+        mg.linalg.cholesky(a @ a.mT + 3 * _t(np.eye(3), a)), a.matrix_power(-2),
+        mg.kron(a, b[:2, :1]), a.mv(b[:, 0]), mg.inner(a, b.mT), b[:, 0].vdot(a[0])),
+     [(3, 3), (3, 2)]),
+    ("index_stats_more", lambda a, s: (
+        a.take(_t(np.array([[0, 5], [-1, 2]]), a)), a.index_copy(1, _t(_IDX[:2], a), s[:, :2]),
+        a.index_put((_t(_IDX[:2] % 2, a), _t(_IDX[1:], a)), s[0, :2], accumulate=True),
+        a.masked_scatter(_t(_MASK, a), s.flatten()), a.index_fill(1, _t(_IDX[:1], a), 2.0),
+        *(a.scatter_reduce(1, _t(_IDS[:, :3] % 3, a), s, r, include_self=i)
+          for r in ("sum", "prod", "mean", "amax", "amin") for i in (True, False)),
+        a.quantile(0.3, 1), mg.nanquantile(a, _t(np.array([0.2, 0.9]), a)),
+        a.nanmedian(1).values, a.nanmedian(), a.mode(1).values, a.cov(), mg.corrcoef(a.mT),
+        a.dist(s, 3)), [(2, 3), (2, 3)]),
     ("scatter_narrow_repeat", lambda a, s: (
         a.scatter(1, _t(np.array([[2, 0, 1], [1, 2, 0]]), a), s),
         a.scatter(0, _t(np.array([[1, 0, 1]]), a), 0.5),

@@ -1,0 +1,3 @@
+"""mg.linalg: PyTorch's torch.linalg names for the linear algebra of ops/linalg.py."""
+from minigrad.ops.linalg import det, slogdet, inv, solve, cholesky, matrix_power  # noqa: F401
+from minigrad.ops.matmul import matmul  # noqa: F401

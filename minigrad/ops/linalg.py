@@ -1,0 +1,302 @@
+"""Linear algebra, PyTorch's: det, slogdet and logdet, inv (inverse), solve, cholesky and
+matrix_power on square matrices (batched over leading dims), and the products mv, inner,
+vdot and kron. Float tensors only, as PyTorch. The factorisations run in the array
+library's linalg (LAPACK, cuSOLVER); each backward is the textbook formula written with
+Tensor ops, itself differentiable (double backward):
+  inv:   X = A⁻¹,     dA = -Xᵀ G Xᵀ
+  det:   d = |A|,     dA = g·d·A⁻ᵀ (the cofactor matrix; for a singular A from an SVD)
+  slogdet: log|A|,    dA = g·A⁻ᵀ
+  solve: X = A⁻¹B,    dB = A⁻ᵀ G,  dA = -dB Xᵀ
+  cholesky: A = LLᵀ,  dA = sym(L⁻ᵀ Φ(Lᵀ G) L⁻¹), Φ: the lower triangle, its diagonal halved
+"""
+import math
+from collections import namedtuple
+
+from minigrad import backend
+from minigrad.autograd import Function
+from minigrad.tensor import Tensor
+from minigrad.ops.matmul import matmul, check_same_float
+from minigrad.ops.reduce import expand
+
+
+def _square(op, a, name="A"):
+    """Refuse what is not a float tensor of square matrices (..., n, n), as PyTorch."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(a).__name__}")
+    if not backend.is_floating(a.dtype) or a.dtype == backend.float16:
+        raise TypeError(f"{op}: expected a float32 or float64 tensor, got {a.dtype} (as "
+                        f"PyTorch); convert with .float() or .double() first")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        what = f"{a.shape[-2]} by {a.shape[-1]} matrices" if a.ndim >= 2 else \
+            f"of {a.ndim} dim(s)"
+        raise ValueError(f"{op}: {name} must be batches of square matrices (..., n, n), but "
+                         f"they are {what} (shape {a.shape})")
+    return a
+
+
+def _run(xp, fn, op, what, *arrays):
+    """fn(*arrays) from the array library's linalg, its failure (a singular matrix, one not
+    positive-definite) as PyTorch's RuntimeError. NumPy raises LinAlgError; cuSOLVER reports
+    nothing and leaves inf or NaN, so on another device a result that is not finite where
+    the input was is read as that failure (one wait for the device, as PyTorch's check)."""
+    try:
+        out = fn(*arrays)
+    except Exception as e:                       # numpy.linalg.LinAlgError (a ValueError)
+        if type(e).__name__ != "LinAlgError":
+            raise
+        raise RuntimeError(f"{op}: {what}") from None
+    first = out[0] if isinstance(out, tuple) else out
+    if not backend.is_numpy(xp) and first.size and not bool(xp.isfinite(first).all()) and \
+            all(bool(xp.isfinite(a).all()) for a in arrays):
+        raise RuntimeError(f"{op}: {what}")
+    return out
+
+
+_SINGULAR = "the input matrix is singular (its inverse does not exist)"
+
+
+class Inverse(Function):
+    """X = A⁻¹; dA = -Xᵀ G Xᵀ, from the output."""
+    reads_inputs = False                                 # backward reads the output only
+    def forward(self, a):
+        return _run(self.xp, self.xp.linalg.inv, "linalg.inv", _SINGULAR, a)
+    def backward(self, g):
+        xt = self.output().mT
+        return -(xt @ g @ xt)
+
+
+def inv(A):
+    """The inverse of each square matrix of A (..., n, n), as torch.linalg.inv (and
+    torch.inverse); a singular matrix is a RuntimeError."""
+    return Inverse.apply(_square("linalg.inv", A))
+
+
+class Det(Function):
+    """d = |A|; dA = g·d·A⁻ᵀ, the cofactor matrix. A singular A has no inverse but still a
+    cofactor matrix: from A = U S Vᵀ it is |U||V|·U·diag(Π_{j≠i} s_j)·Vᵀ (a constant there,
+    so second derivatives at an exactly singular matrix are 0). PyTorch answers 0 at some
+    singular matrices instead; this is the derivative."""
+    def forward(self, a):
+        return self.xp.linalg.det(a)
+    def backward(self, g):
+        a, d = self.inputs[0], self.output()
+        if a.shape[-1] == 0:
+            return None
+        if bool((d.data == 0).any()):
+            return g.unsqueeze(-1).unsqueeze(-1) * self.const(_cofactors(self.xp, a.data))
+        return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+
+
+def _cofactors(xp, a):
+    """The cofactor matrices of a's matrices (adj(A)ᵀ), singular ones too, by an SVD."""
+    u, s, vh = xp.linalg.svd(a)
+    ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([s[..., 1:], ones], axis=-1),
+                                       axis=-1), axis=-1), axis=-1)
+    sign = xp.linalg.det(u) * xp.linalg.det(vh)
+    return (u * (before * after)[..., None, :]) @ vh * sign[..., None, None]
+
+
+def det(A):
+    """The determinant of each square matrix of A (..., n, n), as torch.linalg.det."""
+    return Det.apply(_square("linalg.det", A))
+
+
+# what slogdet returns: a tuple that also names its parts, as PyTorch's
+SignLogAbsDet = namedtuple("SignLogAbsDet", ("sign", "logabsdet"))
+
+
+class LogAbsDet(Function):
+    """log|det A|; dA = g·A⁻ᵀ = g·cof(A)/det A. At a singular A, where log|det A| = -inf,
+    that is ±inf (NaN where the cofactor is 0), as PyTorch's is (its signs may differ);
+    a batch holding one is then differentiated once only (a constant there)."""
+    def forward(self, a, sign, value):                # (slogdet computed both)
+        self.sign = sign
+        return value
+    def backward(self, g):
+        a = self.inputs[0]
+        if a.shape[-1] == 0:
+            return None
+        if bool((self.sign == 0).any()):
+            xp, singular = self.xp, (self.sign == 0)[..., None, None]
+            cof, d = _cofactors(xp, a.data), xp.linalg.det(a.data)[..., None, None]
+            limit = xp.where(cof > 0, math.inf, xp.where(cof < 0, -math.inf, math.nan))
+            ratio = xp.where(singular, limit, cof / xp.where(singular, 1.0, d))
+            return g.unsqueeze(-1).unsqueeze(-1) * self.const(ratio.astype(a.dtype))
+        return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+
+
+def slogdet(A):
+    """(sign, log|det|) of each square matrix of A, as torch.linalg.slogdet: a named tuple;
+    the sign (-1, 0 or 1) has no gradient."""
+    sign, value = A.backend.xp.linalg.slogdet(_square("linalg.slogdet", A).data)
+    out = LogAbsDet.apply(A, sign=sign, value=value)
+    return SignLogAbsDet(Tensor._make(A.backend.xp.asarray(sign, dtype=A.dtype), A.device),
+                         out)
+
+
+def logdet(A):
+    """log det A, as torch.logdet: NaN where det < 0, -inf where it is 0; the gradient
+    log|det A|'s."""
+    sign, logabs = slogdet(_square("logdet", A))
+    xp = A.backend.xp
+    shift = xp.where(sign.data < 0, math.nan, 0.0).astype(A.dtype)     # log of the sign
+    return logabs + Tensor._make(shift, A.device)
+
+
+class Solve(Function):
+    """X = A⁻¹B for A (..., n, n) and B (..., n, k) of one batch shape; dB = A⁻ᵀG (another
+    solve), dA = -dB Xᵀ."""
+    def forward(self, a, b):
+        return _run(self.xp, self.xp.linalg.solve, "linalg.solve", "the solver failed because "
+                    + _SINGULAR, a, b)
+    def backward(self, g):
+        a, b = self.inputs
+        gb = Solve.apply(a.mT, g)
+        ga = -(gb @ self.output().mT) if a.requires_grad else None
+        return ga, gb
+
+
+def solve(A, B, *, left=True):
+    """X with AX = B (left=False: XA = B), as torch.linalg.solve: A (..., n, n); B (..., n,
+    k), or a vector (..., n) where it is 1-D or has A's batch shape; batch dims broadcast."""
+    op = "linalg.solve"
+    A = _square(op, A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
+    check_same_float(op, A, B)
+    if not left:                                         # XA = B  <=>  AᵀXᵀ = Bᵀ
+        if B.ndim < 2:
+            raise ValueError(f"{op}: left=False needs B of at least 2 dims, got {B.shape}")
+        return solve(A.mT, B.mT).mT
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    Bm = B.unsqueeze(-1) if vector else B
+    n = A.shape[-1]
+    if Bm.ndim < 2 or Bm.shape[-2] != n:
+        raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape} for AX = "
+                         f"B: B must be (..., {n}, k), or a vector (..., {n})")
+    try:
+        batch = tuple(backend.broadcast_shapes(A.shape[:-2], Bm.shape[:-2]))
+    except ValueError:
+        raise ValueError(f"{op}: the batch dims of A {A.shape} and B {B.shape} do not "
+                         f"broadcast") from None
+    A = A if A.shape[:-2] == batch else expand(A, batch + A.shape[-2:])
+    Bm = Bm if Bm.shape[:-2] == batch else expand(Bm, batch + Bm.shape[-2:])
+    X = Solve.apply(A, Bm)
+    return X.squeeze(-1) if vector else X
+
+
+class Cholesky(Function):
+    """L, lower triangular with A = LLᵀ (only A's lower triangle is read). With Φ(M) the
+    lower triangle of M with its diagonal halved: S = L⁻ᵀ Φ(Lᵀ G) L⁻¹, dA = (S + Sᵀ)/2."""
+    reads_inputs = False                                 # backward reads L only
+    def forward(self, a):
+        what = "the factorization could not be completed because the input is not " \
+            "positive-definite"
+        out = _run(self.xp, self.xp.linalg.cholesky, "linalg.cholesky", what, a)
+        if not backend.is_numpy(self.xp) and out.size and not _reconstructs(self.xp, out, a):
+            raise RuntimeError(f"linalg.cholesky: {what}")
+        return out
+    def backward(self, g):
+        L = self.output()
+        n = L.shape[-1]
+        half = self.const((self.xp.tri(n, dtype=L.dtype) - 0.5 * self.xp.eye(n,
+                                                                             dtype=L.dtype)))
+        phi = (L.mT @ g.tril()) * half
+        Linv = inv(L)
+        s = Linv.mT @ phi @ Linv
+        return (s + s.mT) * 0.5
+
+
+def _reconstructs(xp, L, a):
+    """Whether LLᵀ is A (its lower triangle mirrored) to rounding: cuSOLVER reports a
+    matrix that is not positive-definite by a flag CuPy does not check, and leaves the
+    rest unfactored, finite; Cholesky is backward stable, so a factor that succeeded
+    reconstructs A to about n·ε·|A|."""
+    low = xp.tril(a)
+    sym = low + xp.swapaxes(xp.tril(a, -1), -1, -2)
+    residual = float(xp.abs(L @ xp.swapaxes(L, -1, -2) - sym).max())
+    scale = float(xp.abs(sym).max())
+    return residual <= 100 * a.shape[-1] * backend.machine_eps(a.dtype) * scale
+
+
+def cholesky(A, upper=False):
+    """The Cholesky factor of each symmetric positive-definite matrix of A, as
+    torch.linalg.cholesky: lower triangular L with A = LLᵀ, or (upper=True) U = Lᵀ."""
+    L = Cholesky.apply(_square("linalg.cholesky", A))
+    return L.mT if upper else L
+
+
+def matrix_power(A, n):
+    """A multiplied by itself n times, as torch.linalg.matrix_power: n = 0 gives the
+    identity, a negative n powers of the inverse. By repeated squaring: O(log n) products."""
+    op = "linalg.matrix_power"
+    if not backend.is_integer(n) or isinstance(n, bool):
+        raise TypeError(f"{op}: n must be an int, got {n!r}")
+    if not isinstance(A, Tensor) or A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        shape = getattr(A, "shape", type(A).__name__)
+        raise ValueError(f"{op}: A must be batches of square matrices (..., n, n), got {shape}")
+    if n == 0:                     # the identity, still from A (its gradient is 0)
+        from minigrad.ops.elementwise import where
+        eye = A.backend.xp.eye(A.shape[-1], dtype=A.dtype)
+        return where(True, Tensor._make(eye, A.device), A)
+    if n < 0:
+        A, n = inv(_square(op, A)), -n
+    result, square = None, A
+    while True:
+        if n & 1:
+            result = square if result is None else matmul(result, square)
+        n >>= 1
+        if not n:
+            return result
+        square = matmul(square, square)
+
+
+def mv(A, v):
+    """A (n, m) times the vector v (m,), as torch.mv."""
+    for name, t, nd in (("mat", A, 2), ("vec", v, 1)):
+        if not isinstance(t, Tensor) or t.ndim != nd:
+            raise ValueError(f"mv: {name} must be a {nd}-D tensor, got "
+                             f"{getattr(t, 'shape', type(t).__name__)} (matrix @ vector)")
+    if A.shape[1] != v.shape[0]:
+        raise ValueError(f"mv: size mismatch, matrix {A.shape} and vector {v.shape}")
+    return matmul(A, v)
+
+
+def inner(a, b):
+    """Σ over the last dim of a and b, as torch.inner: the result has a's other dims, then
+    b's; a 0-d operand multiplies."""
+    from minigrad.ops.elementwise import _pair
+    a, b = _pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: the last dim must match on both tensors, got shapes "
+                         f"{a.shape} and {b.shape}")
+    from minigrad.ops.matmul import tensordot
+    return tensordot(a, b, ([-1], [-1]))
+
+
+def vdot(a, b):
+    """The dot product of two vectors of one length, as torch.vdot (real: torch.dot)."""
+    from minigrad.ops.matmul import dot
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.ndim == b.ndim == 1):
+        raise ValueError(f"vdot: 1-D tensors expected, got shapes "
+                         f"{getattr(a, 'shape', type(a).__name__)} and "
+                         f"{getattr(b, 'shape', type(b).__name__)}")
+    if a.shape != b.shape:
+        raise ValueError(f"vdot: the vectors differ in length, {a.shape[0]} and {b.shape[0]}")
+    return dot(a, b)
+
+
+def kron(a, b):
+    """The Kronecker product, as torch.kron: the shorter shape padded with leading 1s; each
+    dim the product of the two. Elementwise a·b on interleaved dims, then reshaped."""
+    from minigrad.ops.elementwise import _pair
+    a, b = _pair(a, b)
+    nd = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+    left = a.reshape(tuple(s for d in sa for s in (d, 1)))
+    right = b.reshape(tuple(s for d in sb for s in (1, d)))
+    return (left * right).reshape(tuple(x * y for x, y in zip(sa, sb)))
