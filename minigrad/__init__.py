@@ -38,6 +38,16 @@ from minigrad.ops.math import (sin, cos, log1p, expm1, sign, floor, ceil, trunc,
                                round, nan_to_num, remainder, floor_divide, div)
 from minigrad.ops.math import (tan, sinh, cosh, log2, log10, exp2, atan2, fmod, frac,  # noqa
                                lerp, addcmul, addcdiv, isclose, allclose, equal)
+from minigrad.ops.math_extra import (asin, acos, atan, asinh, acosh, atanh, arcsin,  # noqa
+                                     arccos, arctan, arcsinh, arccosh, arctanh, erfc, sinc,
+                                     deg2rad, rad2deg, hypot, copysign, logaddexp, logaddexp2,
+                                     fmax, fmin, signbit, isposinf, isneginf, positive,
+                                     heaviside, float_power, sgn, fix, ldexp)
+from minigrad.ops.bitwise import (bitwise_and, bitwise_or, bitwise_xor, bitwise_not,  # noqa
+                                  bitwise_left_shift, bitwise_right_shift, gcd, lcm)
+from minigrad.ops.shape_extra import (ravel, fliplr, flipud, hsplit, vsplit, dsplit,  # noqa
+                                      split_with_sizes, diagflat, is_same_size, is_signed,
+                                      is_complex, is_nonzero, get_device)
 from minigrad.ops.layout import (movedim, t, broadcast_to, tile, select, diagonal,  # noqa
                                  diag, trace, hstack, vstack, meshgrid)
 from minigrad.ops.layout import broadcast_tensors, tensor_split, rot90, diag_embed  # noqa

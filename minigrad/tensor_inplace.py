@@ -81,7 +81,10 @@ _TWINS = ("sigmoid tanh sin cos tan sinh cosh exp2 expm1 log1p log2 log10 erf er
           "frac nan_to_num clamp_min clamp_max lerp addcmul addcdiv addmm atan2 arctan2 fmod "
           "remainder floor_divide true_divide divide multiply subtract negative absolute "
           "cumsum cumprod tril triu eq ne lt le gt ge greater greater_equal less less_equal "
-          "not_equal logical_not logical_and logical_or logical_xor").split()
+          "not_equal logical_not logical_and logical_or logical_xor "
+          "asin arcsin acos arccos atan arctan asinh arcsinh acosh arccosh atanh arctanh erfc "
+          "sinc deg2rad rad2deg hypot copysign heaviside sgn fix ldexp bitwise_and bitwise_or "
+          "bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift gcd lcm").split()
 
 
 def _twin(name):
@@ -104,6 +107,18 @@ def _twin(name):
 
 for _name in _TWINS:
     setattr(TensorInplace, _name + "_", _twin(_name))
+
+
+def _float_power_(self, exponent):
+    """x.float_power(exponent) written into x, which must be float64, the result's dtype
+    (as PyTorch: a float32 x would silently lose the precision asked for)."""
+    if self.dtype != backend.float64:
+        raise TypeError(f"float_power_: x has dtype {self.dtype}, but the result is float64; "
+                        f"use x = x.float_power(...), or x.double() first")
+    return _twin("float_power")(self, exponent)
+
+
+TensorInplace.float_power_ = _float_power_
 
 
 def times_alpha(x, o, alpha, op):

@@ -188,9 +188,12 @@ logaddexp""".split())
 # linear algebra (cupy.linalg has these), and what ops/linalg.py and index_put also use
 FUNCTIONS |= {"eye", "nonzero"}
 LINALG_FUNCTIONS = ("inv", "det", "slogdet", "solve", "cholesky", "svd")
+# the rest of the elementwise math, and the shifts, gcd and lcm (CuPy has these)
+FUNCTIONS |= set("""arcsin arccos arctan arcsinh arccosh arctanh hypot copysign signbit
+logaddexp2 left_shift right_shift gcd lcm""".split())
 
 # the special functions CuPy has in cupyx.scipy.special (the Backend's `special`)
-SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv")
+SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv", "erfc")
 
 
 def _function(fn, allow_host=False):

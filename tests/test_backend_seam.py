@@ -210,6 +210,12 @@ OPS = [
     ("cdist", lambda a, b: (mg.cdist(a, b), mg.cdist(a, b, 1.0), mg.cdist(a, b, float("inf")),
                             mg.cdist(a, b, 0.5), mg.cdist(a[0], b[0, :2], 3.0)),
      [(2, 3, 2), (1, 4, 2)]),
+    ("inverse_trig_erfc_sinc", lambda a: (a.asin(), mg.acos(a), a.atan(), mg.asinh(a),
+                                          (a + 2).acosh(), a.atanh(), a.erfc(), a.sinc(),
+                                          (a * 0).sinc(), a.deg2rad()), [(2, 3)], "unit"),
+    ("hypot_copysign_logaddexp", lambda a, b: (mg.hypot(a, b), a.copysign(b), mg.logaddexp(
+        a, b), a.logaddexp2(b), mg.fmax(a, b), a.fmin(b), mg.heaviside(a * 0, b),
+        (a.abs() + 0.5).float_power(b), mg.ldexp(a, b)), [(2, 3), (3,)]),
 ]
 
 
@@ -222,8 +228,8 @@ def spy():
 
 def _arrays(shapes, domain):
     rng = np.random.default_rng(0)
-    return [rng.uniform(0.5, 2, s) if domain == "pos" else rng.uniform(-2, 2, s)
-            for s in shapes]
+    low, high = {"pos": (0.5, 2), "unit": (-0.9, 0.9)}.get(domain, (-2, 2))
+    return [rng.uniform(low, high, s) for s in shapes]
 
 
 def _flat(out):
