@@ -177,6 +177,34 @@ def test_log_abs_det_gradient_at_a_singular_matrix_is_infinite_as_torch():
     np.testing.assert_allclose(a.grad.numpy()[1], np.linalg.inv([[2, 1], [1, 3]]).T)
 
 
+@pytest.mark.parametrize("fn", [mg.det, lambda a: mg.linalg.slogdet(a).logabsdet],
+                         ids=["det", "slogdet"])
+def test_a_singular_matrix_leaves_the_rest_of_its_batch_twice_differentiable(fn):
+    """Only the singular matrix's gradient is a constant: the other's second derivative is
+    the one it has alone (it was lost, mg.grad's result then no graph at all)."""
+    m = np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]])
+    x = mg.tensor(m, requires_grad=True)
+    up = mg.tensor([1.0, 2.0], dtype=mg.float64, requires_grad=True)
+    g, = mg.grad(fn(x), x, grad_outputs=up, create_graph=True)
+    with np.errstate(invalid="ignore"):          # slogdet's up.grad[0]: 0·inf, NaN
+        (g[1] * g[1]).sum().backward()
+    alone = mg.tensor(m[1], requires_grad=True)
+    up1 = mg.tensor(2.0, dtype=mg.float64, requires_grad=True)
+    g1, = mg.grad(fn(alone), alone, grad_outputs=up1, create_graph=True)
+    (g1 * g1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[1], alone.grad.numpy(), rtol=1e-12)
+    assert (x.grad.numpy()[0] == 0).all()
+    np.testing.assert_allclose(up.grad.numpy()[1], up1.grad.item(), rtol=1e-12)
+
+
+def test_the_gradient_at_0x0_matrices_is_empty_not_none():
+    """torch's x.grad is an empty tensor there; None read as "x was not reached"."""
+    for fn in (mg.det, mg.logdet, lambda a: mg.linalg.slogdet(a).logabsdet):
+        x = mg.zeros(2, 0, 0, dtype=mg.float64, requires_grad=True)
+        fn(x).sum().backward()
+        assert x.grad is not None and x.grad.shape == (2, 0, 0)
+
+
 def test_a_failed_factorisation_that_the_gpu_does_not_report_is_caught(spy, monkeypatch):
     """cuSOLVER (through CuPy) raises nothing for a singular or indefinite matrix: inv
     leaves inf, cholesky a finite half-factored matrix. Both are read as the failure."""

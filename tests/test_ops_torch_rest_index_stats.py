@@ -233,6 +233,18 @@ def test_histc_as_torch(kw):
     assert mg.histc(mg.tensor([]), bins=2).numpy().tolist() == [0, 0]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_histc_puts_values_on_bin_edges_where_torch_does(dtype):
+    """The bins computed in the input's dtype, as torch's: in float64 a float32 0.7 on the
+    edge of [0.1, 1.0]'s 3 bins fell in the middle bin, torch's in the last."""
+    torch = pytest.importorskip("torch")
+    values = np.concatenate([[0.1, 0.3, 0.7, 0.2, 0.9, 1.0, 0.6], np.arange(300) / 1000 + 0.1])
+    for bins, lo, hi in ((3, 0.1, 1.0), (10, 0.1, 0.4), (100, 0.1, 0.4), (7, -0.3, 0.7)):
+        mine = mg.tensor(values, dtype=dtype).histc(bins, lo, hi)
+        theirs = torch.histc(torch.tensor(values, dtype=getattr(torch, dtype)), bins, lo, hi)
+        assert mine.numpy().tolist() == theirs.tolist(), (bins, lo, hi)
+
+
 def test_argwhere_as_torch():
     torch = pytest.importorskip("torch")
     a = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
@@ -265,6 +277,48 @@ def test_cov_warns_without_degrees_of_freedom_as_torch():
     np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
     assert mg.cov(mg.tensor([1, 2, 4])).dtype == mg.float32          # integers: as floats
     assert mg.corrcoef(mg.tensor([1.0, 2.0, 4.0])).item() == 1.0
+
+
+def test_index_put_with_a_0d_bool_index_as_torch():
+    """A 0-d mask is a new dim of size 1 (True: all of x) or 0 (False: none); it used to
+    crash in NumPy's nonzero."""
+    x = mg.arange(6.0).reshape(2, 3)
+    assert x.index_put((mg.tensor(True),), mg.tensor(-1.0)).numpy().tolist() == [[-1.0] * 3] * 2
+    assert x.index_put((mg.tensor(False),), mg.tensor(-1.0)).numpy().tolist() == \
+        x.numpy().tolist()
+    assert x.index_put((mg.tensor([1]), mg.tensor(True)), mg.tensor([7.0, 8.0, 9.0])) \
+        .numpy().tolist() == [[0.0, 1.0, 2.0], [7.0, 8.0, 9.0]]
+    assert mg.tensor(3.0).index_put((mg.tensor(True),), mg.tensor(1.0)).item() == 1.0
+    v = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.index_put((mg.tensor(True),), v, accumulate=True)
+    assert y.numpy().tolist() == [[1.0, 3.0, 5.0], [4.0, 6.0, 8.0]]
+    y.sum().backward()
+    assert v.grad.numpy().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_quantile_of_a_0d_tensor_with_keepdim_keeps_no_dim_as_torch():
+    x = mg.tensor(3.0)
+    assert x.quantile(0.5, dim=0, keepdim=True).shape == ()          # was (1,)
+    assert x.nanquantile(0.5, dim=-1, keepdim=True).shape == ()
+    assert x.quantile(mg.tensor([0.2, 0.5]), dim=0, keepdim=True).shape == (2,)
+    assert x.quantile(0.5, keepdim=True).shape == ()
+
+
+def test_cov_takes_the_dtype_of_wider_aweights_as_torch():
+    """float32 observations weighed by float64 aweights: a float64 result (it was float32),
+    each gradient back in its input's dtype."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 2.5, 0.5, 4.0], [2.0, -1.0, 0.0, 3.0]])
+    aw, fw = np.array([0.5, 1.0, 2.0, 0.25]), np.array([1, 2, 1, 3])
+    a = mg.tensor(x, dtype=mg.float32, requires_grad=True)
+    w = mg.tensor(aw, dtype=mg.float64, requires_grad=True)
+    mine = mg.cov(a, fweights=mg.tensor(fw), aweights=w)
+    theirs = torch.cov(torch.tensor(x, dtype=torch.float32), fweights=torch.tensor(fw),
+                       aweights=torch.tensor(aw))
+    assert mine.dtype == mg.float64 and theirs.dtype == torch.float64
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+    mine.sum().backward()
+    assert a.grad.dtype == mg.float32 and w.grad.dtype == mg.float64
 
 
 @pytest.mark.parametrize("fn, error, match", [
@@ -309,6 +363,8 @@ def test_cov_warns_without_degrees_of_freedom_as_torch():
     (lambda: mg.cov(mg.ones(2, 3), aweights=mg.tensor([1, 2, 3])), TypeError, "floating"),
     (lambda: mg.cov(mg.ones(2, 3), aweights=mg.tensor([1.0, -2, 3])), ValueError, "negative"),
     (lambda: mg.cov(mg.ones(2, 3), aweights=mg.tensor([1.0, 2])), ValueError, "one weight"),
+    (lambda: mg.cov(mg.ones(2, 3), fweights=mg.tensor([0, 0, 0])), RuntimeError, "sum to zero"),
+    (lambda: mg.cov(mg.ones(2, 3), aweights=mg.zeros(3)), RuntimeError, "sum to zero"),
     (lambda: mg.histc(mg.tensor([1, 2]), bins=3), TypeError, "floating"),
     (lambda: mg.histc(mg.tensor([1.0, 2.0]), bins=4, min=3, max=1), ValueError, "larger"),
     (lambda: mg.histc(mg.tensor([1.0, 2.0]), bins=0), ValueError, "positive"),

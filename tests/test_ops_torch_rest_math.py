@@ -285,6 +285,20 @@ def test_binary_ops_take_a_number_as_a_weak_operand(device):
     assert mg.ldexp(i, 2).dtype == mg.float32 and mg.ldexp(i, 2).tolist() == [4.0, 8.0]
 
 
+def test_ldexp_with_an_integer_exponent_past_the_dtypes_range_of_powers(device):
+    """2^17 is inf in float16 and 2^130 in float32, yet x·2^other is not: 13.1 and 1.36e9,
+    as torch (they were inf; 2^-150 was 0 where 1e30·2^-150 is 7e-16)."""
+    h = mg.tensor([1e-4, 3e4], dtype=mg.float16, device=device, requires_grad=True)
+    y = h.ldexp(mg.tensor([17, -17], device=device))
+    assert y.dtype == mg.float16
+    np.testing.assert_allclose(y.numpy().astype(float), [13.1094, 0.2289], rtol=1e-3)
+    (y * mg.tensor([2.0 ** -10, 1.0], dtype=mg.float16, device=device)).sum().backward()
+    assert h.grad.dtype == mg.float16 and h.grad.numpy().tolist() == [2.0 ** 7, 2.0 ** -17]
+    f = mg.ldexp(mg.tensor([1e-30, 1e30], device=device), mg.tensor([130, -150], device=device))
+    assert f.dtype == mg.float32
+    np.testing.assert_allclose(f.numpy(), [1e-30 * 2.0 ** 130, 1e30 * 2.0 ** -150], rtol=1e-6)
+
+
 def test_float_power_gradients_come_back_in_the_inputs_dtype(device):
     x = mg.tensor([0.5, 2.0], device=device, requires_grad=True)
     y = x.float_power(3)
@@ -518,7 +532,9 @@ def test_bitwise_in_place_operators_write_into_the_tensor(device):
     m &= mg.tensor([False, False], device=device)
     assert m.tolist() == [False, False]
     x = mg.tensor([1], device=device)
-    with pytest.raises(TypeError, match=r"bitwise_left_shift \(<<\): needs integer tensors"):
+    # the error names the dtypes given (it named the promoted float32 twice)
+    with pytest.raises(TypeError, match=r"bitwise_left_shift \(<<\): needs integer tensors"
+                                        r".*got int64 and float32"):
         x <<= mg.tensor([1.0], device=device)
     with pytest.raises(TypeError, match=r"x \|= y: the result is int64, which x of dtype bool"):
         m |= mg.tensor([2], device=device)        # as torch: bool can't hold int64

@@ -20,11 +20,12 @@ def _integers(op, a, b):
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(a).__name__} and "
                         f"{type(b).__name__}")
+    given = [str(t.dtype) if isinstance(t, Tensor) else type(t).__name__ for t in (a, b)]
     a, b = _pair(a, b)
     if a.dtype.kind not in "iub" or b.dtype.kind not in "iub" or \
-            a.dtype == b.dtype == backend.bool_:
+            a.dtype == b.dtype == backend.bool_:            # (given: before promotion)
         raise TypeError(f"{op}: needs integer tensors (one may be bool), as PyTorch; got "
-                        f"{a.dtype} and {b.dtype}; convert with .long() first")
+                        f"{given[0]} and {given[1]}; convert with .long() first")
     if a.device != b.device:
         raise RuntimeError(f"{op}: tensors on different devices ({a.device}, {b.device})")
     dtype = backend.promote_float(a.dtype, b.dtype)   # (NumPy's promote_types)

@@ -91,11 +91,17 @@ def index_put(x, indices, values, accumulate=False):
         raise TypeError(f"{op}: values must be a Tensor, got {type(values).__name__}")
     _same_dtype(op, x, values, "values")
     idx = []
-    for i in indices:
+    for k, i in enumerate(indices):
         if not isinstance(i, Tensor) and not isinstance(i, list):
             raise TypeError(f"{op}: each index must be a tensor of integers or bools, got "
                             f"{type(i).__name__}")
         a = raw_index(i, x, op, "index")
+        if a.dtype == backend.bool_ and a.ndim == 0:
+            # a 0-d mask stands for a new dim of size 1 (True) or 0 (False) where it is, as
+            # torch's (there is no nonzero of a 0-d array)
+            at, one = len(idx), Tensor._make(a.reshape(1), x.device)
+            rest = tuple(indices[:k]) + (one,) + tuple(indices[k + 1:])
+            return index_put(x.unsqueeze(at), rest, values, accumulate).squeeze(at)
         if a.dtype == backend.bool_:      # a mask stands for the positions it marks
             idx += [x.backend.xp.ascontiguousarray(p) for p in x.backend.xp.nonzero(a)]
         elif a.dtype.kind in "iu":

@@ -17,6 +17,7 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.matmul import matmul, check_same_float
 from minigrad.ops.reduce import expand
+from minigrad.ops.elementwise import where
 
 
 def _square(op, a, name="A"):
@@ -80,11 +81,24 @@ class Det(Function):
         return self.xp.linalg.det(a)
     def backward(self, g):
         a, d = self.inputs[0], self.output()
-        if a.shape[-1] == 0:
-            return None
-        if bool((d.data == 0).any()):
-            return g.unsqueeze(-1).unsqueeze(-1) * self.const(_cofactors(self.xp, a.data))
-        return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+        if a.shape[-1] == 0:                             # 0x0: an empty gradient, as torch
+            return self.const(self.xp.zeros(a.shape, a.dtype))
+        singular = d.data == 0
+        if not bool(singular.any()):
+            return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+        # the singular matrices' cofactors as constants; the rest of the batch through inv
+        # (of the identity in the singular ones' place), so they keep their second derivative
+        mask, ones = _singular_mask(self, a, singular)
+        regular = (g * d).unsqueeze(-1).unsqueeze(-1) * inv(where(mask, ones, a)).mT
+        cof = self.const(_cofactors(self.xp, a.data))
+        return where(mask, g.unsqueeze(-1).unsqueeze(-1) * cof, regular)
+
+
+def _singular_mask(fn, a, singular):
+    """singular (batch dims) as a constant (..., 1, 1) mask, and the identity of a's dtype."""
+    xp = fn.xp
+    return (fn.const(singular[..., None, None]),
+            fn.const(xp.eye(a.shape[-1], dtype=a.dtype)))
 
 
 def _cofactors(xp, a):
@@ -110,21 +124,27 @@ SignLogAbsDet = namedtuple("SignLogAbsDet", ("sign", "logabsdet"))
 class LogAbsDet(Function):
     """log|det A|; dA = g·A⁻ᵀ = g·cof(A)/det A. At a singular A, where log|det A| = -inf,
     that is ±inf (NaN where the cofactor is 0), as PyTorch's is (its signs may differ);
-    a batch holding one is then differentiated once only (a constant there)."""
+    that matrix is then differentiated once only (a constant there; the others of its
+    batch twice)."""
     def forward(self, a, sign, value):                # (slogdet computed both)
         self.sign = sign
         return value
     def backward(self, g):
         a = self.inputs[0]
-        if a.shape[-1] == 0:
-            return None
-        if bool((self.sign == 0).any()):
-            xp, singular = self.xp, (self.sign == 0)[..., None, None]
-            cof, d = _cofactors(xp, a.data), xp.linalg.det(a.data)[..., None, None]
-            limit = xp.where(cof > 0, math.inf, xp.where(cof < 0, -math.inf, math.nan))
-            ratio = xp.where(singular, limit, cof / xp.where(singular, 1.0, d))
-            return g.unsqueeze(-1).unsqueeze(-1) * self.const(ratio.astype(a.dtype))
-        return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+        if a.shape[-1] == 0:                             # 0x0: an empty gradient, as torch
+            return self.const(self.xp.zeros(a.shape, a.dtype))
+        singular = self.sign == 0
+        if not bool(singular.any()):
+            return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+        # the singular matrices' limits as constants; the rest of the batch through inv (of
+        # the identity in the singular ones' place), so they keep their second derivative
+        mask, ones = _singular_mask(self, a, singular)
+        xp, cof = self.xp, _cofactors(self.xp, a.data)
+        limit = xp.where(cof > 0, math.inf, xp.where(cof < 0, -math.inf, math.nan))
+        limit = xp.where(singular[..., None, None], limit, 0)   # (no inf·0 into g elsewhere)
+        g = g.unsqueeze(-1).unsqueeze(-1)
+        return where(mask, g * self.const(limit.astype(a.dtype)),
+                     g * inv(where(mask, ones, a)).mT)
 
 
 def slogdet(A):
@@ -238,7 +258,6 @@ def matrix_power(A, n):
         shape = getattr(A, "shape", type(A).__name__)
         raise ValueError(f"{op}: A must be batches of square matrices (..., n, n), got {shape}")
     if n == 0:                     # the identity, still from A (its gradient is 0)
-        from minigrad.ops.elementwise import where
         eye = A.backend.xp.eye(A.shape[-1], dtype=A.dtype)
         return where(True, Tensor._make(eye, A.device), A)
     if n < 0:

@@ -250,15 +250,18 @@ def float_power(a, b):
 
 def ldexp(x, other):
     """x · 2^other, as torch.ldexp (other may be fractional): an integer exponent takes x's
-    float dtype (float16 stays float16), and two integer tensors give float32."""
+    float dtype (float16 stays float16), and two integer tensors give float32. A float16 or
+    float32 x meets an integer exponent in float64, where 2^other is exact (in float16 2^17
+    is inf, but 1e-4·2^17 = 13.1), then is rounded back once."""
     if not isinstance(x, Tensor):
         raise TypeError(f"ldexp: expected a Tensor, got {type(x).__name__}")
     if not isinstance(other, Tensor):
         return x * 2.0 ** other
-    if not backend.is_floating(other.dtype):
-        other = other.to(dtype=x.dtype if backend.is_floating(x.dtype) else
-                         backend.DEFAULT_FLOAT)
-    return x * other.exp2()
+    if backend.is_floating(other.dtype):
+        return x * other.exp2()
+    dtype = x.dtype if backend.is_floating(x.dtype) else backend.DEFAULT_FLOAT
+    wide = x.to(dtype=backend.float64) * other.to(dtype=backend.float64).exp2()
+    return wide.to(dtype=dtype)
 
 
 def positive(x):

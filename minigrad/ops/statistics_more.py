@@ -80,7 +80,9 @@ def _quantile(op, x, q, dim, keepdim, interpolation, skip_nan):
         out = where(w < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
     out = out.movedim(-1, 0)                             # the qs first
     if keepdim:
-        kept = (1,) * x.ndim if d is None else x.shape[:d] + (1,) + x.shape[d + 1:]
+        # (a 0-d x keeps no dim: its dim 0 is the 1 it was reshaped to)
+        kept = (1,) * x.ndim if d is None or x.ndim == 0 else \
+            x.shape[:d] + (1,) + x.shape[d + 1:]
         out = out.reshape(out.shape[:1] + kept)
     return out[0] if one_q else out
 
@@ -178,7 +180,7 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
         x = x.to(dtype=get_default_dtype())
     x = x.reshape(1, -1) if x.ndim < 2 else x
     n = x.shape[1]
-    w = None
+    w, weights = None, []
     for name, wt, want in (("fweights", fweights, "iu"), ("aweights", aweights, "f")):
         if wt is None:
             continue
@@ -191,12 +193,18 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
                             f"got {wt.dtype}")
         if n and bool((wt.data < 0).any()):
             raise ValueError(f"{op}: {name} cannot be negative")
-        wt = wt.reshape(-1).to(dtype=x.dtype)
-        w = wt if w is None else w * wt
+        if name == "aweights" and wt.dtype != x.dtype:    # the result in their common dtype
+            x = x.to(dtype=backend.promote_float(x.dtype, wt.dtype))
+        weights.append(wt.reshape(-1))
+    for wt in weights:
+        w = wt.to(dtype=x.dtype) if w is None else w * wt.to(dtype=x.dtype)
     if w is None:
         avg, norm = x.mean(1, keepdim=True), n - correction
     else:
         w_sum = w.sum()
+        if n and float(w_sum) == 0:                      # no observation left to average
+            raise RuntimeError(f"{op}: the weights sum to zero, so the observations cannot "
+                               f"be averaged (as torch)")
         avg = (x * w).sum(1, keepdim=True) / w_sum
         if correction == 0:
             norm = w_sum
@@ -257,8 +265,12 @@ def histc(x, bins=100, min=0, max=0):
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"histc: the range [{lo}, {hi}] is not finite; give min and max")
-    inside = data[(data >= lo) & (data <= hi)].astype(backend.float64)
-    pos = xp.floor((inside - lo) / (hi - lo) * bins).astype(backend.int64)
+    # in x's dtype, the edges too, as torch: (x - min)·bins/(max - min) in float32 puts a
+    # value on a bin edge where torch does (float64 arithmetic put 0.7 of [0.1, 1] in 3
+    # bins, 0.69999999 in float32, in the middle bin; torch in the last)
+    lo, hi = x.dtype.type(lo), x.dtype.type(hi)
+    inside = data[(data >= lo) & (data <= hi)]
+    pos = xp.floor((inside - lo) * x.dtype.type(bins) / (hi - lo)).astype(backend.int64)
     pos = xp.minimum(pos, bins - 1)                     # max itself: the last bin
     counts = xp.zeros(bins, x.dtype)
     backend.get(x.device).index_add(counts, pos, xp.ones(pos.shape, x.dtype))
