@@ -35,6 +35,7 @@ import weakref
 from minigrad import backend, backend_blas, parallel
 from minigrad.autograd import enable_grad, no_grad
 from minigrad.backward import _into_grad
+from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
 from minigrad.data_parallel_step import ShardedStep, sum_parts
 from minigrad.data_parallel_worker import (_part, _scalar, _shared_like, _stop, _survey,
                                            _whole_messages, _worker_loop)
@@ -150,6 +151,8 @@ class ProcessDataParallel:
                 if terms:
                     _into_grad(self.params[i], Tensor._make(sum_parts(terms, scale), "cpu"),
                                owned=True)
+                    if id(self.params[i]) in _POST_ACCUMULATE:     # as backward() runs them
+                        run_post_accumulate_hooks(self.params[i])
         return total
 
     def loss(self, *inputs):
@@ -184,7 +187,10 @@ class ProcessDataParallel:
             raise ValueError(f"ProcessDataParallel.train_step: max_norm must be a positive "
                              f"number or None (no clipping), got {max_norm!r}")
         inputs, parts = self._checked(inputs)
-        if self._sharded is None or parts < self.processes or not self._sharded.ready(self):
+        # a post-accumulate hook runs between the sum and the update: the three calls do that
+        hooked = any(id(p) in _POST_ACCUMULATE for p in self.params)
+        if self._sharded is None or hooked or parts < self.processes or \
+                not self._sharded.ready(self):
             from minigrad.nn.utils import clip_grad_norm_
             loss = self.forward_backward(*inputs)
             if max_norm is not None:

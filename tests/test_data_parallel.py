@@ -638,3 +638,24 @@ def test_a_step_cut_short_during_its_update_ends_the_object(where):
         opt.zero_grad()
         with pytest.raises(RuntimeError, match="cut short during its update.*build a new"):
             dp.train_step(x, y)
+
+
+def test_post_accumulate_hooks_run_once_per_step_as_after_backward():
+    """A hook registered with register_post_accumulate_grad_hook sees each parameter's
+    summed .grad once per step, before the update, in forward_backward and in train_step
+    (which then takes its three calls)."""
+    model, x, y = net(), *data(8)
+    _, want = reference(model, x, y)
+    seen = []
+
+    def hook(p):
+        seen.append(p.grad.numpy().copy())
+    model.fc1.weight.register_post_accumulate_grad_hook(hook)
+    opt = mg.optim.SGD(model.parameters(), lr=0.1)
+    with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
+        dp.forward_backward(x, y)
+        assert len(seen) == 1
+        np.testing.assert_allclose(seen[0], want[0], rtol=1e-10, atol=1e-13)
+        opt.zero_grad()
+        dp.train_step(x, y)
+    assert len(seen) == 2
