@@ -12,6 +12,7 @@ define a fast path on raw arrays, `backward_arrays` or `scatter_backward`, which
 ordinary backward uses instead; their `backward` then runs only under create_graph=True,
 and a test checks that the two agree.
 """
+import inspect
 import weakref
 
 from minigrad import backend
@@ -23,7 +24,9 @@ from minigrad.grad_mode import (_state, is_grad_enabled, no_grad,  # noqa: F401
 class Function:
     """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
     `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`
-    are the Tensor inputs; keyword arguments are the op's non-differentiable parameters."""
+    are the Tensor inputs; keyword arguments are the op's non-differentiable parameters.
+    (A subclass with staticmethods forward(ctx, ...) and backward(ctx, *grads) on Tensors
+    is a custom Function as PyTorch's instead: custom_function.py.)"""
 
     inputs = None
     # None for the usual op, whose one output is made by apply. A node with several outputs
@@ -32,6 +35,15 @@ class Function:
     # `backward_arrays`) then gets a tuple of their gradients (None for one that got none),
     # once, when the last of those outputs in the graph is reached
     output_ids = None
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass with a staticmethod `forward` is a PyTorch-style custom Function,
+        forward(ctx, ...) on Tensors: it gets its own apply (custom_function.py). Checked
+        once per class, so the ops' apply below pays nothing."""
+        super().__init_subclass__(**kwargs)
+        if isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
+            from minigrad import custom_function
+            custom_function.prepare(cls)
 
     @classmethod
     def apply(cls, *inputs, **params):
