@@ -49,12 +49,15 @@ class FunctionCtx(Function):
         if "_saved" not in self.__dict__:          # released by a backward
             raise RuntimeError(_FREED)
         out = []
-        for t, ref, data, counter, version in self._saved:
+        for i, (t, ref, data, counter, version, old_id) in enumerate(self._saved):
             if ref is not None:   # an output of this node, held weakly (it owns the node)
                 t = ref()
-                if t is None:
-                    t = Tensor._make(data, self.device)
-                    t._version_counter = counter
+                if t is None:     # dropped: rebuilt as this node's output again, so that a
+                    t = Tensor._make(data, self.device)   # backward under create_graph
+                    t._version_counter = counter          # still differentiates through it
+                    t.requires_grad, t._ctx = True, self
+                    self.output_ids[id(t)] = self.output_ids.pop(old_id)
+                    self._saved[i] = (None, weakref.ref(t), data, counter, version, id(t))
             if t is not None and t._version_counter[0] != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -159,29 +162,39 @@ def _apply(cls, *args, **kwargs):
         else:
             out = cls.forward(ctx, *args, **kwargs)
     outs = out if isinstance(out, tuple) else (out,)
+    # an input returned as it is (or a tensor with a graph of its own, or one returned a
+    # second time) gets a new Tensor on the same memory: an input must not become this
+    # node's output (nor, under no_grad, come back still requiring grad), and each output
+    # has one place. (PyTorch hands back one object for a tensor returned twice.)
+    inputs, seen, final = {id(t) for t in tensors}, set(), []
+    for o in outs:
+        if isinstance(o, Tensor):
+            if id(o) in inputs or o.requires_grad or id(o) in seen:
+                o = o.detach()
+            seen.add(id(o))
+        final.append(o)
+    final = tuple(final)
     if not (_state.grad_enabled and any(t.requires_grad for t in tensors)):
-        return out            # (nothing recorded: the saved tensors are dropped with ctx)
-    # an input returned as it is (or a tensor with a graph of its own) gets a new Tensor on
-    # the same memory: an input must not become this node's output
-    inputs = {id(t) for t in tensors}
-    final = tuple(o.detach() if isinstance(o, Tensor) and (id(o) in inputs or o.requires_grad)
-                  else o for o in outs)
+        return final if isinstance(out, tuple) else final[0]   # (nothing recorded)
     ctx._out_meta = [(o.shape, o.dtype) if isinstance(o, Tensor) else None for o in final]
     ctx._positions = [k for k, o in enumerate(final) if isinstance(o, Tensor) and
                       id(outs[k]) not in ctx._non_diff and backend.is_floating(o.dtype)]
     record_outputs(ctx, tensors, [final[k] for k in ctx._positions])
     ctx._non_diff = None
-    produced = {id(outs[k]): final[k] for k in ctx._positions}
+    # (an input that is also returned stays the input: backward differentiates through it)
+    produced = {id(outs[k]): final[k] for k in reversed(ctx._positions)
+                if id(outs[k]) not in inputs}
     ctx._saved = [_pack(e[0], produced) for e in ctx._saved]   # (versions: as of now)
     return final if isinstance(out, tuple) else final[0]
 
 
 def _pack(t, produced):
-    """A saved tensor as (tensor, weakref, data, version counter, version): an output of the
-    node itself is held weakly (it holds the node), with its data to rebuild it from."""
+    """A saved tensor as (tensor, weakref, data, version counter, version, id): an output of
+    the node itself is held weakly (it holds the node), with its data to rebuild it from."""
     if t is None:
-        return None, None, None, None, None
+        return None, None, None, None, None, None
     out = produced.get(id(t))
     if out is None:
-        return t, None, None, None, t._version_counter[0]
-    return None, weakref.ref(out), out._data, out._version_counter, out._version_counter[0]
+        return t, None, None, None, t._version_counter[0], None
+    return (None, weakref.ref(out), out._data, out._version_counter, out._version_counter[0],
+            id(out))

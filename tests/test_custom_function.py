@@ -346,3 +346,83 @@ def test_graph_is_freed_without_the_garbage_collector():
         assert node() is None                      # no reference cycle output <-> node
     finally:
         gc.enable()
+
+
+def test_input_returned_as_is_under_no_grad_does_not_require_grad_as_torch():
+    for lib in (mg, torch):
+        class Identity(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        x = leaf(lib, A)
+        with lib.no_grad():
+            y = Identity.apply(x)
+        assert y is not x and not y.requires_grad, lib.__name__
+        np.testing.assert_array_equal(arr(y), A)
+
+
+@pytest.mark.parametrize("name", ["mg", "torch"])
+def test_saved_input_that_is_also_returned_stays_the_input(name):
+    lib = lib_of(name)
+
+    class Same(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x
+    x = leaf(lib, A)
+    g, = grad(lib, Same.apply(x).sum(), x, create_graph=True)
+    g2, = grad(lib, g.sum(), x)
+    np.testing.assert_allclose(arr(g), A)
+    np.testing.assert_allclose(arr(g2), np.ones(A.shape))    # d(1·x)/dx, not x
+
+
+@pytest.mark.parametrize("name", ["mg", "torch"])
+def test_saved_output_dropped_by_the_caller_keeps_its_graph(name):
+    lib = lib_of(name)
+
+    class ExpAndDouble(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a = x.exp()
+            ctx.save_for_backward(a)
+            return a, x * 2
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            a, = ctx.saved_tensors
+            return ga * a + gb * a
+    x = leaf(lib, A)
+    a, b = ExpAndDouble.apply(x)
+    del a                               # only the node's saved copy of it is left
+    g, = grad(lib, b.sum(), x, create_graph=True)
+    g2, = grad(lib, g.sum(), x)
+    np.testing.assert_allclose(arr(g), np.exp(A))
+    np.testing.assert_allclose(arr(g2), np.exp(A))
+
+
+def test_a_tensor_returned_twice_gets_two_outputs():
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            return y, y
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 + gb * 3
+    x = leaf(mg, A)
+    a, b = Twice.apply(x)
+    assert a is not b
+    (a + 10 * b).sum().backward()       # crashed with a bare IndexError
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(A.shape, 32.0))
+    np.testing.assert_array_equal(b.numpy(), 2 * A)
