@@ -226,6 +226,22 @@ def check_outputs_on_spy(case, spy):
     assert all(x.grad is not None and x.grad.device == spy for x in xs)
 
 
+def _outputs_and_grads(fn, arrays, device):
+    xs = [mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True) for a in arrays]
+    outs = as_list(fn(*xs))
+    sum((o * o).nansum() for o in outs if o.requires_grad).backward()
+    return [o.numpy() for o in outs] + [x.grad.numpy() for x in xs]
+
+
+def check_spy_matches_cpu(case, spy):
+    """Forward and backward (of Σ out², NaN skipped) on the spy device (no NumPy behind the
+    backend's back, as CuPy would refuse), equal to the CPU's in float64."""
+    arrays = case.arrays()
+    for s, c in zip(_outputs_and_grads(case.fn, arrays, spy),
+                    _outputs_and_grads(case.fn, arrays, "cpu")):
+        np.testing.assert_allclose(s, c, rtol=1e-12, atol=1e-12)
+
+
 # kinks and bounds (0, ±1, 1.5, 6, 20), tails, infinities and NaN, for elementwise activations
 SPECIAL_VALUES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-8, -1e-8, 0.5, -0.5, 1.0,
                            -1.0, 1.5, 3.0, -3.0, 6.0, 20.0, 21.0, -20.0, -100.0, 100.0,

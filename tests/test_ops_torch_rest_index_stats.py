@@ -13,7 +13,7 @@ import pytest
 
 import minigrad as mg
 from op_helpers import (OpCase, as_list, check_vs_torch, check_gradcheck,
-                        check_double_backward_vs_torch)
+                        check_double_backward_vs_torch, check_spy_matches_cpu)
 
 
 def lib(x):
@@ -119,21 +119,9 @@ def test_double_backward_vs_torch(case, device):
     check_double_backward_vs_torch(case, device)
 
 
-def _outputs_and_grads(fn, arrays, device):
-    xs = [mg.tensor(a, dtype=mg.float64, device=device, requires_grad=True) for a in arrays]
-    outs = as_list(fn(*xs))
-    sum((o * o).nansum() for o in outs if o.requires_grad).backward()
-    return [o.numpy() for o in outs] + [x.grad.numpy() for x in xs]
-
-
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_on_the_gpu_stand_in(case, spy):
-    """Forward and backward on the spy device (no NumPy behind the backend's back, as CuPy
-    would refuse), equal to the CPU's."""
-    arrays = case.arrays()
-    for s, c in zip(_outputs_and_grads(case.fn, arrays, spy),
-                    _outputs_and_grads(case.fn, arrays, "cpu")):
-        np.testing.assert_allclose(s, c, rtol=1e-12, atol=1e-12)
+    check_spy_matches_cpu(case, spy)
 
 
 # ---- values where the op suite's random inputs do not go: ties, zeros, NaN --------------
