@@ -12,8 +12,8 @@ from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import where
 from minigrad.ops.index import GetItem, IndexAdd, raw_index, nonzero
-from minigrad.ops.reduce import normalize_dim, expand
-from minigrad.ops.scatter import Scatter, _checked, _integer_index, _same_dtype
+from minigrad.ops.reduce import expand
+from minigrad.ops.scatter import Scatter, _checked, _integer_index, _same_dtype, slices_at
 
 
 def take(x, index):
@@ -56,27 +56,8 @@ def index_copy(x, dim, index, source):
             raise ValueError(f"{op}: self {x.shape} and source {source.shape} must both be "
                              f"0-d, or have the same number of dims")
         return index_copy(x.reshape(1), 0, index, source.reshape(1)).reshape(x.shape)
-    d = normalize_dim(dim, x.ndim, op)
-    idx = _integer_index(op, x, index)
-    if idx.ndim > 1:
-        raise IndexError(f"{op}: index must be a vector (1-D) or 0-d, got shape "
-                         f"{tuple(idx.shape)}")
-    idx = idx.reshape(-1)
-    _same_dtype(op, x, source, "source")
-    want = x.shape[:d] + (idx.size,) + x.shape[d + 1:]
-    if source.shape != want:
-        raise ValueError(f"{op}: source has shape {source.shape}; for self of shape {x.shape} "
-                         f"and {idx.size} indices along dim {d} it must be {want} (one slice "
-                         f"per index)")
-    _in_range(op, idx, x.shape[d], d)
+    d, idx = slices_at(op, x, dim, index, source)
     return Scatter.apply(x, source, index=(slice(None),) * d + (idx,), value=None)
-
-
-def _in_range(op, idx, n, d):
-    if idx.size and bool(((idx < 0) | (idx >= n)).any()):   # no wrapping, as PyTorch
-        bad = int(idx[(idx < 0) | (idx >= n)][0])
-        raise IndexError(f"{op}: index {bad} is out of range for dim {d} of size {n} "
-                         f"(valid: 0..{n - 1})")
 
 
 def index_put(x, indices, values, accumulate=False):

@@ -100,18 +100,7 @@ def index_add(x, dim, index, source, *, alpha=1):
         raise TypeError(f"{op}: source must be a Tensor, got {type(source).__name__}")
     if x.ndim == 0:
         return index_add(x.reshape(1), dim, index, source.reshape(-1), alpha=alpha)[0]
-    d = normalize_dim(dim, x.ndim, op)
-    idx = _integer_index(op, x, index)
-    if idx.ndim > 1:
-        raise IndexError(f"{op}: index must be a vector (1-D), got shape {tuple(idx.shape)}")
-    idx = idx.reshape(-1)
-    _same_dtype(op, x, source, "source")
-    want = x.shape[:d] + (idx.size,) + x.shape[d + 1:]
-    if source.shape != want:
-        raise ValueError(f"{op}: source has shape {source.shape}; for self of shape {x.shape} "
-                         f"and {idx.size} indices along dim {d} it must be {want} (one slice "
-                         f"per index)")
-    _check_range(op, idx, x, d)
+    d, idx = slices_at(op, x, dim, index, source)
     source = times_alpha(x, source, alpha, op)          # (an integer alpha for integer x)
     return x + IndexAdd.apply(source, index=(slice(None),) * d + (idx,), shape=x.shape)
 
@@ -171,6 +160,25 @@ def _same_dtype(op, x, src, name):
     if src.dtype != x.dtype:   # no silent cast of what is written (as PyTorch)
         raise TypeError(f"{op}: {name} has dtype {src.dtype} but self has {x.dtype}; they "
                         f"must match (convert with .to(dtype) first)")
+
+
+def slices_at(op, x, dim, index, source):
+    """index_add's and index_copy's arguments checked: (dim as an int, the index as a flat
+    integer array) where `index` is a vector (or 0-d) of integers in range and `source`
+    holds one slice of x per index, of x's dtype."""
+    d = normalize_dim(dim, x.ndim, op)
+    idx = _integer_index(op, x, index)
+    if idx.ndim > 1:
+        raise IndexError(f"{op}: index must be a vector (1-D), got shape {tuple(idx.shape)}")
+    idx = idx.reshape(-1)                                # (a 0-d index is one too)
+    _same_dtype(op, x, source, "source")
+    want = x.shape[:d] + (idx.size,) + x.shape[d + 1:]
+    if source.shape != want:
+        raise ValueError(f"{op}: source has shape {source.shape}; for self of shape {x.shape} "
+                         f"and {idx.size} indices along dim {d} it must be {want} (one slice "
+                         f"per index)")
+    _check_range(op, idx, x, d)
+    return d, idx
 
 
 def _check_range(op, idx, x, d):
