@@ -36,6 +36,9 @@ class Function:
     # once, when the last of those outputs in the graph is reached
     output_ids = None
 
+    # the token of the checkpointed function that recorded this node (_state.segment)
+    segment = None
+
     def __init_subclass__(cls, **kwargs):
         """A subclass with a staticmethod `forward` is a PyTorch-style custom Function,
         forward(ctx, ...) on Tensors: it gets its own apply (custom_function.py). Checked
@@ -84,6 +87,8 @@ class Function:
             out._ctx = fn
             fn.inputs = inputs
             note_use(inputs, weakref.ref(fn))
+            if _state.segment is not None:
+                fn.segment = _state.segment
             fn._output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
             # backward may read any input and the output: they must still hold these values
             # (an op whose backward reads none of them, needs_values False, is not checked;
@@ -165,6 +170,8 @@ def record_outputs(fn, inputs, outputs):
         fn.inputs, fn.device, fn.xp = tuple(inputs), inputs[0].device, inputs[0].backend.xp
         fn.output_ids = {}
         note_use(fn.inputs, weakref.ref(fn))
+        if _state.segment is not None:
+            fn.segment = _state.segment
         for k, t in enumerate(outputs):
             t.requires_grad, t._ctx = True, fn
             fn.output_ids[id(t)] = k

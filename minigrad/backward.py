@@ -43,9 +43,10 @@ def _modified_in_place(ctx, out=None, i=None):
             f"before the forward pass or after the backward")
 
 
-def _topological_order(roots):
+def _topological_order(roots, stop=None):
     """Tensors that need a gradient, inputs before outputs. Iterative (explicit stack), so a
-    10,000-op chain is fine, and linear in the size of the graph."""
+    10,000-op chain is fine, and linear in the size of the graph. The graph below a tensor
+    whose id is in `stop` is not entered."""
     order, seen = [], set()
     stack = [(r, False) for r in roots]
     while stack:
@@ -58,7 +59,7 @@ def _topological_order(roots):
         seen.add(id(t))
         stack.append((t, True))
         ctx = t._ctx
-        if ctx is not None:
+        if ctx is not None and not (stop and id(t) in stop):
             if ctx.inputs is None:
                 raise RuntimeError(_FREED)
             for p in ctx.inputs:
@@ -67,12 +68,15 @@ def _topological_order(roots):
     return order
 
 
-def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None):
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None,
+                 stop=False):
     """Propagate `root_grads` from `roots` down the graph.
 
     With `inputs=None` gradients accumulate into the `.grad` of every leaf (as
     `Tensor.backward`); otherwise they are returned, one per tensor of `inputs` (as `mg.grad`),
-    and no `.grad` is touched."""
+    and no `.grad` is touched. `stop=True` makes `inputs` a boundary: nothing below them is
+    entered, and their own hooks do not run (a checkpointed segment's backward, whose
+    boundary tensors the outer backward then handles as usual: utils/checkpoint.py)."""
     wanted = None
     if inputs is not None:  # id -> positions: one tensor may be asked for twice
         wanted = {}
@@ -85,13 +89,19 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     grads = {}
     for r, g in zip(roots, root_grads):
         _accumulate(grads, r, g, False)
-    order = _topological_order(roots)
+    boundary = wanted if stop else None
+    order = _topological_order(roots, boundary)
     needed = None if wanted is None else _on_a_path_to(order, wanted)
-    gathering = _nodes_with_several_outputs(order)
+    gathering = _nodes_with_several_outputs(order, boundary)
     with _GradMode(create_graph):
         while order:
             t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
             entry = grads.pop(id(t), None)
+            if boundary and id(t) in boundary:
+                if entry is not None:
+                    for i in boundary[id(t)]:
+                        found[i] = entry[0]
+                continue
             ctx = t._ctx
             if entry is None or (needed is not None and id(t) not in needed):
                 if gathering and ctx is not None and ctx.output_ids is not None:
@@ -126,13 +136,15 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     return found
 
 
-def _nodes_with_several_outputs(order):
+def _nodes_with_several_outputs(order, boundary=None):
     """id(node) -> [outputs of it still to come in `order`, their gradients so far], for the
-    nodes that have several outputs (Function.output_ids); empty for an ordinary graph."""
+    nodes that have several outputs (Function.output_ids); empty for an ordinary graph.
+    (Not the nodes of `boundary` tensors: those are not entered.)"""
     gathering = {}
     for t in order:
         ctx = t._ctx
-        if ctx is not None and ctx.output_ids is not None:
+        if ctx is not None and ctx.output_ids is not None and \
+                not (boundary and id(t) in boundary):
             entry = gathering.setdefault(id(ctx), [0, [None] * len(ctx.output_ids)])
             entry[0] += 1
     return gathering

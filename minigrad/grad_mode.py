@@ -13,6 +13,9 @@ class _ThreadState(threading.local):
 
     def __init__(self):
         self.grad_enabled = True
+        # while a checkpointed function runs (utils/checkpoint.py): a token put on every
+        # node recorded meanwhile, which tells its nodes from those made before it
+        self.segment = None
 
 
 _state = _ThreadState()

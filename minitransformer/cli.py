@@ -106,6 +106,10 @@ def build_parser():
         t.add_argument(flag, dest=name, type=typ, default=None, help=text)
     t.add_argument("--bias", action=argparse.BooleanOptionalAction, default=None,
                    help="biases in Linear and LayerNorm (default: off, as nanoGPT)")
+    t.add_argument("--checkpoint-activations", action=argparse.BooleanOptionalAction,
+                   default=None, help="recompute each block's activations in backward "
+                                      "instead of keeping them: the same run in less "
+                                      "memory, about a third slower (default: off)")
     t.add_argument("--matmul-precision", choices=MATMUL_PRECISIONS, default=None,
                    help="float32 GEMMs on an NVIDIA GPU: high (or medium) lets them use "
                         "TensorFloat-32 tensor cores, as nanoGPT; highest keeps them float32. "
@@ -153,7 +157,8 @@ def build_parser():
 def cmd_train(args):
     overrides = {name: getattr(args, name) for _, name, _, _ in TRAIN_FLAGS}
     overrides.update(data=args.data, device=args.device, seed=args.seed, bias=args.bias,
-                     matmul_precision=args.matmul_precision)
+                     matmul_precision=args.matmul_precision,
+                     checkpoint_activations=args.checkpoint_activations)
     preset = args.preset or "baby"
     out = args.out or f"out-{preset}"
     flags = dict(progress=not args.no_progress, plot=not args.no_plot)

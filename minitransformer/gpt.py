@@ -17,6 +17,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.functional as F
 from minigrad import backend, nn
+from minigrad.utils.checkpoint import checkpoint
 
 from minitransformer.inference import inference
 from minitransformer.tokens import as_token_tensor
@@ -209,6 +210,10 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         # weight tying: the output head scores a hidden state against every token's embedding
         self.transformer.wte.weight = self.lm_head.weight
+        # True: each block's activations are recomputed in backward instead of kept
+        # (minigrad.utils.checkpoint), so training holds one (B, T, C) per block: the same
+        # gradients, about a third more compute, a fraction of the memory
+        self.gradient_checkpointing = False
         self._init_weights()
 
     def _init_weights(self):
@@ -245,8 +250,9 @@ class GPT(nn.Module):
                              f"{self.config.block_size} tokens")
         pos = mg.arange(past, past + T, device=self.device)
         x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        recompute = self.gradient_checkpointing and cache is None and mg.is_grad_enabled()
         for block in self.transformer.h:
-            x = block(x, cache)
+            x = checkpoint(block, x, use_reentrant=False) if recompute else block(x, cache)
         return self.transformer.ln_f(x)
 
     def forward(self, idx, targets=None):

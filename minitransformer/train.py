@@ -137,6 +137,7 @@ def _train(cfg, out, resume, log):
     check_memory(cfg, tokenizer.vocab_size)
     mg.manual_seed(cfg.seed)
     model = GPT(cfg.model_config(tokenizer.vocab_size)).to(cfg.device)
+    model.gradient_checkpointing = cfg.checkpoint_activations
     optimizer = model.configure_optimizers(cfg.weight_decay, cfg.lr, (cfg.beta1, cfg.beta2))
     data_rng = np.random.default_rng(cfg.seed)
     it, elapsed_before = 0, 0.0

@@ -68,6 +68,20 @@ def test_resume_continues_the_run(text_file, tmp_path, capsys):
     assert rc == 1 and "--resume" in err
 
 
+def test_checkpoint_activations_flag_is_saved_and_can_be_turned_off_on_resume(
+        text_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    common = ["--data", text_file, "--out", out, "--eval-interval", 2, "--no-plot", *TINY]
+    assert run(capsys, "train", "--max-iters", 2, "--checkpoint-activations", *common)[0] == 0
+    saved = json.loads((out / "ckpt-0000002" / "config.json").read_text())["train"]
+    assert saved["checkpoint_activations"] is True
+    rc, _, err = run(capsys, "train", "--max-iters", 4, "--resume",
+                     "--no-checkpoint-activations", *common)
+    assert rc == 0, err
+    saved = json.loads((out / "ckpt-0000004" / "config.json").read_text())["train"]
+    assert saved["checkpoint_activations"] is False
+
+
 def test_ctrl_c_says_how_to_continue_the_run(text_file, tmp_path, capsys, monkeypatch):
     from minitransformer import train as train_mod
     evaluate, calls = train_mod.estimate_loss, []

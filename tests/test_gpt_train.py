@@ -1,5 +1,6 @@
 """The trainer: exact resume, atomic checkpoints (a save killed midway), NaN stop, bad
 checkpoints. Tiny models on a tiny generated text; each run takes well under a second."""
+import dataclasses
 import json
 import math
 import os
@@ -11,7 +12,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.data_parallel import ProcessDataParallel
-from minitransformer import train as train_mod
+from minitransformer import train as train_mod, train_config
 from minitransformer.gpt import GPT
 from minitransformer.train import (TrainConfig, train, resume_config, find_checkpoint,
                                    read_checkpoint, load_checkpoint, CheckpointError,
@@ -551,3 +552,21 @@ def test_missing_and_foreign_checkpoint_files_are_named(text_file, tmp_path):
                                            betas=(0.9, 0.99))
     with pytest.raises(CheckpointError, match="optimizer state does not fit"):
         read.restore(model, optimizer)
+
+
+def test_checkpoint_activations_is_the_same_run(text_file, tmp_path):
+    """--checkpoint-activations trades memory for compute only: with dropout, the same
+    losses and weights as the plain run, up to rounding, and a smaller memory estimate."""
+    plain = train(tiny(text_file, tmp_path / "plain"), log=quiet)
+    cfg = tiny(text_file, tmp_path / "ckpt", checkpoint_activations=True)
+    again = train(cfg, log=quiet)
+    np.testing.assert_allclose(again.losses, plain.losses, rtol=1e-5)
+    a = read_checkpoint(again.checkpoint).model().state_dict()
+    b = read_checkpoint(plain.checkpoint).model().state_dict()
+    for name in b:
+        np.testing.assert_allclose(a[name].numpy(), b[name].numpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=name)
+    assert read_checkpoint(again.checkpoint).meta["train"]["checkpoint_activations"]
+    big = TrainConfig.from_preset("small")
+    assert train_config.step_bytes(dataclasses.replace(big, checkpoint_activations=True),
+                                   65) < 0.5 * train_config.step_bytes(big, 65)
