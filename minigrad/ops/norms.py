@@ -40,18 +40,22 @@ def _order(p, dim):
 
 def norm(x, p="fro", dim=None, keepdim=False):
     """The vector p-norm (Σ|x|ᵖ)^(1/p) over dim (None: every element; an int or a tuple),
-    as torch.norm / torch.linalg.vector_norm: p=inf is max|x|, -inf min|x|, 0 the number of
-    nonzeros (gradient 0). Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share
-    theirs evenly."""
-    p = _order(p, dim)
+    as torch.norm: p=inf is max|x|, -inf min|x|, 0 the number of nonzeros (gradient 0).
+    Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly."""
+    return p_norm(x, _order(p, dim), dim, keepdim, "norm")
+
+
+def p_norm(x, p, dim, keepdim, op):
+    """norm's p-norm for p a float already (torch.linalg.vector_norm's too); errors name
+    `op`."""
     if not backend.is_floating(x.dtype):
-        raise TypeError(f"norm: needs a floating-point tensor, got {x.dtype}; convert with "
+        raise TypeError(f"{op}: needs a floating-point tensor, got {x.dtype}; convert with "
                         f".float() first")
-    if x.dtype == backend.float16:      # squares overflow float16 past 256: float32 inside,
-        return norm(x.to(dtype=backend.float32), p, dim, keepdim).to(dtype=x.dtype)  # as torch
-    dims = reduce_dims(dim, x.ndim, "norm")
+    if x.dtype == backend.float16:      # float16 squares overflow past 256: float32 inside
+        return p_norm(x.to(dtype=backend.float32), p, dim, keepdim, op).to(dtype=x.dtype)
+    dims = reduce_dims(dim, x.ndim, op)
     if (p < 0 or p == math.inf) and any(x.shape[d] == 0 for d in dims):
-        raise ValueError(f"norm: cannot compute the {p} norm over an empty dim (reducing dims "
+        raise ValueError(f"{op}: cannot compute the {p} norm over an empty dim (reducing dims "
                          f"{dims} of shape {x.shape}): it has no value for no elements; "
                          f"reduce over dims whose size is not 0")
     if p == 2:
