@@ -4,6 +4,7 @@ arguments, the parameters it uses, activations captured from outside), keeps non
 activations, draws the same dropout mask again, and refuses what would make the recomputation
 differ."""
 import gc
+import threading
 import weakref
 
 import numpy as np
@@ -311,3 +312,141 @@ def test_on_every_device(device):
 def test_on_the_spy_device(spy):
     case = _Case(spy)
     _assert_same(case.run(False), case.run(True))
+
+
+def test_a_tensor_returned_twice_is_one_output():
+    x = mg.randn(3, requires_grad=True)
+    a, b = checkpoint(lambda t: (lambda y: (y, y))(t.exp()), x)
+    assert a is b
+    (a * 2 + b * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 5 * np.exp(x.numpy()), rtol=1e-6)
+
+
+def test_a_keyword_tensor_argument_changed_inside_is_refused():
+    # mask=m doubled inside: backward, running it again, would double it again (PyTorch
+    # gives the gradient 4 there, silently)
+    def f(a, mask=None):
+        mask.mul_(2)
+        return a * mask
+
+    with pytest.raises(RuntimeError, match="changed its Tensor argument 'mask' .* in place"):
+        checkpoint(f, mg.randn(4, requires_grad=True), mask=mg.ones(4))
+
+
+def test_an_output_viewing_what_the_function_reads_can_be_written_in_place():
+    # as without checkpointing (and PyTorch): a view of an argument, written, writes the
+    # argument; the argument written changes the view
+    def f(a):
+        v = a[:2]
+        return v, v.exp()
+
+    x = mg.randn(4, requires_grad=True)
+    h = x * 1
+    v, e = checkpoint(f, h)
+    v.mul_(3)
+    (h * h).sum().backward()
+    scale = np.array([3, 3, 1, 1], dtype=np.float32)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * scale ** 2 * x.numpy(), rtol=1e-6)
+    x.grad = None
+    h = x * 1
+    v, e = checkpoint(f, h)
+    e.sum().backward(retain_graph=True)          # the other output still goes through
+    np.testing.assert_allclose(x.grad.numpy()[:2], np.exp(x.numpy()[:2]), rtol=1e-6)
+    h.mul_(2)
+    x.grad = None
+    v.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2, 2, 0, 0])
+
+
+def test_outputs_viewing_an_activation_inside_can_be_written_in_place():
+    def both(a):                       # the activation and a view of it
+        h = a.exp()
+        return h, h[:2]
+
+    def halves(a):                     # two views of an activation not returned
+        h = a.exp()
+        return h[:2], h[2:]
+
+    def write_the_view(out):
+        out[1].mul_(3)
+        return (out[0] * out[0]).sum()
+
+    def write_one_half(out):
+        out[0].mul_(3)
+        return (out[0] * out[1]).sum()
+
+    for f, loss in ((both, write_the_view), (halves, write_one_half)):
+        grads = []
+        for use_checkpoint in (False, True):
+            x = mg.tensor([0.1, 0.2, 0.3, 0.4], requires_grad=True)
+            loss(checkpoint(f, x) if use_checkpoint else f(x)).backward()
+            grads.append(x.grad.numpy())
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def test_an_inner_checkpoint_returning_a_view_inside_an_outer_one():
+    w = mg.randn(4, requires_grad=True)
+
+    def outer(a):
+        v, s = checkpoint(lambda b: (b[1:], (b * w).sin()), a.exp())
+        return v * s[1:]
+
+    x = mg.randn(4, requires_grad=True)
+    outer(x).sum().backward()
+    expected = _grads([x, w])
+    x.grad = w.grad = None
+    checkpoint(outer, x).sum().backward()
+    _assert_same(_grads([x, w]), expected)
+
+
+def test_a_tensor_read_changed_in_place_after_the_forward_is_refused():
+    # recorded (in grad mode): the tensor gets a new history; the error names it
+    w = mg.randn(4, requires_grad=True)
+    h = mg.randn(4, requires_grad=True) * 1
+    y = checkpoint(lambda a: a * h, w)
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="changed in place after the forward"):
+        y.sum().backward()
+
+
+def test_retain_grad_inside_the_function_reaches_the_forward_tensor():
+    x = mg.randn(4, requires_grad=True)
+    kept = []
+
+    def f(a):
+        h = a.exp()
+        h.retain_grad()
+        kept.append(h)
+        return h.sin()
+
+    checkpoint(f, x).sum().backward()
+    np.testing.assert_allclose(kept[0].grad.numpy(), np.cos(np.exp(x.numpy())), rtol=1e-6)
+
+
+def test_checkpoint_sequential_makes_the_pieces_pytorch_makes():
+    # 5 functions in 4 segments: PyTorch checkpoints [0], [1], [2] and runs [3, 4] plainly
+    runs = []
+
+    def make(i):
+        def f(x):
+            runs.append(i)
+            return x.sin()
+        return f
+
+    y = checkpoint_sequential([make(i) for i in range(5)], 4, mg.ones(2, requires_grad=True))
+    runs.clear()
+    y.sum().backward()
+    assert sorted(runs) == [0, 1, 2]
+
+
+def test_a_generator_holding_a_lock_is_copied(spy):
+    # CuPy's generator holds a threading.Lock (in its bit generator), which deepcopy
+    # refuses; the spy device's generator is given one
+    from minigrad import backend
+    rng = backend.get(spy).rng
+    rng.bits = type("Bits", (), {})()
+    rng.bits.lock = threading.Lock()
+    x = mg.ones(200, requires_grad=True, device=spy)
+    y = checkpoint(lambda a: F.dropout(a, 0.5, training=True), x)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.numpy())
