@@ -185,6 +185,7 @@ def cupy_matmul_precision(cupy, precision):
 _FACTORIES = {"cpu": _numpy_backend, "cuda": _cupy_backend}
 _BACKENDS = {}
 _SEED = [0]
+_CPU_SEED = [0]                          # initial_seed()'s: _SEED, or a restored state's
 _PRECISION = [None]                      # None: never set, each library's own default
 MATMUL_PRECISIONS = ("highest", "high", "medium")
 
@@ -333,6 +334,24 @@ def view_positions(view, base):
     return np.unravel_index(flat, base.shape)
 
 
+def memory_from(a):
+    """The memory from array a's first element to the end of the block a lies in (the
+    array that owns it), as a 1-D uint8 view, or None where that block is not known (a
+    view of a foreign buffer laid out with gaps). For resize_, which reads memory in order
+    as PyTorch's storage."""
+    kind = np.ndarray if isinstance(a, np.ndarray) else type(a)
+    owner = a
+    while isinstance(owner.base, kind):
+        owner = owner.base
+    if owner.flags.c_contiguous:
+        flat = owner.reshape(-1)
+    elif owner.flags.f_contiguous:
+        flat = owner.reshape(-1, order="F")
+    else:
+        return None
+    return flat.view(np.uint8)[0 if owner is a else _address(a) - _address(owner):]
+
+
 def _address(a):
     return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
 
@@ -411,14 +430,22 @@ def host_rng(generator=None, op="random"):
 
 
 def current_seed():
-    """The seed manual_seed last set (0 if never)."""
-    return _SEED[0]
+    """The seed the CPU generator started from: the one manual_seed last set (0 if never),
+    or that of the state mg.set_rng_state restored since (set_cpu_seed)."""
+    return _CPU_SEED[0]
+
+
+def set_cpu_seed(seed):
+    """Record `seed` as the one the CPU generator's state started from (the generators of
+    devices built later still start from manual_seed's)."""
+    _CPU_SEED[0] = seed
 
 
 def manual_seed(seed):
     """Seed every device's generator (those built later start from the same seed)."""
-    if not is_integer(seed) or seed < 0:
-        raise ValueError(f"manual_seed: the seed must be a non-negative integer, got {seed!r}")
-    _SEED[0] = seed
+    if not is_integer(seed) or not 0 <= seed < 2 ** 64:       # as torch's (64 bits)
+        raise ValueError(f"manual_seed: the seed must be a non-negative integer below "
+                         f"2**64, got {seed!r}")
+    _SEED[0] = _CPU_SEED[0] = seed
     for b in _BACKENDS.values():
         b.rng = b.xp.random.default_rng(seed)

@@ -81,9 +81,7 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def _fill_checked(t, op, values):
-    inplace.check_allowed(t, op)
-    inplace.check_writable(t, op)
-    return _fill(t, values)
+    return inplace.fill_random(t, op, lambda target: _fill(target, values))
 
 
 def bernoulli_(t, p=0.5, generator=None):

@@ -8,20 +8,24 @@ checkpoint), initial_seed and seed.
     x = mg.rand(2); mg.set_rng_state(state); y = mg.rand(2)     # x == y
 
 Underneath each is a NumPy Generator (PCG64). A state is its 128-bit state, its 128-bit
-increment and the 32-bit half of a draw it may hold back, packed into 37 bytes: a tensor
-that mg.save can write beside the weights.
+increment, the 32-bit half of a draw it may hold back and the seed it started from (which
+initial_seed() gives after set_state, as torch's), packed into 45 bytes: a tensor that
+mg.save can write beside the weights. The 37 bytes of the states minigrad made before the
+seed was added are still taken (the seed then stays as it was).
 """
 from minigrad import backend
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp              # NumPy: generators live on the host
 
-_STATE_BYTES = 37                        # 16 (state) + 16 (inc) + 1 (has_uint32) + 4 (uinteger)
+_STATE_BYTES = 45    # 16 (state) + 16 (inc) + 1 (has_uint32) + 4 (uinteger) + 8 (the seed)
+_OLD_STATE_BYTES = 37                    # the same without the seed
 
 
 def _check_seed(seed, op):
-    if not backend.is_integer(seed) or seed < 0:
-        raise ValueError(f"{op}: the seed must be a non-negative integer, got {seed!r}")
+    if not backend.is_integer(seed) or not 0 <= seed < 2 ** 64:     # as torch's (64 bits)
+        raise ValueError(f"{op}: the seed must be a non-negative integer below 2**64, got "
+                         f"{seed!r}")
     return int(seed)
 
 
@@ -30,20 +34,24 @@ def _fresh_seed():
     return int(np.random.SeedSequence().entropy % 2 ** 63)
 
 
-def pack_state(bit_generator):
-    """A PCG64 bit generator's state as a uint8 CPU tensor of 37 bytes."""
+def pack_state(bit_generator, seed):
+    """A PCG64 bit generator's state, and the seed it started from, as a uint8 CPU tensor
+    of 45 bytes."""
     s = bit_generator.state
     if s["bit_generator"] != "PCG64":
         raise TypeError(f"get_state: only a PCG64 generator's state can be packed, this one "
                         f"is {s['bit_generator']}")
     raw = (s["state"]["state"].to_bytes(16, "little") + s["state"]["inc"].to_bytes(16, "little")
-           + bytes([s["has_uint32"]]) + s["uinteger"].to_bytes(4, "little"))
+           + bytes([s["has_uint32"]]) + s["uinteger"].to_bytes(4, "little")
+           + seed.to_bytes(8, "little"))
     return Tensor(np.frombuffer(raw, np.uint8).copy())
 
 
 def unpack_state(bit_generator, state, op):
-    """Restore a PCG64 bit generator from what pack_state made."""
-    if not isinstance(state, Tensor) or state.dtype != np.uint8 or state.shape != (_STATE_BYTES,):
+    """Restore a PCG64 bit generator from what pack_state made; returns the seed it
+    started from (None for a state of the old 37 bytes, which has none)."""
+    if not isinstance(state, Tensor) or state.dtype != np.uint8 or \
+            state.shape not in ((_STATE_BYTES,), (_OLD_STATE_BYTES,)):
         raise TypeError(f"{op}: expected the uint8 tensor of {_STATE_BYTES} bytes that "
                         f"get_rng_state()/get_state() returned, got "
                         f"{getattr(state, 'dtype', type(state).__name__)} "
@@ -55,7 +63,9 @@ def unpack_state(bit_generator, state, op):
                          f"foreign tensor)")
     bit_generator.state = {"bit_generator": "PCG64",
                            "state": {"state": int.from_bytes(raw[:16], "little"), "inc": inc},
-                           "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:], "little")}
+                           "has_uint32": raw[32],
+                           "uinteger": int.from_bytes(raw[33:37], "little")}
+    return int.from_bytes(raw[37:], "little") if len(raw) == _STATE_BYTES else None
 
 
 class Generator:
@@ -86,10 +96,13 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        return pack_state(self.rng.bit_generator)
+        return pack_state(self.rng.bit_generator, self._seed)
 
     def set_state(self, state):
-        unpack_state(self.rng.bit_generator, state, "Generator.set_state")
+        """Continue from `state` (get_state's); initial_seed() is then the seed of the
+        generator that state was taken from, as torch's."""
+        seed = unpack_state(self.rng.bit_generator, state, "Generator.set_state")
+        self._seed = self._seed if seed is None else seed
         return self
 
     def __repr__(self):
@@ -98,16 +111,20 @@ class Generator:
 
 def get_rng_state():
     """The CPU generator's state (that of mg.manual_seed's draws), as a uint8 tensor."""
-    return pack_state(backend.get("cpu").rng.bit_generator)
+    return pack_state(backend.get("cpu").rng.bit_generator, initial_seed())
 
 
 def set_rng_state(new_state):
-    """Put the CPU generator back in a state get_rng_state() returned."""
-    unpack_state(backend.get("cpu").rng.bit_generator, new_state, "set_rng_state")
+    """Put the CPU generator back in a state get_rng_state() returned; initial_seed() is
+    then the seed that state started from, as torch's."""
+    seed = unpack_state(backend.get("cpu").rng.bit_generator, new_state, "set_rng_state")
+    if seed is not None:
+        backend.set_cpu_seed(seed)
 
 
 def initial_seed():
-    """The seed mg.manual_seed last set (0 if never)."""
+    """The seed the CPU generator started from: the one mg.manual_seed last set (0 if
+    never), or that of the state set_rng_state restored since."""
     return backend.current_seed()
 
 

@@ -1,7 +1,9 @@
 """PyTorch's in-place methods on a Tensor (x.zero_(), x.add_(y), x.clamp_(0, 1),
 x.normal_()): the op's result written into the tensor's own memory, then counted in its
 `_version` (ops/inplace.py checks each may); recorded by autograd where the tensor or an
-argument requires grad (ops/inplace_autograd.py). `Tensor` inherits them."""
+argument requires grad (ops/inplace_autograd.py). The shape changes (t_, squeeze_,
+resize_ ...) make the tensor another view of its memory (ops/inplace_shape.py). `Tensor`
+inherits them."""
 import builtins
 
 from minigrad import backend
@@ -52,13 +54,11 @@ class TensorInplace:
         return ops.inplace.method(self, "index_add_", lambda x, s: ops.scatter.index_add(
             x, dim, index, s, alpha=alpha), source)
     def normal_(self, mean=0.0, std=1.0, *, generator=None):   # drawn as nn.init's
-        ops.inplace.check_allowed(self, "normal_")
-        ops.inplace.check_writable(self, "normal_")
-        return nn.init.normal_(self, mean, std, generator)
+        return ops.inplace.fill_random(self, "normal_", lambda t: nn.init.normal_(
+            t, mean, std, generator))
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        ops.inplace.check_allowed(self, "uniform_")
-        ops.inplace.check_writable(self, "uniform_")
-        return nn.init.uniform_(self, a, b, generator)
+        return ops.inplace.fill_random(self, "uniform_", lambda t: nn.init.uniform_(
+            t, a, b, generator))
     def bernoulli_(self, p=0.5, *, generator=None):
         from minigrad import draws                     # draws.py imports Tensor
         return draws.bernoulli_(self, p, generator)
@@ -70,12 +70,29 @@ class TensorInplace:
         return draws.random_(self, *(bounds + (to,) if to is not None else bounds),
                              generator=generator)
 
+    # shape changes in place: the tensor becomes a view of its own memory, recorded as
+    # the view op (ops/inplace_shape.py)
+    def t_(self): return ops.inplace_shape.view_(self, "t_", ops.layout.t)
+    def transpose_(self, dim0, dim1):
+        return ops.inplace_shape.view_(self, "transpose_",
+                                       lambda x: ops.shape.transpose(x, dim0, dim1))
+    swapdims_ = swapaxes_ = transpose_
+    def squeeze_(self, dim=None):
+        return ops.inplace_shape.view_(self, "squeeze_", lambda x: ops.shape.squeeze(x, dim))
+    def unsqueeze_(self, dim):
+        return ops.inplace_shape.view_(self, "unsqueeze_",
+                                       lambda x: ops.shape.unsqueeze(x, dim))
+    def resize_(self, *sizes): return ops.inplace_shape.resize(self, sizes)
+    def resize_as_(self, other):
+        if not isinstance(other, TensorInplace):               # a Tensor
+            raise TypeError(f"resize_as_: expected a Tensor, got {type(other).__name__}")
+        return ops.inplace_shape.resize(self, other.shape, "resize_as_")
+
 
 # The rest of PyTorch's in-place twins: x.f_(...) is x.f(...) written into x (or recorded),
-# by ops.inplace.method, as add_ and the others above. (Not the ones that change x's shape,
-# squeeze_, t_, transpose_...: write x = x.t().) The comparisons and logical ones give values
-# with no gradient, so a tensor with a history has none after them (PyTorch keeps one that
-# gives zeros).
+# by ops.inplace.method, as add_ and the others above. The comparisons and logical ones
+# give values with no gradient, so a tensor with a history has none after them (PyTorch
+# keeps one that gives zeros).
 _TWINS = ("sigmoid tanh sin cos tan sinh cosh exp2 expm1 log1p log2 log10 erf erfinv lgamma "
           "digamma polygamma logit xlogy reciprocal rsqrt square sign floor ceil trunc round "
           "frac nan_to_num clamp_min clamp_max lerp addcmul addcdiv addmm atan2 arctan2 fmod "

@@ -65,7 +65,7 @@ def test_the_cpu_generators_state_round_trips_every_kind_of_draw():
     mg.get_rng_state()
     mg.backend.get("cpu").rng.integers(0, 10, dtype=np.int32)   # may hold back half a draw
     state = mg.get_rng_state()
-    assert state.dtype == np.uint8 and state.shape == (37,)
+    assert state.dtype == np.uint8 and state.shape == (45,)
 
     def draws():
         x = mg.ones(1000, requires_grad=True)
@@ -89,12 +89,43 @@ def test_a_state_survives_save_and_load(tmp_path):
 
 
 def test_a_state_that_is_not_one_is_refused():
-    with pytest.raises(TypeError, match="uint8 tensor of 37 bytes"):
-        mg.set_rng_state(mg.zeros(37))
-    with pytest.raises(TypeError, match="uint8 tensor of 37 bytes"):
-        mg.set_rng_state(np.zeros(37, np.uint8))
+    with pytest.raises(TypeError, match="uint8 tensor of 45 bytes"):
+        mg.set_rng_state(mg.zeros(45))
+    with pytest.raises(TypeError, match="uint8 tensor of 45 bytes"):
+        mg.set_rng_state(np.zeros(45, np.uint8))
+    with pytest.raises(TypeError, match="uint8 tensor of 45 bytes"):
+        mg.set_rng_state(mg.zeros(40, dtype=mg.uint8))
     with pytest.raises(ValueError, match="not a generator state"):
-        mg.set_rng_state(mg.zeros(37, dtype=mg.int32).to(np.uint8))   # even increment
+        mg.set_rng_state(mg.zeros(45, dtype=mg.int32).to(np.uint8))   # even increment
+    for seed in (-1, 2 ** 64, 1.5):
+        with pytest.raises(ValueError, match="non-negative integer below 2..64"):
+            mg.manual_seed(seed)
+        with pytest.raises(ValueError, match="non-negative integer below 2..64"):
+            mg.Generator().manual_seed(seed)
+
+
+def test_a_restored_state_brings_its_seed_as_torch():
+    # torch: h.set_state(g.get_state()) makes h.initial_seed() g's; torch.set_rng_state
+    # likewise for torch.initial_seed()
+    g = mg.Generator().manual_seed(5)
+    mg.rand(3, generator=g)
+    h = mg.Generator().manual_seed(7)
+    assert h.set_state(g.get_state()) is h and h.initial_seed() == 5
+    np.testing.assert_array_equal(_values(mg.rand(3, generator=h)),
+                                  _values(mg.rand(3, generator=g)))
+    mg.manual_seed(3)
+    state = mg.get_rng_state()
+    mg.manual_seed(2 ** 64 - 1)
+    assert mg.initial_seed() == 2 ** 64 - 1
+    mg.set_rng_state(state)
+    assert mg.initial_seed() == 3
+    mg.manual_seed(9)
+    assert mg.initial_seed() == 9
+    old = state[:37].clone()                     # a state saved before seeds were packed
+    h.set_state(old)
+    mg.set_rng_state(old)
+    assert h.initial_seed() == 5 and mg.initial_seed() == 9
+    np.testing.assert_array_equal(_values(mg.rand(3, generator=h)), _values(mg.rand(3)))
 
 
 def test_normal_shapes_dtypes_and_moments():
@@ -201,6 +232,29 @@ def test_in_place_draws_respect_autograd_and_broadcast_views():
         with pytest.raises(ValueError, match="broadcast view"):
             fill(mg.zeros(1).expand(3))
     assert w._version > 0
+
+
+@pytest.mark.parametrize("fill", [lambda t: t.normal_(), lambda t: t.uniform_(),
+                                  lambda t: t.bernoulli_(), lambda t: t.exponential_(),
+                                  lambda t: t.random_(0, 5)])
+def test_in_place_draws_into_a_tensor_with_a_history_as_torch(fill):
+    # torch: new values with no gradient, recorded (the old history gets zeros); a leaf
+    # that requires grad, or a view of one, refused
+    x = mg.ones(2, 3, requires_grad=True)
+    h = x * 2
+    v = h[1]                                       # a view sees the new values
+    w = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    assert fill(h[0]) is not None and fill(h) is h
+    assert h._version == 2 and not h.is_leaf and h[1].tolist() == v.tolist()
+    (h * w).sum().backward()
+    assert x.grad.tolist() == [[0.0] * 3] * 2 and w.grad.tolist() == h.sum(0).tolist()
+    for t in (x, x[0]):
+        with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+            fill(t)
+    h = x * 2
+    with mg.no_grad():                             # not recorded: h keeps its history
+        fill(h)
+    assert type(h.grad_fn).__name__ == "Mul" and h._version == 1
 
 
 def test_a_generator_draws_the_same_numbers_on_another_device():

@@ -5,4 +5,4 @@ from minigrad.ops import (elementwise, reduce, shape, index, matmul, linear,  # 
                           activations, gelu, math, norms, pad, einsum, scatter, repeat,
                           layout, cumulative, promotion, embedding, special, statistics,
                           order)
-from minigrad.ops import math_extra, bitwise, shape_extra  # noqa: F401
+from minigrad.ops import math_extra, bitwise, shape_extra, inplace_shape  # noqa: F401

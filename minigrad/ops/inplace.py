@@ -30,6 +30,21 @@ def check_allowed(t, op):
                            f"new tensor (x * 0, mg.where, mg.cat)")
 
 
+def fill_random(t, op, fill):
+    """t.normal_(), t.bernoulli_() ...: fill(target) draws t's new values into target: t
+    itself, or, where autograd records the change (grad mode, t requires grad), a new
+    tensor written as t[...] = it, as PyTorch's: values with no gradient, so t's old
+    history gets zeros. Refused for a leaf that requires grad (checked before the draw)."""
+    if not needs_recording(t):
+        check_writable(t, op)
+        return fill(t)
+    if t.is_leaf:
+        check_allowed(t, op)
+    drawn = Tensor._make(t.backend.xp.empty(t.shape, t.dtype), t.device)
+    fill(drawn)
+    return setitem(t, ..., drawn, op) or t
+
+
 def check_writable(t, op):
     """Refuse to write into a broadcast view (expand): its elements share memory. A view of
     one that picks distinct elements (a row, the diagonal) NumPy still marks read-only; it is
@@ -98,6 +113,8 @@ def setitem(t, index, value, op="setitem"):
     if not recorded:
         check_writable(t, op)
     elif not backend.is_floating(t.dtype):
+        # (PyTorch writes the values and silently drops their gradient, e.g. an integer
+        # buffer's copy_(w): here that loss is an error that says how to mean it)
         raise TypeError(f"{op}: the value requires grad, but the tensor is {t.dtype}, which "
                         f"has no gradient; write value.detach() (or under mg.no_grad())")
     v = value if isinstance(value, Tensor) else None
