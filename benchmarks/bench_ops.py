@@ -38,6 +38,11 @@ def cases(np, mg, F, torch):
         mu = x.mean(-1, keepdims=True)
         return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
 
+    def conv(x, w):    # 3×3, padding 1: the windows as a strided view, one tensordot
+        win = np.lib.stride_tricks.sliding_window_view(
+            np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (3, 3), axis=(2, 3))
+        return np.tensordot(win, w, ([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2)
+
     return {
         "add": (lambda n: [(n,), (n,)], lambda a, b: a + b, lambda a, b: a + b,
                 lambda a, b: a + b),
@@ -54,6 +59,9 @@ def cases(np, mg, F, torch):
                        lambda a: tF.layer_norm(a, (a.shape[-1],))),
         "matmul": (lambda n: [(int(n ** .5),) * 2] * 2, lambda a, b: a @ b, lambda a, b: a @ b,
                    lambda a, b: a @ b),
+        "conv2d": (lambda n: [(1, 16) + (max(int((n / 16) ** .5), 3),) * 2, (16, 16, 3, 3)],
+                   lambda x, w: F.conv2d(x, w, padding=1), conv,
+                   lambda x, w: tF.conv2d(x, w, padding=1)),
     }
 
 

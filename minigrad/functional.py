@@ -28,6 +28,8 @@ from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
 from minigrad.ops.qkv_attention import qkv_attention  # noqa: F401
 from minigrad.ops.pad import pad  # noqa: F401
+from minigrad.ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
+                               conv_transpose2d, conv_transpose3d, unfold, fold)
 from minigrad.ops.norms import (normalize, cosine_similarity, rms_norm,  # noqa: F401
                                 pairwise_distance)
 
@@ -47,6 +49,8 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss",
            "poisson_nll_loss", "gaussian_nll_loss", "relu_", "elu_", "leaky_relu_",
            "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_"]
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d", "unfold", "fold"]
 
 
 # ---- activations with PyTorch's `inplace` ----------------------------------------------------

@@ -26,7 +26,8 @@ from minigrad import backend, backend_cupy
 # allocations and conversions that return their input (the fused kernels count apart).
 COUNTS = {"sync": 0, "gather": 0, "launch": 0}
 NO_LAUNCH = {"reshape", "transpose", "swapaxes", "squeeze", "broadcast_to", "expand_dims",
-             "moveaxis", "broadcast_shapes", "empty", "empty_like", "may_share_memory"}
+             "moveaxis", "broadcast_shapes", "empty", "empty_like", "may_share_memory",
+             "as_strided"}
 
 
 def _count(what):
@@ -270,6 +271,15 @@ def _plain(fn):
     return call
 
 
+def as_strided(x, shape=None, strides=None):
+    """cupy.lib.stride_tricks.as_strided: a view of x's memory with other strides (CuPy's
+    takes only these arguments: NumPy's subok and writeable are not there)."""
+    return np.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+# cupy.lib.stride_tricks has as_strided (im2col's strided view, ops/conv.py)
+SpyModule.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(
+    as_strided=_function(as_strided)))
 SpyModule.linalg = types.SimpleNamespace(**{n: _function(_plain(getattr(np.linalg, n)))
                                             for n in LINALG_FUNCTIONS})
 

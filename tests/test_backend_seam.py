@@ -216,6 +216,10 @@ OPS = [
     ("hypot_copysign_logaddexp", lambda a, b: (mg.hypot(a, b), a.copysign(b), mg.logaddexp(
         a, b), a.logaddexp2(b), mg.fmax(a, b), a.fmin(b), mg.heaviside(a * 0, b),
         (a.abs() + 0.5).float_power(b), mg.ldexp(a, b)), [(2, 3), (3,)]),
+    ("conv", lambda x, w: (F.conv2d(x, w, w[:, 0, 0, 0], padding=1, groups=2),
+                           F.conv_transpose2d(x, w, stride=2, output_padding=1),
+                           F.fold(F.unfold(x, 2, padding=1), (3, 4), 2, padding=1)),
+     [(2, 4, 3, 4), (4, 2, 2, 2)]),
 ]
 
 

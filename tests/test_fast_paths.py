@@ -109,6 +109,12 @@ CASES = {
     "sdpa_mask": (lambda q, k, v: F.scaled_dot_product_attention(
         q, k, v, attn_mask=mg.tensor([[True, True, False, False]] * 2)),
         [(2, 2, 3), (2, 4, 3), (2, 4, 6)]),
+    "conv2d": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2) ** 2,
+               [(2, 4, 5, 4), (4, 2, 3, 2), (4,)]),
+    "conv_transpose1d": (lambda x, w: F.conv_transpose1d(x, w, stride=2, output_padding=1) ** 2,
+                         [(2, 2, 4), (2, 3, 3)]),
+    "unfold_fold": (lambda x: F.fold(F.unfold(x, 2, padding=1) ** 2, (3, 4), 2, padding=1),
+                    [(2, 2, 3, 4)]),
 }
 
 
@@ -166,6 +172,7 @@ def test_every_fast_path_is_covered():
                "GRUCell", "RNNScan", "GRUScan", "LSTMScan",
                "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
                "Huber", "Cdist", "IndexPut", "Put"}
+    covered |= {"Conv", "ConvTranspose", "Unfold", "Fold"}           # ops/conv.py
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"
 
 

@@ -19,6 +19,8 @@ from minigrad.nn.losses import (MarginRankingLoss, HingeEmbeddingLoss,  # noqa: 
                                 TripletMarginLoss, PoissonNLLLoss, GaussianNLLLoss)
 from minigrad.nn.containers import ParameterList, ParameterDict  # noqa: F401
 from minigrad.nn.batchnorm import BatchNorm1d  # noqa: F401
+from minigrad.nn.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d,  # noqa: F401
+                              ConvTranspose2d, ConvTranspose3d, Fold, Unfold)
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn.attention import MultiheadAttention  # noqa: F401
