@@ -34,6 +34,17 @@ from minigrad.ops.norms import (normalize, cosine_similarity, rms_norm,  # noqa:
                                 pairwise_distance)
 
 from minigrad.ops.batch_norm import batch_norm  # noqa: F401
+from minigrad.ops.pool import (max_pool1d, max_pool2d, max_pool3d, avg_pool1d,  # noqa: F401
+                               avg_pool2d, avg_pool3d, adaptive_avg_pool1d,
+                               adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+                               adaptive_max_pool2d, lp_pool1d, lp_pool2d)
+from minigrad.ops.norm_layers import (group_norm, instance_norm,  # noqa: F401
+                                      local_response_norm)
+from minigrad.ops.image import (interpolate, pixel_shuffle, pixel_unshuffle,  # noqa: F401
+                                channel_shuffle)
+from minigrad.ops.linear import bilinear  # noqa: F401
+from minigrad.ops.random import channel_dropout as _channel_dropout
+from minigrad.ops.random import alpha_dropout as _alpha_dropout
 
 # the public names (pyflakes reads the imports above as used through this list)
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", "elu",
@@ -51,6 +62,12 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", 
            "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_"]
 __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
             "conv_transpose3d", "unfold", "fold"]
+__all__ += ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d"]
+__all__ += ["group_norm", "instance_norm", "local_response_norm"]
+__all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear",
+            "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
 
 
 # ---- activations with PyTorch's `inplace` ----------------------------------------------------
@@ -88,6 +105,17 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return _written(input, _more.rrelu, inplace, "rrelu", lower, upper, training)
 def dropout(input, p=0.5, training=True, inplace=False):
     return _written(input, _dropout, inplace and training, "dropout", p, training)
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _written(input, _channel_dropout, inplace and training, "dropout1d", p,
+                    training, 1)
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _written(input, _channel_dropout, inplace and training, "dropout2d", p,
+                    training, 2)
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _written(input, _channel_dropout, inplace and training, "dropout3d", p,
+                    training, 3)
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _written(input, _alpha_dropout, inplace and training, "alpha_dropout", p, training)
 
 
 # PyTorch's F.relu_(x) ...: the same with inplace=True

@@ -27,7 +27,7 @@ from minigrad import backend, backend_cupy
 COUNTS = {"sync": 0, "gather": 0, "launch": 0}
 NO_LAUNCH = {"reshape", "transpose", "swapaxes", "squeeze", "broadcast_to", "expand_dims",
              "moveaxis", "broadcast_shapes", "empty", "empty_like", "may_share_memory",
-             "as_strided"}
+             "as_strided", "sliding_window_view"}
 
 
 def _count(what):
@@ -189,6 +189,7 @@ logaddexp""".split())
 # linear algebra (cupy.linalg has these), and what ops/linalg.py and index_put also use
 FUNCTIONS |= {"eye", "nonzero"}
 LINALG_FUNCTIONS = ("inv", "det", "slogdet", "solve", "cholesky", "svd")
+LINALG_FUNCTIONS += ("qr", "eigh", "eigvalsh")          # ops/linalg_decomp.py's
 # the rest of the elementwise math, and the shifts, gcd and lcm (CuPy has these)
 FUNCTIONS |= set("""arcsin arccos arctan arcsinh arccosh arctanh hypot copysign signbit
 logaddexp2 left_shift right_shift gcd lcm""".split())
@@ -277,9 +278,11 @@ def as_strided(x, shape=None, strides=None):
     return np.lib.stride_tricks.as_strided(x, shape, strides)
 
 
-# cupy.lib.stride_tricks has as_strided (im2col's strided view, ops/conv.py)
+# cupy.lib.stride_tricks has as_strided (im2col's strided view, ops/conv.py) and, since
+# CuPy 13, sliding_window_view (the pools' window views, ops/pool.py)
 SpyModule.lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(
-    as_strided=_function(as_strided)))
+    as_strided=_function(as_strided),
+    sliding_window_view=_function(np.lib.stride_tricks.sliding_window_view)))
 SpyModule.linalg = types.SimpleNamespace(**{n: _function(_plain(getattr(np.linalg, n)))
                                             for n in LINALG_FUNCTIONS})
 

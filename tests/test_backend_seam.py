@@ -165,6 +165,13 @@ OPS = [
         mg.linalg.cholesky(a @ a.mT + 3 * _t(np.eye(3), a)), a.matrix_power(-2),
         mg.kron(a, b[:2, :1]), a.mv(b[:, 0]), mg.inner(a, b.mT), b[:, 0].vdot(a[0])),
      [(3, 3), (3, 2)]),
+    ("linalg_decomp", lambda a, b: (
+        *mg.linalg.qr(a), *mg.linalg.eigh(a + a.mT), *mg.linalg.svd(a[:, :2]),
+        mg.linalg.eigvalsh(a + a.mT), mg.linalg.svdvals(a), mg.linalg.cond(a),
+        mg.linalg.pinv(a[:2]), mg.linalg.pinv(a + a.mT, hermitian=True), *mg.linalg.lstsq(a, b),
+        mg.linalg.matrix_rank(a), mg.linalg.qr(a.detach(), mode="r").R + a,
+        mg.linalg.solve_triangular(a + 4 * _t(np.eye(3), a), b, upper=False),
+        mg.linalg.matrix_exp(a)), [(3, 3), (3, 2)]),
     ("index_stats_more", lambda a, s: (
         a.take(_t(np.array([[0, 5], [-1, 2]]), a)), a.index_copy(1, _t(_IDX[:2], a), s[:, :2]),
         a.index_put((_t(_IDX[:2] % 2, a), _t(_IDX[1:], a)), s[0, :2], accumulate=True),
@@ -220,6 +227,9 @@ OPS = [
                            F.conv_transpose2d(x, w, stride=2, output_padding=1),
                            F.fold(F.unfold(x, 2, padding=1), (3, 4), 2, padding=1)),
      [(2, 4, 3, 4), (4, 2, 2, 2)]),
+    ("pool", lambda a: (F.max_pool2d(a, 2, 1, 1), F.avg_pool2d(a, 3, 2, 1, True),
+                        F.adaptive_max_pool2d(a, 3), F.lp_pool1d(a[0] * a[0] + 1, 2, 2)),
+     [(1, 2, 4, 5)]),
 ]
 
 

@@ -57,6 +57,11 @@ CASES = [
            ((2, 3, 4),)),
     OpCase("matrix_norm_1_dims", lambda a: L(a).matrix_norm(a, 1, (2, 0), True), ((2, 3, 4),)),
     OpCase("matrix_norm_inf_dims", lambda a: L(a).matrix_norm(a, INF, (0, 2)), ((2, 3, 4),)),
+    OpCase("matrix_norm_nuc", lambda a: L(a).matrix_norm(a, "nuc"), ((2, 3, 4),)),
+    OpCase("matrix_norm_2_dims_keepdim", lambda a: L(a).matrix_norm(a, 2, (2, 0), True),
+           ((3, 2, 4),)),
+    OpCase("matrix_norm_-2", lambda a: L(a).matrix_norm(a, -2), ((2, 4, 3),)),
+    OpCase("norm_2", lambda a: L(a).norm(a, 2), ((3, 3),)),
     OpCase("norm", lambda a: L(a).norm(a), ((2, 3, 4),)),
     OpCase("norm_matrix_1", lambda a: L(a).norm(a, 1), ((3, 4),)),
     OpCase("norm_matrix_fro", lambda a: L(a).norm(a, "fro"), ((3, 4),)),
@@ -216,10 +221,8 @@ def test_float16_vector_norm_does_not_overflow():
      r"ord=3 is not a matrix norm; valid: 'fro', 'nuc', inf"),
     (lambda: mg.linalg.matrix_norm(mg.ones(2, 2), "nu"), ValueError, "not a matrix norm"),
     (lambda: mg.linalg.matrix_norm(mg.ones(2, 2), True), ValueError, "not a matrix norm"),
-    (lambda: mg.linalg.matrix_norm(mg.ones(2, 2), "nuc"), NotImplementedError,
-     "mg.linalg.svdvals"),
-    (lambda: mg.linalg.matrix_norm(mg.ones(2, 2), -2), NotImplementedError, "svdvals"),
-    (lambda: mg.linalg.norm(mg.ones(2, 2), 2), NotImplementedError, "svdvals"),
+    (lambda: mg.linalg.matrix_norm(mg.ones(0, 2), -2), ValueError,
+     "no smallest singular value"),
     (lambda: mg.linalg.matrix_norm(mg.ones(2, 2), dim=1), ValueError, "dim must be a pair"),
     (lambda: mg.linalg.matrix_norm(mg.ones(2, 2), dim=(0, -2)), ValueError,
      "names one dim twice"),
@@ -270,3 +273,18 @@ def test_float16_vector_norm_does_not_overflow():
 def test_bad_arguments_are_refused_by_name(fn, error, match):
     with pytest.raises(error, match=match):
         fn()
+
+
+def test_singular_value_norms_of_ties_and_empty_matrices_as_torch():
+    torch = pytest.importorskip("torch")
+    eye = mg.eye(2, requires_grad=True)
+    mg.linalg.matrix_norm(eye, 2).backward()            # two equal largest: shared evenly
+    t = torch.eye(2, requires_grad=True)
+    torch.linalg.matrix_norm(t, 2).backward()
+    np.testing.assert_allclose(eye.grad.numpy(), t.grad.numpy())
+    for ord in ("nuc", 2):
+        for shape in [(0, 3), (3, 0), (2, 0, 0)]:
+            got = mg.linalg.matrix_norm(mg.zeros(*shape), ord)
+            want = torch.linalg.matrix_norm(torch.zeros(shape), ord)
+            assert got.shape == tuple(want.shape) and not got.numpy().any()
+

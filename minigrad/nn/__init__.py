@@ -21,6 +21,22 @@ from minigrad.nn.containers import ParameterList, ParameterDict  # noqa: F401
 from minigrad.nn.batchnorm import BatchNorm1d  # noqa: F401
 from minigrad.nn.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d,  # noqa: F401
                               ConvTranspose2d, ConvTranspose3d, Fold, Unfold)
+from minigrad.nn.batchnorm import BatchNorm2d, BatchNorm3d  # noqa: F401
+from minigrad.nn.normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d,  # noqa
+                                       InstanceNorm3d, LocalResponseNorm)
+from minigrad.nn.image import (Upsample, PixelShuffle, PixelUnshuffle,  # noqa: F401
+                               ChannelShuffle, Softmax2d, Dropout1d, Dropout2d, Dropout3d,
+                               AlphaDropout)
+from minigrad.nn.padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa
+                                 ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+                                 ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+                                 ReplicationPad2d, ReplicationPad3d, CircularPad1d,
+                                 CircularPad2d, CircularPad3d)
+from minigrad.nn.layers import Bilinear  # noqa: F401
+from minigrad.nn.pool import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d,  # noqa
+                              AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+                              AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                              LPPool1d, LPPool2d)
 from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
 from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn.attention import MultiheadAttention  # noqa: F401

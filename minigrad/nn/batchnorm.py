@@ -1,6 +1,7 @@
-"""Batch normalisation layers: `BatchNorm1d`, as torch.nn.BatchNorm1d, with PyTorch's
-parameter and buffer names (weight, bias, running_mean, running_var, num_batches_tracked),
-so state dicts map both ways. The normalisation itself is ops/batch_norm.py."""
+"""Batch normalisation layers: `BatchNorm1d`, `BatchNorm2d` and `BatchNorm3d`, as torch.nn's,
+with PyTorch's parameter and buffer names (weight, bias, running_mean, running_var,
+num_batches_tracked), so state dicts map both ways. The normalisation itself is
+ops/batch_norm.py."""
 from minigrad import backend, creation
 from minigrad.autograd import no_grad
 from minigrad.nn import init
@@ -103,3 +104,23 @@ class BatchNorm1d(_BatchNorm):
         if x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected 2D or 3D input, (N, C) or (N, C, L), "
                              f"got {x.ndim}D input of shape {x.shape}")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of an (N, C, H, W) input over N, H and W, per channel C, as
+    torch.nn.BatchNorm2d."""
+
+    def _check_input(self, x):
+        if x.ndim != 4:
+            raise ValueError(f"BatchNorm2d: expected 4D input, (N, C, H, W), got {x.ndim}D "
+                             f"input of shape {x.shape}")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of an (N, C, D, H, W) input over N, D, H and W, per channel C,
+    as torch.nn.BatchNorm3d."""
+
+    def _check_input(self, x):
+        if x.ndim != 5:
+            raise ValueError(f"BatchNorm3d: expected 5D input, (N, C, D, H, W), got {x.ndim}D "
+                             f"input of shape {x.shape}")

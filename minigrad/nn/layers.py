@@ -430,3 +430,36 @@ class L1Loss(Module):
 
     def forward(self, input, target):
         return F.l1_loss(input, target, self.reduction)
+
+
+class Bilinear(Module):
+    """y = x1ᵀ·W_o·x2 + b_o for each output o: weight (out, in1, in2) and bias (out,),
+    both ~ U(±1/√in1) as PyTorch's."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        _check_sizes("Bilinear", in1_features=in1_features, in2_features=in2_features,
+                     out_features=out_features)
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(creation.zeros(out_features, in1_features, in2_features,
+                                               device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.zeros(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features else 0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -6,34 +6,36 @@ from minigrad import backend
 from minigrad.autograd import no_grad
 
 
-def _check(input, running_mean, running_var, weight, bias, training, momentum):
+def _check(input, running_mean, running_var, weight, bias, training, momentum,
+           op="batch_norm"):
+    """The arguments of batch_norm, or of `op` (instance_norm) that shares them."""
     if not backend.is_floating(input.dtype):
-        raise TypeError(f"batch_norm: needs a floating-point input, got dtype {input.dtype}; "
+        raise TypeError(f"{op}: needs a floating-point input, got dtype {input.dtype}; "
                         f"convert with .float() first")
     if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input of shape (N, C) or (N, C, L, ...), "
+        raise ValueError(f"{op}: expected an input of shape (N, C) or (N, C, L, ...), "
                          f"the channels at dim 1, got shape {input.shape}")
     channels = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         if t is not None and t.shape != (channels,):
-            raise ValueError(f"batch_norm: {name} has shape {t.shape}, but the input (shape "
+            raise ValueError(f"{op}: {name} has shape {t.shape}, but the input (shape "
                              f"{input.shape}) has {channels} channels at dim 1: expected "
                              f"shape ({channels},), one value per channel")
     if (running_mean is None) != (running_var is None):
-        raise ValueError("batch_norm: running_mean and running_var must either both be None "
+        raise ValueError(f"{op}: running_mean and running_var must either both be None "
                          "or neither be None")
     if not training and running_mean is None:
-        raise ValueError("batch_norm: running_mean and running_var must be given in "
+        raise ValueError(f"{op}: running_mean and running_var must be given in "
                          "evaluation mode (training=False), which normalises with them; "
                          "pass training=True to normalise with the batch's statistics")
     values_per_channel = input.numel() // channels if channels else 0
     if training and values_per_channel == 1:   # its variance would be 0: y = 0 whatever x
-        raise ValueError(f"batch_norm: Expected more than 1 value per channel when training, "
+        raise ValueError(f"{op}: Expected more than 1 value per channel when training, "
                          f"got input size {input.shape}; use a batch of 2 or more (or eval "
                          f"mode, which normalises with the running statistics)")
     if training and running_mean is not None and not backend.is_scalar(momentum):
-        raise TypeError(f"batch_norm: momentum must be a number (the weight of the batch's "
+        raise TypeError(f"{op}: momentum must be a number (the weight of the batch's "
                         f"statistics in the running ones), got {momentum!r}; BatchNorm1d "
                         f"turns momentum=None into a cumulative average itself")
 

@@ -2,8 +2,8 @@
 and norm, which picks one of the two as PyTorch's does), cross along dim -1, multi_dot (in
 the cheapest order), vecdot, diagonal of the last two dims, vander, tensorinv and
 tensorsolve. Each is a composition of differentiable ops (norms.py's p-norm, abs, sum,
-amax/amin, matmul, cumprod, inv, solve), so gradients of any order come with them.
-The matrix norms of the singular values (ord 'nuc', 2 and -2) wait for mg.linalg.svdvals."""
+amax/amin, matmul, cumprod, inv, solve, and linalg_decomp.py's svdvals for the norms of
+the singular values), so gradients of any order come with them."""
 import math
 
 from minigrad import backend
@@ -80,8 +80,8 @@ def _matrix_dims(op, dim, ndim):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of the matrices in dims `dim` of A, as torch.linalg.matrix_norm:
     'fro' (√Σa²), 1 and -1 (the largest and smallest column sum of |a|), inf and -inf (the
-    rows'). 'nuc', 2 and -2 need the singular values: NotImplementedError until
-    mg.linalg.svdvals. Ties of the max or min share the gradient evenly, as PyTorch's."""
+    rows'), 'nuc', 2 and -2 (the sum, largest and smallest of the singular values). Ties
+    of the max or min share the gradient evenly, as PyTorch's."""
     op = "linalg.matrix_norm"
     A = _float_input(op, A, dtype)
     if A.ndim < 2:
@@ -94,9 +94,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "fro":
         return p_norm(A, 2.0, (d0, d1), keepdim, op)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(
-            f"{op}: ord={ord!r} is a function of the singular values, which need "
-            f"mg.linalg.svdvals (not implemented yet); available: 'fro', 1, -1, inf, -inf")
+        return _singular_value_norm(op, A, ord, d0, d1, keepdim)
     # ±1: the column sums (over the rows, d0), then their max/min; ±inf: the rows' sums
     across, along = (d0, d1) if abs(ord) == 1 else (d1, d0)
     sums = A.abs().sum(across, keepdim=True)
@@ -109,6 +107,23 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     else:
         out = sums.amax(along, keepdim=True) if ord > 0 else sums.amin(along, keepdim=True)
     return out if keepdim else out.squeeze((d0, d1))
+
+
+def _singular_value_norm(op, A, ord, d0, d1, keepdim):
+    """'nuc' (the sum of the singular values), 2 (the largest) or -2 (the smallest) of the
+    matrices in dims d0, d1, as PyTorch's: ties of the largest or smallest share the
+    gradient evenly; matrices with no elements have norm 0, except -2's (no smallest)."""
+    from minigrad.ops.linalg_decomp import svdvals       # (which imports this module)
+    s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+    if s.shape[-1] == 0 and ord == -2:
+        raise ValueError(f"{op}: cannot compute the -2 norm of matrices of shape "
+                         f"{(A.shape[d0], A.shape[d1])}: there is no smallest singular value")
+    out = s.sum(-1) if ord == "nuc" or s.shape[-1] == 0 else \
+        s.amax(-1) if ord == 2 else s.amin(-1)
+    if keepdim:
+        for d in sorted((d0, d1)):
+            out = out.unsqueeze(d)
+    return out
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):

@@ -66,3 +66,28 @@ def linear(x, weight, bias=None):
                          f"({weight.shape[0]},) (out_features)")
     check_same_float("linear", weight, bias)
     return Linear.apply(x, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_o = x1ᵀ·W_o·x2 + b_o, as torch.nn.functional.bilinear: weight (out, in1, in2),
+    inputs (*, in1) and (*, in2) with the same leading dims. Composed of differentiable ops:
+    x1 times W laid out as (in1, out·in2) in one GEMM, then each W_o·… dotted with x2."""
+    op = "bilinear"
+    if weight.ndim != 3:
+        raise ValueError(f"{op}: weight must be 3-D (out_features, in1_features, "
+                         f"in2_features), got shape {weight.shape}")
+    out, in1, in2 = weight.shape
+    for name, x, n in (("input1", input1, in1), ("input2", input2, in2)):
+        if x.ndim == 0 or x.shape[-1] != n:
+            raise ValueError(f"{op}: {name} has shape {x.shape}, but weight {weight.shape} "
+                             f"expects its last dim to be {n}")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise ValueError(f"{op}: input1 {input1.shape} and input2 {input2.shape} must have "
+                         f"the same leading dims")
+    if bias is not None and bias.shape != (out,):
+        raise ValueError(f"{op}: bias has shape {bias.shape}, expected ({out},) "
+                         f"(out_features)")
+    lead = input1.shape[:-1]
+    u = _rows(input1) @ weight.permute(1, 0, 2).reshape(in1, out * in2)   # x1ᵀ·W_o, all o
+    y = (u.reshape(lead + (out, in2)) * input2.unsqueeze(-2)).sum(-1)
+    return y if bias is None else y + bias

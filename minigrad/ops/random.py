@@ -1,8 +1,12 @@
-"""Dropout: the one op that draws random numbers (from the device's seeded generator)."""
+"""Dropout: the one op that draws random numbers (from the device's seeded generator), and
+the dropout of whole channels and alpha dropout, composed with its masks."""
+import warnings
+
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import Function
 from minigrad.ops.blocks import contiguous, in_pieces
+from minigrad.tensor import Tensor
 
 
 def _masked(xp, x, keep, scale, out):
@@ -55,3 +59,55 @@ def dropout(x, p=0.5, training=True):
     if not backend.is_floating(x.dtype):
         raise TypeError(f"dropout: needs a floating-point tensor, got {x.dtype}")
     return Dropout.apply(x, p=p)
+
+
+def channel_dropout(x, p, training, spatial):
+    """Dropout of whole channels (F.dropout1d/2d/3d): each channel of each sample of an
+    (N, C, *spatial) input (or an unbatched (C, *spatial) one) zeroed with probability p,
+    the rest scaled by 1/(1-p). As PyTorch, dropout2d and dropout3d take other dim counts
+    with a warning, and then drop along dims 0 and 1 (for a 2D input, single values)."""
+    op = f"dropout{spatial}d"
+    if not 0.0 <= number_arg(op, "p", p) <= 1.0:
+        raise ValueError(f"{op}: probability must be in [0, 1], got {p}")
+    # (dropout2d reads a 3D input as (N, C, L), not as an unbatched (C, H, W): PyTorch's)
+    unbatched = x.ndim == spatial + 1 and spatial != 2
+    if x.ndim != spatial + 2 and not unbatched:
+        if spatial == 1 or x.ndim < 2:
+            raise ValueError(f"{op}: expected a {spatial + 1}D or {spatial + 2}D input, (C, "
+                             f"*spatial) or (N, C, *spatial), got shape {x.shape}")
+        warnings.warn(f"{op}: received a {x.ndim}D input; as PyTorch, its values are dropped "
+                      f"in groups along the dims after the first two, read as (N, C, ...) "
+                      f"(dropout1d is for (N, C, L) inputs, dropout for single values)",
+                      UserWarning, stacklevel=4)
+    if not training or p == 0.0:
+        return x
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"{op}: needs a floating-point tensor, got {x.dtype}")
+    kept = 1 if unbatched else 2                         # the sample and channel dims
+    shape = x.shape[:kept] + (1,) * (x.ndim - kept)
+    keep = backend.get(x.device).keep_mask(shape, p)
+    scale = 0.0 if p == 1.0 else 1 / (1 - p)
+    return x * Tensor._make(keep.astype(x.dtype) * scale, x.device)
+
+
+# SELU's saturation value -λα: alpha dropout sets dropped values to it
+_SELU_FLOOR = -1.0507009873554805 * 1.6732632423543772
+
+
+def alpha_dropout(x, p=0.5, training=False):
+    """Dropout for self-normalising networks (SELU's; Klambauer et al. 2017): each value
+    set with probability p to SELU's floor -λα rather than 0, then y = a·x' + b with a, b
+    chosen to keep a zero-mean, unit-variance input so: a = ((1-p)(1 + p·(λα)²))^-½,
+    b = a·λα·p. The identity when not training, as PyTorch (whose default is training=False)."""
+    if not 0.0 <= number_arg("alpha_dropout", "p", p) <= 1.0:
+        raise ValueError(f"alpha_dropout: probability must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"alpha_dropout: needs a floating-point tensor, got {x.dtype}")
+    if p == 1.0:
+        return x * 0.0
+    keep = backend.get(x.device).keep_mask(x.shape, p).astype(x.dtype)
+    a = ((1 - p) * (1 + p * _SELU_FLOOR ** 2)) ** -0.5
+    shift = (1 - keep) * (a * _SELU_FLOOR) - a * _SELU_FLOOR * p   # a·floor where dropped, + b
+    return x * Tensor._make(keep * a, x.device) + Tensor._make(shift, x.device)

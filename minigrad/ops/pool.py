@@ -1,0 +1,418 @@
+"""Pooling, as torch.nn.functional's max, average, Lp and adaptive pools over the last 1, 2
+or 3 dims of an (N, C, *spatial) input or an unbatched (C, *spatial) one: one N-d
+implementation for every dim count.
+
+A pool reads its windows through a strided view of the padded input, shaped
+(..., *out, *kernel) (xp.lib.stride_tricks.sliding_window_view, in NumPy and CuPy alike: no
+copy):
+- max pool finds each window's first maximum (as PyTorch; a NaN wins, the last NaN) on the
+  arrays, then picks x at those places by indexing, whose gradient is the scatter of g back
+  to them (ops/index.py's GetItem and IndexAdd: a fast path, and twice differentiable);
+- avg pool sums each window and divides; its gradient spreads g/divisor back over the
+  windows (AvgPoolSpread), a linear op whose own gradient is the avg pool again.
+Adaptive pools have windows of varying sizes, [⌊i·L/out⌋, ⌈(i+1)·L/out⌉) along each dim: the
+average is a product with a constant (out, L) averaging matrix per dim, the max an argmax
+over windows gathered by index (a short window padded by repeating its last element, which
+leaves its first maximum, and its last NaN, where they were)."""
+import itertools
+import math
+
+from minigrad import backend
+from minigrad.args import number_arg
+from minigrad.autograd import Function
+from minigrad.ops.index import GetItem
+from minigrad.tensor import Tensor
+
+np = backend.get("cpu").xp          # NumPy: the windows' small tables, on the host
+
+_DIMS = {1: "(C, L) or (N, C, L)", 2: "(C, H, W) or (N, C, H, W)",
+         3: "(C, D, H, W) or (N, C, D, H, W)"}
+
+
+# ---- arguments ---------------------------------------------------------------------------
+def _ints(op, name, value, n, low):
+    """kernel_size=3 or (3, 2): a tuple of n ints, each >= low (PyTorch's _pair / _triple;
+    a 1-tuple stands for all n)."""
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not all(backend.is_integer(v) and not isinstance(v, bool) for v in items) or \
+            len(items) not in (1, n):
+        raise TypeError(f"{op}: {name} must be an int or a tuple of {n} ints, got {value!r}")
+    items = tuple(int(v) for v in items) * (n if len(items) == 1 else 1)
+    if any(v < low for v in items):
+        raise ValueError(f"{op}: {name} must be {'positive' if low else 'non-negative'}, "
+                         f"got {value!r}")
+    return items
+
+
+def _check_input(op, x, n):
+    """x as (N, C, *spatial), and whether it came unbatched; PyTorch's shapes and errors."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
+    if x.ndim not in (n + 1, n + 2):
+        raise ValueError(f"{op}: expected a {n + 1}D or {n + 2}D input, {_DIMS[n]}, got "
+                         f"shape {x.shape}")
+    if 0 in x.shape[x.ndim - n - 1:]:   # only the batch may be empty, as PyTorch
+        raise ValueError(f"{op}: expected an input whose dims other than the batch are not "
+                         f"empty, got shape {x.shape}")
+    return (x, False) if x.ndim == n + 2 else (x.unsqueeze(0), True)
+
+
+def _out_size(L, k, s, p, d, ceil_mode):
+    """PyTorch's output length: ⌊ or ⌈(L + 2p - d·(k-1) - 1)/s⌉ + 1, and with ceil_mode no
+    window that starts in the right padding."""
+    span = L + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= L + p:
+        out -= 1
+    return out
+
+
+class Windows:
+    """Where a pool's windows lie along each spatial dim: kernel k, stride s, padding p,
+    dilation d, the output length, and the padded length the windows reach (2p more, plus
+    what ceil_mode's last window needs)."""
+
+    def __init__(self, op, spatial, kernel, stride, padding, dilation, ceil_mode):
+        self.spatial, self.kernel, self.stride = spatial, kernel, stride
+        self.padding, self.dilation = padding, dilation
+        for k, p, d in zip(kernel, padding, dilation):
+            if p > (d * (k - 1) + 1) // 2:
+                raise ValueError(f"{op}: pad should be at most half of effective kernel size, "
+                                 f"but got pad={p}, kernel_size={k} and dilation={d}")
+        self.out = tuple(_out_size(*a, ceil_mode) for a in zip(spatial, kernel, stride,
+                                                               padding, dilation))
+        if min(self.out) < 1:
+            raise ValueError(f"{op}: input of spatial size {spatial} is too small for the "
+                             f"windows (kernel_size={kernel}, stride={stride}, padding="
+                             f"{padding}, dilation={dilation}): the output size would be "
+                             f"{self.out}")
+        self.padded = tuple(max(L + 2 * p, (o - 1) * s + d * (k - 1) + 1) for L, p, o, s, d, k
+                            in zip(spatial, padding, self.out, stride, dilation, kernel))
+
+    def view(self, xp, x, fill):
+        """(..., *out, *kernel): every window of x (..., *spatial), padded with fill."""
+        n = len(self.spatial)
+        if self.padded != self.spatial:
+            padded = xp.full(x.shape[:-n] + self.padded, fill, dtype=x.dtype)
+            padded[self._inside()] = x
+            x = padded
+        reach = tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation))
+        axes = tuple(range(x.ndim - n, x.ndim))
+        w = xp.lib.stride_tricks.sliding_window_view(x, reach, axis=axes)
+        return w[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in
+                                     zip(self.out, self.stride)) +
+                 tuple(slice(None, None, d) for d in self.dilation)]
+
+    def _inside(self):
+        """The index of the input's own elements in the padded array."""
+        return (Ellipsis,) + tuple(slice(p, p + L) for p, L in zip(self.padding, self.spatial))
+
+    def tables(self):
+        """Per dim, the input coordinate that each (output, kernel) place reads: o·s - p + k·d
+        (outside [0, L) in the padding)."""
+        return [np.arange(o)[:, None] * s - p + np.arange(k)[None, :] * d for o, s, p, k, d in
+                zip(self.out, self.stride, self.padding, self.kernel, self.dilation)]
+
+    def spread(self, xp, g):
+        """The transpose of summing each window: every window's g added back over it, the
+        overlaps adding up (the gradient of that sum), cropped to the input's shape."""
+        n = len(self.spatial)
+        buf = xp.zeros(g.shape[:-n] + self.padded, dtype=g.dtype)
+        for offsets in itertools.product(*(range(k) for k in self.kernel)):
+            buf[(Ellipsis,) + tuple(slice(j * d, j * d + (o - 1) * s + 1, s) for j, d, o, s in
+                                    zip(offsets, self.dilation, self.out, self.stride))] += g
+        return buf[self._inside()]
+
+    def divisor(self, count_include_pad):
+        """How many elements each window averages, (*out) on the host: those in the input,
+        or with count_include_pad those in the padded input too, never ceil_mode's
+        overhang (as PyTorch)."""
+        div = np.ones(())
+        for L, k, s, p, o in zip(self.spatial, self.kernel, self.stride, self.padding,
+                                 self.out):
+            lo, hi = (0, L + 2 * p) if count_include_pad else (p, p + L)
+            start = np.arange(o) * s                     # in padded coordinates
+            div = np.multiply.outer(div, np.minimum(start + k, hi) - np.maximum(start, lo))
+        return div
+
+
+# ---- max pools ---------------------------------------------------------------------------
+def _first_max(xp, windows, tables, spatial):
+    """Flat positions in (..., *spatial) of each window's first maximum, (..., *out):
+    windows (..., *out, *kernel) and per dim a table (out, kernel) of input coordinates.
+    As PyTorch's loop: a running maximum over the kernel's places in order, taken over by a
+    greater value or by a NaN (so a tie keeps the first, and the last NaN wins); a window of
+    -inf and padding alone keeps its first place, clipped to the input's first element."""
+    n = len(spatial)
+    out, kernel = windows.shape[-2 * n:-n], windows.shape[-n:]
+    places = list(itertools.product(*(range(k) for k in kernel)))
+    best = windows[(Ellipsis,) + places[0]]
+    k = xp.zeros(best.shape, dtype=backend.int64)        # which place holds it
+    for j, place in enumerate(places[1:], 1):
+        value = windows[(Ellipsis,) + place]
+        better = value > best
+        if value.dtype.kind == "f":
+            better = xp.logical_or(better, xp.isnan(value))
+        best = xp.where(better, value, best)
+        k = xp.where(better, j, k)
+    position = 0
+    for d in range(n):
+        k_d = (k // math.prod(kernel[d + 1:])) % kernel[d]
+        o_d = xp.arange(out[d]).reshape((-1,) + (1,) * (n - 1 - d))
+        coord = xp.clip(xp.asarray(tables[d])[o_d, k_d], 0, spatial[d] - 1)
+        position = position + coord * math.prod(spatial[d + 1:])
+    return position.astype(backend.int64)
+
+
+def _pick(x, position, n):
+    """x's values at `position` ((..., *out) flat places in each (..., *spatial) plane),
+    differentiably: indexing, whose gradient scatters g back to those places."""
+    xp = x.backend.xp
+    plane = math.prod(x.shape[-n:])
+    lead = x.shape[:-n]
+    first = (xp.arange(math.prod(lead)) * plane).reshape(lead + (1,) * n)
+    return GetItem.apply(x.reshape(-1), index=position + first)
+
+
+def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    op = f"max_pool{n}d"
+    x, unbatched = _check_input(op, input, n)
+    kernel = _ints(op, "kernel_size", kernel_size, n, 1)
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _ints(op, "stride", stride, n, 1)
+    geo = Windows(op, x.shape[2:], kernel, stride, _ints(op, "padding", padding, n, 0),
+                  _ints(op, "dilation", dilation, n, 1), ceil_mode)
+    xp = x.backend.xp
+    fill = -xp.inf if backend.is_floating(x.dtype) else backend.value_range(x.dtype)[0]
+    position = _first_max(xp, geo.view(xp, x.data, fill), geo.tables(), geo.spatial)
+    return _result(x, position, n, unbatched, return_indices)
+
+
+def _result(x, position, n, unbatched, return_indices):
+    out = _pick(x, position, n)
+    indices = Tensor._make(position, x.device)
+    if unbatched:
+        out, indices = out[0], indices[0]
+    return (out, indices) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The maximum of each window of kernel_size along the last dim (stride: kernel_size
+    unless given; padding: -inf at both ends; dilation: the gap between window elements);
+    with return_indices also where each lies (flat in its plane, as PyTorch)."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """max_pool1d over the last two dims (an int or an (h, w) pair each)."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """max_pool1d over the last three dims."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+# ---- average pools -----------------------------------------------------------------------
+class AvgPool(Function):
+    """y = Σ window / divisor, per window. Linear: its gradient is AvgPoolSpread of g, whose
+    own gradient is this op again."""
+    needs_values = False                                 # see Function.needs_values
+
+    def forward(self, x, geo, divisor):
+        self.geo, self.divisor = geo, divisor
+        n = len(geo.spatial)
+        sums = self.xp.sum(geo.view(self.xp, x, 0), axis=tuple(range(-n, 0)))
+        return sums / self.xp.asarray(divisor, dtype=x.dtype)
+
+    def backward(self, g):
+        return (AvgPoolSpread.apply(g, geo=self.geo, divisor=self.divisor),)
+
+    def backward_arrays(self, g):
+        return (_spread(self.xp, g, self.geo, self.divisor),)
+
+
+class AvgPoolSpread(Function):
+    """g / divisor spread back over each window: the gradient of AvgPool."""
+    needs_values = False
+
+    def forward(self, g, geo, divisor):
+        self.geo, self.divisor = geo, divisor
+        return _spread(self.xp, g, geo, divisor)
+
+    def backward(self, gg):
+        return (AvgPool.apply(gg, geo=self.geo, divisor=self.divisor),)
+
+
+def _spread(xp, g, geo, divisor):
+    return geo.spread(xp, g / xp.asarray(divisor, dtype=g.dtype))
+
+
+def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    op = f"avg_pool{n}d"
+    x, unbatched = _check_input(op, input, n)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"{op}: needs a floating-point input, got dtype {x.dtype}; convert "
+                        f"with .float() first")
+    kernel = _ints(op, "kernel_size", kernel_size, n, 1)
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _ints(op, "stride", stride, n, 1)
+    geo = Windows(op, x.shape[2:], kernel, stride, _ints(op, "padding", padding, n, 0),
+                  (1,) * n, ceil_mode)
+    if divisor_override is None:
+        divisor = geo.divisor(count_include_pad)
+    else:
+        divisor_override = number_arg(op, "divisor_override", divisor_override)
+        if divisor_override == 0:
+            raise ValueError(f"{op}: divisor_override must not be zero")
+        divisor = np.asarray(divisor_override)
+    out = AvgPool.apply(x, geo=geo, divisor=divisor)
+    return out[0] if unbatched else out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """The mean of each window of kernel_size along the last dim (stride: kernel_size
+    unless given; padding: zeros at both ends, counted in the mean unless
+    count_include_pad=False)."""
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """avg_pool1d over the last two dims; divisor_override divides every window's sum by
+    that number instead."""
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """avg_pool2d over the last three dims."""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+# ---- Lp pools ----------------------------------------------------------------------------
+def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
+    """(Σ xᵖ over each window)^(1/p), as PyTorch: the mean of xᵖ (avg_pool, so a ceil_mode
+    window cut short is scaled up to the full kernel) times the kernel's size. sign·relu(|m|)
+    is m itself, but as PyTorch's its gradient is 0 where m is 0 (a window of zeros, after a
+    ReLU), not the NaN of ∞·0."""
+    op = f"lp_pool{n}d"
+    norm_type = number_arg(op, "norm_type", norm_type)
+    kernel = _ints(op, "kernel_size", kernel_size, n, 1)
+    mean = _avg_pool(n, input ** norm_type, kernel, stride, 0, ceil_mode, True, None)
+    return (mean.sign() * mean.abs().relu() * math.prod(kernel)) ** (1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The p-norm (p = norm_type) of each window along the last dim."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """lp_pool1d over the last two dims."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# ---- adaptive pools ----------------------------------------------------------------------
+def _output_size(op, output_size, x, n):
+    """output_size: an int or a tuple of n ints, None in a place keeping the input's size."""
+    items = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,)
+    if len(items) not in (1, n):
+        raise ValueError(f"{op}: output_size must be an int or a tuple of {n} ints (None "
+                         f"keeps a dim's size), got {output_size!r}")
+    items = items * (n if len(items) == 1 else 1)
+    sizes = []
+    for v, L in zip(items, x.shape[x.ndim - n:]):
+        if v is None:
+            v = L
+        if not backend.is_integer(v) or isinstance(v, bool) or v < 0:
+            raise TypeError(f"{op}: output_size must hold non-negative ints (or None), got "
+                            f"{output_size!r}")
+        sizes.append(int(v))
+    return tuple(sizes)
+
+
+def _bounds(L, out):
+    """Adaptive windows along a dim of length L: [⌊i·L/out⌋, ⌈(i+1)·L/out⌉) for i < out."""
+    i = np.arange(out)
+    return i * L // out, -(-(i + 1) * L // out)
+
+
+def _adaptive_avg_pool(n, input, output_size):
+    op = f"adaptive_avg_pool{n}d"
+    x, unbatched = _check_input(op, input, n)
+    if not backend.is_floating(x.dtype):
+        raise TypeError(f"{op}: needs a floating-point input, got dtype {x.dtype}; convert "
+                        f"with .float() first")
+    sizes = _output_size(op, output_size, x, n)
+    for d, (L, out) in enumerate(zip(x.shape[2:], sizes)):
+        if L == out:
+            continue
+        start, stop = _bounds(L, out)
+        at = np.arange(L)
+        inside = (at >= start[:, None]) & (at < stop[:, None])
+        averaging = inside / (stop - start)[:, None]       # (out, L): 1/length in a window
+        a = Tensor._make(x.backend.xp.asarray(averaging.T, dtype=x.dtype), x.device)
+        axis = 2 + d                                       # y·A along that axis
+        x = (x.movedim(axis, -1) @ a).movedim(-1, axis)
+    return x[0] if unbatched else x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """The mean over output_size windows of (nearly) equal length along the last dim."""
+    return _adaptive_avg_pool(1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """adaptive_avg_pool1d over the last two dims."""
+    return _adaptive_avg_pool(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """adaptive_avg_pool1d over the last three dims."""
+    return _adaptive_avg_pool(3, input, output_size)
+
+
+def _adaptive_max_pool(n, input, output_size, return_indices):
+    op = f"adaptive_max_pool{n}d"
+    x, unbatched = _check_input(op, input, n)
+    sizes = _output_size(op, output_size, x, n)
+    xp, windows, tables = x.backend.xp, x.data, []
+    for d, (L, out) in enumerate(zip(x.shape[2:], sizes)):
+        start, stop = _bounds(L, out)
+        width = int((stop - start).max()) if out else 1
+        at = start[:, None] + np.arange(width)
+        table = np.where(at < stop[:, None], at, stop[:, None] - 1)   # (out, width)
+        tables.append(table)
+        axis = 2 + 2 * d                 # each gathered dim before it became (out, width)
+        windows = windows[(slice(None),) * axis + (xp.asarray(table),)]
+    lead = windows.ndim - 2 * n          # (..., o1, w1, o2, w2, ...) -> (..., *out, *width)
+    order = tuple(range(lead)) + tuple(lead + 2 * d for d in range(n)) + \
+        tuple(lead + 2 * d + 1 for d in range(n))
+    windows = windows.transpose(order)
+    if 0 in sizes:                       # nothing to pick: an empty result
+        position = xp.zeros(x.shape[:2] + sizes, dtype=backend.int64)
+    else:
+        position = _first_max(xp, windows, tables, x.shape[2:])
+    return _result(x, position, n, unbatched, return_indices)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """The maximum over output_size windows of (nearly) equal length along the last dim."""
+    return _adaptive_max_pool(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """adaptive_max_pool1d over the last two dims."""
+    return _adaptive_max_pool(2, input, output_size, return_indices)

@@ -1,0 +1,217 @@
+"""The image-style layers besides pooling and normalisation: F.interpolate / nn.Upsample,
+pixel (un)shuffle, channel shuffle, Softmax2d, F.bilinear / nn.Bilinear, F.pad's reflect,
+replicate and circular modes and the padding modules, and channel / alpha dropout — against
+torch (values, gradients, second order), gradcheck, the spy device, reprs and errors."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import nn
+from op_helpers import (OpCase, check_vs_torch, check_gradcheck, check_spy_matches_cpu,
+                        check_double_backward_vs_torch)
+
+
+def _case(name, call, shapes):
+    """An OpCase calling `call(F, *tensors)`, F minigrad's functional or torch's."""
+    def torch_fn(*xs):
+        import torch.nn.functional as TF
+        return call(TF, *xs)
+    return OpCase(name, lambda *xs: call(F, *xs), shapes, torch_fn=torch_fn)
+
+
+SPATIAL = {"linear": (2, 3, 5), "bilinear": (1, 2, 4, 5), "trilinear": (1, 2, 3, 2, 4)}
+RESIZES = [dict(scale_factor=2), dict(scale_factor=0.6), dict(size=7), dict(size=1),
+           dict(scale_factor=1.7, recompute_scale_factor=True)]
+CASES = (
+    [_case(f"interpolate_{mode}_{kw}_{corners}",
+           lambda F, x, mode=mode, kw=kw, c=corners: F.interpolate(x, mode=mode,
+                                                                   align_corners=c, **kw),
+           (SPATIAL[mode],))
+     for mode in SPATIAL for kw in RESIZES for corners in (False, True)] +
+    [_case(f"interpolate_nearest_{kw}", lambda F, x, kw=kw: F.interpolate(x, **kw), (s,))
+     for kw in RESIZES[:3] for s in SPATIAL.values()] +
+    [_case("interpolate_sizes", lambda F, x: F.interpolate(x, (3, 7), mode="bilinear"),
+           ((1, 2, 4, 5),)),
+     _case("pixel_shuffle", lambda F, x: F.pixel_shuffle(x, 2), ((2, 8, 3, 2),)),
+     _case("pixel_unshuffle", lambda F, x: F.pixel_unshuffle(x, 3), ((3, 6, 3),)),
+     _case("channel_shuffle", lambda F, x: F.channel_shuffle(x, 3), ((2, 6, 2),)),
+     _case("bilinear", lambda F, a, b, w, c: F.bilinear(a, b, w, c),
+           ((4, 3), (4, 2), (5, 3, 2), (5,))),
+     _case("bilinear_batched", lambda F, a, b, w: F.bilinear(a, b, w),
+           ((2, 3, 3), (2, 3, 2), (4, 3, 2)))] +
+    [_case(f"pad_{mode}_{pad}", lambda F, x, mode=mode, pad=pad: F.pad(x, pad, mode=mode),
+           (shape,)) for mode in ("reflect", "replicate", "circular")
+     for shape, pad in (((2, 5), (2, 3)), ((1, 2, 5), (-1, 2)), ((2, 3, 4), (1, 2, 2, 0)),
+                        ((1, 1, 3, 3, 4), (1, 2, 0, 1, 2, 1)))])
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_as_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES[::5], ids=str)
+def test_gradcheck(case):
+    check_gradcheck(case, "cpu")
+
+
+@pytest.mark.parametrize("case", CASES[1::7], ids=str)
+def test_double_backward_as_torch(case):
+    check_double_backward_vs_torch(case, "cpu")
+
+
+@pytest.mark.parametrize("case", CASES[2::4], ids=str)
+def test_on_the_gpu_stand_in(case, spy):
+    check_spy_matches_cpu(case, spy)
+
+
+# ---- modules ----------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Upsample(scale_factor=2), lambda nn: nn.Upsample(size=(3, 4),
+                                                                   mode="bilinear"),
+    lambda nn: nn.Upsample(scale_factor=(2, 1.5), mode="bilinear", align_corners=True),
+    lambda nn: nn.PixelShuffle(2), lambda nn: nn.PixelUnshuffle(3),
+    lambda nn: nn.ChannelShuffle(2), lambda nn: nn.Softmax2d(),
+    lambda nn: nn.Dropout1d(0.2), lambda nn: nn.Dropout2d(0.3, inplace=True),
+    lambda nn: nn.Dropout3d(), lambda nn: nn.AlphaDropout(0.1),
+    lambda nn: nn.Bilinear(2, 3, 4), lambda nn: nn.Bilinear(2, 3, 4, bias=False),
+    lambda nn: nn.ZeroPad1d(2), lambda nn: nn.ZeroPad2d((1, 2, 3, 4)), lambda nn: nn.ZeroPad3d(1),
+    lambda nn: nn.ConstantPad1d(2, 3.5), lambda nn: nn.ConstantPad2d((1, 0, 2, 1), -1.0),
+    lambda nn: nn.ConstantPad3d(1, 2.0), lambda nn: nn.ReflectionPad1d(2),
+    lambda nn: nn.ReflectionPad2d((1, 2, 0, 1)), lambda nn: nn.ReflectionPad3d(1),
+    lambda nn: nn.ReplicationPad1d(3), lambda nn: nn.ReplicationPad2d(1),
+    lambda nn: nn.ReplicationPad3d((1, 0, 2, 1, 0, 1)), lambda nn: nn.CircularPad1d(1),
+    lambda nn: nn.CircularPad2d((1, 2, 2, 1)), lambda nn: nn.CircularPad3d(1)])
+def test_module_reprs_as_torch(make):
+    torch = pytest.importorskip("torch")
+    assert repr(make(nn)) == repr(make(torch.nn))
+
+
+@pytest.mark.parametrize("make, shape", [
+    (lambda nn: nn.Upsample(scale_factor=2, mode="linear", align_corners=True), (2, 3, 4)),
+    (lambda nn: nn.Upsample(size=(5, 3)), (1, 2, 3, 4)),
+    (lambda nn: nn.PixelShuffle(2), (1, 4, 2, 3)), (lambda nn: nn.PixelUnshuffle(2),
+                                                    (1, 1, 4, 2)),
+    (lambda nn: nn.ChannelShuffle(2), (2, 4, 3)), (lambda nn: nn.Softmax2d(), (2, 3, 2, 2)),
+    (lambda nn: nn.Softmax2d(), (3, 2, 2)),
+    (lambda nn: nn.ZeroPad2d((1, 0, 2, 1)), (1, 2, 3, 3)),
+    (lambda nn: nn.ConstantPad1d((2, -1), 3.5), (2, 3, 4)),
+    (lambda nn: nn.ReflectionPad2d(2), (1, 3, 3)), (lambda nn: nn.ReplicationPad3d(1),
+                                                    (1, 2, 2, 2)),
+    (lambda nn: nn.CircularPad1d((1, 3)), (1, 2, 4))])
+def test_modules_as_torch(make, shape):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(shape)
+    np.testing.assert_allclose(make(nn)(mg.tensor(x)).numpy(),
+                               make(torch.nn)(torch.tensor(x)).numpy(), rtol=1e-12)
+
+
+def test_bilinear_module_as_torch():
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Bilinear(3, 2, 4).double()
+    mine = nn.Bilinear(3, 2, 4, dtype=mg.float64)
+    assert [n for n, _ in mine.named_parameters()] == ["weight", "bias"]
+    mine.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    np.testing.assert_allclose(mine(mg.tensor(a), mg.tensor(b)).numpy(),
+                               theirs(torch.tensor(a), torch.tensor(b)).detach().numpy(),
+                               rtol=1e-12)
+    w = nn.Bilinear(4, 2, 3).weight.numpy()           # U(±1/√in1) as PyTorch's
+    assert w.shape == (3, 4, 2) and np.abs(w).max() <= 0.5 and np.abs(w).max() > 0.2
+
+
+# ---- dropout of channels, alpha dropout -------------------------------------------------
+@pytest.mark.parametrize("fn, shape, kept", [(F.dropout1d, (40, 50, 3), 2),
+                                             (F.dropout1d, (50, 3), 1),
+                                             (F.dropout2d, (40, 50, 2, 2), 2),
+                                             (F.dropout3d, (40, 50, 2, 1, 2), 2),
+                                             (F.dropout3d, (50, 2, 1, 2), 1)])
+def test_channel_dropout_zeroes_whole_channels(fn, shape, kept, device):
+    mg.manual_seed(0)
+    x = mg.tensor(np.random.default_rng(0).uniform(1, 2, shape), device=device,
+                  requires_grad=True)
+    y = fn(x, 0.3)
+    (y * 1).sum().backward()
+    ratio = (y / x).numpy()                        # 0 or 1/(1-p), the same along a channel
+    per_channel = ratio.reshape(shape[:kept] + (-1,))
+    np.testing.assert_allclose(per_channel, np.broadcast_to(per_channel[..., :1],
+                                                            per_channel.shape), rtol=1e-12)
+    assert set(np.unique(ratio.round(6))) <= {0.0, round(1 / 0.7, 6)}
+    assert 0.2 < (per_channel[..., 0] == 0).mean() < 0.4
+    np.testing.assert_allclose(x.grad.numpy(), ratio, rtol=1e-6)    # the mask is the grad
+    assert fn(x, 0.3, training=False) is x
+    assert np.all(fn(x, 1.0).numpy() == 0)
+
+
+def test_dropout2d_of_a_3d_input_drops_its_channels_with_torch_warning():
+    mg.manual_seed(1)
+    with pytest.warns(UserWarning, match="dropout2d: received a 3D input"):
+        y = F.dropout2d(mg.ones(30, 40, 5), 0.5).numpy()
+    assert np.all(y == y[:, :, :1])                # (N, C, L): whole (n, c) rows
+
+
+def test_channel_dropout_in_place_and_modules():
+    mg.manual_seed(2)
+    x = mg.ones(4, 6, 3)
+    assert F.dropout1d(x, 0.5, inplace=True) is x
+    assert set(np.unique(x.numpy())) <= {0.0, 2.0}
+    m = nn.Dropout2d(0.5)
+    y = m(mg.ones(8, 9, 2, 2)).numpy()
+    assert np.all(y == y[:, :, :1, :1]) and 0 < (y == 0).mean() < 1
+    m.eval()
+    z = mg.ones(2, 3, 2, 2)
+    assert m(z) is z
+
+
+def test_alpha_dropout_keeps_mean_and_variance():
+    """A standard normal input keeps mean 0 and variance 1 (the point of alpha dropout);
+    dropped values are a·(-λα) + b, kept ones a·x + b; identity by default, as torch's
+    F.alpha_dropout (training=False)."""
+    mg.manual_seed(3)
+    x = mg.tensor(np.random.default_rng(3).standard_normal(200_000))
+    y = F.alpha_dropout(x, 0.2, training=True).numpy()
+    assert abs(y.mean()) < 0.01 and abs(y.std() - 1) < 0.01
+    p, floor = 0.2, -1.0507009873554805 * 1.6732632423543772
+    a = ((1 - p) * (1 + p * floor ** 2)) ** -0.5
+    b = -a * floor * p
+    dropped = np.isclose(y, a * floor + b)
+    assert 0.19 < dropped.mean() < 0.21
+    np.testing.assert_allclose(y[~dropped], a * x.numpy()[~dropped] + b, rtol=1e-6)
+    assert F.alpha_dropout(x, 0.2) is x
+    assert np.all(nn.AlphaDropout(1.0)(x).numpy() == 0)
+
+
+# ---- errors -----------------------------------------------------------------------------
+@pytest.mark.parametrize("call, error, words", [
+    (lambda x: F.interpolate(x, mode="bilinear", scale_factor=2), NotImplementedError,
+     "bilinear mode needs 4D input"),
+    (lambda x: F.interpolate(x, scale_factor=2, align_corners=True), ValueError,
+     "align_corners option can only be set"),
+    (lambda x: F.interpolate(x, size=3, scale_factor=2), ValueError, "only one of"),
+    (lambda x: F.interpolate(x), ValueError, "either size or scale_factor"),
+    (lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), NotImplementedError,
+     "'bicubic' is not implemented"),
+    (lambda x: F.interpolate(x, size=(2, 3)), ValueError, "must have 1 values"),
+    (lambda x: F.interpolate(x[0], size=2), ValueError, "3D, 4D or 5D"),
+    (lambda x: F.pixel_shuffle(x, 2), ValueError, "divisible by upscale_factor"),
+    (lambda x: F.pixel_unshuffle(x, 2), ValueError, "divisible by downscale_factor"),
+    (lambda x: F.channel_shuffle(x, 2), ValueError, "divisible by groups"),
+    (lambda x: nn.Softmax2d()(x[0]), ValueError, "3D or 4D"),
+    (lambda x: F.bilinear(x[0], x[0], mg.ones(2, 5, 4)), ValueError,
+     "expects its last dim to be 4"),
+    (lambda x: F.bilinear(x[0], x[:1, :2], mg.ones(2, 5, 5)), ValueError,
+     "same leading dims"),
+    (lambda x: F.pad(x, (5, 1), mode="reflect"), ValueError, "must be less than the size"),
+    (lambda x: F.pad(x, (6, 1), mode="circular"), ValueError, "more than once"),
+    (lambda x: F.pad(x, (1, 1), mode="replicate", value=2), ValueError, "takes no value"),
+    (lambda x: F.pad(x, (1, 1) * 3, mode="reflect"), NotImplementedError,
+     "6 pad values for an input of shape"),
+    (lambda x: F.dropout1d(x[0, 0], 0.5), ValueError, "expected a 2D or 3D input"),
+    (lambda x: F.dropout2d(x, 1.5), ValueError, "probability must be in"),
+    (lambda x: F.alpha_dropout(x, -0.1), ValueError, "probability must be in")])
+def test_errors_name_the_problem(call, error, words):
+    with pytest.raises(error, match=words):
+        call(mg.randn(3, 5, 5))

@@ -1,0 +1,220 @@
+"""Pooling (ops/pool.py, nn/pool.py): max, average, Lp and adaptive pools in 1, 2 and 3 dims
+against torch (values, indices, gradients, second order) over their options, gradcheck in
+float64, the fast backward against the reference, the spy device, modules and errors."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import nn
+from op_helpers import (OpCase, check_vs_torch, check_gradcheck, check_fast_backward,
+                        check_double_backward_vs_torch, check_spy_matches_cpu)
+
+SHAPES = {1: (2, 3, 7), 2: (2, 2, 7, 6), 3: (1, 2, 4, 5, 3)}
+
+
+def _case(name, n, call, shape=None, domain="real"):
+    """An OpCase calling `call(F, x)`: F is minigrad's functional or torch's."""
+    def torch_fn(x):
+        import torch.nn.functional as TF
+        return call(TF, x)
+    return OpCase(f"{name}{n}d", lambda x: call(F, x), (shape or SHAPES[n],),
+                  torch_fn=torch_fn, domain=domain)
+
+
+MAX = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+       dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+       dict(kernel_size=2, stride=1, padding=1, dilation=2),
+       dict(kernel_size=(3, 2, 2), stride=(2, 1, 3), ceil_mode=True)]
+AVG = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+       dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+       dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+       dict(kernel_size=(2, 3, 2), stride=(3, 1, 2), ceil_mode=True)]
+
+
+def _sized(kw, n):
+    """kw with tuple sizes cut to n dims."""
+    return {k: v[:n] if isinstance(v, tuple) else v for k, v in kw.items()}
+
+
+CASES = (
+    [_case("max_pool", n, lambda F, x, n=n, kw=kw: getattr(F, f"max_pool{n}d")(x, **_sized(
+        kw, n))) for n in (1, 2, 3) for kw in MAX] +
+    [_case("avg_pool", n, lambda F, x, n=n, kw=kw: getattr(F, f"avg_pool{n}d")(x, **_sized(
+        kw, n))) for n in (1, 2, 3) for kw in AVG] +
+    [_case("avg_pool_divisor_override", n, lambda F, x, n=n: getattr(F, f"avg_pool{n}d")(
+        x, 3, 2, 1, True, divisor_override=5)) for n in (2, 3)] +
+    [_case("adaptive_avg_pool", n, lambda F, x, n=n, o=o: getattr(
+        F, f"adaptive_avg_pool{n}d")(x, o)) for n in (1, 2, 3)
+     for o in (1, 4, (3, None, 2)[:n] if n > 1 else 5)] +
+    [_case("adaptive_max_pool", n, lambda F, x, n=n, o=o: getattr(
+        F, f"adaptive_max_pool{n}d")(x, o)) for n in (1, 2) for o in (1, 4, (3, None)[:n])] +
+    [_case("lp_pool", n, lambda F, x, n=n, p=p, kw=kw: getattr(F, f"lp_pool{n}d")(
+        x, p, **kw), domain="positive") for n in (1, 2)
+     for p, kw in ((2, dict(kernel_size=2)), (3, dict(kernel_size=3, stride=2,
+                                                         ceil_mode=True)))] +
+    # unbatched (C, *spatial) inputs
+    [_case("max_pool_unbatched", 2, lambda F, x: F.max_pool2d(x, 2), (3, 4, 5)),
+     _case("avg_pool_unbatched", 1, lambda F, x: F.avg_pool1d(x, 3, 1, 1), (3, 6)),
+     _case("adaptive_max_unbatched", 2, lambda F, x: F.adaptive_max_pool2d(x, 3), (2, 5, 4))])
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_as_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=str)
+def test_gradcheck(case):
+    check_gradcheck(case, "cpu")
+
+
+@pytest.mark.parametrize("case", CASES[::4], ids=str)
+def test_double_backward_as_torch(case):
+    check_double_backward_vs_torch(case, "cpu")
+
+
+@pytest.mark.parametrize("case", CASES[::2], ids=str)
+def test_on_the_gpu_stand_in(case, spy):
+    check_spy_matches_cpu(case, spy)
+
+
+@pytest.mark.parametrize("n, kw", [(1, dict(kernel_size=3, stride=2, padding=1)),
+                                   (2, dict(kernel_size=(3, 2), stride=1, ceil_mode=True)),
+                                   (3, dict(kernel_size=2, padding=1, divisor_override=3))])
+def test_avg_pool_fast_backward_is_the_reference(n, kw, dtype):
+    """AvgPool's backward_arrays (the spread of g/divisor on arrays) gives what its
+    reference (AvgPoolSpread, twice differentiable) gives."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(SHAPES[n]).astype(dtype)
+    y = getattr(F, f"avg_pool{n}d")(mg.tensor(x), **kw)
+    check_fast_backward(lambda t: getattr(F, f"avg_pool{n}d")(t, **kw), x,
+                        rng.standard_normal(y.shape), what=f"avg_pool{n}d{kw}")
+
+
+# ---- indices, ties, NaN and -inf as torch --------------------------------------------------
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("values, kw", [
+    ([2.0, 2.0, 1.0, 1.0, 3.0, 3.0], dict(kernel_size=3, stride=1, padding=1)),   # ties
+    ([1.0, NAN, 3.0, NAN, 2.0, 2.0], dict(kernel_size=4, stride=2, padding=1)),   # NaN
+    ([-INF, -INF, -INF, 0.0, -INF], dict(kernel_size=2, padding=1)),   # -inf and padding
+    ([5.0, 1.0, 4.0, 4.0, 2.0, 0.0, 7.0], dict(kernel_size=2, dilation=3, ceil_mode=True))])
+def test_max_pool_picks_and_indices_as_torch(values, kw):
+    torch = pytest.importorskip("torch")
+    x = np.array([[values]])
+    t = torch.tensor(x, requires_grad=True)
+    want, want_at = torch.nn.functional.max_pool1d(t, return_indices=True, **kw)
+    want.sum().backward()
+    m = mg.tensor(x, requires_grad=True)
+    got, at = F.max_pool1d(m, return_indices=True, **kw)
+    got.sum().backward()
+    np.testing.assert_array_equal(got.numpy(), want.detach().numpy())
+    assert at.dtype == mg.int64
+    np.testing.assert_array_equal(at.numpy(), want_at.numpy())
+    np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy())   # g went to the same one
+
+
+@pytest.mark.parametrize("n, call", [
+    (2, lambda F, x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True)),
+    (3, lambda F, x: F.max_pool3d(x, 2, (1, 2, 2), 1, dilation=(2, 1, 1),
+                                  return_indices=True)),
+    (1, lambda F, x: F.adaptive_max_pool1d(x, 3, return_indices=True)),
+    (2, lambda F, x: F.adaptive_max_pool2d(x, (4, 3), return_indices=True))])
+def test_indices_as_torch(n, call):
+    """Flat positions within each (*spatial) plane, as torch; integer inputs are pooled
+    too (rounded to few values, so ties are many)."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as TF
+    x = np.round(np.random.default_rng(3).standard_normal(SHAPES[n]))
+    got, at = call(F, mg.tensor(x))
+    want, want_at = call(TF, torch.tensor(x))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(at.numpy(), want_at.numpy())
+
+
+def test_integer_max_pool_and_empty_batches():
+    torch = pytest.importorskip("torch")
+    x = np.arange(48).reshape(1, 3, 4, 4) % 7
+    got = F.max_pool2d(mg.tensor(x), 2, 1, 1)
+    assert got.dtype == mg.int64
+    np.testing.assert_array_equal(got.numpy(), torch.nn.functional.max_pool2d(
+        torch.tensor(x), 2, 1, 1).numpy())
+    assert F.max_pool2d(mg.zeros(0, 2, 4, 4), 2).shape == (0, 2, 2, 2)
+    assert F.avg_pool1d(mg.zeros(0, 2, 4), 2).shape == (0, 2, 2)
+    assert F.adaptive_avg_pool2d(mg.zeros(2, 3, 4, 4), (0, 2)).shape == (2, 3, 0, 2)
+
+
+def test_lp_pool_of_zero_windows_has_zero_gradient_as_torch():
+    """(Σ x²)^½ of a window of zeros (after a ReLU): PyTorch's gradient there is 0, not the
+    NaN of ∞·0 from the square root's slope."""
+    x = mg.zeros(1, 1, 4, requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):     # 0^(-½) on the way
+        F.lp_pool1d(x, 2, 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 1, 4)))
+
+
+# ---- modules ----------------------------------------------------------------------------
+@pytest.mark.parametrize("module, text", [
+    (lambda nn: nn.MaxPool2d(3),
+     "MaxPool2d(kernel_size=3, stride=3, padding=0, dilation=1, ceil_mode=False)"),
+    (lambda nn: nn.MaxPool3d((3, 2, 2), stride=1, padding=1, dilation=2, ceil_mode=True),
+     "MaxPool3d(kernel_size=(3, 2, 2), stride=1, padding=1, dilation=2, ceil_mode=True)"),
+    (lambda nn: nn.AvgPool1d(3), "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"),
+    (lambda nn: nn.AvgPool2d(3, 2, 1), "AvgPool2d(kernel_size=3, stride=2, padding=1)"),
+    (lambda nn: nn.AvgPool3d(2, divisor_override=2),
+     "AvgPool3d(kernel_size=2, stride=2, padding=0)"),
+    (lambda nn: nn.AdaptiveAvgPool2d((3, None)), "AdaptiveAvgPool2d(output_size=(3, None))"),
+    (lambda nn: nn.AdaptiveMaxPool1d(3, return_indices=True),
+     "AdaptiveMaxPool1d(output_size=3)"),
+    (lambda nn: nn.LPPool1d(2, 3, stride=2, ceil_mode=True),
+     "LPPool1d(norm_type=2, kernel_size=3, stride=2, ceil_mode=True)")])
+def test_module_reprs_as_torch(module, text):
+    assert repr(module(nn)) == text
+    torch = pytest.importorskip("torch")
+    assert repr(module(torch.nn)) == text
+
+
+@pytest.mark.parametrize("make, n", [
+    (lambda nn: nn.MaxPool1d(3, 2, 1, return_indices=True), 1),
+    (lambda nn: nn.MaxPool2d(2, ceil_mode=True), 2), (lambda nn: nn.MaxPool3d(2), 3),
+    (lambda nn: nn.AvgPool1d(3, 2, 1, count_include_pad=False), 1),
+    (lambda nn: nn.AvgPool2d(3, 2, 1, divisor_override=2), 2),
+    (lambda nn: nn.AvgPool3d(2, ceil_mode=True), 3),
+    (lambda nn: nn.AdaptiveAvgPool1d(3), 1), (lambda nn: nn.AdaptiveAvgPool2d((2, None)), 2),
+    (lambda nn: nn.AdaptiveAvgPool3d(2), 3),
+    (lambda nn: nn.AdaptiveMaxPool1d(2, return_indices=True), 1),
+    (lambda nn: nn.AdaptiveMaxPool2d(3), 2),
+    (lambda nn: nn.LPPool1d(2, 2), 1), (lambda nn: nn.LPPool2d(1.5, (2, 3), 1), 2)])
+def test_modules_as_torch(make, n):
+    torch = pytest.importorskip("torch")
+    x = np.abs(np.random.default_rng(1).standard_normal(SHAPES[n]))
+    got, want = make(nn)(mg.tensor(x)), make(torch.nn)(torch.tensor(x))
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+
+
+# ---- errors -----------------------------------------------------------------------------
+@pytest.mark.parametrize("call, error, words", [
+    (lambda x: F.max_pool2d(x, 3, padding=2), ValueError, "at most half of effective kernel"),
+    (lambda x: F.avg_pool2d(x, 2, padding=2), ValueError, "at most half"),
+    (lambda x: F.max_pool2d(x[0, 0], 2), ValueError, "3D or 4D input"),
+    (lambda x: F.max_pool1d(x, 2), ValueError, "2D or 3D input"),
+    (lambda x: F.max_pool2d(x, 6), ValueError, "too small"),
+    (lambda x: F.max_pool2d(x, 0), ValueError, "kernel_size must be positive"),
+    (lambda x: F.max_pool2d(x, 2, stride=0), ValueError, "stride must be positive"),
+    (lambda x: F.max_pool2d(x, 2, dilation=0), ValueError, "dilation must be positive"),
+    (lambda x: F.max_pool2d(x, 2, padding=-1), ValueError, "padding must be non-negative"),
+    (lambda x: F.max_pool2d(x, (2, 2, 2)), TypeError, "a tuple of 2 ints"),
+    (lambda x: F.max_pool2d(x, 2.5), TypeError, "kernel_size must be an int"),
+    (lambda x: F.avg_pool2d(x, 2, divisor_override=0), ValueError, "must not be zero"),
+    (lambda x: F.avg_pool2d(x.long(), 2), TypeError, "floating-point"),
+    (lambda x: F.adaptive_avg_pool2d(x, (3,) * 3), ValueError, "tuple of 2 ints"),
+    (lambda x: F.adaptive_max_pool2d(x, -1), TypeError, "non-negative ints"),
+    (lambda x: F.max_pool2d(mg.zeros(1, 0, 4, 4), 2), ValueError, "not empty"),
+    (lambda x: F.max_pool2d(x.numpy(), 2), TypeError, "must be a Tensor")])
+def test_errors_name_the_problem(call, error, words):
+    with pytest.raises(error, match=words):
+        call(mg.randn(1, 2, 5, 5))
