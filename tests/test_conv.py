@@ -194,8 +194,8 @@ ERRORS = [
      "Conv2d: padding='same' is not supported for strided convolutions"),
     (lambda: nn.Conv2d(3, 6, 3, padding_mode="foo"), ValueError,
      "padding_mode must be one of 'zeros', 'reflect', 'replicate', 'circular', got 'foo'"),
-    (lambda: nn.Conv2d(3, 6, 3, padding_mode="reflect"), NotImplementedError,
-     "padding_mode='reflect' is not implemented here"),
+    (lambda: nn.ConvTranspose2d(3, 6, 3, padding_mode="reflect"), ValueError,
+     "only padding_mode='zeros' is supported for a transposed convolution, got 'reflect'"),
     (lambda: nn.Conv3d(3, 6, (3, 3)), ValueError, "Conv3d: kernel_size must be an int or 3"),
     (lambda: nn.ConvTranspose2d(4, 3, 3, stride=2)(mg.zeros(1, 4, 5, 5), output_size=(13, 12)),
      ValueError, "requested an output size of (13, 12), but valid sizes range from (11, 11) "
@@ -218,9 +218,14 @@ LAYERS = ["nn.Conv1d(3, 4, 3, stride=2, padding=1)",
           "nn.ConvTranspose1d(3, 2, 3, stride=2, output_padding=1)",
           "nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)",
           "nn.ConvTranspose3d(2, 2, 2, bias=False, dilation=2)",
-          "nn.Unfold(3, padding=1)", "nn.Fold((4, 5), 2)", "nn.Unfold((2, 3), dilation=(1, 2))"]
+          "nn.Unfold(3, padding=1)", "nn.Fold((4, 5), 2)", "nn.Unfold((2, 3), dilation=(1, 2))",
+          "nn.Conv1d(3, 2, 3, padding=2, padding_mode='reflect')",
+          "nn.Conv2d(2, 4, (3, 2), padding=(1, 2), padding_mode='replicate', groups=2)",
+          "nn.Conv2d(2, 3, 4, padding='same', dilation=(1, 2), padding_mode='circular')",
+          "nn.Conv3d(2, 2, 3, padding=1, stride=2, padding_mode='reflect', bias=False)"]
 INPUTS = [(2, 3, 7), (2, 4, 6), (2, 4, 9, 8), (3, 5, 5), (1, 2, 3, 5, 3), (2, 3, 4),
-          (1, 4, 3, 3), (1, 2, 2, 2, 2), (2, 3, 4, 5), (2, 12, 12), (1, 2, 4, 6)]
+          (1, 4, 3, 3), (1, 2, 2, 2, 2), (2, 3, 4, 5), (2, 12, 12), (1, 2, 4, 6),
+          (2, 3, 6), (2, 2, 5, 6), (1, 2, 6, 9), (1, 2, 4, 5, 4)]
 
 
 @pytest.mark.parametrize("ctor, shape", list(zip(LAYERS, INPUTS)))

@@ -43,10 +43,9 @@ class _ConvNd(Module):
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"{name}: padding_mode must be one of "
                              f"{', '.join(map(repr, _PADDING_MODES))}, got {padding_mode!r}")
-        if padding_mode != "zeros":   # (PyTorch's ConvTranspose has only 'zeros' too)
-            raise NotImplementedError(
-                f"{name}: padding_mode={padding_mode!r} is not implemented here (F.pad has "
-                f"only mode 'constant'); only 'zeros' is")
+        if padding_mode != "zeros" and transposed:      # as PyTorch's
+            raise ValueError(f"{name}: only padding_mode='zeros' is supported for a "
+                             f"transposed convolution, got {padding_mode!r}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.transposed, self.padding_mode = transposed, padding_mode
         shape = (in_channels, out_channels // groups) if transposed else \
@@ -98,8 +97,30 @@ class _Conv(_ConvNd):
                     bias, padding_mode, 0, False, device, dtype)
 
     def forward(self, input):
-        return self._fn(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        if self.padding_mode == "zeros":
+            return self._fn(input, self.weight, self.bias, self.stride, self.padding,
+                            self.dilation, self.groups)
+        # reflect / replicate / circular: F.pad pads (as PyTorch's layers do), the
+        # convolution then pads nothing
+        padded = F.pad(input, self._pads(), mode=self.padding_mode)
+        return self._fn(padded, self.weight, self.bias, self.stride, 0, self.dilation,
+                        self.groups)
+
+    def _pads(self):
+        """F.pad's amounts for self.padding, last dim first: (p, p) per dim, or for 'same'
+        the dilated kernel's reach split with the odd one after, as the op's own 'same'."""
+        pads = []
+        for k, d, p in reversed(list(zip(self.kernel_size, self.dilation,
+                                          self.padding if not isinstance(self.padding, str)
+                                          else (None,) * self._dims))):
+            if self.padding == "valid":
+                pads += [0, 0]
+            elif self.padding == "same":
+                total = d * (k - 1)
+                pads += [total // 2, total - total // 2]
+            else:
+                pads += [p, p]
+        return tuple(pads)
 
 
 class _ConvTranspose(_ConvNd):
