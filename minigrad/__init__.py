@@ -69,6 +69,8 @@ from minigrad.ops.index_more import (take, argwhere, index_copy, index_put,  # n
                                      masked_scatter, scatter_reduce, index_fill)
 from minigrad.ops.statistics_more import (quantile, nanquantile, nanmedian, mode,  # noqa
                                           cov, corrcoef, dist, histc)
+from minigrad.ops.linalg_decomp import (svd_v as svd, qr_some as qr, pinverse,  # noqa
+                                        matrix_exp)
 from minigrad import linalg  # noqa: F401,E402
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401

@@ -306,6 +306,8 @@ def test_a_zero_on_the_diagonal_gives_torchs_inf_and_nan(device, request):
     (lambda: mg.linalg.lstsq(mg.ones(2, 3, 2), mg.ones(3, 1)), ValueError, "incompatible"),
     (lambda: mg.linalg.lstsq(mg.ones(3, 2), mg.ones(3, dtype=mg.float64)), TypeError,
      "dtypes"),
+    (lambda: mg.linalg.lstsq(mg.ones(3, 2), mg.ones(3, dtype=mg.int64)), TypeError,
+     "dtypes"),
     (lambda: mg.linalg.solve_triangular(mg.eye(2), mg.ones(2), upper=True), ValueError,
      "at least 2 dims"),
     (lambda: mg.linalg.solve_triangular(mg.eye(2), mg.ones(3, 1), upper=True), ValueError,
@@ -331,3 +333,122 @@ def test_a_failed_factorisation_that_the_gpu_does_not_report_is_caught(spy, monk
             fn(mg.eye(2, device=spy))
     with pytest.raises(RuntimeError, match="converge"):     # NumPy's own report
         mg.linalg.svd(mg.tensor([[np.nan, 1.0], [1.0, 2.0]]))
+
+
+@pytest.mark.parametrize("which", ["qr", "svd", "eigh"])
+def test_writing_into_one_factor_leaves_the_others_and_their_users_alone(which):
+    """Each factor has memory and a version counter of its own, as PyTorch's separate
+    outputs: writing into Q (U, Vh; the eigenvectors) neither changes R (S; the eigenvalues)
+    nor makes an op that saved R refuse its backward (it did: they were slices of one
+    output, sharing one counter)."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    a = a[:3] @ a[:3].T if which == "eigh" else a
+    grads = []
+    for lib_ in (torch, mg):
+        parts = {"qr": lambda: lib_.linalg.qr(lib_.tensor(a)),
+                 "svd": lambda: lib_.linalg.svd(lib_.tensor(a), full_matrices=False),
+                 "eigh": lambda: lib_.linalg.eigh(lib_.tensor(a))[::-1]}[which]()
+        kept, written = parts[1], [parts[0]] + list(parts[2:])
+        before = kept.numpy().copy()
+        z = lib_.tensor(np.arange(1.0, 1.0 + kept.numel()).reshape(kept.shape),
+                        requires_grad=True)
+        y = (kept * z).sum()
+        written[0].mul_(2)
+        written[-1].zero_()
+        np.testing.assert_array_equal(kept.numpy(), before)
+        y.backward()
+        grads.append(z.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], atol=1e-12)
+
+
+def test_a_factor_written_in_place_leaves_the_decompositions_gradient_right():
+    """The gradient through the decomposition is still the one at the values it computed
+    (minigrad keeps those; PyTorch refuses this backward instead)."""
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    grads = []
+    for write in (False, True):
+        x = mg.tensor(a, requires_grad=True)
+        q, r = mg.linalg.qr(x)
+        loss = (r ** 2).sum() + q.sum()
+        if write:
+            q.mul_(2)
+            r.mul_(3)
+        loss.backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def test_the_rank_of_one_matrix_is_a_0d_tensor_as_torchs():
+    """matrix_rank and lstsq's rank of an unbatched matrix held a NumPy scalar, not an
+    array: .numpy() was no array, and writing into it was refused as read-only memory."""
+    for rank in (mg.linalg.matrix_rank(mg.eye(3)),
+                 mg.linalg.matrix_rank(mg.eye(3), hermitian=True),
+                 mg.linalg.lstsq(mg.eye(3), mg.ones(3, 1)).rank):
+        assert isinstance(rank.numpy(), np.ndarray) and rank.shape == ()
+        assert rank.add_(1).item() == 4 and repr(rank) == "tensor(4)"
+
+
+def test_lstsq_broadcasts_b_over_one_factorisation_of_a_as_torch():
+    """The rank has A's batch shape, not the broadcast one, as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((1, 4, 3)), rng.standard_normal((2, 4, 2))
+    mine = mg.linalg.lstsq(mg.tensor(a), mg.tensor(b))
+    theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
+    assert mine.rank.shape == tuple(theirs.rank.shape) == (1,)
+    np.testing.assert_allclose(mine.solution.numpy(), theirs.solution.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf])
+def test_the_condition_number_of_0_by_0_matrices_is_0_as_torch(p):
+    out = mg.linalg.cond(mg.zeros(2, 0, 0, dtype=mg.float64), p)
+    assert out.shape == (2,) and out.numpy().tolist() == [0.0, 0.0]
+
+
+def test_solve_triangular_takes_integer_b_in_as_dtype_as_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array([[2.0, 1.0], [0.0, 4.0]], dtype=np.float32)
+    b = np.array([[1, 2], [3, 4]])
+    for left in (True, False):
+        mine = mg.linalg.solve_triangular(mg.tensor(a), mg.tensor(b), upper=True, left=left)
+        theirs = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=True,
+                                               left=left)
+        assert mine.dtype == mg.float32
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_the_older_spellings_svd_qr_pinverse_matrix_exp_as_torch():
+    """mg.svd / Tensor.svd is torch.svd: (U, S, V), V not Vh; some=False full; compute_uv
+    False: zeros for U and V. mg.qr's some; mg.pinverse's rcond (rtol, default 1e-15)."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((2, 4, 3))
+    t, x = torch.tensor(a), mg.tensor(a)
+    for some in (True, False):
+        for uv in (True, False):
+            mine, theirs = x.svd(some, uv), torch.svd(t, some, uv)
+            assert mine._fields == ("U", "S", "V") and \
+                [m.shape for m in mine] == [tuple(m.shape) for m in theirs]
+            for m, th in zip(mine, theirs):      # (sign-free: the columns' squares)
+                np.testing.assert_allclose(m.numpy() ** 2, th.numpy() ** 2, atol=1e-10)
+        mine, theirs = mg.qr(x, some), x.qr(some)
+        assert mine._fields == ("Q", "R") and [m.shape for m in mine] == \
+            [tuple(m.shape) for m in torch.linalg.qr(t, "reduced" if some else "complete")]
+        np.testing.assert_array_equal(mine.R.numpy(), theirs.R.numpy())
+    u, s, v = mg.svd(x)
+    np.testing.assert_allclose(((u * s.unsqueeze(-2)) @ v.mT).numpy(), a, atol=1e-12)
+    d = np.diag([1.0, 1e-10, 8e-16])       # which count as 0: rcond decides (not pinv's)
+    for rcond in ((), (1e-12,), (1e-3,)):
+        np.testing.assert_allclose(mg.tensor(d).pinverse(*rcond).numpy(),
+                                   torch.tensor(d).pinverse(*rcond).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(mg.pinverse(x, *rcond).numpy(),
+                                   torch.pinverse(t, *rcond).numpy(), rtol=1e-10)
+    sq = a[:, :3]
+    np.testing.assert_allclose(mg.tensor(sq).matrix_exp().numpy(),
+                               torch.tensor(sq).matrix_exp().numpy(), rtol=1e-12)
+    assert mg.matrix_exp is mg.linalg.matrix_exp
+    x = mg.tensor(a, requires_grad=True)             # S differentiable without U and V
+    x.svd(compute_uv=False).S.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), (mg.linalg.svd(mg.tensor(a))[0][..., :3] @
+                                                mg.linalg.svd(mg.tensor(a))[2]).numpy(),
+                               atol=1e-8)

@@ -1,14 +1,17 @@
 """Matrix decompositions, PyTorch's torch.linalg: qr, eigh and eigvalsh, svd and svdvals,
 and what is built on them (pinv, lstsq, matrix_rank, cond), with solve_triangular and
-matrix_exp. Real float32/float64 tensors, batched over leading dims. (eig and eigvals are
+matrix_exp; and torch.svd, torch.qr and torch.pinverse, the older spellings (mg.svd, mg.qr,
+mg.pinverse). Real float32/float64 tensors, batched over leading dims. (eig and eigvals are
 left out: a real matrix's eigenvalues may be complex, and minigrad has no complex dtype.)
 
 A decomposition runs as one op whose output packs its factors, flattened, side by side along
-the last dim; the factors handed out are slices of it. So backward gets the gradients of all
-of them at once (zeros for an unused one) and reads the factors as slices of its own output:
-the gradient, written with Tensor ops, is itself differentiable. Each formula is derived from
-the differential of the factorisation (d(QR) = dQ R + Q dR, with QᵀdQ skew and dR R⁻¹ upper
-triangular; likewise VᵀdV and UᵀdU skew for eigh and svd):
+the last dim; the factors handed out are copies of its slices. So backward gets the gradients
+of all of them at once (zeros for an unused one) and reads the factors as slices of its own
+output: the gradient, written with Tensor ops, is itself differentiable. (Copies, so that
+each factor has memory and a version counter of its own, as PyTorch's separate outputs:
+writing into Q neither changes R nor makes an op that saved R refuse its backward.) Each
+formula is derived from the differential of the factorisation (d(QR) = dQ R + Q dR, with
+QᵀdQ skew and dR R⁻¹ upper triangular; likewise VᵀdV and UᵀdU skew for eigh and svd):
   qr:   A = QR,   M = G_R Rᵀ − QᵀG_Q, N = M's upper triangle mirrored:  Ā = (G_Q + QN) R⁻ᵀ
   eigh: A = VΛVᵀ, Ā = V (diag(G_Λ) + F∘(VᵀG_V − G_VᵀV)/2) Vᵀ,  F_ij = 1/(λ_j − λ_i)
   svd:  A = USVᵀ, Ā = U (diag(G_S) + F∘(UᵀG_U − G_UᵀU) S + S F∘(VᵀG_V − G_VᵀV)) Vᵀ
@@ -60,13 +63,19 @@ def _pack(xp, batch, *arrays):
 
 
 def _unpack(packed, shapes):
-    """The Tensors _pack put into `packed` (slices of it), each of shape batch + shape."""
+    """The Tensors _pack put into `packed` (slices of it, for backward), each of shape
+    batch + shape."""
     out, start, batch = [], 0, packed.shape[:-1]
     for shape in shapes:
         size = math.prod(shape)
         out.append(packed.narrow(-1, start, size).reshape(batch + tuple(shape)))
         start += size
     return out
+
+
+def _factors(packed, shapes):
+    """The factors handed out: _unpack's slices, each copied (see the module's docstring)."""
+    return [f.clone() for f in _unpack(packed, shapes)]
 
 
 def _used(g):
@@ -159,7 +168,7 @@ def qr(A, mode="reduced"):
         return QRResult(empty, OnlyR.apply(A))
     m, n = A.shape[-2:]
     k = m if mode == "complete" else min(m, n)
-    return QRResult(*_unpack(QR.apply(A, mode=mode), [(m, k), (k, n)]))
+    return QRResult(*_factors(QR.apply(A, mode=mode), [(m, k), (k, n)]))
 
 
 class Eigh(Decomposition, Function):
@@ -192,7 +201,7 @@ def eigh(A, UPLO="L"):
     op = "linalg.eigh"
     A, UPLO = _square(op, A), _uplo(op, UPLO)
     n = A.shape[-1]
-    return EighResult(*_unpack(Eigh.apply(A, uplo=UPLO), [(n,), (n, n)]))
+    return EighResult(*_factors(Eigh.apply(A, uplo=UPLO), [(n,), (n, n)]))
 
 
 def eigvalsh(A, UPLO="L"):
@@ -250,8 +259,38 @@ def svd(A, full_matrices=True):
     m, n = A.shape[-2:]
     k = min(m, n)
     cu, rv = (m, n) if full_matrices else (k, k)
-    return SVDResult(*_unpack(SVD.apply(A, full=bool(full_matrices)),
-                              [(m, cu), (k,), (rv, n)]))
+    return SVDResult(*_factors(SVD.apply(A, full=bool(full_matrices)),
+                               [(m, cu), (k,), (rv, n)]))
+
+
+SVDVResult = namedtuple("SVDVResult", ("U", "S", "V"))
+
+
+def svd_v(input, some=True, compute_uv=True):
+    """torch.svd (mg.svd, Tensor.svd), the older spelling: (U, S, V) with A = U diag(S) Vᵀ,
+    V itself, not linalg.svd's Vh; some=False gives the full U (m, m) and V (n, n).
+    compute_uv=False: S alone is computed (differentiable), U and V are zeros of shapes
+    (m, m) and (n, n), as PyTorch."""
+    A = _matrices("svd", input)
+    if not compute_uv:
+        xp, (m, n) = A.backend.xp, A.shape[-2:]
+        zeros = [Tensor._make(xp.zeros(A.shape[:-2] + (k, k), dtype=A.dtype), A.device)
+                 for k in (m, n)]
+        return SVDVResult(zeros[0], svdvals(A), zeros[1])
+    u, s, vh = svd(A, full_matrices=not some)
+    return SVDVResult(u, s, vh.mT)
+
+
+def qr_some(input, some=True):
+    """torch.qr (mg.qr, Tensor.qr), the older spelling: linalg.qr's reduced mode, or its
+    complete mode where some=False."""
+    return qr(input, "reduced" if some else "complete")
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse (mg.pinverse, Tensor.pinverse): linalg.pinv with rtol=rcond; its
+    default, 1e-15, is not linalg.pinv's."""
+    return pinv(input, rtol=rcond)
 
 
 def _singular_values(xp, a):
@@ -333,7 +372,13 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
         return Tensor._make(xp.zeros(A.shape[:-2], dtype=xp.int64), A.device)
     s = xp.abs(xp.linalg.eigvalsh(A.data)) if hermitian else _singular_values(xp, A.data)
     kept = s > _tolerance(xp, A.data, atol, rtol, s.max(axis=-1, keepdims=True))
-    return Tensor._make(kept.sum(axis=-1).astype(xp.int64), A.device)
+    return _count(xp, kept, A.device)
+
+
+def _count(xp, kept, device):
+    """The number of singular values kept, per matrix, as an int64 Tensor (an array even for
+    one matrix: NumPy's sum of a 1-D array is a scalar, not an array a Tensor can hold)."""
+    return Tensor._make(xp.asarray(kept.sum(axis=-1), dtype=xp.int64), device)
 
 
 def cond(A, p=None):
@@ -347,6 +392,8 @@ def cond(A, p=None):
                          f"'nuc', 1, -1, inf, -inf")
     if p not in (None, 2, -2):
         A = _square(op, A)
+        if A.shape[-1] == 0:                         # 0 by 0: 0 for every p, as PyTorch
+            return A.sum((-2, -1))
         return _matrix_norm(A, p) * _matrix_norm(inv(A), p)
     s = svdvals(_matrices(op, A))
     if s.shape[-1] == 0:                             # no singular values: 0, as PyTorch
@@ -363,12 +410,13 @@ def _matrix_norm(A, p):
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution X of AX ≈ B, as torch.linalg.lstsq with its CPU default
-    driver 'gelsy'. A (..., m, n); B (..., m, k) with as many dims (batch dims broadcast), or
-    a vector of shape A.shape[:-1]. A named tuple (solution, residuals, rank, singular_values), of which
-    'gelsy' fills only solution and rank (residuals and singular_values empty). The solution
-    is A⁺B, singular values at most rcond·σ₁ (default ε·max(m, n)) counted as 0: the
-    minimum-norm solution where A is rank-deficient; its gradient is pinv's and matmul's.
-    The rank is counted from the singular values, not gelsy's pivoted QR."""
+    driver 'gelsy'. A (..., m, n); B (..., m, k) of A's dtype with as many dims (batch dims
+    broadcast), or a vector of shape A.shape[:-1]. A named tuple (solution, residuals, rank,
+    singular_values), of which 'gelsy' fills only solution and rank (rank of A's batch
+    shape; residuals and singular_values empty). The solution is A⁺B, singular values at
+    most rcond·σ₁ (default ε·max(m, n)) counted as 0: the minimum-norm solution where A is
+    rank-deficient; its gradient is pinv's and matmul's. The rank is counted from the
+    singular values, not gelsy's pivoted QR."""
     op = "linalg.lstsq"
     if driver not in (None, "gelsy"):
         raise ValueError(f"{op}: driver {driver!r} is not implemented; valid: None or "
@@ -376,18 +424,22 @@ def lstsq(A, B, rcond=None, *, driver=None):
     A = _matrices(op, A)
     if not isinstance(B, Tensor):
         raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
-    check_same_float(op, A, B)
+    if B.dtype != A.dtype:
+        raise TypeError(f"{op}: A and B have dtypes {A.dtype} and {B.dtype}; they must be "
+                        f"one (as PyTorch): convert B with .to(A.dtype)")
     vector, m = B.shape == A.shape[:-1], A.shape[-2]     # (as PyTorch: A's batch shape)
     Bm = B.unsqueeze(-1) if vector else B
     if Bm.ndim != A.ndim or Bm.shape[-2] != m:
         raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape}: B must "
                          f"be (..., {m}, k) with as many dims as A, or {A.shape[:-1]}")
-    A, Bm = _broadcast_batches(op, A, Bm)
+    _broadcast_batches(op, A, Bm)           # (checked only: the product below broadcasts)
     xp = A.backend.xp
+    # one pseudo-inverse per matrix of A, not per broadcast copy: rank has A's batch shape,
+    # as PyTorch's
     x, kept = _pinv_arrays(xp, A.data, None, rcond, False)
     X = PseudoInverse.apply(A, x=x) @ Bm
     empty = Tensor._make(xp.zeros((0,), dtype=A.dtype), A.device)
-    rank = Tensor._make(kept.sum(axis=-1).astype(xp.int64), A.device)
+    rank = _count(xp, kept, A.device)
     return LstsqResult(X.squeeze(-1) if vector else X, empty, rank, empty)
 
 
@@ -448,6 +500,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     if not isinstance(B, Tensor):
         raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
     check_same_float(op, A, B)
+    if not backend.is_floating(B.dtype):             # integers, bools: A's dtype, as PyTorch
+        B = B.to(dtype=A.dtype)
     if B.ndim < 2:
         raise ValueError(f"{op}: B must have at least 2 dims, got shape {B.shape}")
     if not left:                                     # XT = B  <=>  TᵀXᵀ = Bᵀ
