@@ -12,6 +12,11 @@ from minigrad.optim.adadelta import Adadelta  # noqa: F401
 from minigrad.optim.adamax import Adamax  # noqa: F401
 from minigrad.optim.nadam import NAdam  # noqa: F401
 from minigrad.optim.radam import RAdam  # noqa: F401
+from minigrad.optim.rprop import Rprop  # noqa: F401
+from minigrad.optim.asgd import ASGD  # noqa: F401
+from minigrad.optim.adafactor import Adafactor  # noqa: F401
+from minigrad.optim.lbfgs import LBFGS  # noqa: F401
+from minigrad.optim.muon import Muon  # noqa: F401
 from minigrad.optim import lr_scheduler  # noqa: F401
 from minigrad.optim.lr_scheduler import (warmup_cosine, noam, step_decay, set_lr,  # noqa
                                          LRScheduler, LambdaLR, StepLR, MultiStepLR,
@@ -19,4 +24,6 @@ from minigrad.optim.lr_scheduler import (warmup_cosine, noam, step_decay, set_lr
                                          SequentialLR, OneCycleLR,
                                          ReduceLROnPlateau, ConstantLR, PolynomialLR,
                                          CosineAnnealingWarmRestarts, CyclicLR)
+from minigrad.optim.chained import MultiplicativeLR, ChainedScheduler  # noqa: F401
+from minigrad.optim import swa_utils  # noqa: F401
 from minigrad.nn.utils import clip_grad_norm_, clip_grad_value_  # noqa: F401

@@ -12,6 +12,7 @@ torch.optim.lr_scheduler): LRScheduler, LambdaLR, StepLR, MultiStepLR, Exponenti
 CosineAnnealingLR, LinearLR, ConstantLR, PolynomialLR, SequentialLR, OneCycleLR
 (one_cycle.py), CosineAnnealingWarmRestarts and CyclicLR (cyclic.py); and ReduceLROnPlateau
 (plateau.py), which reacts to a measured loss rather than the epoch.
+MultiplicativeLR and ChainedScheduler (chained.py) multiply the lr other schedules leave.
 
     sched = SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=200),
                                CosineAnnealingLR(opt, T_max=4800)], milestones=[200])
@@ -25,11 +26,13 @@ from minigrad.optim.schedulers import (LRScheduler, LambdaLR, StepLR,  # noqa: F
 from minigrad.optim.one_cycle import OneCycleLR  # noqa: F401
 from minigrad.optim.cyclic import CosineAnnealingWarmRestarts, CyclicLR  # noqa: F401
 from minigrad.optim.plateau import ReduceLROnPlateau  # noqa: F401
+from minigrad.optim.chained import MultiplicativeLR, ChainedScheduler  # noqa: F401
 
 __all__ = ["warmup_cosine", "noam", "step_decay", "set_lr", "LRScheduler", "LambdaLR", "StepLR",
            "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "ConstantLR",
            "PolynomialLR", "SequentialLR", "OneCycleLR", "CosineAnnealingWarmRestarts",
            "CyclicLR", "ReduceLROnPlateau"]
+__all__ += ["MultiplicativeLR", "ChainedScheduler"]
 
 
 def warmup_cosine(step, max_lr, min_lr, warmup_steps, decay_steps):

@@ -300,10 +300,10 @@ TORCH_ONLY_OPTIONS = {"capturable": (False,), "differentiable": (False,),
                       "fused": (None, False)}
 
 # what a group may hold besides options: the learning-rate schedulers' own values (initial_lr
-# for every scheduler; OneCycleLR's max_lr, min_lr and momenta, as PyTorch's writes them) and
-# the parameters' names
+# for every scheduler; OneCycleLR's max_lr, min_lr and momenta, and SWALR's swa_lr, as
+# PyTorch's write them) and the parameters' names
 GROUP_EXTRAS = {"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum",
-                "param_names"}
+                "param_names", "swa_lr"}
 
 
 def check_foreach(name, foreach):
