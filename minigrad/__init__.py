@@ -71,6 +71,24 @@ from minigrad.ops.statistics_more import (quantile, nanquantile, nanmedian, mode
                                           cov, corrcoef, dist, histc)
 from minigrad.ops.linalg_decomp import (svd_v as svd, qr_some as qr, pinverse,  # noqa
                                         matrix_exp)
+from minigrad.ops.torch_extra import (frexp, nextafter, i0, igamma, igammac,  # noqa
+                                      mvlgamma, renorm, angle, real, imag, conj, isreal,
+                                      select_scatter, slice_scatter, diagonal_scatter, put,
+                                      index_reduce, isin, unique_consecutive, histogram,
+                                      unravel_index)
+from minigrad.ops.calculus import trapezoid, trapz, cumulative_trapezoid, gradient  # noqa
+from minigrad.ops.shape_extra import (atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
+                                      column_stack, dstack, block_diag, cartesian_prod,
+                                      combinations, msort, adjoint)
+from minigrad.ops.matmul import (addmv, addr, addbmm, baddbmm, chain_matmul,  # noqa
+                                 outer as ger)
+from minigrad.ops.norms import pdist, pairwise_distance, cosine_similarity  # noqa: F401
+from minigrad.creation_extra import (logspace, hann_window, hamming_window,  # noqa: F401
+                                     blackman_window, bartlett_window, kaiser_window,
+                                     tril_indices, triu_indices, scalar_tensor, asarray,
+                                     frombuffer, randint_like)
+from minigrad.draws import binomial, poisson  # noqa: F401
+from minigrad.dtypes import result_type, can_cast  # noqa: F401
 from minigrad import linalg  # noqa: F401,E402
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401
@@ -84,6 +102,27 @@ from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
 clamp = clip
 arctan2, moveaxis = atan2, movedim
 divide = true_divide = div
+row_stack = vstack
+
+
+def concat(tensors, dim=0):
+    """torch.concat: cat's other name."""
+    return cat(tensors, dim)
+
+
+def concatenate(tensors, axis=0):
+    """torch.concatenate: cat with NumPy's argument name."""
+    return cat(tensors, axis)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha·input, as torch.rsub (input a tensor; other a tensor or a number)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"mg.rsub: expected a Tensor first, got {type(input).__name__}")
+    from minigrad.tensor_inplace import times_alpha
+    scaled = times_alpha(other, input, alpha, "rsub") if isinstance(other, Tensor) else \
+        (input if alpha == 1 else input * alpha)
+    return other - scaled
 
 
 def device(name):
@@ -129,7 +168,19 @@ for _name in ("max min argmax argmin abs neg add sub mul div pow sqrt square sin
               "softmax log_softmax reshape transpose permute squeeze unsqueeze flatten "
               "all any clone detach masked_select outer argsort nonzero narrow scatter "
               "scatter_add index_add repeat_interleave unique rsqrt swapaxes swapdims "
-              "eq ne lt le gt ge logical_not logical_and logical_or logical_xor var std").split():
+              "eq ne lt le gt ge logical_not logical_and logical_or logical_xor var std "
+              "absolute negative multiply subtract greater greater_equal less less_equal "
+              "not_equal reciprocal clamp_min clamp_max").split():
     if _name not in globals():
         globals()[_name] = _as_function(_name)
+
+# ... and its in-place functions (torch.relu_(t) is t.relu_()), and F's in-place activations
+for _name in ("abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ "
+              "asinh_ atan_ atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ "
+              "deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ gcd_ lcm_ "
+              "ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ "
+              "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ "
+              "tanh_ trunc_ xlogy_ zero_ i0_ addmv_").split():
+    globals()[_name] = _as_function(_name)
+from minigrad.functional import selu_, celu_, rrelu_, threshold_  # noqa: E402,F401
 del _name

@@ -1,7 +1,8 @@
 """Random draws beyond the factories of creation.py, as torch's: normal(mean, std) with
-tensors or numbers, bernoulli(probabilities), and the in-place fills bernoulli_,
-exponential_ and random_ (Tensor methods). None of them is differentiable: for a draw that
-gradients flow through, write mean + std * mg.randn_like(mean) (the reparameterisation).
+tensors or numbers, bernoulli(probabilities), binomial(count, prob), poisson(rates), and the
+in-place fills bernoulli_, exponential_ and random_ (Tensor methods). None of them is
+differentiable: for a draw that gradients flow through, write mean + std *
+mg.randn_like(mean) (the reparameterisation).
 
 Each draws on the host, from `generator` (mg.Generator, a NumPy Generator or an int seed)
 or else from the CPU generator that mg.manual_seed seeds, and copies the values to the
@@ -127,3 +128,38 @@ def random_(t, *bounds, generator=None):
     drawn = rng.integers(low, high, size=t.shape, dtype=t.dtype if t.dtype.kind in "iu"
                          else backend.int64)
     return _fill_checked(t, "random_", drawn)
+
+
+def _rates(x, op, what):
+    """A floating tensor's values as a host float64 array, or a TypeError naming it."""
+    if not isinstance(x, Tensor) or not backend.is_floating(x.dtype):
+        raise TypeError(f"{op}: {what} must be a floating tensor (as PyTorch), got "
+                        f"{getattr(x, 'dtype', type(x).__name__)}")
+    return _host(x).astype(backend.float64)
+
+
+def binomial(count, prob, generator=None):
+    """The number of successes in `count` trials of probability `prob` (element by element;
+    the two broadcast), as torch.binomial: floats, in count's dtype. A negative count gives
+    0, as PyTorch; a probability outside [0, 1] is an error."""
+    n, p = _rates(count, "binomial", "count"), _rates(prob, "binomial", "prob")
+    if not ((p >= 0) & (p <= 1)).all():
+        raise ValueError(f"binomial: prob must lie in [0, 1], got {prob!r}")
+    try:
+        n, p = backend.get("cpu").xp.broadcast_arrays(n, p)
+    except ValueError:
+        raise ValueError(f"binomial: count of shape {count.shape} and prob of shape "
+                         f"{prob.shape} do not broadcast together") from None
+    k = backend.host_rng(generator, "binomial").binomial(
+        backend.get("cpu").xp.maximum(n, 0).astype(backend.int64), p)
+    return Tensor._make(count.backend.from_numpy(k.astype(count.dtype)), count.device)
+
+
+def poisson(input, generator=None):
+    """A Poisson draw of rate `input` (element by element), as torch.poisson: floats, in
+    input's dtype; rates must be >= 0."""
+    rate = _rates(input, "poisson", "input")
+    if not (rate >= 0).all():
+        raise ValueError(f"poisson: rates must be >= 0, got {input!r}")
+    k = backend.host_rng(generator, "poisson").poisson(rate)
+    return Tensor._make(input.backend.from_numpy(k.astype(input.dtype)), input.device)

@@ -1,7 +1,7 @@
 """What PyTorch answers about dtypes: finfo and iinfo (a dtype's limits; a mask filled with
 finfo(x.dtype).min stays finite where -inf would make an all-masked row NaN), the default
-floating dtype (what Python floats, mg.zeros and new layers' weights get), and
-promote_types."""
+floating dtype (what Python floats, mg.zeros and new layers' weights get), promote_types,
+result_type and can_cast."""
 from minigrad import backend
 
 _np = backend.get("cpu").xp
@@ -55,3 +55,51 @@ def promote_types(type1, type2):
 def is_floating_point(input):  # noqa: A002
     """Whether the tensor's dtype is floating (float16, float32, float64)."""
     return backend.is_floating(input.dtype)
+
+
+def _kind(d):
+    """0 for bool, 1 for the integers, 2 for the floats: PyTorch's categories."""
+    return 0 if d == backend.bool_ else 2 if backend.is_floating(d) else 1
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's casting rule allows from_ into to: within a category (bool,
+    integers, floats) always, and up it (bool to int, int to float), never down."""
+    return _kind(backend.dtype(from_)) <= _kind(backend.dtype(to))
+
+
+def _either(a, b):
+    return b if a is None else a if b is None else promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """PyTorch's rule for two priority groups: the higher one's dtype wins unless the lower
+    one is of a higher category (a float 0-d tensor or number beside an integer tensor)."""
+    if higher is not None and backend.is_floating(higher):
+        return higher
+    if higher == backend.bool_ or (lower is not None and backend.is_floating(lower)):
+        return _either(higher, lower)
+    return lower if higher is None else higher
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an elementwise op on these (tensors or numbers) gives, as
+    torch.result_type: tensors with dims decide, then 0-d tensors, then numbers (an int
+    is int64, a float the default dtype), each group overruled by a later one only where
+    that is of a higher category (int64 tensor with 1.0: float32; uint8 with a 0-d int8:
+    uint8)."""
+    from minigrad.tensor import Tensor
+    groups = [None, None, None]                          # dims, 0-d, numbers
+    for v in (tensor1, tensor2):
+        if isinstance(v, Tensor):
+            k, d = (0 if v.ndim else 1), v.dtype
+        elif backend.is_scalar(v):
+            v = backend.python_scalar(v)
+            k = 2
+            d = backend.bool_ if isinstance(v, bool) else backend.int64 if isinstance(
+                v, int) else backend.DEFAULT_FLOAT
+        else:
+            raise TypeError(f"result_type: expected tensors or numbers, got "
+                            f"{type(v).__name__}")
+        groups[k] = _either(groups[k], d)
+    return _combine(groups[0], _combine(groups[1], groups[2]))

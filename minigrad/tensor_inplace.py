@@ -101,7 +101,9 @@ _TWINS = ("sigmoid tanh sin cos tan sinh cosh exp2 expm1 log1p log2 log10 erf er
           "not_equal logical_not logical_and logical_or logical_xor "
           "asin arcsin acos arccos atan arctan asinh arcsinh acosh arccosh atanh arctanh erfc "
           "sinc deg2rad rad2deg hypot copysign heaviside sgn fix ldexp bitwise_and bitwise_or "
-          "bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift gcd lcm").split()
+          "bitwise_xor bitwise_not bitwise_left_shift bitwise_right_shift gcd lcm "
+          "i0 nextafter igamma igammac mvlgamma renorm addmv addr addbmm baddbmm put "
+          "index_reduce").split()
 
 
 def _twin(name):

@@ -189,6 +189,47 @@ class TensorMethods:
     def erfinv(self): return ops.special.erfinv(self)
     def xlogy(self, other): return ops.special.xlogy(self, other)
     def logit(self, eps=None): return ops.special.logit(self, eps)
+    # torch's remaining functions that are also its methods (ops/torch_extra.py,
+    # ops/shape_extra.py, ops/matmul.py)
+    def frexp(self): return ops.torch_extra.frexp(self)
+    def nextafter(self, other): return ops.torch_extra.nextafter(self, other)
+    def i0(self): return ops.torch_extra.i0(self)
+    def igamma(self, other): return ops.torch_extra.igamma(self, other)
+    def igammac(self, other): return ops.torch_extra.igammac(self, other)
+    def mvlgamma(self, p): return ops.torch_extra.mvlgamma(self, p)
+    def renorm(self, p, dim, maxnorm): return ops.torch_extra.renorm(self, p, dim, maxnorm)
+    def angle(self): return ops.torch_extra.angle(self)
+    def conj(self): return ops.torch_extra.conj(self)
+    def isreal(self): return ops.torch_extra.isreal(self)
+    real = property(lambda self: ops.torch_extra.real(self))              # itself
+    imag = property(lambda self: ops.torch_extra.imag(self))              # an error
+    def select_scatter(self, src, dim, index):
+        return ops.torch_extra.select_scatter(self, src, dim, index)
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        return ops.torch_extra.slice_scatter(self, src, dim, start, end, step)
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        return ops.torch_extra.diagonal_scatter(self, src, offset, dim1, dim2)
+    def put(self, index, source, accumulate=False):
+        return ops.torch_extra.put(self, index, source, accumulate)
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        return ops.torch_extra.index_reduce(self, dim, index, source, reduce,
+                                            include_self=include_self)
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return ops.torch_extra.unique_consecutive(self, return_inverse, return_counts, dim)
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
+        return ops.torch_extra.histogram(self, bins, range=range, weight=weight,
+                                         density=density)
+    def msort(self): return ops.shape_extra.msort(self)
+    def adjoint(self): return ops.shape_extra.adjoint(self)
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return ops.matmul.addmv(self, mat, vec, beta=beta, alpha=alpha)
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        return ops.matmul.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return ops.matmul.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return ops.matmul.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def ger(self, vec2): return ops.matmul.outer(self, vec2)
     # piecewise constant: gradient 0 (as PyTorch); integers come back unchanged
     def sign(self): return ops.math.sign(self)
     def floor(self): return ops.math.floor(self)

@@ -193,9 +193,12 @@ LINALG_FUNCTIONS += ("qr", "eigh", "eigvalsh")          # ops/linalg_decomp.py's
 # the rest of the elementwise math, and the shifts, gcd and lcm (CuPy has these)
 FUNCTIONS |= set("""arcsin arccos arctan arcsinh arccosh arctanh hypot copysign signbit
 logaddexp2 left_shift right_shift gcd lcm""".split())
+# ops/torch_extra.py's frexp and nextafter (CuPy has both)
+FUNCTIONS |= {"frexp", "nextafter"}
 
 # the special functions CuPy has in cupyx.scipy.special (the Backend's `special`)
-SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv", "erfc")
+SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv", "erfc",
+                     "i0", "i1", "gammainc", "gammaincc")      # (ops/torch_extra.py's)
 
 
 def _function(fn, allow_host=False):

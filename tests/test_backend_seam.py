@@ -230,6 +230,11 @@ OPS = [
     ("pool", lambda a: (F.max_pool2d(a, 2, 1, 1), F.avg_pool2d(a, 3, 2, 1, True),
                         F.adaptive_max_pool2d(a, 3), F.lp_pool1d(a[0] * a[0] + 1, 2, 2)),
      [(1, 2, 4, 5)]),
+    ("torch_extra", lambda a, b: (   # ops/torch_extra.py (igamma: no derivative in a)
+        mg.frexp(a)[0], mg.nextafter(a, b), mg.i0(a - 1), mg.igamma(b.detach(), a),
+        mg.igammac(a.detach(), b), mg.angle(a - 1), mg.select_scatter(a, b[0], 0, 1),
+        mg.slice_scatter(a, b[:, 1:], 1, 1), mg.diagonal_scatter(a, b[0, :2], 1)),
+     [(2, 3), (2, 3)], "pos"),
 ]
 
 

@@ -1,5 +1,6 @@
 """Matrix product with NumPy's rules (1-D, 2-D, batched and broadcast-batched), and the products
-built on it: mm, bmm, dot, outer, addmm, tensordot and cross."""
+built on it: mm, bmm, dot, outer, addmm (and its kin addmv, addr, addbmm, baddbmm),
+chain_matmul, tensordot and cross."""
 import math
 
 from minigrad import backend
@@ -119,25 +120,85 @@ def addmm(x, mat1, mat2, *, beta=1, alpha=1):
     to (n, m). With beta=0, x is ignored (a NaN in it does not spread) and its gradient is 0,
     as PyTorch's. An integer result takes integer beta and alpha only (PyTorch would
     truncate 0.5 to 0)."""
+    return _scaled_sum("addmm", x, mm(mat1, mat2), beta, alpha)
+
+
+def _scaled_sum(op, x, out, beta, alpha):
+    """beta·x + alpha·out for addmm and its kin (out the product): x must broadcast to
+    out's shape; beta=0 ignores x's values (its gradient is 0)."""
     from minigrad.ops.elementwise import where
-    out = mm(mat1, mat2)
     for name, v in (("beta", beta), ("alpha", alpha)):
         if not backend.is_scalar(v) or isinstance(v, bool):
-            raise TypeError(f"addmm: {name} must be a number, got {v!r}")
+            raise TypeError(f"{op}: {name} must be a number, got {v!r}")
         if not backend.is_integer(v) and not backend.is_floating(out.dtype):
-            raise TypeError(f"addmm: {name}={v!r}, but the matrices are {out.dtype}, so "
+            raise TypeError(f"{op}: {name}={v!r}, but the matrices are {out.dtype}, so "
                             f"{name} must be an integer (as PyTorch); convert with .float()")
     try:
         fits = backend.broadcast_shapes(x.shape, out.shape) == out.shape
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"addmm: input of shape {x.shape} does not broadcast to the "
+        raise ValueError(f"{op}: input of shape {x.shape} does not broadcast to the "
                          f"product's shape {out.shape}")
     out = out if alpha == 1 else out * alpha
     if beta == 0:       # zeros of x's shape, still from x: its gradient is 0, not None
         return out + where(True, 0.0, x.to(dtype=out.dtype))
     return out + (x if beta == 1 else x * beta)
+
+
+def _same_dtype(op, *tensors):
+    """addmv and its kin take one dtype, as PyTorch's (no silent float64 product)."""
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
+    if len({t.dtype for t in tensors}) > 1:
+        raise TypeError(f"{op}: input and the operands must have one dtype, got "
+                        f"{', '.join(str(t.dtype) for t in tensors)}; convert first")
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta·input + alpha·(mat @ vec), as torch.addmv: mat (n, m), vec (m,), input
+    broadcast to (n,)."""
+    _same_dtype("addmv", input, mat, vec)
+    if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
+        raise ValueError(f"addmv: needs a matrix (n, m) and a vector (m,), got shapes "
+                         f"{mat.shape} and {vec.shape}")
+    return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta·input + alpha·outer(vec1, vec2), as torch.addr: input broadcast to (n, m)."""
+    _same_dtype("addr", input, vec1, vec2)
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta·input + alpha·(batch1 @ batch2) batch by batch, as torch.baddbmm: batch1
+    (B, n, k), batch2 (B, k, m), input broadcast to (B, n, m)."""
+    _same_dtype("baddbmm", input, batch1, batch2)
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta·input + alpha·Σ_b batch1[b] @ batch2[b], as torch.addbmm: the products of the
+    batches summed, input broadcast to (n, m)."""
+    _same_dtype("addbmm", input, batch1, batch2)
+    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def chain_matmul(*matrices):
+    """The product of the 2-D matrices, left to right, as torch.chain_matmul (deprecated
+    there for torch.linalg.multi_dot); one matrix comes back as a copy."""
+    if not matrices:
+        raise ValueError("chain_matmul: expected one or more matrices")
+    for i, m in enumerate(matrices):
+        if getattr(m, "ndim", None) != 2:
+            raise ValueError(f"chain_matmul: each argument must be a matrix (2-D), argument "
+                             f"{i} has shape {getattr(m, 'shape', type(m).__name__)}")
+    out = matrices[0].clone() if len(matrices) == 1 else matrices[0]
+    for m in matrices[1:]:
+        out = mm(out, m)
+    return out
 
 
 def tensordot(a, b, dims=2):

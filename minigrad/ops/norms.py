@@ -1,10 +1,11 @@
 """Vector norms and what is built on them: Tensor.norm (torch.norm's vector norms: p = 2 or
 'fro', 1, ±inf, 0, or any other p), F.normalize, F.cosine_similarity, F.pairwise_distance,
-F.rms_norm, and mg.cdist, the p-norm distances between two sets of rows. All but cdist are
-compositions of differentiable ops, so gradients of gradients come for free; the care is in
-PyTorch's values at the kinks: where a norm is 0 its gradient is 0 (the root's ∞ times 0
-would be NaN), and so is the gradient of |x|ᵖ at x = 0 for p < 1. cdist is one op (`Cdist`)
-that never holds all P·R·M differences at once."""
+F.rms_norm, mg.pdist (the distances between the rows of one matrix), and mg.cdist, the
+p-norm distances between two sets of rows. All but cdist are compositions of differentiable
+ops, so gradients of gradients come for free; the care is in PyTorch's values at the kinks:
+where a norm is 0 its gradient is 0 (the root's ∞ times 0 would be NaN), and so is the
+gradient of |x|ᵖ at x = 0 for p < 1. cdist is one op (`Cdist`) that never holds all P·R·M
+differences at once."""
 import math
 
 from minigrad import backend
@@ -112,6 +113,25 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     distance between rows of x1 and x2. eps keeps x1 = x2 away from the norm's kink."""
     check_broadcast("pairwise_distance", x1.shape, x2.shape)
     return norm(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
+
+
+def pdist(input, p=2):
+    """The p-norm distance between every pair of rows i < j of a matrix (N, M), as
+    torch.pdist: N(N-1)/2 values in the order (0, 1), (0, 2), ..., (N-2, N-1). Gradients as
+    norm's (0 where two rows are equal)."""
+    op = "pdist"
+    if not isinstance(input, Tensor) or input.ndim != 2:
+        raise ValueError(f"{op}: needs a 2-D tensor (rows to compare), got "
+                         f"{getattr(input, 'shape', type(input).__name__)}")
+    p = float(number_arg(op, "p", p))
+    if not p >= 0:
+        raise ValueError(f"{op}: p must be >= 0, got {p}")
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"{op}: needs a floating-point tensor, got {input.dtype}")
+    host = backend.get("cpu").xp
+    first, second = (Tensor._make(input.backend.from_numpy(i.astype(backend.int64)),
+                                  input.device) for i in host.triu_indices(input.shape[0], k=1))
+    return p_norm(input[first] - input[second], p, 1, False, op)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None):

@@ -1,11 +1,14 @@
 """torch's smaller shape helpers, each a composition of the shape ops (so the gradients
-are theirs): ravel, fliplr, flipud, hsplit, vsplit, dsplit, split_with_sizes, diagflat;
-and the questions about a tensor that torch also asks as functions (is_same_size,
+are theirs): ravel, fliplr, flipud, hsplit, vsplit, dsplit, split_with_sizes, diagflat,
+atleast_1d/2d/3d, column_stack, dstack, block_diag, cartesian_prod, combinations, msort,
+adjoint; and the questions about a tensor that torch also asks as functions (is_same_size,
 is_signed, is_complex, is_nonzero, get_device)."""
+import itertools
+
 from minigrad import backend
 from minigrad.tensor import Tensor
-from minigrad.ops.layout import diag, tensor_split
-from minigrad.ops.shape import flip, reshape, split
+from minigrad.ops.layout import diag, meshgrid, tensor_split
+from minigrad.ops.shape import cat, flip, reshape, split, stack, transpose
 
 
 def _tensor(x, op):
@@ -65,6 +68,135 @@ def diagflat(x, offset=0):
     """x flattened onto the `offset`-th diagonal of a square matrix of zeros, as
     torch.diagflat."""
     return diag(ravel(_tensor(x, "diagflat")), offset)
+
+
+# ---- stacking and combining -----------------------------------------------------------------
+def _at_least_dims(op, tensors, grow):
+    """atleast_Nd: one tensor gives one, several (or one list) give a tuple, as PyTorch."""
+    single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = tuple(grow(_tensor(t, op)) for t in tensors)
+    return out[0] if single else out
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (0-d becomes (1,)), as torch.atleast_1d."""
+    return _at_least_dims("atleast_1d", tensors,
+                          lambda t: reshape(t, (1,)) if t.ndim == 0 else t)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims: (n,) becomes (1, n), 0-d (1, 1)."""
+    return _at_least_dims("atleast_2d", tensors,
+                          lambda t: reshape(t, (1, -1)) if t.ndim < 2 else t)
+
+
+def _3d(t):
+    return reshape(t, (1, 1, 1) if t.ndim == 0 else (1, -1, 1) if t.ndim == 1 else
+                   t.shape + (1,) if t.ndim == 2 else t.shape)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims: (n,) becomes (1, n, 1), (m, n) (m, n, 1), 0-d
+    (1, 1, 1), as torch.atleast_3d (NumPy's rule)."""
+    return _at_least_dims("atleast_3d", tensors, _3d)
+
+
+def _sequence(tensors, op):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError(f"{op}: expected a non-empty list or tuple of tensors, got "
+                        f"{type(tensors).__name__}")
+    return [_tensor(t, op) for t in tensors]
+
+
+def column_stack(tensors):
+    """The tensors side by side as columns: 0-d and 1-D ones become (n, 1) columns, then
+    all are joined along dim 1, as torch.column_stack."""
+    return cat([reshape(t, (-1, 1)) if t.ndim < 2 else t
+                for t in _sequence(tensors, "column_stack")], 1)
+
+
+def dstack(tensors):
+    """The tensors joined along dim 2 (depth), each first made 3-D (atleast_3d), as
+    torch.dstack."""
+    return cat([_3d(t) for t in _sequence(tensors, "dstack")], 2)
+
+
+def block_diag(*tensors):
+    """The tensors as the blocks of a block-diagonal matrix, zeros elsewhere, as
+    torch.block_diag: each 0-d, 1-D (a row) or 2-D; dtypes promoted (an integer block
+    beside a float one becomes float)."""
+    from minigrad.dtypes import promote_types
+    op = "block_diag"
+    blocks = [reshape(t, (1, -1)) if t.ndim < 2 else t for t in
+              (_tensor(t, op) for t in tensors)]
+    for i, t in enumerate(blocks):
+        if t.ndim > 2:
+            raise ValueError(f"{op}: each tensor must have at most 2 dims; tensor {i} has "
+                             f"shape {t.shape}")
+    if not blocks:
+        from minigrad.creation import zeros
+        return zeros(1, 0)
+    dtype = blocks[0].dtype
+    for t in blocks[1:]:
+        dtype = promote_types(dtype, t.dtype)
+    width = sum(t.shape[1] for t in blocks)
+    rows, left = [], 0
+    for t in blocks:
+        xp, (r, c) = t.backend.xp, t.shape
+        pad = [Tensor._make(xp.zeros((r, w), dtype), t.device)
+               for w in (left, width - left - c)]
+        rows.append(cat([pad[0], t.to(dtype=dtype), pad[1]], 1))
+        left += c
+    return cat(rows, 0)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-D tensor, one per row, in order (the
+    last varying fastest), as torch.cartesian_prod; one tensor comes back as it is."""
+    op = "cartesian_prod"
+    for i, t in enumerate(tensors):
+        if _tensor(t, op).ndim != 1:
+            raise ValueError(f"{op}: expects 1-D tensors, got shape {t.shape} at position {i}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-element combinations of a 1-D tensor's elements (with repeats if
+    with_replacement), one per row in lexicographic order of position, as
+    torch.combinations: (k, r); r = 0 gives an empty 1-D tensor."""
+    op = "combinations"
+    if _tensor(input, op).ndim != 1:
+        raise ValueError(f"{op}: expects a 1-D tensor, got shape {input.shape}")
+    if not backend.is_integer(r) or isinstance(r, bool):
+        raise TypeError(f"{op}: r must be an int, got {r!r}")
+    if r < 0:
+        raise ValueError(f"{op}: r must be non-negative, got {r}")
+    if r == 0:
+        return input[:0]
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    host = backend.get("cpu").xp
+    index = host.asarray(list(pick(range(input.shape[0]), int(r))), dtype=backend.int64)
+    index = Tensor._make(input.backend.from_numpy(index.reshape(-1, int(r))), input.device)
+    return input[index]
+
+
+def msort(input):
+    """input sorted along dim 0 (ascending), as torch.msort: sort(dim=0)'s values."""
+    return _tensor(input, "msort").sort(0)[0]
+
+
+def adjoint(input):
+    """The (conjugate) transpose of the last two dims, a view; for real tensors the
+    transpose, as torch.adjoint."""
+    if _tensor(input, "adjoint").ndim < 2:
+        raise ValueError(f"adjoint: needs a matrix or a batch of them (at least 2 dims), got "
+                         f"shape {input.shape}")
+    return transpose(input, -2, -1)
 
 
 # ---- about a tensor ------------------------------------------------------------------------
