@@ -184,6 +184,18 @@ def test_alpha_dropout_keeps_mean_and_variance():
     assert np.all(nn.AlphaDropout(1.0)(x).numpy() == 0)
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: F.pixel_shuffle(x, 1), lambda x: F.pixel_unshuffle(x, 1),
+    lambda x: F.pixel_shuffle(x[:, :, :4, :1, :1], 2),      # 1×1 images: nothing moves
+    lambda x: F.channel_shuffle(x, 1), lambda x: F.channel_shuffle(x, 4)])
+def test_shuffles_that_move_nothing_are_copies(call):
+    """As PyTorch's, a new tensor: writing into it leaves the input alone."""
+    x = mg.zeros(2, 4, 4, 2, 2)
+    y = call(x)
+    y.add_(1)
+    assert float(x.abs().sum()) == 0
+
+
 # ---- errors -----------------------------------------------------------------------------
 @pytest.mark.parametrize("call, error, words", [
     (lambda x: F.interpolate(x, mode="bilinear", scale_factor=2), NotImplementedError,
@@ -211,7 +223,17 @@ def test_alpha_dropout_keeps_mean_and_variance():
      "6 pad values for an input of shape"),
     (lambda x: F.dropout1d(x[0, 0], 0.5), ValueError, "expected a 2D or 3D input"),
     (lambda x: F.dropout2d(x, 1.5), ValueError, "probability must be in"),
-    (lambda x: F.alpha_dropout(x, -0.1), ValueError, "probability must be in")])
+    (lambda x: F.alpha_dropout(x, -0.1), ValueError, "probability must be in"),
+    (lambda x: F.interpolate(x, size=3, recompute_scale_factor=True), ValueError,
+     "not meaningful with an explicit size"),
+    (lambda x: nn.Upsample(scale_factor=0)(x), ValueError, "positive number"),
+    (lambda x: F.pixel_shuffle(x.numpy(), 1), TypeError, "input must be a Tensor"),
+    (lambda x: F.channel_shuffle(x.numpy(), 1), TypeError, "input must be a Tensor"),
+    (lambda x: F.pad(x[:, :, :0], (1, 1), mode="replicate"), ValueError, "empty dim"),
+    (lambda x: F.bilinear(x[0], x[0].double(), mg.ones(2, 5, 5)), TypeError,
+     "float32, float64, float32; convert"),
+    (lambda x: F.bilinear(x[0].numpy(), x[0], mg.ones(2, 5, 5)), TypeError,
+     "input1 must be a Tensor")])
 def test_errors_name_the_problem(call, error, words):
     with pytest.raises(error, match=words):
         call(mg.randn(3, 5, 5))

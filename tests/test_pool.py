@@ -100,7 +100,9 @@ NAN, INF = float("nan"), float("inf")
     ([2.0, 2.0, 1.0, 1.0, 3.0, 3.0], dict(kernel_size=3, stride=1, padding=1)),   # ties
     ([1.0, NAN, 3.0, NAN, 2.0, 2.0], dict(kernel_size=4, stride=2, padding=1)),   # NaN
     ([-INF, -INF, -INF, 0.0, -INF], dict(kernel_size=2, padding=1)),   # -inf and padding
-    ([5.0, 1.0, 4.0, 4.0, 2.0, 0.0, 7.0], dict(kernel_size=2, dilation=3, ceil_mode=True))])
+    ([5.0, 1.0, 4.0, 4.0, 2.0, 0.0, 7.0], dict(kernel_size=2, dilation=3, ceil_mode=True)),
+    # the first window reads the padding and -inf, not 5: its first place in the input
+    ([5.0, -INF, -INF, 1.0], dict(kernel_size=2, stride=1, padding=1, dilation=2))])
 def test_max_pool_picks_and_indices_as_torch(values, kw):
     torch = pytest.importorskip("torch")
     x = np.array([[values]])
@@ -132,6 +134,52 @@ def test_indices_as_torch(n, call):
     want, want_at = call(TF, torch.tensor(x))
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     np.testing.assert_array_equal(at.numpy(), want_at.numpy())
+
+
+def _in_padding(F, x):
+    """Windows at -2, -1, 0 reading 2 places 4 apart of 3: the middle one reads none."""
+    return F.max_pool1d(x, 2, 1, 2, 4)
+
+
+def test_max_pool_window_wholly_in_the_padding_is_minus_inf_as_torch():
+    """A dilation larger than the input can leave a window nothing but padding: its max is
+    -inf (the fill; gradient 0), its index PyTorch's, past the input; not an input value."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[[1.0, 2.0]]])                     # one window, at -1 and 2
+    want, want_at = torch.nn.functional.max_pool1d(torch.tensor(x), 2, 3, 1, 3,
+                                                   return_indices=True)
+    got, at = F.max_pool1d(mg.tensor(x), 2, 3, 1, 3, return_indices=True)
+    assert got.numpy().tolist() == want.numpy().tolist() == [[[-np.inf]]]
+    assert at.numpy().tolist() == want_at.numpy().tolist() == [[[2]]]
+    x = np.random.default_rng(0).standard_normal((2, 3, 3))
+    m = mg.tensor(x, requires_grad=True)
+    got = _in_padding(F, m)            # (torch refuses padding over half the kernel size)
+    np.testing.assert_array_equal(got.detach().numpy(), np.stack(
+        [x[..., 2], np.full(x.shape[:-1], -np.inf), x[..., 0]], -1))
+    got.sum().backward()                             # to x[2] and x[0], not to the middle
+    np.testing.assert_array_equal(m.grad.numpy(), np.broadcast_to([1.0, 0.0, 1.0], x.shape))
+    ints = _in_padding(F, mg.tensor(np.ones((1, 3), np.int32)))
+    assert ints.numpy().tolist() == [[1, np.iinfo(np.int32).min, 1]]
+
+
+def test_max_pool_window_wholly_in_the_padding_on_the_gpu_stand_in(spy):
+    check_spy_matches_cpu(OpCase("max_pool_in_padding", lambda x: _in_padding(F, x),
+                                 ((2, 3, 3),)), spy)
+
+
+def test_adaptive_avg_pool_of_the_same_size_is_a_copy():
+    """Nothing to pool: still a new tensor (PyTorch's), so writing into it leaves x alone."""
+    for x, size in ((mg.zeros(2, 3, 4, 4), 4), (mg.zeros(3, 4, 5), (4, None))):
+        y = F.adaptive_avg_pool2d(x, size)
+        y.add_(1)
+        assert y.shape == x.shape and float(x.abs().sum()) == 0
+
+
+def test_avg_pool_of_float16_sums_in_float32_as_torch():
+    """25 values of 3000 sum past float16's 65504: the mean is still 3000, as PyTorch's."""
+    x = mg.full((1, 1, 5, 5), 3000.0, dtype=mg.float16)
+    y = F.avg_pool2d(x, 5)
+    assert y.dtype == mg.float16 and y.numpy().ravel().tolist() == [3000.0]
 
 
 def test_integer_max_pool_and_empty_batches():
@@ -214,7 +262,8 @@ def test_modules_as_torch(make, n):
     (lambda x: F.adaptive_avg_pool2d(x, (3,) * 3), ValueError, "tuple of 2 ints"),
     (lambda x: F.adaptive_max_pool2d(x, -1), TypeError, "non-negative ints"),
     (lambda x: F.max_pool2d(mg.zeros(1, 0, 4, 4), 2), ValueError, "not empty"),
-    (lambda x: F.max_pool2d(x.numpy(), 2), TypeError, "must be a Tensor")])
+    (lambda x: F.max_pool2d(x.numpy(), 2), TypeError, "must be a Tensor"),
+    (lambda x: F.lp_pool2d(x, 0, 2), ValueError, "norm_type must be nonzero")])
 def test_errors_name_the_problem(call, error, words):
     with pytest.raises(error, match=words):
         call(mg.randn(1, 2, 5, 5))

@@ -18,7 +18,7 @@ class Upsample(Module):
         if isinstance(scale_factor, (tuple, list)):
             self.scale_factor = tuple(float(s) for s in scale_factor)
         else:
-            self.scale_factor = float(scale_factor) if scale_factor else None
+            self.scale_factor = float(scale_factor) if scale_factor is not None else None
         self.mode, self.align_corners = mode, align_corners
         self.recompute_scale_factor = recompute_scale_factor
 

@@ -9,6 +9,7 @@ import math
 from minigrad import backend
 from minigrad.args import int_arg
 from minigrad.ops.index import GetItem
+from minigrad.ops.shape import clone
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp          # NumPy: the source places and weights, on the host
@@ -25,6 +26,9 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n):
         which = "only one of" if size is not None else "either"
         raise ValueError(f"{op}: {which} size or scale_factor should be defined")
     spatial = input.shape[2:]
+    if size is not None and recompute_scale_factor:
+        raise ValueError(f"{op}: recompute_scale_factor is not meaningful with an explicit "
+                         f"size (it recomputes a scale_factor's)")
     if size is not None:
         sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * n
         if len(sizes) != n:
@@ -62,8 +66,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     corners' edges, (o + ½)·scale - ½). 'bicubic', 'area' and antialias are not
     implemented."""
     op = "interpolate"
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    _tensor(op, input)
     if mode not in _MODES:
         raise NotImplementedError(f"{op}: mode {mode!r} is not implemented; the modes are "
                                   f"{', '.join(map(repr, _MODES))}")
@@ -107,6 +110,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 def pixel_shuffle(input, upscale_factor):
     """(*, C·r², H, W) -> (*, C, H·r, W·r): each group of r² channels becomes an r×r block."""
     op, r = "pixel_shuffle", int_arg("pixel_shuffle", "upscale_factor", upscale_factor, 1)
+    _tensor(op, input)
     if input.ndim < 3 or input.shape[-3] % (r * r):
         raise ValueError(f"{op}: expects an input of at least 3 dims whose 'channel' dim "
                          f"(-3) is divisible by upscale_factor² = {r * r}, got shape "
@@ -116,13 +120,14 @@ def pixel_shuffle(input, upscale_factor):
     x = input.reshape(lead + (c // (r * r), r, r, h, w))
     k = len(lead)
     x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)     # (*, C, H, r, W, r)
-    return x.reshape(lead + (c // (r * r), h * r, w * r))
+    return _fresh(x.reshape(lead + (c // (r * r), h * r, w * r)), input)
 
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H·r, W·r) -> (*, C·r², H, W): pixel_shuffle undone."""
     op, r = "pixel_unshuffle", int_arg("pixel_unshuffle", "downscale_factor",
                                        downscale_factor, 1)
+    _tensor(op, input)
     if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
         raise ValueError(f"{op}: expects an input of at least 3 dims whose height and width "
                          f"(the last two dims) are divisible by downscale_factor = {r}, got "
@@ -132,17 +137,30 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(lead + (c, h // r, r, w // r, r))
     k = len(lead)
     x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)     # (*, C, r, r, H, W)
-    return x.reshape(lead + (c * r * r, h // r, w // r))
+    return _fresh(x.reshape(lead + (c * r * r, h // r, w // r)), input)
 
 
 def channel_shuffle(input, groups):
     """(N, C, *) with its channels, seen as (groups, C/groups), transposed: channel
     g·(C/groups) + i goes to place i·groups + g (ShuffleNet)."""
     op, groups = "channel_shuffle", int_arg("channel_shuffle", "groups", groups, 1)
+    _tensor(op, input)
     if input.ndim < 3 or input.shape[1] % groups:
         raise ValueError(f"{op}: expects an input of at least 3 dims, (N, C, *), whose "
                          f"number of channels is divisible by groups ({groups}), got shape "
                          f"{input.shape}")
     n, c, *rest = input.shape
     x = input.reshape((n, groups, c // groups) + tuple(rest)).transpose(1, 2)
-    return x.reshape(input.shape)
+    return _fresh(x.reshape(input.shape), input)
+
+
+def _tensor(op, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+
+
+def _fresh(y, input):
+    """y, or a copy where it is a view of input: a shuffle that moves nothing (r = 1,
+    groups = 1, 1×1 images) is a reshape of it, but PyTorch's returns a new tensor, which
+    an in-place write must not carry back into input."""
+    return clone(y) if y.backend.xp.may_share_memory(y.data, input.data) else y

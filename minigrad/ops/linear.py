@@ -11,6 +11,7 @@ import math
 from minigrad.autograd import Function
 from minigrad.ops.matmul import check_same_float
 from minigrad.ops.rows import col_sum
+from minigrad.tensor import Tensor
 
 
 class Linear(Function):
@@ -73,6 +74,16 @@ def bilinear(input1, input2, weight, bias=None):
     inputs (*, in1) and (*, in2) with the same leading dims. Composed of differentiable ops:
     x1 times W laid out as (in1, out·in2) in one GEMM, then each W_o·… dotted with x2."""
     op = "bilinear"
+    given = {"input1": input1, "input2": input2, "weight": weight}
+    if bias is not None:
+        given["bias"] = bias
+    for name, t in given.items():
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    if len({t.dtype for t in given.values()}) > 1:     # (x1·W·x2 would promote silently)
+        raise TypeError(f"{op}: {', '.join(given)} have dtypes "
+                        f"{', '.join(str(t.dtype) for t in given.values())}; convert them to "
+                        f"one first (.float(), .double()), as PyTorch requires")
     if weight.ndim != 3:
         raise ValueError(f"{op}: weight must be 3-D (out_features, in1_features, "
                          f"in2_features), got shape {weight.shape}")

@@ -95,6 +95,9 @@ def _places(mode, n, before, after, shape):
         return start + (np.arange(-before, kept + after) % kept)
     at = np.arange(-before, n + after)
     if mode == "replicate":
+        if n == 0 and at.size:
+            raise ValueError(f"pad: replicate padding ({before}, {after}) of an empty dim has "
+                             f"no edge value to repeat (input shape {shape})")
         return np.clip(at, 0, n - 1)
     if before >= n or after >= n:
         raise ValueError(f"pad: reflect padding ({before}, {after}) must be less than the "

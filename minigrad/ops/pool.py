@@ -21,6 +21,7 @@ from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import Function
 from minigrad.ops.index import GetItem
+from minigrad.ops.shape import clone
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp          # NumPy: the windows' small tables, on the host
@@ -140,28 +141,57 @@ class Windows:
 def _first_max(xp, windows, tables, spatial):
     """Flat positions in (..., *spatial) of each window's first maximum, (..., *out):
     windows (..., *out, *kernel) and per dim a table (out, kernel) of input coordinates.
-    As PyTorch's loop: a running maximum over the kernel's places in order, taken over by a
-    greater value or by a NaN (so a tie keeps the first, and the last NaN wins); a window of
-    -inf and padding alone keeps its first place, clipped to the input's first element."""
+    As PyTorch's loop over a window's places in the input, in order, from its first one: a
+    running maximum taken over by a greater value or by a NaN (so a tie keeps the first,
+    the last NaN wins, and a window of -inf keeps its first place in the input, which
+    with padding and dilation need not be its first place). A window wholly in the
+    padding (dilation can skip the input) has, as PyTorch's, the place after the padding
+    its dilation reaches: past the input (its value is the fill: _max_pool)."""
     n = len(spatial)
     out, kernel = windows.shape[-2 * n:-n], windows.shape[-n:]
     places = list(itertools.product(*(range(k) for k in kernel)))
+    inside = [(t >= 0) & (t < L) for t, L in zip(tables, spatial)]     # (out, kernel)
+    padded = not all(m.all() for m in inside)
+    if padded:                   # (*out, *kernel) on the device: which places read x
+        reads = np.ones((1,) * 2 * n, dtype=bool)
+        for d, m in enumerate(inside):
+            shape = [1] * 2 * n
+            shape[d], shape[n + d] = m.shape
+            reads = reads & m.reshape(shape)
+        reads = xp.asarray(reads)
     best = windows[(Ellipsis,) + places[0]]
     k = xp.zeros(best.shape, dtype=backend.int64)        # which place holds it
+    if padded:                   # -1: no place in the input seen yet (padding's fill)
+        k = xp.where(reads[(Ellipsis,) + places[0]], k, -1)
     for j, place in enumerate(places[1:], 1):
         value = windows[(Ellipsis,) + place]
         better = value > best
         if value.dtype.kind == "f":
             better = xp.logical_or(better, xp.isnan(value))
+        if padded:               # the window's first place in the input starts it
+            better = xp.logical_or(better, xp.logical_and(k < 0, reads[(Ellipsis,) + place]))
         best = xp.where(better, value, best)
         k = xp.where(better, j, k)
     position = 0
     for d in range(n):
         k_d = (k // math.prod(kernel[d + 1:])) % kernel[d]
         o_d = xp.arange(out[d]).reshape((-1,) + (1,) * (n - 1 - d))
-        coord = xp.clip(xp.asarray(tables[d])[o_d, k_d], 0, spatial[d] - 1)
+        coord = xp.asarray(tables[d])[o_d, k_d]
+        if padded:               # k = -1: PyTorch's place, the window's first one >= 0
+            start = tables[d][:, 0]
+            step = tables[d][0, 1] - start[0] if kernel[d] > 1 else 1     # the dilation
+            first = start - np.minimum(start, 0) // step * step
+            coord = xp.where(k < 0, xp.asarray(first)[o_d], coord)
         position = position + coord * math.prod(spatial[d + 1:])
     return position.astype(backend.int64)
+
+
+def _empty_windows(tables, spatial):
+    """(*out) on the host: the windows wholly in the padding (no place in the input)."""
+    empty = np.zeros((), dtype=bool)
+    for t, L in zip(tables, spatial):
+        empty = np.logical_or.outer(empty, ~((t >= 0) & (t < L)).any(1))
+    return empty
 
 
 def _pick(x, position, n):
@@ -184,12 +214,23 @@ def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, retur
                   _ints(op, "dilation", dilation, n, 1), ceil_mode)
     xp = x.backend.xp
     fill = -xp.inf if backend.is_floating(x.dtype) else backend.value_range(x.dtype)[0]
-    position = _first_max(xp, geo.view(xp, x.data, fill), geo.tables(), geo.spatial)
-    return _result(x, position, n, unbatched, return_indices)
+    tables = geo.tables()
+    position = _first_max(xp, geo.view(xp, x.data, fill), tables, geo.spatial)
+    empty = _empty_windows(tables, geo.spatial)
+    return _result(x, position, n, unbatched, return_indices,
+                    (empty, fill) if empty.any() else None)
 
 
-def _result(x, position, n, unbatched, return_indices):
-    out = _pick(x, position, n)
+def _result(x, position, n, unbatched, return_indices, empty=None):
+    """The picked values and their indices; empty: (mask, fill) for windows wholly in the
+    padding, which pick nothing (the fill, gradient 0) and whose index is past the input."""
+    xp = x.backend.xp
+    if empty is None:
+        out = _pick(x, position, n)
+    else:
+        plane = math.prod(x.shape[-n:])
+        out = _pick(x, xp.minimum(position, plane - 1), n).masked_fill(
+            Tensor._make(xp.asarray(empty[0]), x.device), empty[1])
     indices = Tensor._make(position, x.device)
     if unbatched:
         out, indices = out[0], indices[0]
@@ -228,8 +269,11 @@ class AvgPool(Function):
     def forward(self, x, geo, divisor):
         self.geo, self.divisor = geo, divisor
         n = len(geo.spatial)
-        sums = self.xp.sum(geo.view(self.xp, x, 0), axis=tuple(range(-n, 0)))
-        return sums / self.xp.asarray(divisor, dtype=x.dtype)
+        # float16 sums in float32, as PyTorch's: a window's sum leaves float16's range
+        # (65504) long before its mean does (5×5 values of 3000 would average to inf)
+        dt = backend.float32 if x.dtype == backend.float16 else x.dtype
+        sums = self.xp.sum(geo.view(self.xp, x, 0), axis=tuple(range(-n, 0)), dtype=dt)
+        return (sums / self.xp.asarray(divisor, dtype=dt)).astype(x.dtype, copy=False)
 
     def backward(self, g):
         return (AvgPoolSpread.apply(g, geo=self.geo, divisor=self.divisor),)
@@ -309,6 +353,8 @@ def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
     ReLU), not the NaN of ∞·0."""
     op = f"lp_pool{n}d"
     norm_type = number_arg(op, "norm_type", norm_type)
+    if norm_type == 0:                   # (its root, 1/norm_type, would divide by zero)
+        raise ValueError(f"{op}: norm_type must be nonzero (the p of the p-norm), got 0")
     kernel = _ints(op, "kernel_size", kernel_size, n, 1)
     mean = _avg_pool(n, input ** norm_type, kernel, stride, 0, ceil_mode, True, None)
     return (mean.sign() * mean.abs().relu() * math.prod(kernel)) ** (1.0 / norm_type)
@@ -366,6 +412,8 @@ def _adaptive_avg_pool(n, input, output_size):
         a = Tensor._make(x.backend.xp.asarray(averaging.T, dtype=x.dtype), x.device)
         axis = 2 + d                                       # y·A along that axis
         x = (x.movedim(axis, -1) @ a).movedim(-1, axis)
+    if sizes == input.shape[input.ndim - n:]:      # nothing pooled: a copy, not input itself
+        x = clone(x)                               # (PyTorch's is a new tensor too)
     return x[0] if unbatched else x
 
 
