@@ -2,12 +2,11 @@
 constructor arguments, attributes, parameter names and shapes, default initialisation and
 repr, so state dicts load from PyTorch's), and Fold / Unfold. The convolutions themselves
 are ops/conv.py."""
-import math
 
-from minigrad import creation, functional as F
+from minigrad import functional as F
 from minigrad.args import int_arg
-from minigrad.nn import init
-from minigrad.nn.module import Module, Parameter
+from minigrad.nn.layers import add_weight_and_bias, kaiming_reset
+from minigrad.nn.module import Module
 from minigrad.ops.conv import _ints
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -50,22 +49,12 @@ class _ConvNd(Module):
         self.transposed, self.padding_mode = transposed, padding_mode
         shape = (in_channels, out_channels // groups) if transposed else \
             (out_channels, in_channels // groups)
-        self.weight = Parameter(creation.zeros(*shape, *self.kernel_size, device=device,
-                                               dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.zeros(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, shape + self.kernel_size, bias, device, dtype,
+                            bias_size=out_channels)
         self.reset_parameters()
 
     def reset_parameters(self):
-        # PyTorch's default: kaiming_uniform(a=√5) = U(±1/√fan_in), the bias the same bound
-        # (fan_in = weight.shape[1]·∏kernel_size, for a transposed layer too)
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = init.fans(self.weight)[0]
-            bound = 1 / math.sqrt(fan_in) if fan_in else 0
-            init.uniform_(self.bias, -bound, bound)
+        kaiming_reset(self)    # PyTorch's default (fan_in from weight.shape[1], transposed too)
 
     def extra_repr(self):
         d = self._dims

@@ -18,6 +18,29 @@ def _check_sizes(layer, **sizes):
             raise TypeError(f"{layer}: {name} must be a non-negative integer, got {n!r}")
 
 
+def add_weight_and_bias(module, weight_shape, bias, device, dtype, bias_size=None):
+    """module.weight, zeros of weight_shape, and module.bias, zeros of bias_size (None:
+    weight_shape[0]; no bias where bias is False), as Parameters: reset_parameters then
+    draws them."""
+    module.weight = Parameter(creation.zeros(*weight_shape, device=device, dtype=dtype))
+    if bias:
+        size = weight_shape[0] if bias_size is None else bias_size
+        module.bias = Parameter(creation.zeros(size, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def kaiming_reset(module):
+    """PyTorch's default initialisation of a Linear or convolution layer: the weight
+    kaiming_uniform(a=√5), which is U(±1/√fan_in), and the bias the same bound (fan_in =
+    weight.shape[1]·∏kernel_size)."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in = init.fans(module.weight)[0]
+        bound = 1 / math.sqrt(fan_in) if fan_in else 0
+        init.uniform_(module.bias, -bound, bound)
+
+
 class Linear(Module):
     """y = x Wᵀ + b, W of shape (out_features, in_features)."""
 
@@ -25,20 +48,11 @@ class Linear(Module):
         super().__init__()
         _check_sizes("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(creation.zeros(out_features, in_features, device=device,
-                                               dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.zeros(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_features, in_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        # PyTorch's default: kaiming_uniform(a=√5) = U(±1/√in), the bias the same bound
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features else 0
-            init.uniform_(self.bias, -bound, bound)
+        kaiming_reset(self)       # PyTorch's default: U(±1/√in_features), the bias too
 
     def forward(self, x):
         if x.ndim == 0 or x.shape[-1] != self.in_features:
@@ -443,12 +457,8 @@ class Bilinear(Module):
                      out_features=out_features)
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = Parameter(creation.zeros(out_features, in1_features, in2_features,
-                                               device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(creation.zeros(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        add_weight_and_bias(self, (out_features, in1_features, in2_features), bias, device,
+                            dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
