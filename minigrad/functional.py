@@ -45,6 +45,18 @@ from minigrad.ops.image import (interpolate, pixel_shuffle, pixel_unshuffle,  # 
 from minigrad.ops.linear import bilinear  # noqa: F401
 from minigrad.ops.random import channel_dropout as _channel_dropout
 from minigrad.ops.random import alpha_dropout as _alpha_dropout
+from minigrad.ops.ctc import ctc_loss  # noqa: F401
+from minigrad.ops.embedding_bag import embedding_bag  # noqa: F401
+from minigrad.ops.losses_extra import (multilabel_margin_loss, pdist,  # noqa: F401
+                                       triplet_margin_with_distance_loss)
+from minigrad.ops.sampling_grid import affine_grid, grid_sample  # noqa: F401
+from minigrad.ops.pool import adaptive_max_pool3d, lp_pool3d  # noqa: F401
+from minigrad.ops.unpool import (max_unpool1d, max_unpool2d, max_unpool3d,  # noqa: F401
+                                 max_pool1d_with_indices, max_pool2d_with_indices,
+                                 max_pool3d_with_indices, adaptive_max_pool1d_with_indices,
+                                 adaptive_max_pool2d_with_indices,
+                                 adaptive_max_pool3d_with_indices)
+from minigrad.ops.feature_dropout import feature_alpha_dropout as _feature_alpha_dropout
 
 # the public names (pyflakes reads the imports above as used through this list)
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", "elu",
@@ -68,6 +80,12 @@ __all__ += ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d"
 __all__ += ["group_norm", "instance_norm", "local_response_norm"]
 __all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear",
             "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
+__all__ += ["ctc_loss", "embedding_bag", "multilabel_margin_loss", "pdist",
+            "triplet_margin_with_distance_loss", "affine_grid", "grid_sample",
+            "adaptive_max_pool3d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices", "feature_alpha_dropout"]
 
 
 # ---- activations with PyTorch's `inplace` ----------------------------------------------------
@@ -116,6 +134,9 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                     training, 3)
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _written(input, _alpha_dropout, inplace and training, "alpha_dropout", p, training)
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _written(input, _feature_alpha_dropout, inplace and training,
+                    "feature_alpha_dropout", p, training)
 
 
 # PyTorch's F.relu_(x) ...: the same with inplace=True

@@ -230,6 +230,10 @@ OPS = [
     ("pool", lambda a: (F.max_pool2d(a, 2, 1, 1), F.avg_pool2d(a, 3, 2, 1, True),
                         F.adaptive_max_pool2d(a, 3), F.lp_pool1d(a[0] * a[0] + 1, 2, 2)),
      [(1, 2, 4, 5)]),
+    ("ctc", lambda a: F.ctc_loss(a.log_softmax(-1), mg.tensor([[1, 2], [1, 1]], device=a.device),
+                                 [4, 3], [2, 2]), [(4, 2, 3)]),
+    ("max_unpool", lambda a: F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2),
+     [(1, 2, 4, 4)]),
     ("torch_extra", lambda a, b: (   # ops/torch_extra.py (igamma: no derivative in a)
         mg.frexp(a)[0], mg.nextafter(a, b), mg.i0(a - 1), mg.igamma(b.detach(), a),
         mg.igammac(a.detach(), b), mg.angle(a - 1), mg.select_scatter(a, b[0], 0, 1),

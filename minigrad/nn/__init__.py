@@ -43,6 +43,14 @@ from minigrad.nn.attention import MultiheadAttention  # noqa: F401
 from minigrad.nn.transformer import (Transformer, TransformerEncoder,  # noqa: F401
                                      TransformerDecoder, TransformerEncoderLayer,
                                      TransformerDecoderLayer)
+from minigrad.nn.losses_extra import (CTCLoss, MultiLabelMarginLoss,  # noqa: F401
+                                     TripletMarginWithDistanceLoss)
+from minigrad.nn.embedding_bag import EmbeddingBag  # noqa: F401
+from minigrad.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from minigrad.nn.pool_extra import (MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,  # noqa: F401
+                                    AdaptiveMaxPool3d, LPPool3d, FeatureAlphaDropout)
+from minigrad.nn.buffer import Buffer  # noqa: F401
+from minigrad.nn.lazy import LazyLinear, UninitializedParameter  # noqa: F401
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401
 import sys as _sys

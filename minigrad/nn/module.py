@@ -4,6 +4,7 @@ their state is module_state.py's; hooks are hooks.py's."""
 from collections import OrderedDict
 
 from minigrad import backend
+from minigrad.nn.buffer import Buffer
 from minigrad.nn.hooks import ForwardHooks
 from minigrad.nn.module_state import ModuleState
 from minigrad.tensor import Tensor, split_device_dtype
@@ -60,6 +61,10 @@ class Module(ModuleState, ForwardHooks):
                 return
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                f"before assigning parameters or submodules")
+        if isinstance(value, Buffer) and name not in self._parameters and \
+                name not in self._modules:            # nn.Buffer registers itself, as torch's
+            self.register_buffer(name, value, value.persistent)
+            return
         if name in self._buffers and not isinstance(value, (Parameter, Module)):
             # a buffer stays a buffer (self.running = self.running * 0.9 + x), as PyTorch
             if value is not None and not isinstance(value, Tensor):

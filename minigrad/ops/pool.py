@@ -370,6 +370,11 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """lp_pool1d over the last three dims."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
 # ---- adaptive pools ----------------------------------------------------------------------
 def _output_size(op, output_size, x, n):
     """output_size: an int or a tuple of n ints, None in a place keeping the input's size."""
@@ -464,3 +469,8 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """adaptive_max_pool1d over the last two dims."""
     return _adaptive_max_pool(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """adaptive_max_pool1d over the last three dims."""
+    return _adaptive_max_pool(3, input, output_size, return_indices)

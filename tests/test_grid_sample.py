@@ -1,0 +1,123 @@
+"""F.affine_grid and F.grid_sample (ops/sampling_grid.py) against torch: 2-D bilinear and
+nearest, 3-D trilinear and nearest, every padding mode, align_corners both ways, grids
+reaching outside [-1, 1]; gradients to the input and the grid, second order, gradcheck in
+float64, the spy device, the align_corners=None warning and errors."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from op_helpers import (OpCase, check_vs_torch, check_gradcheck,
+                        check_double_backward_vs_torch, check_spy_matches_cpu)
+
+SHAPES = {2: ((2, 3, 4, 5), (2, 3, 4, 2)), 3: ((1, 2, 3, 4, 3), (1, 2, 3, 2, 3))}
+SMALL = {2: ((1, 1, 3, 3), (1, 2, 2, 2)), 3: ((1, 1, 2, 2, 2), (1, 1, 1, 2, 3))}
+
+
+def _grid_case(n, mode, padding_mode, align_corners, shapes=SHAPES):
+    def call(Fn, x, g):
+        # the grid reaches a little past [-1, 1], so every padding mode matters
+        return Fn.grid_sample(x, g * 1.3, mode, padding_mode, align_corners)
+
+    def torch_fn(x, g):
+        import torch.nn.functional as TF
+        return call(TF, x, g)
+    return OpCase(f"grid_sample{n}d_{mode}_{padding_mode}_{align_corners}",
+                  lambda x, g: call(F, x, g), shapes[n], torch_fn=torch_fn,
+                  domain=("real", "unit"))
+
+
+def _affine_case(n, align_corners):
+    size = (2, 3, 4, 5) if n == 2 else (2, 1, 2, 3, 4)
+
+    def call(Fn, theta):
+        return Fn.affine_grid(theta, size, align_corners)
+
+    def torch_fn(theta):
+        import torch.nn.functional as TF
+        return call(TF, theta)
+    return OpCase(f"affine_grid{n}d_{align_corners}", lambda t: call(F, t), ((2, n, n + 1),),
+                  torch_fn=torch_fn)
+
+
+CASES = [_grid_case(n, mode, pad, ac) for n in (2, 3) for mode in ("bilinear", "nearest")
+         for pad in ("zeros", "border", "reflection") for ac in (False, True)]
+AFFINE = [_affine_case(n, ac) for n in (2, 3) for ac in (False, True)]
+
+
+@pytest.mark.parametrize("case", CASES + AFFINE, ids=str)
+def test_as_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", [_grid_case(n, "bilinear", pad, ac, SMALL) for n in (2, 3)
+                                  for pad, ac in (("zeros", False), ("border", True),
+                                                  ("reflection", False))] + AFFINE[::3],
+                         ids=str)
+def test_gradcheck(case):
+    check_gradcheck(case, "cpu")
+
+
+@pytest.mark.parametrize("case", CASES[::5], ids=str)
+def test_on_the_gpu_stand_in(case, spy):
+    check_spy_matches_cpu(case, spy)
+
+
+def test_double_backward_of_affine_grid_as_torch():
+    check_double_backward_vs_torch(AFFINE[0], "cpu")
+
+
+def test_spatial_transformer_round_trip():
+    """The identity θ with align_corners=True reads every input place back exactly."""
+    x = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 4, 5)))
+    theta = mg.tensor(np.tile(np.eye(2, 3), (2, 1, 1)))
+    out = F.grid_sample(x, F.affine_grid(theta, x.shape, True), align_corners=True)
+    np.testing.assert_allclose(out.numpy(), x.numpy(), atol=1e-6)
+
+
+def test_nearest_rounds_halves_to_even_as_torch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(5.0).reshape(1, 1, 1, 5)
+    g = np.zeros((1, 1, 4, 2))
+    g[0, 0, :, 0] = [-0.5, 0.0, 0.5, -1.0]          # places 1.5, 2.5, 3.5 and 0.5 in x
+    mine = F.grid_sample(mg.tensor(x), mg.tensor(g), "nearest", align_corners=True)
+    theirs = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(g), "nearest",
+                                             align_corners=True)
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_align_corners_none_warns_as_torch():
+    x, g = mg.randn(1, 1, 2, 2), mg.zeros(1, 1, 1, 2)
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.grid_sample(x, g)
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.affine_grid(mg.zeros(1, 2, 3), (1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda x, g: F.grid_sample(x, g, "bicubic", align_corners=False), ValueError,
+     "'bicubic' is not implemented"),
+    (lambda x, g: F.grid_sample(x, g, padding_mode="wrap", align_corners=False), ValueError,
+     "expected padding_mode to be"),
+    (lambda x, g: F.grid_sample(x, g[:1], align_corners=False), ValueError,
+     "same batch size"),
+    (lambda x, g: F.grid_sample(x, g[..., :1], align_corners=False), ValueError,
+     "size 2 in last dimension"),
+    (lambda x, g: F.grid_sample(x, g.double(), align_corners=False), TypeError, "one dtype"),
+    (lambda x, g: F.grid_sample(x[0], g[0], align_corners=False), ValueError, "4D input"),
+    (lambda x, g: F.grid_sample(x[:, :, :0], g, align_corners=False), ValueError,
+     "non-empty spatial"),
+    (lambda x, g: F.affine_grid(mg.zeros(2, 2, 3), (2, 3, 4, 5, 6), False), ValueError,
+     "shape Nx3x4"),
+    (lambda x, g: F.affine_grid(mg.zeros(2, 2, 3), (2, 3, 4), False), NotImplementedError,
+     "only supports 4D and 5D sizes"),
+    (lambda x, g: F.affine_grid(mg.zeros(2, 2, 3, dtype="int64"), (2, 3, 4, 5), False),
+     ValueError, "floating point"),
+    (lambda x, g: F.affine_grid(mg.zeros(2, 2, 3), (2, 3, 0, 5), False), ValueError,
+     "non-zero, positive output size"),
+    (lambda x, g: F.affine_grid(mg.zeros(2, 2, 3), (3, 3, 4, 5), False), ValueError,
+     "batch of 3"),
+])
+def test_errors(call, error, words):
+    with pytest.raises(error, match=words):
+        call(mg.randn(2, 3, 4, 5), mg.zeros(2, 6, 7, 2))
