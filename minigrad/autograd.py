@@ -1,6 +1,8 @@
 """Reverse-mode autograd: the `Function` every op subclasses, which records the graph, and
-`mg.grad` (the backward pass itself is backward.py; grad mode, which decides whether a graph
-is recorded, grad_mode.py).
+`mg.grad` and `mg.autograd.backward` (the backward pass itself is backward.py; grad mode,
+which decides whether a graph is recorded, grad_mode.py; anomaly mode, anomaly.py;
+`mg.autograd.functional`, jacobians and hessians as torch.autograd.functional's,
+autograd_functional.py).
 
 An op is a `Function` with `forward` (raw arrays in, raw array out) and `backward` (the output's
 gradient as a Tensor in, one gradient Tensor per input out). Backward is written with Tensor
@@ -19,6 +21,18 @@ from minigrad import backend
 from minigrad.backward import run_backward, _modified_in_place
 from minigrad.grad_mode import (_state, is_grad_enabled, no_grad,  # noqa: F401
                                 enable_grad, set_grad_enabled, inference_mode)
+from minigrad.anomaly import (detect_anomaly, set_detect_anomaly,  # noqa: F401
+                              is_anomaly_enabled, is_anomaly_check_nan_enabled)
+
+
+def __getattr__(name):
+    """`mg.autograd.functional` (autograd_functional.py), as torch.autograd.functional,
+    imported when first asked for: it is made of Tensor ops, and tensor.py imports this
+    module."""
+    if name == "functional":
+        from minigrad import autograd_functional
+        return autograd_functional
+    raise AttributeError(f"module 'minigrad.autograd' has no attribute {name!r}")
 
 
 class Function:
@@ -36,8 +50,10 @@ class Function:
     # once, when the last of those outputs in the graph is reached
     output_ids = None
 
-    # the token of the checkpointed function that recorded this node (_state.segment)
+    # the token of the checkpointed function that recorded this node (grad_mode._Marks)
     segment = None
+    # in anomaly mode, the stack of the code that recorded this node (anomaly.py)
+    forward_stack = None
 
     def __init_subclass__(cls, **kwargs):
         """A subclass with a staticmethod `forward` is a PyTorch-style custom Function,
@@ -87,8 +103,9 @@ class Function:
             out._ctx = fn
             fn.inputs = inputs
             note_use(inputs, weakref.ref(fn))
-            if _state.segment is not None:
-                fn.segment = _state.segment
+            marks = _state.marks     # (one read: None unless checkpoint or anomaly mode)
+            if marks is not None:
+                marks.put_on(fn)
             fn._output = weakref.ref(out)  # weak: the output owns the Function, not vice versa
             # backward may read any input and the output: they must still hold these values
             # (an op whose backward reads none of them, needs_values False, is not checked;
@@ -170,8 +187,9 @@ def record_outputs(fn, inputs, outputs):
         fn.inputs, fn.device, fn.xp = tuple(inputs), inputs[0].device, inputs[0].backend.xp
         fn.output_ids = {}
         note_use(fn.inputs, weakref.ref(fn))
-        if _state.segment is not None:
-            fn.segment = _state.segment
+        marks = _state.marks
+        if marks is not None:
+            marks.put_on(fn)
         for k, t in enumerate(outputs):
             t.requires_grad, t._ctx = True, fn
             fn.output_ids[id(t)] = k
@@ -235,6 +253,58 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif not create_graph:
             found[i] = g.detach()
     return tuple(found) if create_graph else _each_its_own(found)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of `tensors` (a Tensor or a sequence), weighted by
+    `grad_tensors` (one per tensor; None for a one-element tensor: 1), into the `.grad` of
+    the leaves, as torch.autograd.backward: `sum(t.backward(g))` in one pass. `inputs` (a
+    Tensor, a sequence or a dict of them): only these get a `.grad`, leaves or not (a
+    non-leaf one then retains its gradient in later backwards too, as PyTorch's)."""
+    from minigrad.tensor import Tensor
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,)
+    else:
+        grad_tensors = tuple(grad_tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+    for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward: tensors must be Tensors, got {type(t).__name__} at "
+                            f"position {k}")
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+    root_grads = [_initial_grad(t, g) for t, g in zip(tensors, grad_tensors)]
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is None:
+        run_backward(list(tensors), root_grads, retain_graph, create_graph)
+        return
+    inputs = (inputs,) if isinstance(inputs, Tensor) else \
+        tuple(inputs.values()) if isinstance(inputs, dict) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    for t in inputs:
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"backward: each of `inputs` must be a Tensor that requires "
+                               f"grad, got {t!r:.60}")
+        if t._ctx is not None:   # as PyTorch: a non-leaf asked for retains its gradient
+            t.retain_grad()      # (the engine stores it), in later backwards too
+    from minigrad.backward import _into_grad
+    from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
+    found = run_backward(list(tensors), root_grads, retain_graph, create_graph, inputs)
+    done = set()
+    for t, g in zip(inputs, found):
+        if g is None or t._ctx is not None or id(t) in done:   # (a leaf asked twice: once)
+            continue
+        done.add(id(t))
+        _into_grad(t, g)
+        if _POST_ACCUMULATE and id(t) in _POST_ACCUMULATE:
+            run_post_accumulate_hooks(t)
 
 
 def _each_its_own(found):

@@ -3,9 +3,11 @@
 `backward` (or the fast `backward_arrays` on raw arrays), summing what reaches each
 tensor; nodes with several outputs (unbind, the LSTM cell) get all their outputs'
 gradients at once. Before an op's backward runs, the inputs it reads are checked
-for in-place changes since the forward (its output is checked when read: Function.output).
+for in-place changes since the forward (its output is checked when read: Function.output);
+in anomaly mode (anomaly.py) what it returns is checked for NaN too.
 """
 from minigrad import backend
+from minigrad.anomaly import checks as _anomaly_checks
 from minigrad.grad_hooks import run_hooks as _run_hooks
 from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
 from minigrad.grad_mode import _GradMode, is_grad_enabled
@@ -93,6 +95,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     order = _topological_order(roots, boundary)
     needed = None if wanted is None else _on_a_path_to(order, wanted)
     gathering = _nodes_with_several_outputs(order, boundary)
+    anomaly = _anomaly_checks()
     with _GradMode(create_graph):
         while order:
             t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
@@ -106,7 +109,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if entry is None or (needed is not None and id(t) not in needed):
                 if gathering and ctx is not None and ctx.output_ids is not None:
                     _gather(gathering, ctx, t, None, grads, create_graph, retain_graph,
-                            needed)
+                            needed, anomaly)
                 continue
             g, owned = entry
             if t._hooks:     # a hook may keep g, or return a tensor of its own (and remove
@@ -117,7 +120,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 for i in wanted[id(t)]:
                     found[i] = g
             if ctx is not None and ctx.output_ids is not None:
-                _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed)
+                _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed,
+                        anomaly)
                 continue
             if ctx is None:
                 if wanted is None:   # an array only we hold becomes .grad as it is
@@ -127,10 +131,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for
-            changed = _changed_input(ctx)            # (the output: checked by output())
-            if changed is not None:
-                raise RuntimeError(_modified_in_place(ctx, i=changed))
-            _propagate(ctx, g, grads, create_graph)
+            _run_node(ctx, g, grads, create_graph, anomaly)
             if not retain_graph:
                 ctx.release()
     return found
@@ -150,7 +151,7 @@ def _nodes_with_several_outputs(order, boundary=None):
     return gathering
 
 
-def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed):
+def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed, anomaly=None):
     """Keep g, the gradient of t (None: it got none), one of the outputs of node ctx; after
     the last of them, pass them all to ctx's backward at once. (In the order, every output
     of a node comes before its inputs, so that is still in time.) As run_backward does for
@@ -164,10 +165,7 @@ def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed):
         del gathering[id(ctx)]
         if any(x is not None for x in entry[1]) and \
                 (needed is None or any(id(p) in needed for p in ctx.inputs)):
-            changed = _changed_input(ctx)
-            if changed is not None:
-                raise RuntimeError(_modified_in_place(ctx, i=changed))
-            _propagate(ctx, tuple(entry[1]), grads, create_graph)
+            _run_node(ctx, tuple(entry[1]), grads, create_graph, anomaly)
         if not retain_graph:
             ctx.release()
 
@@ -208,7 +206,22 @@ def _on_a_path_to(order, wanted):
     return on
 
 
-def _propagate(ctx, g, grads, create_graph):
+def _run_node(ctx, g, grads, create_graph, anomaly=None):
+    """Run op ctx's backward on g (its output's gradient), refused if an input it reads was
+    changed in place since (the output: checked by output()). `anomaly`: anomaly mode's
+    checks (anomaly.Checks), which also name ctx, with its forward stack, on an error."""
+    try:
+        changed = _changed_input(ctx)
+        if changed is not None:
+            raise RuntimeError(_modified_in_place(ctx, i=changed))
+        _propagate(ctx, g, grads, create_graph, anomaly)
+    except Exception as e:
+        if anomaly is not None:
+            anomaly.blame(ctx, e)
+        raise
+
+
+def _propagate(ctx, g, grads, create_graph, anomaly=None):
     """Pass g, the gradient of op ctx's output, on to ctx's inputs, adding into `grads`.
     Three ways, fastest first: an indexing op adds g straight into its input's gradient
     (`scatter_backward`); a fused op computes on raw arrays (`backward_arrays`); any other
@@ -220,7 +233,10 @@ def _propagate(ctx, g, grads, create_graph):
         if scatter is not None:
             p = ctx.inputs[0]
             if p.requires_grad:
-                scatter(_owned_buffer(grads, p), g.data.astype(p.dtype, copy=False))
+                buffer = _owned_buffer(grads, p)
+                scatter(buffer, g.data.astype(p.dtype, copy=False))
+                if anomaly is not None:      # (a NaN there before would have been refused)
+                    anomaly.check(ctx, (Tensor._make(buffer, p.device),))
             return
         fast = getattr(ctx, "backward_arrays", None)
     else:
@@ -238,6 +254,9 @@ def _propagate(ctx, g, grads, create_graph):
         in_grads = ctx.backward(g)
         if not isinstance(in_grads, tuple):
             in_grads = (in_grads,)
+    if anomaly is not None:
+        anomaly.check(ctx, [gp if p.requires_grad else None
+                            for p, gp in zip(ctx.inputs, in_grads)])
     for p, gp in zip(ctx.inputs, in_grads):
         if gp is None or not p.requires_grad:
             continue

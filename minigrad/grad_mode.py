@@ -1,6 +1,7 @@
 """Grad mode: whether ops record a graph for backward. One flag per thread (as PyTorch),
 set by the context managers and decorators `no_grad`, `enable_grad`, `set_grad_enabled` and
-`inference_mode`; `Function.apply` (autograd.py) reads it."""
+`inference_mode`; `Function.apply` (autograd.py) reads it, and `_state.marks`: what else
+it notes on each node it records (a checkpointed segment's token, anomaly mode's stack)."""
 import functools
 import inspect
 import threading
@@ -13,12 +14,48 @@ class _ThreadState(threading.local):
 
     def __init__(self):
         self.grad_enabled = True
-        # while a checkpointed function runs (utils/checkpoint.py): a token put on every
-        # node recorded meanwhile, which tells its nodes from those made before it
-        self.segment = None
+        # None, or the _Marks that Function.apply puts on every node it records: one
+        # attribute for all of them, so that an op pays one read while none is on
+        self.marks = None
 
 
 _state = _ThreadState()
+
+
+class _Marks:
+    """What a recorded node gets besides the graph, while one of these is on (never
+    changed: set_marks makes a new one). `segment`: the token of the checkpointed function
+    running (utils/checkpoint.py), which tells the nodes it records from those made before
+    it. `anomaly`: anomaly mode (anomaly.py) is on, so each node keeps the stack of the code
+    that recorded it; `check_nan`: its backward checks gradients for NaN."""
+
+    __slots__ = ("segment", "anomaly", "check_nan")
+
+    def __init__(self, segment, anomaly, check_nan):
+        self.segment, self.anomaly, self.check_nan = segment, anomaly, check_nan
+
+    def put_on(self, fn):
+        if self.segment is not None:
+            fn.segment = self.segment
+        if self.anomaly:
+            from minigrad.anomaly import forward_stack
+            fn.forward_stack = forward_stack()
+
+
+def get_marks(name, default=None):
+    """The current setting `name` of _Marks in this thread (default while none is on)."""
+    marks = _state.marks
+    return default if marks is None else getattr(marks, name)
+
+
+def set_marks(**changes):
+    """Change some settings of _Marks in this thread (the others stay: a checkpointed
+    function that turns anomaly mode on leaves it on); none on at all is None again."""
+    now = {name: get_marks(name, default) for name, default in
+           (("segment", None), ("anomaly", False), ("check_nan", True))}
+    now.update(changes)
+    on = now["segment"] is not None or now["anomaly"]
+    _state.marks = _Marks(**now) if on else None
 
 
 def is_grad_enabled():

@@ -805,3 +805,40 @@ def test_detach_after_backward_through_unbind():
     h0, h1 = h.unbind(0)
     (h0.pow(2).sum() + h1.sum()).backward()
     assert h.detach_() is h and not h.requires_grad
+
+
+def test_autograd_backward_matches_torch():
+    """mg.autograd.backward as torch.autograd.backward: several roots with their
+    gradients, `inputs` (a non-leaf among them) getting .grad alone, accumulation."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = x * w
+        lib.autograd.backward([h.sin(), (h * x).sum()],
+                              [lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), None])
+        h2 = x.exp() * w
+        lib.autograd.backward((h2 ** 2).sum(), inputs=[h2, x], retain_graph=True)
+        lib.autograd.backward((h2 ** 2).sum(), inputs={"x": x})   # h2 retains: gets it too
+        assert h2.retains_grad
+        grads.append([x.grad.tolist(), w.grad.tolist(), h2.grad.tolist()])
+    for mine, theirs in zip(*grads):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
+        mg.autograd.backward(x * 2)
+    with pytest.raises(RuntimeError, match="`inputs` argument to `backward\\(\\)` cannot be "
+                                           "empty."):
+        mg.autograd.backward((x * 2).sum(), inputs=[])
+    with pytest.raises(TypeError, match="gradients can be either Tensors or None, but got "
+                                        "float"):
+        mg.autograd.backward((x * 2).sum(), grad_tensors=[3.0])
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
+        mg.autograd.backward([(x * 2).sum(), x.sum()], [mg.tensor(1.0)])
+    with pytest.raises(RuntimeError, match="each of `inputs` must be a Tensor that requires"):
+        mg.autograd.backward((x * 2).sum(), inputs=[mg.ones(2)])
+    y = x * 3                                 # create_graph: a .grad that differentiates
+    mg.autograd.backward((y ** 2).sum(), inputs=x, create_graph=True)
+    assert x.grad.requires_grad
+    np.testing.assert_allclose(x.grad.detach().numpy(), 18 * x.detach().numpy())

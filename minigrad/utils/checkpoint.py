@@ -38,7 +38,7 @@ import weakref
 from minigrad import backend
 from minigrad.autograd import Function, record_outputs
 from minigrad.backward import _into_grad, run_backward
-from minigrad.grad_mode import _GradMode, _state, is_grad_enabled
+from minigrad.grad_mode import _GradMode, get_marks, is_grad_enabled, set_marks
 from minigrad.tensor import Tensor
 
 
@@ -85,7 +85,7 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True,
     walked = []
     boundary = _boundary(outputs, token, walked)    # (through those view nodes too)
     for ctx in views:                      # kept: marked as the code around fn
-        ctx.segment = _state.segment       # (an enclosing checkpoint's, if any)
+        ctx.segment = get_marks("segment")  # (an enclosing checkpoint's, if any)
     if not outputs:                        # nothing else fn made needs a gradient
         return out
     node = CheckpointBackward()
@@ -135,12 +135,13 @@ class _Token:
 
 def _run_marked(token, function, args, kwargs):
     """function(*args, **kwargs) with grad mode on, every node it records marked `token`."""
-    outer, _state.segment = _state.segment, token
+    outer = get_marks("segment")
+    set_marks(segment=token)
     try:
         with _GradMode(True):
             return function(*args, **kwargs)
     finally:
-        _state.segment = outer
+        set_marks(segment=outer)
 
 
 def _marked(t, token):
