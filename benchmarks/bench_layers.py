@@ -1,6 +1,6 @@
 """Forward + backward of whole layers and of ops that once ran far behind PyTorch (the
-recurrent layers, the fused activations, unbind/stack, topk, median): minigrad's time, and
-PyTorch's beside it when installed, on the same inputs.
+recurrent layers, the fused activations, unbind/stack, topk, median, conv2d and the 2-d
+pools): minigrad's time, and PyTorch's beside it when installed, on the same inputs.
 
     python benchmarks/bench_layers.py                  # all cases, one thread
     python benchmarks/bench_layers.py --cases lstm gru --threads 2
@@ -60,6 +60,16 @@ def cases(lib, nn, F):
             h.sum().backward()
         return run
 
+    def conv2d():
+        """A 3x3 convolution with a bias, padding 1: im2col, one batched GEMM, col2im."""
+        x, weight, bias = seeded((16, 32, 32, 32)), seeded((64, 32, 3, 3)), seeded((64,))
+        return lambda: F.conv2d(x, weight, bias, padding=1).sum().backward()
+
+    def pool(kind):
+        """A ResNet stem's pool (3x3 windows, stride 2) over 64 channels of 56x56."""
+        x = seeded((32, 64, 56, 56))
+        return lambda: getattr(F, kind)(x, 3, 2).sum().backward()
+
     def median():
         x = seeded((1_000_000,))
         return lambda: x.median().backward()
@@ -72,7 +82,8 @@ def cases(lib, nn, F):
         "logsigmoid": lambda: elementwise(F.logsigmoid),
         "hardtanh": lambda: elementwise(F.hardtanh),
         "unbind_stack": unbind_stack, "topk": topk, "median": median,
-        "inplace_residual": inplace_residual,
+        "inplace_residual": inplace_residual, "conv2d": conv2d,
+        "max_pool2d": lambda: pool("max_pool2d"), "avg_pool2d": lambda: pool("avg_pool2d"),
     }
 
 

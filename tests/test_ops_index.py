@@ -160,6 +160,7 @@ def test_out_of_range_integer_array_index_names_value_dim_and_shape(index, value
     (5, np.array([[0, 2], [2, 2]]), (2, 2, 2, 3)),         # an embedding's (B, T) ids
     (5, np.array([], dtype=np.int64), (0, 2, 3)),
     (50, np.array([1, 1, 0, -2]), (4, 2, 3)),              # a table bigger than the batch
+    (10, np.array([9, 1, 1, 0, -2, 3, 3, 3]), (8, 2, 3)),  # a bit bigger: dense, no sort
     (5, (np.array([0, 1, 1]), np.array([1, 0, 1])), (3, 3)),  # a tuple: np.add.at itself
 ])
 def test_host_index_add_is_add_at(rows, index, value_shape):

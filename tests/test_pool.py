@@ -167,6 +167,93 @@ def test_max_pool_window_wholly_in_the_padding_on_the_gpu_stand_in(spy):
                                  ((2, 3, 3),)), spy)
 
 
+def _geometries(count, seed):
+    """Random pool geometries (1 to 3 dims; padding, dilation, ceil_mode), as Windows."""
+    from minigrad.ops.pool import Windows
+    rng, found = np.random.default_rng(seed), []
+    while len(found) < count:
+        n = int(rng.integers(1, 4))
+        size, kernel, stride, dilation = (tuple(int(v) for v in rng.integers(1, hi, n))
+                                          for hi in (7, 4, 4, 3))
+        padding = tuple(int(rng.integers(0, (d * (k - 1) + 1) // 2 + 1))
+                        for k, d in zip(kernel, dilation))
+        try:
+            found.append(Windows("t", size, kernel, stride, padding, dilation,
+                                 bool(rng.integers(2))))
+        except ValueError:                           # no window fits: draw again
+            pass
+    return rng, found
+
+
+def test_grid_max_is_the_window_views_first_max():
+    """Max pool's separable reduction on the grid (_grid_max) against the reference, the
+    running first maximum over the strided view of the windows (_first_max): the same
+    places (ties, NaN, -inf beside the padding, windows wholly in it, integers at their
+    minimum), and the same values, with and without the places."""
+    from minigrad.ops.pool import _grid_max, _first_max, _empty_windows
+    rng, geos = _geometries(150, 5)
+    for i, geo in enumerate(geos):
+        if i % 3 == 2:
+            fill = np.iinfo(np.int32).min
+            x = rng.integers(-3, 3, (2, 2) + geo.spatial).astype(np.int32)
+            x[rng.random(x.shape) < 0.3] = fill
+        else:
+            fill, x = -np.inf, rng.integers(-2, 2, (2, 2) + geo.spatial).astype(np.float32)
+            x[rng.random(x.shape) < 0.3] = -np.inf
+            x[rng.random(x.shape) < 0.2 * (i % 3)] = np.nan
+        want = _first_max(np, geo.view(np, x, fill), geo.tables(), geo.spatial)
+        flat = x.reshape(x.shape[:2] + (-1,))
+        want_values = np.where(_empty_windows(geo.tables(), geo.spatial), fill,
+                               np.take_along_axis(flat, np.minimum(want, flat.shape[-1] - 1)
+                                                  .reshape(flat.shape[:2] + (-1,)), -1)
+                               .reshape(want.shape))
+        values, at = _grid_max(np, geo, x, fill, True)
+        only, none = _grid_max(np, geo, x, fill, False)
+        what = f"{geo.spatial} {geo.kernel} {geo.stride} {geo.padding} {geo.dilation}"
+        np.testing.assert_array_equal(at, want, err_msg=what)
+        np.testing.assert_array_equal(values, want_values, err_msg=what)
+        np.testing.assert_array_equal(only, want_values, err_msg=what)
+        assert at.dtype == np.int64 and none is None
+
+
+def test_window_sums_and_their_spread_match_the_window_view():
+    """avg pool's window sums on the grid against the sums over the strided view of the
+    windows, and the spread as their transpose: <spread(g), x> = <g, sums(x)> (integers in
+    float64: exact)."""
+    rng, geos = _geometries(100, 6)
+    for geo in geos:
+        n = len(geo.spatial)
+        x = rng.integers(-5, 5, (2, 3) + geo.spatial).astype(np.float64)
+        g = rng.integers(-5, 5, (2, 3) + geo.out).astype(np.float64)
+        sums = geo.sums(np, x, np.float64)
+        np.testing.assert_array_equal(sums, geo.view(np, x, 0).sum(tuple(range(-n, 0))))
+        spread = geo.spread(np, g)
+        assert spread.shape == x.shape and (spread * x).sum() == (g * sums).sum()
+
+
+def test_max_pool_without_a_gradient_skips_the_places():
+    """Under no_grad (or for an input not requiring grad) the maxima are the answer, read
+    off the grid with no places found and no indexing: the same values as with them, and
+    no graph."""
+    x = np.random.default_rng(4).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    x[0, 0, :3, :3] = -np.inf
+    x[1, 2, 4, 4] = np.nan
+    with_grad = F.max_pool2d(mg.tensor(x, requires_grad=True), 3, 2, 1, ceil_mode=True)
+    with mg.no_grad():
+        plain = F.max_pool2d(mg.tensor(x, requires_grad=True), 3, 2, 1, ceil_mode=True)
+    assert plain.grad_fn is None and with_grad.grad_fn is not None
+    np.testing.assert_array_equal(plain.numpy(), with_grad.detach().numpy())
+    assert F.max_pool2d(mg.tensor(x[0]), 2).shape == (3, 4, 4)    # unbatched
+
+
+def test_max_pool_without_a_gradient_on_the_gpu_stand_in(spy):
+    x = np.random.default_rng(4).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    x[1, 2, 4, 4] = np.nan
+    got = F.max_pool2d(mg.tensor(x, device=spy), 3, 2, 1, ceil_mode=True)
+    np.testing.assert_array_equal(got.cpu().numpy(), F.max_pool2d(
+        mg.tensor(x), 3, 2, 1, ceil_mode=True).numpy())
+
+
 def test_adaptive_avg_pool_of_the_same_size_is_a_copy():
     """Nothing to pool: still a new tensor (PyTorch's), so writing into it leaves x alone."""
     for x, size in ((mg.zeros(2, 3, 4, 4), 4), (mg.zeros(3, 4, 5), (4, None))):

@@ -2,14 +2,25 @@
 or 3 dims of an (N, C, *spatial) input or an unbatched (C, *spatial) one: one N-d
 implementation for every dim count.
 
-A pool reads its windows through a strided view of the padded input, shaped
-(..., *out, *kernel) (xp.lib.stride_tricks.sliding_window_view, in NumPy and CuPy alike: no
-copy):
-- max pool finds each window's first maximum (as PyTorch; a NaN wins, the last NaN) on the
-  arrays, then picks x at those places by indexing, whose gradient is the scatter of g back
-  to them (ops/index.py's GetItem and IndexAdd: a fast path, and twice differentiable);
+A pool reduces each window one spatial dim at a time, last dim first, on the whole grid of
+the padded input: along a dim, every place of the grid is combined with the k - 1 places
+after it (a window's next places), by shifted slices of the flattened array. Each of those
+is one pass over contiguous memory, where reading the windows through a strided view runs
+NumPy's inner loops over a row of windows at a time (several times slower); the grid's
+places that start no window cost a little more work, and after each dim only its window
+starts are kept. A box's sum, its maximum and its first maximum in row-major order (the
+first maximum along the first dim of the first maxima along the others) are all separable
+so.
+- max pool finds each window's first maximum (as PyTorch; a NaN wins, the last NaN), then
+  picks x at those places by indexing, whose gradient is the scatter of g back to them
+  (ops/index.py's GetItem and IndexAdd: a fast path, and twice differentiable); without a
+  gradient or indices to return it reduces the values only;
 - avg pool sums each window and divides; its gradient spreads g/divisor back over the
-  windows (AvgPoolSpread), a linear op whose own gradient is the avg pool again.
+  windows (AvgPoolSpread: the same shifted adds, the other way), a linear op whose own
+  gradient is the avg pool again.
+The reference for both is the strided view of the windows, (..., *out, *kernel)
+(Windows.view; _first_max, which the adaptive max pool uses), which the tests hold the
+grid's results to.
 Adaptive pools have windows of varying sizes, [⌊i·L/out⌋, ⌈(i+1)·L/out⌉) along each dim: the
 average is a product with a constant (out, L) averaging matrix per dim, the max an argmax
 over windows gathered by index (a short window padded by repeating its last element, which
@@ -19,7 +30,7 @@ import math
 
 from minigrad import backend
 from minigrad.args import number_arg
-from minigrad.autograd import Function
+from minigrad.autograd import Function, is_grad_enabled
 from minigrad.ops.index import GetItem
 from minigrad.ops.shape import clone
 from minigrad.tensor import Tensor
@@ -104,6 +115,38 @@ class Windows:
                                      zip(self.out, self.stride)) +
                  tuple(slice(None, None, d) for d in self.dilation)]
 
+    def grid(self, xp, x, fill, dtype=None):
+        """x (..., *spatial) padded with fill to (..., *padded), C-contiguous (the grid the
+        shifted slices run on; x itself where it already is one)."""
+        n = len(self.spatial)
+        dtype = x.dtype if dtype is None else dtype
+        if self.padded == self.spatial:
+            return xp.ascontiguousarray(x, dtype=dtype)
+        padded = xp.full(x.shape[:-n] + self.padded, fill, dtype=dtype)
+        padded[self._inside()] = x
+        return padded
+
+    def reduce(self, xp, grid, combine):
+        """(..., *out): combine(flat, step, k) reduces each place of a flat C-contiguous grid
+        with its k - 1 next places `step` elements apart (a window's along one dim), one
+        spatial dim at a time from the last; after each, only that dim's window starts are
+        kept, so the next dims run on less. (A place whose window runs off the end of its
+        row reads the next row: a result no window start keeps.)"""
+        n = len(self.spatial)
+        for d in reversed(range(n)):
+            flat = grid.reshape(-1)
+            if self.kernel[d] > 1:
+                step = self.dilation[d] * math.prod(grid.shape[grid.ndim - n + d + 1:])
+                flat = combine(flat, step, self.kernel[d])
+            grid = xp.ascontiguousarray(self.starts_along(flat.reshape(grid.shape), d))
+        return grid
+
+    def starts_along(self, a, d):
+        """a's window starts along spatial dim d (of its last n)."""
+        o, s = self.out[d], self.stride[d]
+        return a[(Ellipsis, slice(0, (o - 1) * s + 1, s)) + (slice(None),) *
+                 (len(self.spatial) - 1 - d)]
+
     def _inside(self):
         """The index of the input's own elements in the padded array."""
         return (Ellipsis,) + tuple(slice(p, p + L) for p, L in zip(self.padding, self.spatial))
@@ -114,15 +157,32 @@ class Windows:
         return [np.arange(o)[:, None] * s - p + np.arange(k)[None, :] * d for o, s, p, k, d in
                 zip(self.out, self.stride, self.padding, self.kernel, self.dilation)]
 
+    def sums(self, xp, x, dtype):
+        """Each window's sum (..., *out) in dtype."""
+        def add(flat, step, k):
+            total = flat.copy()
+            for j in range(1, k):
+                total[:flat.size - j * step] += flat[j * step:]
+            return total
+        return self.reduce(xp, self.grid(xp, x, 0, dtype), add)
+
     def spread(self, xp, g):
         """The transpose of summing each window: every window's g added back over it, the
-        overlaps adding up (the gradient of that sum), cropped to the input's shape."""
+        overlaps adding up (the gradient of that sum), cropped to the input's shape. As
+        `sums` the other way round: from the first dim, g put at the window starts along
+        it, then each place added to the k - 1 after it."""
         n = len(self.spatial)
-        buf = xp.zeros(g.shape[:-n] + self.padded, dtype=g.dtype)
-        for offsets in itertools.product(*(range(k) for k in self.kernel)):
-            buf[(Ellipsis,) + tuple(slice(j * d, j * d + (o - 1) * s + 1, s) for j, d, o, s in
-                                    zip(offsets, self.dilation, self.out, self.stride))] += g
-        return buf[self._inside()]
+        for d in range(n):
+            lead = g.ndim - n + d
+            full = xp.zeros(g.shape[:lead] + (self.padded[d],) + g.shape[lead + 1:], g.dtype)
+            self.starts_along(full, d)[...] = g
+            flat = full.reshape(-1)
+            total = flat.copy() if self.kernel[d] > 1 else flat
+            step = self.dilation[d] * math.prod(full.shape[lead + 1:])
+            for j in range(1, self.kernel[d]):
+                total[j * step:] += flat[:flat.size - j * step]
+            g = total.reshape(full.shape)
+        return g[self._inside()]
 
     def divisor(self, count_include_pad):
         """How many elements each window averages, (*out) on the host: those in the input,
@@ -178,12 +238,77 @@ def _first_max(xp, windows, tables, spatial):
         o_d = xp.arange(out[d]).reshape((-1,) + (1,) * (n - 1 - d))
         coord = xp.asarray(tables[d])[o_d, k_d]
         if padded:               # k = -1: PyTorch's place, the window's first one >= 0
-            start = tables[d][:, 0]
-            step = tables[d][0, 1] - start[0] if kernel[d] > 1 else 1     # the dilation
-            first = start - np.minimum(start, 0) // step * step
-            coord = xp.where(k < 0, xp.asarray(first)[o_d], coord)
+            coord = xp.where(k < 0, xp.asarray(_first_place(tables[d]))[o_d], coord)
         position = position + coord * math.prod(spatial[d + 1:])
     return position.astype(backend.int64)
+
+
+def _first_place(table):
+    """Per window along a dim (its row of the (out, kernel) table), the first place of its
+    progression o·s - p + k·d that is >= 0: its first place in the input if it has one
+    (else past the input, where PyTorch puts a window wholly in the padding)."""
+    start = table[:, 0]
+    step = table[0, 1] - start[0] if table.shape[1] > 1 else 1            # the dilation
+    return start - np.minimum(start, 0) // step * step
+
+
+def _grid_max(xp, geo, x, fill, where):
+    """Each window's maximum (..., *out) and, with `where`, the flat place in (...,
+    *spatial) of its first maximum (else None): _first_max's answer, by the grid's
+    separable reduction. Along a dim, a place beats the running maximum by a greater value
+    or a NaN (as _first_max: a tie keeps the first, the last NaN wins); alongside, a grid
+    of places keeps the winner's place in the window (row-major over the dims reduced so
+    far, so a later place along this dim always has the larger number: a maximum takes it,
+    where NumPy's `where` with a mask of mixed values runs ~20x slower). A window whose
+    maximum is the padding's fill holds it at its first place in the input (_first_max's
+    rule), where it has padding."""
+    grid = geo.grid(xp, x, fill)
+    if not where:
+        def running_max(flat, step, k):
+            best = flat.copy()
+            for j in range(1, k):          # (a NaN wins; a tie keeps best)
+                end = flat.size - j * step
+                xp.maximum(flat[j * step:], best[:end], out=best[:end])
+            return best
+        return geo.reduce(xp, grid, running_max), None
+    count = backend.dtype("int16" if math.prod(geo.kernel) < 2 ** 15 else "int64")
+    n, places = len(geo.spatial), 1        # places: in the dims reduced so far
+    best, place = grid, None               # None: all places 0 (no dim reduced yet)
+    for d in reversed(range(n)):           # as Windows.reduce, with the places alongside
+        k, shape = geo.kernel[d], best.shape
+        if k > 1:
+            step = geo.dilation[d] * math.prod(shape[len(shape) - n + d + 1:])
+            src, src_place = best.reshape(-1), None if place is None else place.reshape(-1)
+            best = src.copy()
+            place = xp.zeros(src.shape, count) if src_place is None else src_place.copy()
+            for j in range(1, k):
+                end = src.size - j * step
+                running, value = best[:end], src[j * step:]
+                better = value > running
+                if grid.dtype.kind == "f":
+                    better = xp.logical_or(better, xp.isnan(value))
+                number = count.type(j * places) if src_place is None else \
+                    src_place[j * step:] + count.type(j * places)
+                xp.maximum(place[:end], better * number, out=place[:end])
+                xp.maximum(value, running, out=running)
+            places *= k
+        best = xp.ascontiguousarray(geo.starts_along(best.reshape(shape), d))
+        if place is not None:
+            place = xp.ascontiguousarray(geo.starts_along(place.reshape(shape), d))
+    if place is None:                      # (a window of one place)
+        place = xp.zeros(best.shape, count)
+    tables = geo.tables()
+    position = first = 0
+    for d, t in enumerate(tables):
+        o_d = xp.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
+        k_d = place // math.prod(geo.kernel[d + 1:]) % geo.kernel[d]
+        plane = math.prod(geo.spatial[d + 1:])
+        position = position + (xp.asarray(t[:, 0])[o_d] + k_d * geo.dilation[d]) * plane
+        first = first + xp.asarray(_first_place(t))[o_d] * plane
+    if any(((t < 0) | (t >= L)).any() for t, L in zip(tables, geo.spatial)):
+        # all of such a window's input places hold the fill: the first of them is its max
+        position = xp.where(best == fill, first, position)
+    return best, position.astype(backend.int64)
 
 
 def _empty_windows(tables, spatial):
@@ -214,11 +339,14 @@ def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, retur
                   _ints(op, "dilation", dilation, n, 1), ceil_mode)
     xp = x.backend.xp
     fill = -xp.inf if backend.is_floating(x.dtype) else backend.value_range(x.dtype)[0]
-    tables = geo.tables()
-    position = _first_max(xp, geo.view(xp, x.data, fill), tables, geo.spatial)
-    empty = _empty_windows(tables, geo.spatial)
+    where = return_indices or (x.requires_grad and is_grad_enabled())
+    values, position = _grid_max(xp, geo, x.data, fill, where)
+    if not where:                        # nothing to pick by: the maxima are the answer
+        out = Tensor._make(values, x.device)
+        return out[0] if unbatched else out
+    empty = _empty_windows(geo.tables(), geo.spatial)
     return _result(x, position, n, unbatched, return_indices,
-                    (empty, fill) if empty.any() else None)
+                   (empty, fill) if empty.any() else None)
 
 
 def _result(x, position, n, unbatched, return_indices, empty=None):
@@ -268,11 +396,10 @@ class AvgPool(Function):
 
     def forward(self, x, geo, divisor):
         self.geo, self.divisor = geo, divisor
-        n = len(geo.spatial)
         # float16 sums in float32, as PyTorch's: a window's sum leaves float16's range
         # (65504) long before its mean does (5×5 values of 3000 would average to inf)
         dt = backend.float32 if x.dtype == backend.float16 else x.dtype
-        sums = self.xp.sum(geo.view(self.xp, x, 0), axis=tuple(range(-n, 0)), dtype=dt)
+        sums = geo.sums(self.xp, x, dt)
         return (sums / self.xp.asarray(divisor, dtype=dt)).astype(x.dtype, copy=False)
 
     def backward(self, g):
