@@ -122,8 +122,9 @@ def rsub(input, other, *, alpha=1):
     if not isinstance(input, Tensor):
         raise TypeError(f"mg.rsub: expected a Tensor first, got {type(input).__name__}")
     from minigrad.tensor_inplace import times_alpha
-    scaled = times_alpha(other, input, alpha, "rsub") if isinstance(other, Tensor) else \
-        (input if alpha == 1 else input * alpha)
+    # (with a number other, input is scaled on its own: alpha is checked all the same, an
+    # integer input taking an integer alpha only, as PyTorch)
+    scaled = times_alpha(other if isinstance(other, Tensor) else input, input, alpha, "rsub")
     return other - scaled
 
 

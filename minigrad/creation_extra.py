@@ -30,10 +30,14 @@ def _made(values, dtype, device, requires_grad):
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """base ** (steps values evenly spaced from start to end), as torch.logspace (float32
-    unless dtype says otherwise; an integer dtype truncates)."""
+    unless dtype says otherwise; an integer dtype truncates the powers, and first start and
+    end, as PyTorch's: logspace(0.5, 2.5, 5, 3, dtype=int64) is 3 ** [0, 0.5, 1, 1.5, 2])."""
     base = _real("logspace", "base", base)
-    exponents = linspace(start, end, steps, dtype=backend.float64).data
     dtype = backend.dtype(dtype) or backend.DEFAULT_FLOAT
+    if not backend.is_floating(dtype):
+        start, end = (math.trunc(_real("logspace", k, v)) for k, v in (("start", start),
+                                                                        ("end", end)))
+    exponents = linspace(start, end, steps, dtype=backend.float64).data
     return _made(base ** exponents, dtype, device, requires_grad)
 
 

@@ -141,25 +141,38 @@ def _rates(x, op, what):
 def binomial(count, prob, generator=None):
     """The number of successes in `count` trials of probability `prob` (element by element;
     the two broadcast), as torch.binomial: floats, in count's dtype. A negative count gives
-    0, as PyTorch; a probability outside [0, 1] is an error."""
+    0, as PyTorch; a probability outside [0, 1] is an error, and so is a count of inf or
+    NaN (PyTorch's runs for ever or gives NaN)."""
+    xp = backend.get("cpu").xp
     n, p = _rates(count, "binomial", "count"), _rates(prob, "binomial", "prob")
     if not ((p >= 0) & (p <= 1)).all():
         raise ValueError(f"binomial: prob must lie in [0, 1], got {prob!r}")
+    if not xp.isfinite(n).all():
+        raise ValueError(f"binomial: count must be finite, got {count!r}")
     try:
-        n, p = backend.get("cpu").xp.broadcast_arrays(n, p)
+        n, p = xp.broadcast_arrays(n, p)
     except ValueError:
         raise ValueError(f"binomial: count of shape {count.shape} and prob of shape "
                          f"{prob.shape} do not broadcast together") from None
     k = backend.host_rng(generator, "binomial").binomial(
-        backend.get("cpu").xp.maximum(n, 0).astype(backend.int64), p)
-    return Tensor._make(count.backend.from_numpy(k.astype(count.dtype)), count.device)
+        xp.maximum(n, 0).astype(backend.int64), p)
+    # (0-d arguments: NumPy gives a Python int, not an array)
+    return Tensor._make(count.backend.from_numpy(xp.asarray(k, dtype=count.dtype)),
+                        count.device)
 
 
 def poisson(input, generator=None):
     """A Poisson draw of rate `input` (element by element), as torch.poisson: floats, in
-    input's dtype; rates must be >= 0."""
+    input's dtype; rates must be >= 0 and finite (PyTorch's gives nonsense for inf)."""
+    xp = backend.get("cpu").xp
     rate = _rates(input, "poisson", "input")
     if not (rate >= 0).all():
         raise ValueError(f"poisson: rates must be >= 0, got {input!r}")
-    k = backend.host_rng(generator, "poisson").poisson(rate)
-    return Tensor._make(input.backend.from_numpy(k.astype(input.dtype)), input.device)
+    try:
+        k = backend.host_rng(generator, "poisson").poisson(rate)
+    except ValueError:               # NumPy's "lam value too large" (inf, or past ~1e19)
+        raise ValueError(f"poisson: rates must be finite and below 1e19, got a maximum of "
+                         f"{rate.max()}") from None
+    # (a 0-d rate: NumPy gives a Python int, not an array)
+    return Tensor._make(input.backend.from_numpy(xp.asarray(k, dtype=input.dtype)),
+                        input.device)

@@ -88,9 +88,15 @@ def result_type(tensor1, tensor2):
     is int64, a float the default dtype), each group overruled by a later one only where
     that is of a higher category (int64 tensor with 1.0: float32; uint8 with a 0-d int8:
     uint8)."""
+    return result_type_of((tensor1, tensor2), "result_type")
+
+
+def result_type_of(values, op):
+    """result_type's rule over any number of tensors and numbers (as PyTorch's ops that
+    take a list, such as block_diag, promote them)."""
     from minigrad.tensor import Tensor
     groups = [None, None, None]                          # dims, 0-d, numbers
-    for v in (tensor1, tensor2):
+    for v in values:
         if isinstance(v, Tensor):
             k, d = (0 if v.ndim else 1), v.dtype
         elif backend.is_scalar(v):
@@ -99,7 +105,6 @@ def result_type(tensor1, tensor2):
             d = backend.bool_ if isinstance(v, bool) else backend.int64 if isinstance(
                 v, int) else backend.DEFAULT_FLOAT
         else:
-            raise TypeError(f"result_type: expected tensors or numbers, got "
-                            f"{type(v).__name__}")
+            raise TypeError(f"{op}: expected tensors or numbers, got {type(v).__name__}")
         groups[k] = _either(groups[k], d)
     return _combine(groups[0], _combine(groups[1], groups[2]))

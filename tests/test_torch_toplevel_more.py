@@ -229,6 +229,8 @@ NAN, INF = float("nan"), float("inf")
                                    dim=0),
     lambda L: L.unique_consecutive(L.tensor([NAN, NAN, 1.0])),
     lambda L: L.unique_consecutive(L.tensor(3.0)),
+    lambda L: L.unique_consecutive(L.zeros(0, 3), return_inverse=True, return_counts=True,
+                                   dim=0),                  # no slices along dim
     lambda L: L.tensor([[3, 1], [2, 4]]).unique_consecutive(),
     lambda L: tuple(L.histogram(L.tensor([1.0, 2, 1, NAN, 9]), bins=4, range=(0.0, 3.0))),
     lambda L: tuple(L.histogram(L.tensor([1.0, 1, 1]), bins=2)),
@@ -242,6 +244,8 @@ NAN, INF = float("nan"), float("inf")
     lambda L: L.logspace(0, 2, 5, base=3.0),
     lambda L: L.logspace(0, 3, 4, base=2, dtype=L.int64),
     lambda L: L.logspace(-1, 1, 1, dtype=L.float64),
+    lambda L: L.logspace(0.5, 2.5, 5, base=3, dtype=L.int64),     # start, end truncated
+    lambda L: L.logspace(2.7, -1.2, 4, base=2.5, dtype=L.int32),
     lambda L: L.scalar_tensor(3),
     lambda L: L.scalar_tensor(True, dtype=L.float64),
     lambda L: L.frexp(L.tensor([0.0, 1.0, -3.0, INF, NAN, 1e-310], dtype=L.float64)),
@@ -265,6 +269,9 @@ NAN, INF = float("nan"), float("inf")
     lambda L: L.combinations(L.tensor([1.0, 2, 3]), r=4),
     lambda L: L.block_diag(),
     lambda L: L.block_diag(L.tensor(1), L.tensor([2.0, 3.0]), L.ones(2, 2, dtype=L.int64)),
+    # a 0-d block's dtype counts only where its category is higher, as torch.result_type's
+    lambda L: L.block_diag(L.tensor(2.5, dtype=L.float64), L.ones(2, 2)),
+    lambda L: L.block_diag(L.tensor(2, dtype=L.int64), L.tensor([1], dtype=L.int8)),
     lambda L: L.cartesian_prod(L.tensor([1, 2])),
     lambda L: L.atleast_1d([L.tensor(1), L.tensor([1, 2])]),
     lambda L: L.pdist(L.ones(1, 3)),
@@ -382,6 +389,20 @@ def test_random_draws_binomial_poisson_randint_like():
         mg.poisson(mg.tensor([1]))
 
 
+def test_binomial_and_poisson_of_0d_tensors_and_refused_non_finite_values():
+    # 0-d: NumPy's draw is a Python number there, not an array
+    k = mg.binomial(mg.tensor(5.0), mg.tensor(1.0))
+    r = mg.poisson(mg.tensor(0.0, dtype=mg.float64))
+    assert (k.shape, k.dtype, k.item()) == ((), mg.float32, 5.0)
+    assert (r.shape, r.dtype, r.item()) == ((), mg.float64, 0.0)
+    # clear errors, not NumPy's "n < 0" and "lam value too large"
+    for bad in (INF, NAN):
+        with pytest.raises(ValueError, match="count must be finite"):
+            mg.binomial(mg.tensor([2.0, bad]), mg.tensor([0.5, 0.5]))
+    with pytest.raises(ValueError, match="must be finite"):
+        mg.poisson(mg.tensor([1.0, INF]))
+
+
 # ---- Tensor methods, in-place twins and in-place functions ---------------------------------
 def test_tensor_methods_and_in_place_twins_as_torch():
     a = np.random.default_rng(7).uniform(0.5, 2, (3, 3))
@@ -451,6 +472,17 @@ def test_frexp_gradient_at_the_dtype_edges_as_torch(dtype, values):
         warnings.simplefilter("error")                   # quietly, as PyTorch
         mg.frexp(m)[0].sum().backward()
     torch.frexp(t)[0].sum().backward()
+    np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy())
+
+
+def test_nextafter_gradient_is_zero_where_input_equals_other_as_torch():
+    """The result is other itself where the two are equal (no step from input): PyTorch's
+    gradient is 0 there, g elsewhere (NaN is unequal to all), broadcast as the op."""
+    a, b = [1.0, 2.0, NAN, -0.0], [[1.0, 5.0, 1.0, 0.0], [0.0, 2.0, NAN, -1.0]]
+    m, t = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    w = np.arange(1.0, 9.0).reshape(2, 4).astype(np.float32)
+    (mg.nextafter(m, mg.tensor(b)) * mg.tensor(w)).sum().backward()
+    (torch.nextafter(t, torch.tensor(b)) * torch.tensor(w)).sum().backward()
     np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy())
 
 
@@ -534,6 +566,9 @@ I64 = mg.tensor([0, 1])
     (lambda: mg.tril_indices(-1, 3), ValueError, ">= 0"),
     (lambda: mg.logspace(0, 1, 3, base="2"), TypeError, "base"),
     (lambda: mg.rsub(1, X), TypeError, "Tensor first"),
+    # alpha is checked with a number other too (as with a tensor one, and as PyTorch)
+    (lambda: mg.rsub(I64, 5, alpha=0.5), TypeError, "alpha must be an integer"),
+    (lambda: mg.rsub(X, 5, alpha=True), TypeError, "alpha must be a number"),
     (lambda: mg.greater(2, X), TypeError, "Tensor first"),
     (lambda: mg.result_type(X, "a"), TypeError, "tensors or numbers"),
     # an int argument is never a float or a bool, a flag never an int (as PyTorch)

@@ -125,9 +125,11 @@ def dstack(tensors):
 
 def block_diag(*tensors):
     """The tensors as the blocks of a block-diagonal matrix, zeros elsewhere, as
-    torch.block_diag: each 0-d, 1-D (a row) or 2-D; dtypes promoted (an integer block
-    beside a float one becomes float)."""
-    from minigrad.dtypes import promote_types
+    torch.block_diag: each 0-d, 1-D (a row) or 2-D; dtypes promoted as torch.result_type
+    does (an integer block beside a float one becomes float; a 0-d block's dtype counts
+    only where its category is higher, so a 0-d float64 beside float32 blocks gives
+    float32)."""
+    from minigrad.dtypes import result_type_of
     op = "block_diag"
     blocks = [reshape(t, (1, -1)) if t.ndim < 2 else t for t in
               (_tensor(t, op) for t in tensors)]
@@ -138,9 +140,7 @@ def block_diag(*tensors):
     if not blocks:
         from minigrad.creation import zeros
         return zeros(1, 0)
-    dtype = blocks[0].dtype
-    for t in blocks[1:]:
-        dtype = promote_types(dtype, t.dtype)
+    dtype = result_type_of(tensors, op)
     width = sum(t.shape[1] for t in blocks)
     rows, left = [], 0
     for t in blocks:

@@ -69,12 +69,15 @@ class Mantissa(Function):
 
 class Nextafter(Function):
     """The next representable value after a toward b. Its gradient is PyTorch's: g for a
-    (the step is below rounding), zeros for b."""
+    (the step is below rounding) where a != b, 0 where a == b (the result is b there, not
+    a step from a); zeros for b."""
     needs_values = False
     def forward(self, a, b):
-        self.b_shape = b.shape
+        self.b_shape, self.moves = b.shape, a != b          # (NaN: != everything, as there)
         return self.xp.nextafter(a, b)
-    def backward(self, g): return g, self.const(self.xp.zeros(self.b_shape, g.dtype))
+    def backward(self, g):
+        return (where(self.const(self.moves), g, 0.0),
+                self.const(self.xp.zeros(self.b_shape, g.dtype)))
 
 
 class I0(Function):
@@ -414,7 +417,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         if x.ndim == 0:
             raise IndexError("unique_consecutive: a 0-d tensor has no dim")
         d = normalize_dim(dim, x.ndim, "unique_consecutive")
-        rows = xp.moveaxis(x.data, d, 0).reshape(x.shape[d], -1)
+        # the slice size spelled out: -1 cannot be inferred when there are no slices
+        rows = xp.moveaxis(x.data, d, 0).reshape(x.shape[d], x.numel() // x.shape[d]
+                                                 if x.shape[d] else 0)
     n = rows.shape[0]
     starts = xp.ones(n, backend.bool_)
     if n > 1:
