@@ -446,6 +446,7 @@ def manual_seed(seed):
     if not is_integer(seed) or not 0 <= seed < 2 ** 64:       # as torch's (64 bits)
         raise ValueError(f"manual_seed: the seed must be a non-negative integer below "
                          f"2**64, got {seed!r}")
+    seed = int(seed)            # a NumPy integer too: get_rng_state packs it, as torch's
     _SEED[0] = _CPU_SEED[0] = seed
     for b in _BACKENDS.values():
         b.rng = b.xp.random.default_rng(seed)

@@ -81,8 +81,10 @@ def bernoulli(input, p=None, *, generator=None):
     return Tensor._make(input.backend.from_numpy((u < q).astype(input.dtype)), input.device)
 
 
-def _fill_checked(t, op, values):
-    return inplace.fill_random(t, op, lambda target: _fill(target, values))
+def _fill_checked(t, op, draw):
+    """t filled with draw()'s values; drawn only once t may be written (a refused fill
+    leaves the generator as it was, as PyTorch's)."""
+    return inplace.fill_random(t, op, lambda target: _fill(target, draw()))
 
 
 def bernoulli_(t, p=0.5, generator=None):
@@ -94,8 +96,8 @@ def bernoulli_(t, p=0.5, generator=None):
     except ValueError:
         raise ValueError(f"bernoulli_: p of shape {q.shape} does not broadcast to the "
                          f"tensor's shape {t.shape}") from None
-    u = backend.host_rng(generator, "bernoulli_").random(t.shape)
-    return _fill_checked(t, "bernoulli_", u < q)
+    rng = backend.host_rng(generator, "bernoulli_")
+    return _fill_checked(t, "bernoulli_", lambda: rng.random(t.shape) < q)
 
 
 def exponential_(t, lambd=1.0, generator=None):
@@ -105,7 +107,7 @@ def exponential_(t, lambd=1.0, generator=None):
     if not backend.is_scalar(lambd) or not lambd > 0:
         raise ValueError(f"exponential_: lambd must be a number > 0, got {lambd!r}")
     rng = backend.host_rng(generator, "exponential_")
-    return _fill_checked(t, "exponential_", rng.exponential(1 / lambd, t.shape))
+    return _fill_checked(t, "exponential_", lambda: rng.exponential(1 / lambd, t.shape))
 
 
 def random_(t, *bounds, generator=None):
@@ -125,9 +127,9 @@ def random_(t, *bounds, generator=None):
         raise ValueError(f"random_: [{low}, {high}) does not fit {t.dtype} ({lowest} .. "
                          f"{highest})")
     rng = backend.host_rng(generator, "random_")
-    drawn = rng.integers(low, high, size=t.shape, dtype=t.dtype if t.dtype.kind in "iu"
-                         else backend.int64)
-    return _fill_checked(t, "random_", drawn)
+    dtype = t.dtype if t.dtype.kind in "iu" else backend.int64
+    return _fill_checked(t, "random_", lambda: rng.integers(low, high, size=t.shape,
+                                                            dtype=dtype))
 
 
 def _rates(x, op, what):

@@ -61,6 +61,20 @@ def test_concatenated_targets_blank_and_tensor_lengths():
     np.testing.assert_allclose(as_tensors.numpy(), loss)
 
 
+def test_a_target_holding_the_blank_class_gives_torchs_value():
+    # torch's docs forbid it but compute it unchecked, skipping to a blank label from the
+    # label two states back as to any other. (torch's gradient is then off at the last
+    # frame of a target that ends in the blank class; ours is the loss's, gradchecked)
+    targets = np.array([[1, 0, 2], [2, 0, 0], [0, 3, 0], [1, 2, 3]])
+    loss, _, t_loss, _ = _both((_log_probs(3), targets, [6, 6, 6, 6], [3, 3, 3, 3]),
+                               "float64", "cpu", reduction="none")
+    np.testing.assert_allclose(loss, t_loss, rtol=1e-10)
+    x = mg.tensor(np.random.default_rng(4).standard_normal((5, 2, 3)), dtype="float64",
+                  requires_grad=True)
+    assert mg.gradcheck(lambda x: F.ctc_loss(F.log_softmax(x, 2), mg.tensor([[1, 0], [0, 2]]),
+                                             [5, 4], [2, 2]), [x])
+
+
 @pytest.mark.parametrize("reduction", ["none", "mean"])
 def test_unbatched_as_torch(reduction):
     loss, grad, t_loss, t_grad = _both((_log_probs(3, (7, C)), np.array([2, 2, 4]), [7], [3]),
@@ -136,6 +150,7 @@ def test_module():
 @pytest.mark.parametrize("call, error, words", [
     (lambda lp, t: F.ctc_loss(lp, t, [6, 6, 6, 6], [3, 2, 0, 3], blank=5), ValueError,
      "blank must be a class in"),
+    (lambda lp, t: F.ctc_loss(lp[:, :0], t[:0], [], []), ValueError, "one sample"),
     (lambda lp, t: F.ctc_loss(lp, t, [6, 6, 6], [3, 2, 0, 3]), ValueError,
      "input_lengths must have one entry per batch element"),
     (lambda lp, t: F.ctc_loss(lp, t, [7, 6, 6, 6], [3, 2, 0, 3]), ValueError, "at most the 6"),

@@ -104,6 +104,16 @@ def test_a_state_that_is_not_one_is_refused():
             mg.Generator().manual_seed(seed)
 
 
+def test_a_numpy_integer_seed_is_taken_and_packed_as_an_int():
+    # torch.manual_seed(np.int64(3)); torch.initial_seed() is the int 3
+    mg.manual_seed(np.int64(3))
+    assert type(mg.initial_seed()) is int and mg.initial_seed() == 3
+    state = mg.get_rng_state()
+    mg.manual_seed(4)
+    mg.set_rng_state(state)
+    assert mg.initial_seed() == 3
+
+
 def test_a_restored_state_brings_its_seed_as_torch():
     # torch: h.set_state(g.get_state()) makes h.initial_seed() g's; torch.set_rng_state
     # likewise for torch.initial_seed()
@@ -232,6 +242,19 @@ def test_in_place_draws_respect_autograd_and_broadcast_views():
         with pytest.raises(ValueError, match="broadcast view"):
             fill(mg.zeros(1).expand(3))
     assert w._version > 0
+
+
+@pytest.mark.parametrize("fill", [lambda t: t.normal_(), lambda t: t.bernoulli_(),
+                                  lambda t: t.exponential_(), lambda t: t.random_(0, 5)])
+def test_a_refused_in_place_draw_leaves_the_generator_as_it_was(fill):
+    # torch checks before it draws: a refusal takes nothing from the generator
+    mg.manual_seed(0)
+    expected = mg.rand(2).tolist()
+    mg.manual_seed(0)
+    for t in (mg.zeros(3, requires_grad=True), mg.zeros(1).expand(3)):
+        with pytest.raises((RuntimeError, ValueError)):
+            fill(t)
+    assert mg.rand(2).tolist() == expected
 
 
 @pytest.mark.parametrize("fill", [lambda t: t.normal_(), lambda t: t.uniform_(),

@@ -86,6 +86,26 @@ def test_nearest_rounds_halves_to_even_as_torch():
     np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_nan_and_infinite_places_and_an_empty_batch_as_torch(mode):
+    # torch: a NaN place (or an infinite one reflected) reads the first element under
+    # 'border' and 'reflection'; an infinite one the end element under 'border'; outside
+    # under 'zeros' (torch's bilinear gives NaN there; NumPy used to raise casting NaN to
+    # an index)
+    x = mg.arange(12.0).reshape(1, 1, 3, 4).requires_grad_()
+    g = mg.tensor([[[[np.nan, 0.0], [np.inf, 0.5], [-np.inf, np.nan]]]], requires_grad=True)
+    bilinear = mode == "bilinear"
+    expected = {"zeros": [0.0, 0.0, 0.0], "border": [4.0, 10.0 if bilinear else 11.0, 0.0],
+                "reflection": [4.0, 7.0 if bilinear else 8.0, 0.0]}
+    for padding, want in expected.items():
+        out = F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=False)
+        out.sum().backward()
+        assert out.reshape(-1).tolist() == want and np.isfinite(x.grad.numpy()).all()
+    empty = F.grid_sample(mg.zeros(0, 2, 3, 4), mg.zeros(0, 5, 6, 2), mode=mode,
+                          align_corners=True)
+    assert empty.shape == (0, 2, 5, 6)
+
+
 def test_align_corners_none_warns_as_torch():
     x, g = mg.randn(1, 1, 2, 2), mg.zeros(1, 1, 1, 2)
     with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):

@@ -238,8 +238,11 @@ def _extended(op, targets, tgt_len, batched, classes, blank):
             raise ValueError(f"{op}: target labels must lie in [0, {classes}), got "
                              f"{row.tolist()}")
         ext[i, 1:2 * row.size:2] = row
+    # a label state (odd s) unlike the one two back; by position, not by class, as
+    # PyTorch's: a target holding the blank class (which torch's docs forbid, unchecked)
+    # then gives torch's value
     skip = np.zeros(ext.shape, dtype=bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    skip[:, 3::2] = ext[:, 3::2] != ext[:, 1:-2:2]
     return ext, skip
 
 
@@ -265,9 +268,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     batched = log_probs.ndim == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
     steps, n, classes = lp.shape
-    if steps == 0 or classes == 0:
-        raise ValueError(f"{op}: log_probs needs at least one frame and one class, got "
-                         f"shape {log_probs.shape}")
+    if steps == 0 or n == 0 or classes == 0:                     # (torch refuses them too)
+        raise ValueError(f"{op}: log_probs needs at least one frame, one sample and one "
+                         f"class, got shape {log_probs.shape}")
     if not backend.is_integer(blank) or not 0 <= blank < classes:
         raise ValueError(f"{op}: blank must be a class in [0, {classes}), got {blank!r}")
     if batched and targets.ndim not in (1, 2) or not batched and targets.ndim > 1:

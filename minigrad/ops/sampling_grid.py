@@ -7,6 +7,7 @@ into the input (clip for 'border', reflection for 'reflection'), then each of it
 neighbours is picked by indexing (whose gradient adds back into the input) and weighted by
 the distances along each dim (whose gradient reaches the grid); gradients of gradients come
 from those ops."""
+import contextlib
 import itertools
 import math
 import warnings
@@ -105,13 +106,15 @@ def _reflect(x, twice_low, twice_high):
 def _source(c, size, padding_mode, align_corners):
     """The input coordinate a grid coordinate reads, after padding_mode."""
     x = _unnormalise(c, size, align_corners)
-    if padding_mode == "border":
-        return x.clip(0, size - 1)
+    if padding_mode == "zeros":
+        return x                         # (a NaN or ±inf one lies outside: pick says so)
     if padding_mode == "reflection":
         x = _reflect(x, 0, 2 * (size - 1)) if align_corners else \
             _reflect(x, -1, 2 * size - 1)
-        return x.clip(0, size - 1)
-    return x
+    # a NaN place (an infinite one reflected is NaN too) reads the first element, as
+    # PyTorch's, with no gradient
+    x = where(Tensor._make(x.backend.xp.isnan(x.data), x.device), 0.0, x)
+    return x.clip(0, size - 1)
 
 
 def _check_grid_sample(input, grid, mode, padding_mode):
@@ -155,6 +158,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     'nearest'), as PyTorch's."""
     _check_grid_sample(input, grid, mode, padding_mode)
     align_corners = _align_corners(align_corners)
+    xp = input.backend.xp
+    quiet = xp.errstate(invalid="ignore", over="ignore") if hasattr(xp, "errstate") else \
+        contextlib.nullcontext()          # (a NaN or inf place is read as outside: no warning)
+    with quiet:
+        return _sample(input, grid, mode, padding_mode, align_corners)
+
+
+def _sample(input, grid, mode, padding_mode, align_corners):
+    """grid_sample's work, its arguments checked."""
     xp, device = input.backend.xp, input.device
     n_dims = input.ndim - 2
     batch, channels, spatial = input.shape[0], input.shape[1], input.shape[2:]
@@ -164,7 +176,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     # per input dim (D, H, W order), the coordinate: the grid's last entry reads W
     coords = [_source(g[..., n_dims - 1 - k], spatial[k], padding_mode, align_corners)
               for k in range(n_dims)]
-    flat_input = input.reshape(batch, channels, -1)
+    flat_input = input.reshape(batch, channels, math.prod(spatial))     # (N or C may be 0)
     strides = [math.prod(spatial[k + 1:]) for k in range(n_dims)]
     rows = xp.arange(batch).reshape(batch, 1, 1)
     chans = xp.arange(channels).reshape(1, channels, 1)
@@ -175,7 +187,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         inside = xp.ones(indices[0].shape, dtype=bool)
         flat = 0
         for k, i in enumerate(indices):
-            inside &= (i >= 0) & (i < spatial[k])
+            inside &= (i >= 0) & (i < spatial[k])          # (False for NaN)
+            i = xp.where(inside, i, 0)                     # no NaN or inf cast to int
             flat = flat + xp.clip(i, 0, spatial[k] - 1).astype(backend.int64) * strides[k]
         values = GetItem.apply(flat_input, index=(rows, chans, flat))
         return values, Tensor._make(inside, device)
