@@ -75,12 +75,17 @@ class detect_anomaly(set_detect_anomaly):
         if not isinstance(check_nan, bool):
             raise TypeError(f"detect_anomaly: check_nan must be a bool, got {check_nan!r}")
         self.mode, self.check_nan = True, check_nan     # set on entering, not at the call
+        self.prevs = []         # one per entry: the object may be entered again inside
 
     def __enter__(self):
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the "
                       "runtime and should only be enabled for debugging.", stacklevel=2)
-        self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
+        self.prevs.append((is_anomaly_enabled(), is_anomaly_check_nan_enabled()))
         super().__enter__()
+
+    def __exit__(self, *exc):
+        self.prev = self.prevs.pop()
+        super().__exit__()
 
     def __call__(self, fn):
         @functools.wraps(fn)

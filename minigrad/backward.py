@@ -234,9 +234,14 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None):
             p = ctx.inputs[0]
             if p.requires_grad:
                 buffer = _owned_buffer(grads, p)
-                scatter(buffer, g.data.astype(p.dtype, copy=False))
-                if anomaly is not None:      # (a NaN there before would have been refused)
-                    anomaly.check(ctx, (Tensor._make(buffer, p.device),))
+                gd = g.data.astype(p.dtype, copy=False)
+                if anomaly is None:
+                    scatter(buffer, gd)
+                else:   # its own part alone: what others added there (∞ - ∞) is not its NaN
+                    part = ctx.xp.zeros_like(buffer)
+                    scatter(part, gd)
+                    anomaly.check(ctx, (Tensor._make(part, p.device),))
+                    buffer += part
             return
         fast = getattr(ctx, "backward_arrays", None)
     else:

@@ -25,6 +25,7 @@ plain function on the reverse-mode engine, with the same results:
 """
 import functools
 import threading
+import weakref
 
 from minigrad import backend
 from minigrad.autograd import grad as _mg_grad
@@ -162,6 +163,14 @@ class _Inputs:
         self.args = tuple(args)
         self.own = {id(x) for x in self.leaves if x.is_leaf}
 
+    def spent(self):
+        """The transform is done with its fresh leaves: to transforms around it, which may
+        still reach them through its results, they are constants, not tensors from outside
+        (grad(lambda w: grad(f)(x, w).sum())(w) with plain x and w gives a plain result)."""
+        for x in self.leaves:
+            if x.is_leaf:
+                _SPENT[id(x)] = x
+
     def differentiable(self, outputs):
         """Whether results from these outputs must stay differentiable: grad mode was on
         and the outputs reach a tensor requiring grad that the transform did not make."""
@@ -187,9 +196,15 @@ class _Inputs:
         return [zeros_like(x) if g is None else g for g, x in zip(found, self.leaves)]
 
 
+# id -> fresh leaf, of the transforms that have finished (_Inputs.spent); an entry goes
+# with its tensor, so an id is not mistaken for a later tensor's
+_SPENT = weakref.WeakValueDictionary()
+
+
 def _reaches_outside(outputs, own):
     """Whether the graph below `outputs` reaches a leaf requiring grad whose id is not in
-    `own` (or a node whose graph a backward already freed: made outside too)."""
+    `own` nor a finished transform's (or a node whose graph a backward already freed: made
+    outside too)."""
     stack_, seen = [o for o in outputs if isinstance(o, Tensor) and o.requires_grad], set()
     while stack_:
         t = stack_.pop()
@@ -198,7 +213,7 @@ def _reaches_outside(outputs, own):
         seen.add(id(t))
         ctx = t._ctx
         if ctx is None:
-            if id(t) not in own:
+            if id(t) not in own and id(t) not in _SPENT:
                 return True
         elif ctx.inputs is None:
             return True
@@ -247,6 +262,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"vjp or jacrev APIs instead?")
             keep = inputs.differentiable([out])
             grads = inputs.grads([out], [None], keep)
+        inputs.spent()
         grads = inputs.structured(_plain(grads, keep))
         value = _plain(out, keep)
         return (grads, (value, _plain(aux, keep))) if has_aux else (grads, value)
@@ -284,6 +300,7 @@ def vjp(func, *primals, has_aux=False):
             raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only "
                                f"tensors, got unsupported type {type(x)}")
     keep = inputs.differentiable(outputs)
+    inputs.spent()
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         tangents, spec = _flatten(cotangents)
@@ -330,6 +347,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             keep = inputs.differentiable(outputs)
             jacobians = [inputs.structured(_plain(_jacobian(o, inputs, keep), keep))
                          for o in outputs]
+        inputs.spent()
         jac = _unflatten(jacobians, out_spec)
         return (jac, _plain(aux, keep)) if has_aux else jac
     return wrapper
@@ -412,8 +430,14 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             slot.put(swap[slot.name])
         return module(*args, **(kwargs or {}))
     finally:
+        # one place may have several names (a submodule registered twice): it is put back
+        # once, by its last name, and what the call left there is told to each of them
+        left = {}
         for slot in reversed(slots):
-            now = slot.restore()
+            place = (id(slot.owner), slot.attr)
+            if place not in left:
+                left[place] = slot.restore()
+            now = left[place]
             if now is not None and isinstance(parameter_and_buffer_dicts, dict) and \
                     slot.name in parameter_and_buffer_dicts:
                 parameter_and_buffer_dicts[slot.name] = now
@@ -601,9 +625,10 @@ def _stacked(name, results, out_dims):
     for k, d in enumerate(dims):
         values = [leaves[k] for leaves in per_index]
         if d is None:
-            if isinstance(values[0], Tensor) and not all(
-                    v is values[0] or (v.shape == values[0].shape and
-                                       bool((v == values[0]).all())) for v in values):
+            if isinstance(values[0], Tensor) and not all(       # (a NaN equals a NaN here)
+                    v is values[0] or v.backend.xp.array_equal(v._data, values[0]._data,
+                                                               equal_nan=True)
+                    for v in values):
                 raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
                                  f"when out_dim is None (output {k} differs between "
                                  f"indices)")

@@ -48,6 +48,23 @@ def test_off_nan_passes_and_nodes_keep_no_stack():
         loss.backward()                            # NaN in .grad, no error: as torch
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")   # ∞ - ∞
+def test_scatter_path_blames_only_its_own_nan():
+    """An indexing op's fast backward adds into its input's gradient: a NaN it makes
+    (∞ and -∞ into one place) is its own, one that ∞ from one op and -∞ from another
+    make when summed is no op's (torch's leaf then just gets NaN)."""
+    inf = mg.tensor([np.inf, -np.inf])
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with autograd.set_detect_anomaly(True):
+        (x[0] * inf[0] + x[0] * inf[1]).backward()        # two GetItem nodes: fine
+        assert np.isnan(x.grad.numpy()[0]) and x.grad.numpy()[1] == 0
+        y = x[mg.tensor([0, 0])]
+        with pytest.warns(UserWarning, match="Error detected in GetItemBackward"), \
+                pytest.raises(RuntimeError, match="Function 'GetItemBackward' returned nan "
+                              "values in its 0th output"):
+            (y * inf).sum().backward()
+
+
 def test_set_detect_anomaly_switches_restores_and_check_nan():
     autograd.set_detect_anomaly(True)
     try:
@@ -77,6 +94,18 @@ def test_set_detect_anomaly_switches_restores_and_check_nan():
     assert not mg.autograd.is_anomaly_enabled()
     with pytest.raises(TypeError, match="must be bools"):
         autograd.set_detect_anomaly(1)
+
+
+def test_one_detect_anomaly_entered_twice_restores_each_level():
+    """A detect_anomaly object kept and entered again inside itself (a recursive
+    function's `with ANOMALY:`): leaving the outer block turns the mode off again."""
+    anomaly = autograd.detect_anomaly()
+    with pytest.warns(UserWarning, match="Anomaly Detection"):
+        with anomaly:
+            with anomaly:
+                pass
+            assert mg.autograd.is_anomaly_enabled()
+    assert not mg.autograd.is_anomaly_enabled() and autograd._state.marks is None
 
 
 def test_an_error_in_backward_is_preceded_by_the_forward_stack():

@@ -11,9 +11,6 @@ AF, TF = mg.autograd.functional, torch.autograd.functional
 RNG = np.random.default_rng(0)
 X, Y = RNG.standard_normal((2, 3)), RNG.standard_normal(3)
 
-# torch.autograd.functional's vectorized path warns about torch.jit.script: torch's own
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 
 def lib_tensors(arrays, lib):
     """Nested tuples of arrays as tensors of minigrad (lib mg) or torch."""

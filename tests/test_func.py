@@ -87,6 +87,21 @@ def test_grad_of_grad_and_captured_tensors_stay_differentiable():
             mg.tensor(X, requires_grad=True)).numpy(), 3 * X ** 2)
 
 
+def test_nested_transforms_of_plain_tensors_give_plain_results():
+    """An inner transform's own fresh tensor, reached through its result, is no tensor
+    from outside for the transform around it: the result stays plain, as torch's."""
+    for name, prog in [
+            ("grad of grad", lambda F, x, w: F.grad(
+                lambda v: F.grad(lambda a: (a.sin() * v).sum())(x).sum())(w)),
+            ("hessian-like jacrev", lambda F, x, w: F.jacrev(
+                lambda v: F.jacrev(lambda b: b.sin() * v)(x))(w)),
+            ("grad of vjp_fn", lambda F, x, w: F.grad(
+                lambda v: F.vjp(lambda b: b.sin() * w, x)[1](v)[0].sum())(x))]:
+        mine = prog(MF, mg.tensor(Y), mg.tensor(Y * 2))
+        assert_same(mine, prog(TF, torch.tensor(Y), torch.tensor(Y * 2)))
+        assert mine.grad_fn is None, name
+
+
 def test_vjp_matches_torch_and_may_be_called_again():
     outs = []
     for lib in (mg, torch):
@@ -194,6 +209,21 @@ def test_functional_call_ties_buffers_and_strict_as_torch():
         assert bn.running_mean.tolist() == [0.0, 0.0]
 
 
+def test_functional_call_with_a_submodule_registered_twice_keeps_the_given_dict():
+    """One Linear under two names: its weight is swapped and put back once, and the
+    caller's dict still holds the caller's tensors afterwards (as torch's; torch 2.13
+    leaves the given weight in such a module, a bug not copied)."""
+    lin = nn.Linear(2, 2)
+    model = nn.Sequential(lin, lin)
+    weight, bias = lin.weight, lin.bias
+    given = {"0.weight": mg.eye(2), "0.bias": mg.zeros(2)}
+    mine = dict(given)
+    out = MF.functional_call(model, given, mg.ones(1, 2))
+    assert out.tolist() == [[1.0, 1.0]]
+    assert lin.weight is weight and lin.bias is bias
+    assert all(given[k] is mine[k] for k in mine)
+
+
 def test_vmap_dims_nesting_and_gradients_match_torch():
     both("vmap", lambda lib: lambda a, b: a * b, X, np.array(2.0), in_dims=(1, None),
          out_dims=1)
@@ -203,6 +233,9 @@ def test_vmap_dims_nesting_and_gradients_match_torch():
     both("vmap", lambda lib: getattr(lib, "func").vmap(lambda a: a.exp().sum()), X)
     both("vmap", lambda lib: lambda a: (a, 3), X, out_dims=(0, None))
     both("vmap", lambda lib: lambda a, b: a + b.sum(), X, Y, in_dims=(0, None))
+    # an out_dims=None output made anew at each index, NaN in it: the same each time
+    both("vmap", lambda lib: lambda a: (a, lib.full((2,), float("nan"), dtype=lib.float64)),
+         X, out_dims=(0, None))
     grads = []
     for lib in (mg, torch):
         x = to(lib, X).requires_grad_(True)
