@@ -102,19 +102,20 @@ def test_beam_of_one_is_greedy_and_wide_beam_is_exhaustive():
         src = [[3, 4, 5], [6, 6, 0]]
         greedy = m.greedy_decode(src, BOS, EOS, max_len=3)
         assert m.beam_search(src, BOS, EOS, beam_size=1, max_len=3) == greedy
+        # every output that ends with EOS within 4 steps, and every one cut at 4 tokens
+        # without it, scored exactly (never the padding, 0), once per source
+        cands = [list(p) + [EOS] for n in range(4) for p in itertools.product(
+            [1, 3, 4, 5], repeat=n)] + [list(p) for p in itertools.product(
+                [1, 3, 4, 5], repeat=4) if EOS not in p]
+        logps = [[_sequence_logp(m, s, c) for c in cands] for s in src]
         for alpha in (0.0, 0.6, 3.0):      # GNMT's length normalisation ((5 + |y|) / 6)^α
             # 130 beams hold every live prefix of 3 tokens: the search is exhaustive, so only
             # a wrong score or a wrong early stop can make it miss the best output
             beam = m.beam_search(src, BOS, EOS, beam_size=130, max_len=4, length_penalty=alpha)
-            for b, s in enumerate(src):
-                # every output that ends with EOS within 4 steps, and every one cut at 4
-                # tokens without it, scored exactly (never the padding, 0)
-                cands = [list(p) + [EOS] for n in range(4) for p in itertools.product(
-                    [1, 3, 4, 5], repeat=n)] + [list(p) for p in itertools.product(
-                        [1, 3, 4, 5], repeat=4) if EOS not in p]
-                best = max(cands, key=lambda c: _sequence_logp(m, s, c)
-                           / ((5 + len(c)) / 6) ** alpha)
-                assert beam[b] == [t for t in best if t != EOS], (seed, b, alpha)
+            for b in range(len(src)):
+                best = max(range(len(cands)), key=lambda k: logps[b][k]
+                           / ((5 + len(cands[k])) / 6) ** alpha)
+                assert beam[b] == [t for t in cands[best] if t != EOS], (seed, b, alpha)
 
 
 def test_training_step_reduces_the_loss_on_a_toy_copy_task():
