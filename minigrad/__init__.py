@@ -69,8 +69,8 @@ from minigrad.ops.index_more import (take, argwhere, index_copy, index_put,  # n
                                      masked_scatter, scatter_reduce, index_fill)
 from minigrad.ops.statistics_more import (quantile, nanquantile, nanmedian, mode,  # noqa
                                           cov, corrcoef, dist, histc)
-from minigrad.ops.linalg_decomp import (svd_v as svd, qr_some as qr, pinverse,  # noqa
-                                        matrix_exp)
+from minigrad.ops.linalg_decomp import svd_v as svd, qr_some as qr  # noqa: F401
+from minigrad.ops.linalg_solvers import pinverse, matrix_exp  # noqa: F401
 from minigrad.ops.torch_extra import (frexp, nextafter, i0, igamma, igammac,  # noqa
                                       mvlgamma, renorm, angle, real, imag, conj, isreal,
                                       select_scatter, slice_scatter, diagonal_scatter, put,

@@ -4,6 +4,6 @@ from minigrad.ops.matmul import matmul  # noqa: F401
 from minigrad.ops.linalg_more import (vector_norm, matrix_norm, norm, cross,  # noqa: F401
                                       multi_dot, vecdot, diagonal, vander, tensorinv,
                                       tensorsolve)
-from minigrad.ops.linalg_decomp import (qr, eigh, eigvalsh, svd, svdvals, pinv,  # noqa: F401
-                                        lstsq, matrix_rank, cond, solve_triangular,
-                                        matrix_exp)
+from minigrad.ops.linalg_decomp import qr, eigh, eigvalsh, svd, svdvals  # noqa: F401
+from minigrad.ops.linalg_solvers import (pinv, lstsq, matrix_rank, cond,  # noqa: F401
+                                         solve_triangular, matrix_exp)

@@ -120,7 +120,7 @@ class TensorMethods:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
     def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
-    # linear algebra (ops/linalg.py, ops/linalg_decomp.py), indexing (ops/index_more.py),
+    # linear algebra (ops/linalg.py, ops/linalg_decomp.py, ops/linalg_solvers.py), indexing (ops/index_more.py),
     # statistics (ops/statistics_more.py): imported by minigrad/__init__.py
     def mv(self, vec): return ops.linalg.mv(self, vec)
     def inner(self, other): return ops.linalg.inner(self, other)
@@ -135,8 +135,8 @@ class TensorMethods:
     def qr(self, some=True): return ops.linalg_decomp.qr_some(self, some)
     def svd(self, some=True, compute_uv=True):
         return ops.linalg_decomp.svd_v(self, some, compute_uv)
-    def pinverse(self, rcond=1e-15): return ops.linalg_decomp.pinverse(self, rcond)
-    def matrix_exp(self): return ops.linalg_decomp.matrix_exp(self)
+    def pinverse(self, rcond=1e-15): return ops.linalg_solvers.pinverse(self, rcond)
+    def matrix_exp(self): return ops.linalg_solvers.matrix_exp(self)
     def take(self, index): return ops.index_more.take(self, index)
     def argwhere(self): return ops.index_more.argwhere(self)
     def index_copy(self, dim, index, source):

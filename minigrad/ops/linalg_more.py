@@ -10,6 +10,7 @@ from minigrad import backend
 from minigrad.args import check_broadcast, int_arg, number_arg
 from minigrad.tensor import Tensor
 from minigrad.ops.linalg import inv, solve
+from minigrad.ops.linalg_decomp import svdvals
 from minigrad.ops.layout import diagonal as _diagonal, movedim
 from minigrad.ops.matmul import matmul, cross as _cross
 from minigrad.ops.norms import p_norm
@@ -113,7 +114,6 @@ def _singular_value_norm(op, A, ord, d0, d1, keepdim):
     """'nuc' (the sum of the singular values), 2 (the largest) or -2 (the smallest) of the
     matrices in dims d0, d1, as PyTorch's: ties of the largest or smallest share the
     gradient evenly; matrices with no elements have norm 0, except -2's (no smallest)."""
-    from minigrad.ops.linalg_decomp import svdvals       # (which imports this module)
     s = svdvals(movedim(A, (d0, d1), (-2, -1)))
     if s.shape[-1] == 0 and ord == -2:
         raise ValueError(f"{op}: cannot compute the -2 norm of matrices of shape "
