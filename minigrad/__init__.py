@@ -72,10 +72,10 @@ from minigrad.ops.statistics_more import (quantile, nanquantile, nanmedian, mode
 from minigrad.ops.linalg_decomp import svd_v as svd, qr_some as qr  # noqa: F401
 from minigrad.ops.linalg_solvers import pinverse, matrix_exp  # noqa: F401
 from minigrad.ops.torch_extra import (frexp, nextafter, i0, igamma, igammac,  # noqa
-                                      mvlgamma, renorm, angle, real, imag, conj, isreal,
-                                      select_scatter, slice_scatter, diagonal_scatter, put,
-                                      index_reduce, isin, unique_consecutive, histogram,
-                                      unravel_index)
+                                      mvlgamma, renorm, angle, real, imag, conj, isreal)
+from minigrad.ops.torch_extra_index import (select_scatter, slice_scatter,  # noqa: F401
+                                            diagonal_scatter, put, index_reduce, isin,
+                                            unique_consecutive, histogram, unravel_index)
 from minigrad.ops.calculus import trapezoid, trapz, cumulative_trapezoid, gradient  # noqa
 from minigrad.ops.shape_extra import (atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                                       column_stack, dstack, block_diag, cartesian_prod,

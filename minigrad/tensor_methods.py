@@ -189,7 +189,7 @@ class TensorMethods:
     def erfinv(self): return ops.special.erfinv(self)
     def xlogy(self, other): return ops.special.xlogy(self, other)
     def logit(self, eps=None): return ops.special.logit(self, eps)
-    # torch's remaining functions that are also its methods (ops/torch_extra.py,
+    # torch's remaining functions that are also its methods (ops/torch_extra*.py,
     # ops/shape_extra.py, ops/matmul.py)
     def frexp(self): return ops.torch_extra.frexp(self)
     def nextafter(self, other): return ops.torch_extra.nextafter(self, other)
@@ -204,20 +204,20 @@ class TensorMethods:
     real = property(lambda self: ops.torch_extra.real(self))              # itself
     imag = property(lambda self: ops.torch_extra.imag(self))              # an error
     def select_scatter(self, src, dim, index):
-        return ops.torch_extra.select_scatter(self, src, dim, index)
+        return ops.torch_extra_index.select_scatter(self, src, dim, index)
     def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
-        return ops.torch_extra.slice_scatter(self, src, dim, start, end, step)
+        return ops.torch_extra_index.slice_scatter(self, src, dim, start, end, step)
     def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
-        return ops.torch_extra.diagonal_scatter(self, src, offset, dim1, dim2)
+        return ops.torch_extra_index.diagonal_scatter(self, src, offset, dim1, dim2)
     def put(self, index, source, accumulate=False):
-        return ops.torch_extra.put(self, index, source, accumulate)
+        return ops.torch_extra_index.put(self, index, source, accumulate)
     def index_reduce(self, dim, index, source, reduce, *, include_self=True):
-        return ops.torch_extra.index_reduce(self, dim, index, source, reduce,
+        return ops.torch_extra_index.index_reduce(self, dim, index, source, reduce,
                                             include_self=include_self)
     def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-        return ops.torch_extra.unique_consecutive(self, return_inverse, return_counts, dim)
+        return ops.torch_extra_index.unique_consecutive(self, return_inverse, return_counts, dim)
     def histogram(self, bins=100, *, range=None, weight=None, density=False):
-        return ops.torch_extra.histogram(self, bins, range=range, weight=weight,
+        return ops.torch_extra_index.histogram(self, bins, range=range, weight=weight,
                                          density=density)
     def msort(self): return ops.shape_extra.msort(self)
     def adjoint(self): return ops.shape_extra.adjoint(self)

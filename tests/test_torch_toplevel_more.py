@@ -1,4 +1,4 @@
-"""torch's remaining top-level functions as mg.X (ops/torch_extra.py, ops/calculus.py,
+"""torch's remaining top-level functions as mg.X (ops/torch_extra*.py, ops/calculus.py,
 ops/shape_extra.py, ops/matmul.py's addmv kin, creation_extra.py, draws.py, dtypes.py and
 the aliases in minigrad/__init__.py): the differentiable ones through the op suite (values,
 dtypes and gradients vs torch in float32/float64, float64 gradcheck and gradgradcheck,

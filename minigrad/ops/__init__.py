@@ -6,4 +6,4 @@ from minigrad.ops import (elementwise, reduce, shape, index, matmul, linear,  # 
                           layout, cumulative, promotion, embedding, special, statistics,
                           order)
 from minigrad.ops import math_extra, bitwise, shape_extra, inplace_shape  # noqa: F401
-from minigrad.ops import torch_extra, calculus  # noqa: F401
+from minigrad.ops import torch_extra, torch_extra_index, calculus  # noqa: F401
