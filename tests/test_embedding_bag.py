@@ -112,6 +112,19 @@ def test_module_as_torch():
                                  torch.tensor(psw)).numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_an_empty_batch_gives_no_bags_as_torch(mode):
+    # torch: a (0, L) input, or an empty 1-D one with no offsets, is 0 bags, (0, dim)
+    w = mg.randn(10, 3, requires_grad=True)
+    out = nn.EmbeddingBag(10, 3, mode=mode)(mg.zeros(0, 4, dtype=mg.int64))
+    assert out.shape == (0, 3)
+    none = mg.zeros(0, dtype=mg.int64)
+    out = F.embedding_bag(none, w, none, mode=mode, padding_idx=1, max_norm=1.0)
+    assert out.shape == (0, 3)
+    out.sum().backward()
+    assert not w.grad.numpy().any()
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda w: F.embedding_bag(mg.tensor(IDS), w, mg.tensor([0, 4]), mode="x"), ValueError,
      "mode has to be one of"),
@@ -124,6 +137,8 @@ def test_module_as_torch():
      r"offsets\[0\] has to be 0"),
     (lambda w: F.embedding_bag(mg.tensor(IDS), w, mg.tensor([0, 9])), ValueError,
      r"offsets\[-1\] can not be greater"),
+    (lambda w: F.embedding_bag(mg.tensor(IDS), w, mg.zeros(0, dtype=mg.int64)),
+     ValueError, "only an empty input may have no bags"),
     (lambda w: F.embedding_bag(mg.tensor(IDS), w, mg.tensor([0, 5, 3])), ValueError,
      "must not decrease"),
     (lambda w: F.embedding_bag(mg.tensor(IDS), w, mg.tensor([0, 3, 6]),

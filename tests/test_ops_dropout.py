@@ -77,3 +77,14 @@ def test_keep_mask_probability_and_shapes(device_name, p):
     out = b.xp.zeros((3, 5), dtype=bool)
     b.keep_mask((3, 5), 0.0, out=out)                      # p = 0 keeps everything
     assert host(out).all()
+
+
+@pytest.mark.parametrize("name", ["dropout", "dropout1d", "dropout2d", "dropout3d",
+                                  "alpha_dropout", "feature_alpha_dropout"])
+def test_p_may_be_a_one_element_tensor_as_torch(name):
+    # torch reads p=torch.tensor(0.5) as 0.5; each drop must see the number, not the tensor
+    x = mg.ones(4, 3, 2) if name == "dropout1d" else mg.ones(4, 3, 2, 2)
+    mg.manual_seed(0)
+    ours = getattr(F, name)(x, mg.tensor(0.5), True).numpy()
+    mg.manual_seed(0)
+    np.testing.assert_array_equal(ours, getattr(F, name)(x, 0.5, True).numpy())

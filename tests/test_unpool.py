@@ -135,6 +135,27 @@ def test_feature_alpha_dropout_gradient_is_the_scale_of_each_kept_channel():
     assert (grad == grad[:, :, :1]).all()
 
 
+def test_max_unpool_of_an_empty_batch_as_torch():
+    # N = 0 is valid (torch gives (0, 3, 4, 4)); a reshape(-1) could not infer the plane size
+    x = mg.zeros(0, 3, 2, 2, requires_grad=True)
+    y = F.max_unpool2d(x, mg.zeros(0, 3, 2, 2, dtype=mg.int64), 2)
+    assert y.shape == (0, 3, 4, 4)
+    y.sum().backward()
+    assert x.grad.shape == (0, 3, 2, 2)
+    assert nn.MaxUnpool1d(2)(mg.zeros(0, 2, 3), mg.zeros(0, 2, 3, dtype=mg.int64),
+                             output_size=(0, 2, 7)).shape == (0, 2, 7)
+
+
+def test_feature_alpha_dropout_checks_dims_only_when_it_draws_channels():
+    # as torch: eval, p = 0 and empty inputs pass any shape through, p = 1 zeros it
+    x = mg.ones(3)
+    assert F.feature_alpha_dropout(x, 0.5, False) is x
+    assert nn.FeatureAlphaDropout(0.5).eval()(x) is x
+    assert F.feature_alpha_dropout(x, 0.0, True) is x
+    assert F.feature_alpha_dropout(mg.ones(0), 0.5, True).shape == (0,)
+    assert not F.feature_alpha_dropout(x, 1.0, True).numpy().any()
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda o, i: F.max_unpool2d(o, i * 10, 2), IndexError, "invalid max index"),
     (lambda o, i: F.max_unpool2d(o, i, 2, output_size=(7, 7)), ValueError,
@@ -145,6 +166,9 @@ def test_feature_alpha_dropout_gradient_is_the_scale_of_each_kept_channel():
      "indices of the input's shape"),
     (lambda o, i: F.max_unpool2d(o, i.float(), 2), TypeError, "int64"),
     (lambda o, i: F.max_unpool2d(o[0, 0], i[0, 0], 2), ValueError, "3D or 4D input"),
+    (lambda o, i: F.max_unpool2d(o, i.numpy(), 2), TypeError, "got ndarray"),
+    (lambda o, i: F.max_unpool1d(o[0], i[0], 2, output_size=7), TypeError,
+     "output_size must be a sequence"),
     (lambda o, i: F.feature_alpha_dropout(mg.ones(3), 0.5, True), ValueError,
      "at least 2 dimensions"),
     (lambda o, i: F.feature_alpha_dropout(o, 1.5, True), ValueError,

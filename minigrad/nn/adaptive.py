@@ -27,10 +27,14 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False,
                  device=None, dtype=None):
         super().__init__()
-        cutoffs = list(cutoffs)
-        if not cutoffs or cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or \
-                max(cutoffs) > n_classes - 1 or len(set(cutoffs)) != len(cutoffs) or \
-                any(int(c) != c for c in cutoffs):
+        try:
+            cutoffs = list(cutoffs)
+            valid = cutoffs and cutoffs == sorted(cutoffs) and min(cutoffs) > 0 and \
+                max(cutoffs) <= n_classes - 1 and len(set(cutoffs)) == len(cutoffs) and \
+                all(int(c) == c for c in cutoffs)
+        except (TypeError, ValueError):      # not a sequence, or not of numbers
+            valid = False
+        if not valid:
             raise ValueError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of "
                              "unique, positive integers sorted in an increasing order, where "
                              f"each value is between 1 and n_classes-1, got {cutoffs}")
@@ -57,6 +61,10 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 layer.reset_parameters()
 
     def forward(self, input, target):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"AdaptiveLogSoftmaxWithLoss: input must be a Tensor (N, "
+                            f"{self.in_features}) or ({self.in_features},), got "
+                            f"{type(input).__name__}")
         t = raw_index(target, input, "AdaptiveLogSoftmaxWithLoss", "target")
         if not hasattr(t, "dtype") or t.dtype.kind not in "iu":
             raise TypeError(f"AdaptiveLogSoftmaxWithLoss: target must hold integer class "

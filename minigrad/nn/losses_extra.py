@@ -1,6 +1,7 @@
 """The last loss modules — CTCLoss, MultiLabelMarginLoss and TripletMarginWithDistanceLoss —
 each its function in minigrad.functional, with PyTorch's arguments and reprs."""
 from minigrad import functional as F
+from minigrad.args import number_arg
 from minigrad.nn.activations import PairwiseDistance
 from minigrad.nn.losses import _Loss
 
@@ -36,7 +37,7 @@ class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin=1.0, swap=False,
                  reduction="mean"):
         super().__init__(reduction)
-        if not margin > 0:
+        if not number_arg("TripletMarginWithDistanceLoss", "margin", margin) > 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, "
                              f"got {margin}")
         if distance_function is not None and not callable(distance_function):

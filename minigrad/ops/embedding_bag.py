@@ -32,8 +32,10 @@ def _bags(op, n, offsets, include_last_offset):
     if starts.ndim != 1:
         raise ValueError(f"{op}: offsets has to be a 1D Tensor, got shape {starts.shape}")
     if not starts.size:
-        raise ValueError(f"{op}: offsets must hold at least one entry (the first bag's "
-                         f"start, 0)")
+        if n or include_last_offset:
+            raise ValueError(f"{op}: offsets must hold at least one entry (the first bag's "
+                             f"start, 0); only an empty input may have no bags")
+        return starts, starts, starts      # no bags: an empty batch, (0, L) or (0,) ids
     if starts[0] != 0:
         raise ValueError(f"{op}: offsets[0] has to be 0 (the first bag starts at the first "
                          f"id), got {int(starts[0])}")

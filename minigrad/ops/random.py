@@ -50,7 +50,8 @@ class Dropout(Function):
 def dropout(x, p=0.5, training=True):
     """Zero each element with probability p and scale the rest by 1/(1-p) (identity when
     not training, so evaluation needs no rescaling)."""
-    if not 0.0 <= number_arg("dropout", "p", p) <= 1.0:
+    p = number_arg("dropout", "p", p)  # a one-element tensor too, as PyTorch
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
@@ -67,7 +68,8 @@ def channel_dropout(x, p, training, spatial):
     the rest scaled by 1/(1-p). As PyTorch, dropout2d and dropout3d take other dim counts
     with a warning, and then drop along dims 0 and 1 (for a 2D input, single values)."""
     op = f"dropout{spatial}d"
-    if not 0.0 <= number_arg(op, "p", p) <= 1.0:
+    p = number_arg(op, "p", p)  # a one-element tensor too, as PyTorch
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: probability must be in [0, 1], got {p}")
     # (dropout2d reads a 3D input as (N, C, L), not as an unbatched (C, H, W): PyTorch's)
     unbatched = x.ndim == spatial + 1 and spatial != 2
@@ -99,7 +101,8 @@ def alpha_dropout(x, p=0.5, training=False):
     set with probability p to SELU's floor -λα rather than 0, then y = a·x' + b with a, b
     chosen to keep a zero-mean, unit-variance input so: a = ((1-p)(1 + p·(λα)²))^-½,
     b = a·λα·p. The identity when not training, as PyTorch (whose default is training=False)."""
-    if not 0.0 <= number_arg("alpha_dropout", "p", p) <= 1.0:
+    p = number_arg("alpha_dropout", "p", p)  # a one-element tensor too, as PyTorch
+    if not 0.0 <= p <= 1.0:
         raise ValueError(f"alpha_dropout: probability must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x

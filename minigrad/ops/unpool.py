@@ -35,7 +35,11 @@ def _output_size(op, n, spatial, kernel, stride, padding, output_size):
                     zip(spatial, stride, padding, kernel))
     if output_size is None:
         return default
-    sizes = list(output_size)
+    try:
+        sizes = list(output_size)
+    except TypeError:
+        raise TypeError(f"{op}: output_size must be a sequence of {n} or {n + 2} sizes "
+                        f"(e.g. the pooled input's .shape), got {output_size!r}") from None
     if len(sizes) == n + 2:
         sizes = sizes[2:]
     if len(sizes) != n:
@@ -52,8 +56,9 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
     op = f"max_unpool{n}d"
     x, unbatched = pool._check_input(op, input, n)
     if not isinstance(indices, Tensor) or indices.dtype != backend.int64:
+        got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
         raise TypeError(f"{op}: indices must be an int64 tensor (max_pool's return_indices), "
-                        f"got {getattr(indices, 'dtype', type(indices).__name__)}")
+                        f"got {got}")
     if indices.shape != input.shape:
         raise ValueError(f"{op}: expected indices of the input's shape {input.shape}, got "
                          f"{indices.shape}")
@@ -63,13 +68,14 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
     padding = pool._ints(op, "padding", padding, n, 0)
     out = _output_size(op, n, x.shape[2:], kernel, stride, padding, output_size)
     xp, planes, plane = x.backend.xp, x.shape[0] * x.shape[1], math.prod(out)
-    flat = indices.data.reshape(planes, -1)
+    # explicit sizes: -1 cannot be inferred for an empty batch (N = 0)
+    flat = indices.data.reshape(planes, math.prod(x.shape[2:]))
     bad = (flat < 0) | (flat >= plane)
     if flat.size and bool(bad.any()):
         raise IndexError(f"{op}: found an invalid max index: {int(flat[bad][0])} (output "
                          f"volumes are of size {'x'.join(map(str, out))})")
     index = (xp.arange(planes)[:, None], flat)
-    y = MaxUnpool.apply(x.reshape(planes, -1), index=index, shape=(planes, plane))
+    y = MaxUnpool.apply(x.reshape(planes, flat.shape[1]), index=index, shape=(planes, plane))
     y = y.reshape(x.shape[:2] + out)
     return y[0] if unbatched else y
 
