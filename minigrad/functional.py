@@ -34,10 +34,11 @@ from minigrad.ops.norms import (normalize, cosine_similarity, rms_norm,  # noqa:
                                 pairwise_distance)
 
 from minigrad.ops.batch_norm import batch_norm  # noqa: F401
-from minigrad.ops.pool import (max_pool1d, max_pool2d, max_pool3d, avg_pool1d,  # noqa: F401
-                               avg_pool2d, avg_pool3d, adaptive_avg_pool1d,
-                               adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
-                               adaptive_max_pool2d, lp_pool1d, lp_pool2d)
+from minigrad.ops.pool import max_pool1d, max_pool2d, max_pool3d  # noqa: F401
+from minigrad.ops.pool_more import (avg_pool1d, avg_pool2d, avg_pool3d,  # noqa: F401
+                                    adaptive_avg_pool1d, adaptive_avg_pool2d,
+                                    adaptive_avg_pool3d, adaptive_max_pool1d,
+                                    adaptive_max_pool2d, lp_pool1d, lp_pool2d)
 from minigrad.ops.norm_layers import (group_norm, instance_norm,  # noqa: F401
                                       local_response_norm)
 from minigrad.ops.image import (interpolate, pixel_shuffle, pixel_unshuffle,  # noqa: F401
@@ -50,7 +51,7 @@ from minigrad.ops.embedding_bag import embedding_bag  # noqa: F401
 from minigrad.ops.losses_extra import (multilabel_margin_loss, pdist,  # noqa: F401
                                        triplet_margin_with_distance_loss)
 from minigrad.ops.sampling_grid import affine_grid, grid_sample  # noqa: F401
-from minigrad.ops.pool import adaptive_max_pool3d, lp_pool3d  # noqa: F401
+from minigrad.ops.pool_more import adaptive_max_pool3d, lp_pool3d  # noqa: F401
 from minigrad.ops.unpool import (max_unpool1d, max_unpool2d, max_unpool3d,  # noqa: F401
                                  max_pool1d_with_indices, max_pool2d_with_indices,
                                  max_pool3d_with_indices, adaptive_max_pool1d_with_indices,

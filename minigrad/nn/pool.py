@@ -2,7 +2,7 @@
 AdaptiveMaxPool1d/2d, LPPool1d/2d — each its function in ops/pool.py (minigrad.functional),
 with PyTorch's arguments, attributes and reprs."""
 from minigrad.nn.module import Module
-from minigrad.ops import pool
+from minigrad.ops import pool, pool_more
 
 
 class _MaxPool(Module):
@@ -52,7 +52,7 @@ class _AvgPool(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return pool._avg_pool(self.dims, input, self.kernel_size, self.stride, self.padding,
+        return pool_more._avg_pool(self.dims, input, self.kernel_size, self.stride, self.padding,
                               self.ceil_mode, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
@@ -93,17 +93,17 @@ class _Adaptive(Module):
 
 class AdaptiveAvgPool1d(_Adaptive):
     """The mean over output_size windows along the last dim, whatever its length."""
-    def forward(self, input): return pool.adaptive_avg_pool1d(input, self.output_size)
+    def forward(self, input): return pool_more.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_Adaptive):
     """The mean over output_size windows over the last two dims (None keeps a size)."""
-    def forward(self, input): return pool.adaptive_avg_pool2d(input, self.output_size)
+    def forward(self, input): return pool_more.adaptive_avg_pool2d(input, self.output_size)
 
 
 class AdaptiveAvgPool3d(_Adaptive):
     """The mean over output_size windows over the last three dims."""
-    def forward(self, input): return pool.adaptive_avg_pool3d(input, self.output_size)
+    def forward(self, input): return pool_more.adaptive_avg_pool3d(input, self.output_size)
 
 
 class _AdaptiveMax(_Adaptive):
@@ -115,13 +115,13 @@ class _AdaptiveMax(_Adaptive):
 class AdaptiveMaxPool1d(_AdaptiveMax):
     """The maximum over output_size windows along the last dim."""
     def forward(self, input):
-        return pool.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+        return pool_more.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMax):
     """The maximum over output_size windows over the last two dims."""
     def forward(self, input):
-        return pool.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return pool_more.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
 class _LPPool(Module):
@@ -133,7 +133,7 @@ class _LPPool(Module):
         self.stride, self.ceil_mode = stride, ceil_mode
 
     def forward(self, input):
-        return pool._lp_pool(self.dims, input, self.norm_type, self.kernel_size, self.stride,
+        return pool_more._lp_pool(self.dims, input, self.norm_type, self.kernel_size, self.stride,
                              self.ceil_mode)
 
     def extra_repr(self):

@@ -5,7 +5,7 @@ from minigrad import functional as F
 from minigrad.nn.layers import Dropout
 from minigrad.nn.module import Module
 from minigrad.nn.pool import _AdaptiveMax, _LPPool
-from minigrad.ops import pool, unpool
+from minigrad.ops import pool, pool_more, unpool
 
 
 class _MaxUnpool(Module):
@@ -48,7 +48,7 @@ class AdaptiveMaxPool3d(_AdaptiveMax):
     """The maximum over output_size windows of the last three dims."""
 
     def forward(self, input):
-        return pool.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+        return pool_more.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class LPPool3d(_LPPool):

@@ -7,7 +7,7 @@ import math
 
 from minigrad import backend
 from minigrad.autograd import Function
-from minigrad.ops import pool
+from minigrad.ops import pool, pool_more
 from minigrad.ops.index import GetItem
 from minigrad.tensor import Tensor
 
@@ -113,12 +113,12 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
-    return pool.adaptive_max_pool1d(input, output_size, True)
+    return pool_more.adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    return pool.adaptive_max_pool2d(input, output_size, True)
+    return pool_more.adaptive_max_pool2d(input, output_size, True)
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
-    return pool.adaptive_max_pool3d(input, output_size, True)
+    return pool_more.adaptive_max_pool3d(input, output_size, True)
