@@ -12,8 +12,8 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad import nn
 import spy_backend
-from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss, BCEWithLogitsLoss,
-                                BCELoss, L1Loss)
+from minigrad.nn import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss, BCEWithLogitsLoss,
+                         BCELoss, L1Loss)
 from op_helpers import (OpCase, unary, binary, check_vs_torch, check_gradcheck,
                         check_double_backward_vs_torch, check_fast_backward_everywhere,
                         check_special_values_vs_torch, SPECIAL_VALUES, special_upstreams)

@@ -2,11 +2,11 @@
 from minigrad.nn.module import Module, Parameter  # noqa: F401
 from minigrad.nn.containers import ModuleList, ModuleDict, Sequential  # noqa: F401
 from minigrad.nn.layers import (Linear, Embedding, LayerNorm, Dropout, ReLU, GELU,  # noqa
-                                Tanh, Sigmoid, Identity, Softmax, LogSoftmax,
-                                CrossEntropyLoss, MSELoss)
-from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, NLLLoss,  # noqa: F401
-                                BCEWithLogitsLoss, BCELoss, L1Loss, Flatten, Unflatten,
-                                RMSNorm)
+                                Tanh, Sigmoid, Identity, Softmax, LogSoftmax)
+from minigrad.nn.layers import (SiLU, LeakyReLU, Softplus, ELU, Flatten,  # noqa: F401
+                                Unflatten, RMSNorm)
+from minigrad.nn.losses import (CrossEntropyLoss, MSELoss, NLLLoss,  # noqa: F401
+                                BCEWithLogitsLoss, BCELoss, L1Loss)
 from minigrad.nn.activations import (GLU, Hardtanh, ReLU6, LogSigmoid, Mish,  # noqa
                                      Softsign, SELU, PReLU, CosineSimilarity,
                                      PairwiseDistance)

@@ -1,12 +1,99 @@
-"""More loss modules — SmoothL1Loss, HuberLoss, KLDivLoss, the margin losses
+"""The loss modules — CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss,
+BCEWithLogitsLoss, SmoothL1Loss, HuberLoss, KLDivLoss, the margin losses
 (MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss, SoftMarginLoss,
 MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginLoss), PoissonNLLLoss and
 GaussianNLLLoss — each its function in minigrad.functional, with PyTorch's names and
-arguments (less the deprecated size_average and reduce, as the other loss modules here).
+arguments (less the deprecated size_average and reduce); losses_extra.py has the rest.
 A class `weight` is a buffer, as PyTorch's (saved in state_dict, moved by .to())."""
 from minigrad import functional as F
 from minigrad.ops.loss import check_reduction
 from minigrad.nn.module import Module
+
+
+class CrossEntropyLoss(Module):
+    """F.cross_entropy as a module: logits and class targets ((N, C) and (N,), or (N, C, d1,
+    ...) and (N, d1, ...)). `weight` (one per class) is a buffer, as PyTorch."""
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__()
+        check_reduction(reduction, "CrossEntropyLoss")
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.reduction = ignore_index, reduction
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               label_smoothing=self.label_smoothing, reduction=self.reduction)
+
+
+class MSELoss(Module):
+    """Mean (or sum) of squared differences."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "MSELoss")
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, self.reduction)
+
+
+class NLLLoss(Module):
+    """F.nll_loss as a module: (N, C) log-probabilities and (N,) class targets. `weight`
+    (one per class) is a buffer, as PyTorch: saved in state_dict, moved by .to()."""
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "NLLLoss")
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """F.binary_cross_entropy_with_logits as a module; `weight` and `pos_weight` are
+    buffers, as PyTorch."""
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__()
+        check_reduction(reduction, "BCEWithLogitsLoss")
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
+                                                  self.pos_weight)
+
+
+class BCELoss(Module):
+    """F.binary_cross_entropy as a module (probabilities in, not logits); `weight` is a
+    buffer, as PyTorch."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "BCELoss")
+        self.register_buffer("weight", weight)
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class L1Loss(Module):
+    """Mean (or sum) of absolute differences."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        check_reduction(reduction, "L1Loss")
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, self.reduction)
 
 
 class SmoothL1Loss(Module):
