@@ -2,10 +2,8 @@
 with PyTorch's arguments, initialisation (N(0, 1), the padding row zero), repr and
 from_pretrained."""
 from minigrad import creation, functional as F
-from minigrad.autograd import no_grad
-from minigrad.nn import init
-from minigrad.nn.layers import _check_sizes
-from minigrad.nn.module import Module, Parameter
+from minigrad.nn.layers import _check_sizes, add_table, reset_table
+from minigrad.nn.module import Module
 from minigrad.ops.embedding_bag import _MODES
 from minigrad.tensor import Tensor
 
@@ -34,24 +32,10 @@ class EmbeddingBag(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
         self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
-        if _weight is not None:          # from_pretrained's table, as Embedding's
-            if not isinstance(_weight, Tensor) or _weight.shape != (num_embeddings,
-                                                                     embedding_dim):
-                got = _weight.shape if isinstance(_weight, Tensor) else \
-                    type(_weight).__name__
-                raise ValueError(f"EmbeddingBag: _weight must be a Tensor of shape "
-                                 f"({num_embeddings}, {embedding_dim}), got {got}")
-            self.weight = Parameter(_weight)
-            return
-        self.weight = Parameter(creation.zeros(num_embeddings, embedding_dim, device=device,
-                                               dtype=dtype))
-        self.reset_parameters()
+        add_table(self, "EmbeddingBag", _weight, True, device, dtype)   # (as Embedding's)
 
     def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0
+        reset_table(self)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,

@@ -40,6 +40,30 @@ def kaiming_reset(module):
         init.uniform_(module.bias, -bound, bound)
 
 
+def add_table(module, layer, _weight, requires_grad, device, dtype):
+    """module.weight, the (num_embeddings, embedding_dim) table of an Embedding or
+    EmbeddingBag: `_weight` itself (from_pretrained's: no initialisation, and no random
+    draws spent on one; a plain tensor becomes the Parameter, its memory shared, as
+    PyTorch), else drawn by reset_parameters."""
+    shape = (module.num_embeddings, module.embedding_dim)
+    if _weight is not None:
+        if not isinstance(_weight, Tensor) or _weight.shape != shape:
+            got = _weight.shape if isinstance(_weight, Tensor) else type(_weight).__name__
+            raise ValueError(f"{layer}: _weight must be a Tensor of shape {shape}, got {got}")
+        module.weight = Parameter(_weight, requires_grad=requires_grad)
+        return
+    module.weight = Parameter(creation.zeros(*shape, device=device, dtype=dtype))
+    module.reset_parameters()
+
+
+def reset_table(module):
+    """An embedding table's initialisation, PyTorch's: N(0, 1), the padding row zero."""
+    init.normal_(module.weight)
+    if module.padding_idx is not None:
+        with no_grad():
+            module.weight[module.padding_idx] = 0
+
+
 class Linear(Module):
     """y = x Wᵀ + b, W of shape (out_features, in_features)."""
 
@@ -86,25 +110,10 @@ class Embedding(Module):
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
-        if _weight is not None:          # from_pretrained's table: no initialisation (and
-            # no random draws spent on one); a plain tensor becomes the Parameter, as PyTorch
-            if not isinstance(_weight, Tensor) or _weight.shape != (num_embeddings,
-                                                                     embedding_dim):
-                got = _weight.shape if isinstance(_weight, Tensor) else \
-                    type(_weight).__name__
-                raise ValueError(f"Embedding: _weight must be a Tensor of shape "
-                                 f"({num_embeddings}, {embedding_dim}), got {got}")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)   # (its memory)
-            return
-        self.weight = Parameter(creation.zeros(num_embeddings, embedding_dim, device=device,
-                                               dtype=dtype))
-        self.reset_parameters()
+        add_table(self, "Embedding", _weight, not _freeze, device, dtype)
 
     def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0
+        reset_table(self)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
