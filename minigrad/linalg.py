@@ -7,3 +7,4 @@ from minigrad.ops.linalg_more import (vector_norm, matrix_norm, norm, cross,  # 
 from minigrad.ops.linalg_decomp import qr, eigh, eigvalsh, svd, svdvals  # noqa: F401
 from minigrad.ops.linalg_solvers import (pinv, lstsq, matrix_rank, cond,  # noqa: F401
                                          solve_triangular, matrix_exp)
+from minigrad.ops.linalg_lu import (lu_factor, lu_factor_ex, lu, lu_solve)  # noqa: F401

@@ -120,7 +120,7 @@ class TensorMethods:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
     def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
-    # linear algebra (ops/linalg.py, ops/linalg_decomp.py, ops/linalg_solvers.py), indexing (ops/index_more.py),
+    # linear algebra (ops/linalg.py, linalg_decomp.py, linalg_solvers.py, linalg_lu.py), indexing (ops/index_more.py),
     # statistics (ops/statistics_more.py): imported by minigrad/__init__.py
     def mv(self, vec): return ops.linalg.mv(self, vec)
     def inner(self, other): return ops.linalg.inner(self, other)
@@ -137,6 +137,13 @@ class TensorMethods:
         return ops.linalg_decomp.svd_v(self, some, compute_uv)
     def pinverse(self, rcond=1e-15): return ops.linalg_solvers.pinverse(self, rcond)
     def matrix_exp(self): return ops.linalg_solvers.matrix_exp(self)
+    def lu(self, pivot=True, get_infos=False):
+        return ops.linalg_lu.lu_legacy(self, pivot, get_infos)
+    def lu_solve(self, LU_data, LU_pivots):
+        return ops.linalg_lu.lu_solve_legacy(self, LU_data, LU_pivots)
+    def cholesky_solve(self, input2, upper=False):
+        return ops.linalg_lu.cholesky_solve(self, input2, upper)
+    def cholesky_inverse(self, upper=False): return ops.linalg_lu.cholesky_inverse(self, upper)
     def take(self, index): return ops.index_more.take(self, index)
     def argwhere(self): return ops.index_more.argwhere(self)
     def index_copy(self, dim, index, source):

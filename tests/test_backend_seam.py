@@ -172,6 +172,13 @@ OPS = [
         mg.linalg.matrix_rank(a), mg.linalg.qr(a.detach(), mode="r").R + a,
         mg.linalg.solve_triangular(a + 4 * _t(np.eye(3), a), b, upper=False),
         mg.linalg.matrix_exp(a)), [(3, 3), (3, 2)]),
+    ("linalg_lu", lambda a, b: (
+        *mg.linalg.lu_factor(a + 4 * _t(np.eye(3), a)), *mg.linalg.lu(a[:2]),
+        mg.linalg.lu_solve(*mg.linalg.lu_factor_ex(a + 4 * _t(np.eye(3), a))[:2], b),
+        mg.linalg.lu_solve(a + 4 * _t(np.eye(3), a), _t(np.array([3, 2, 3], np.int32), a), b.mT,
+                           left=False, adjoint=True),
+        mg.cholesky_solve(b, (a + 4 * _t(np.eye(3), a)).tril()),
+        mg.cholesky_inverse((a + 4 * _t(np.eye(3), a)).triu(), upper=True)), [(3, 3), (3, 2)]),
     ("index_stats_more", lambda a, s: (
         a.take(_t(np.array([[0, 5], [-1, 2]]), a)), a.index_copy(1, _t(_IDX[:2], a), s[:, :2]),
         a.index_put((_t(_IDX[:2] % 2, a), _t(_IDX[1:], a)), s[0, :2], accumulate=True),
