@@ -1,8 +1,11 @@
 """F.ctc_loss and nn.CTCLoss (ops/ctc.py, nn/losses_extra.py) against torch: padded and
 concatenated targets, unbatched, every reduction, zero_infinity, a sample no alignment fits
 (inf, NaN gradient as torch's), the gradient w.r.t. log_probs as torch's (e^lp - γ), gradcheck
-and gradgradcheck in float64 through a log_softmax, the fast backward against the reference,
-the spy device, the module and errors."""
+and gradgradcheck in float64 through a log_softmax, the array recursions (forward, fast
+backward) against the Tensor reference and both against torch on random ragged batches, a
+class masked to -inf, padding frames, the spy device, the module and errors."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -173,3 +176,93 @@ def test_module():
 def test_errors(call, error, words):
     with pytest.raises(error, match=words):
         call(mg.tensor(_log_probs()), mg.tensor(TARGETS))
+
+
+def _grads_both_ways(lp, targets, il, tl, dtype="float64", **kw):
+    """(loss, fast gradient, reference gradient) of the weighted losses of reduction 'none'."""
+    a = mg.tensor(lp, dtype=dtype, requires_grad=True)
+    w = mg.tensor(np.random.default_rng(1).standard_normal(len(il)), dtype=dtype)
+    out = []
+    for create_graph in (False, True):
+        loss = F.ctc_loss(a, mg.tensor(targets), il, tl, reduction="none", **kw)
+        out.append(mg.grad((loss * w).sum(), [a], create_graph=create_graph)[0].numpy())
+    return loss.numpy(), out[0], out[1], w.numpy()
+
+
+def _torch_ctc(lp, targets, il, tl, w, dtype="float64", **kw):
+    torch = pytest.importorskip("torch")
+    b = torch.tensor(lp, dtype=getattr(torch, dtype), requires_grad=True)
+    loss = torch.nn.functional.ctc_loss(b, torch.tensor(targets), il, tl, reduction="none",
+                                        **kw)
+    (loss * torch.tensor(w, dtype=b.dtype)).sum().backward()
+    return loss.detach().numpy(), b.grad.numpy()
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_batches_as_torch(seed, dtype):
+    """Longer lattices, many repeated labels (few classes), ragged lengths, some samples no
+    alignment fits, padded and concatenated targets: the array recursions (forward, fast
+    backward) and the Tensor reference (create_graph) against torch."""
+    rng = np.random.default_rng(seed)
+    steps, n, classes, width = 25, 6, 4, 9
+    lp = _log_probs(seed, (steps, n, classes))
+    targets = rng.integers(1, classes, (n, width))
+    tl = rng.integers(0, width + 1, n).tolist()
+    il = rng.integers(1, steps + 1, n).tolist()
+    flat = np.concatenate([row[:k] for row, k in zip(targets, tl)])
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    for t in (targets, flat):
+        loss, fast, ref, w = _grads_both_ways(lp, t, il, tl, dtype, zero_infinity=True)
+        t_loss, t_grad = _torch_ctc(lp, t, il, tl, w, dtype, zero_infinity=True)
+        np.testing.assert_allclose(loss, t_loss, rtol=tol, atol=tol)
+        np.testing.assert_allclose(fast, t_grad, rtol=tol, atol=tol)
+        np.testing.assert_allclose(ref, t_grad, rtol=tol, atol=tol)
+
+
+def test_array_recursions_match_the_tensor_reference():
+    from minigrad.ops.ctc import Lattice, _extended
+    il, tl = np.array(INPUT_LENGTHS), np.array(TARGET_LENGTHS)
+    lattice = Lattice(*_extended("ctc", mg.tensor(TARGETS), tl, True, C, 0), il, tl, "cpu")
+    lp = mg.tensor(_log_probs(6), dtype="float64")
+    lpe = lattice.picked(lp)
+    lpe_arrays = lattice.picked_arrays(lp.numpy())
+    np.testing.assert_array_equal(lpe_arrays, lpe.numpy())
+    alpha, beta = lattice.alpha(lpe), lattice.beta(lpe)
+    np.testing.assert_allclose(lattice.alpha_arrays(lpe_arrays), alpha.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(lattice.beta_arrays(lpe_arrays), beta.numpy(), rtol=1e-13)
+    np.testing.assert_allclose(lattice.nll_arrays(alpha.numpy()), lattice.nll(alpha).numpy(),
+                               rtol=1e-13)
+
+
+def test_a_class_masked_to_minus_inf_in_the_target_gives_finite_gradients():
+    """A log-probability of -inf (a class masked out at a frame) that the target uses: no
+    alignment passes there, so that state's posterior is 0 and the gradient e^-inf - 0 = 0.
+    (torch gives NaN at that entry; we used to give NaN for every class of the frame.)"""
+    x = np.random.default_rng(7).standard_normal((6, 2, 5))
+    x[0, :, 4] = x[3, 1, 1] = -np.inf
+    lp = x - np.log(np.exp(x).sum(-1, keepdims=True))
+    targets, il, tl = np.array([[4, 1], [1, 4]]), [6, 6], [2, 2]
+    loss, fast, ref, w = _grads_both_ways(lp, targets, il, tl)
+    t_loss, t_grad = _torch_ctc(lp, targets, il, tl, w)
+    np.testing.assert_allclose(loss, t_loss, rtol=1e-12)
+    masked = np.isinf(lp)
+    for grad in (fast, ref):
+        assert np.isfinite(grad).all()
+        np.testing.assert_array_equal(grad[masked], 0.0)
+        np.testing.assert_allclose(grad[~masked], t_grad[~masked], rtol=1e-10, atol=1e-12)
+
+
+def test_frames_past_an_input_are_no_part_of_its_loss():
+    """What lies past a sample's input_lengths (padding: NaN, inf) changes nothing and
+    warns of nothing."""
+    lp = _log_probs(8, (6, 3, 5))
+    lp[4:, 0], lp[5:, 1] = np.nan, np.inf
+    targets, il, tl = np.array([[1, 2], [3, 3], [2, 4]]), [4, 5, 6], [2, 2, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss, fast, ref, w = _grads_both_ways(lp, targets, il, tl)
+    t_loss, t_grad = _torch_ctc(lp, targets, il, tl, w)
+    np.testing.assert_allclose(loss, t_loss, rtol=1e-12)
+    for grad in (fast, ref):
+        np.testing.assert_allclose(grad, t_grad, rtol=1e-10, atol=1e-12)

@@ -1,7 +1,8 @@
 """multilabel_margin_loss, triplet_margin_with_distance_loss, pdist (ops/losses_extra.py),
 their modules and AdaptiveLogSoftmaxWithLoss (nn/losses_extra.py, nn/adaptive.py) against
 torch: values, gradients, second order, gradcheck in float64, the spy device, reprs, state
-dicts and errors."""
+dicts and errors; multilabel_margin_loss also on random rows (ties at the hinge, repeats,
+-1 ends, full and empty rows) and in O(N·C) memory."""
 import numpy as np
 import pytest
 
@@ -80,6 +81,65 @@ def test_multilabel_margin_gradient_at_the_hinge_is_zero_as_torch():
     F.multilabel_margin_loss(a, mg.tensor(t)).backward()
     torch.nn.functional.multilabel_margin_loss(b, torch.tensor(t)).backward()
     np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+def _multilabel_rows(rng, n, c):
+    """Scores on a half-integer grid (so pairs sit exactly at the hinge) and targets with
+    repeats, -1 anywhere (the first ends the list), a row listing every class, and one
+    listing none."""
+    x = rng.integers(-4, 5, (n, c)) / 2.0
+    t = rng.integers(-1, c, (n, c))
+    t[0], t[-1] = rng.permutation(c), -1
+    return x, t
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multilabel_margin_random_rows_as_torch(reduction, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for n, c in [(6, 9), (4, 1), (1, 12)]:
+        x, t = _multilabel_rows(rng, n, c)
+        x += rng.standard_normal(x.shape) * (rng.random(x.shape) < 0.3)   # some off the grid
+        a = mg.tensor(x, dtype=dtype, requires_grad=True)
+        b = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+        mine = F.multilabel_margin_loss(a, mg.tensor(t), reduction=reduction)
+        theirs = torch.nn.functional.multilabel_margin_loss(b, torch.tensor(t),
+                                                            reduction=reduction)
+        w = rng.standard_normal(tuple(theirs.shape))
+        (mine * mg.tensor(w, dtype=dtype)).sum().backward()
+        (theirs * torch.tensor(w, dtype=b.dtype)).sum().backward()
+        tol = 1e-6 if dtype == "float32" else 1e-13
+        np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_multilabel_margin_gradcheck_with_repeats_and_full_rows():
+    x, t = _multilabel_rows(np.random.default_rng(4), 4, 7)
+    x = x + np.random.default_rng(5).standard_normal(x.shape) * 0.1       # off the kinks
+    a = mg.tensor(x, dtype="float64", requires_grad=True)
+    assert mg.gradcheck(lambda a: F.multilabel_margin_loss(a, mg.tensor(t), "none"), [a])
+    assert mg.gradgradcheck(lambda a: F.multilabel_margin_loss(a, mg.tensor(t)) * a, [a])
+
+
+def test_multilabel_margin_memory_is_linear_in_the_classes():
+    """The pairs (target, non-target) are counted, not formed: forward and backward of
+    (N, C) scores with C targets a row hold O(N·C) memory, not an (N, C, C) table."""
+    import tracemalloc
+    rng = np.random.default_rng(6)
+    n, c = 2, 1500
+    x = mg.tensor(rng.standard_normal((n, c)), dtype="float64", requires_grad=True)
+    t = np.stack([rng.permutation(c) for _ in range(n)])
+    t[:, c // 2] = -1                                           # c/2 targets a row
+    t = mg.tensor(t)
+    F.multilabel_margin_loss(x[:, :5], t[:, :5] % 5).backward()    # (what runs once: apart)
+    tracemalloc.start()
+    try:
+        F.multilabel_margin_loss(x, t).backward()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * n * c * 8, f"peak {peak} bytes"     # (about 20; the pairs: 190 MB)
 
 
 def test_pdist_of_equal_rows_has_zero_gradient_as_torch():

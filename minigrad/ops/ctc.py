@@ -13,13 +13,15 @@ The gradient is PyTorch's: ∂/∂lp_t(c) = e^{lp_t(c)} - γ_t(c), γ_t(c) the p
 at frame t (Σ over the states labelled c of e^{α + β - lp + nll}). That is the gradient of
 the logits under a log_softmax (e^{lp} sums to 1 over c, as γ does, so log_softmax passes it
 unchanged), not of the log-probabilities themselves (-γ): PyTorch's choice, kept so that
-models train and compare alike. Both recursions are written once, on Tensors: the forward
-runs them without a graph and keeps α and β for the fast backward; under create_graph the
-backward runs them again with one, so gradients of gradients work (PyTorch has none)."""
+models train and compare alike. The recursions are written twice, side by side: on arrays,
+one NumPy pass per frame over the whole batch's lattice (the forward runs α, the fast
+backward β and γ in closed form), and on Tensors, the readable reference that
+create_graph's backward runs with a graph, so gradients of gradients work (PyTorch has
+none); tests hold the two to the same numbers."""
 import math
 
 from minigrad import backend
-from minigrad.autograd import Function, no_grad
+from minigrad.autograd import Function
 from minigrad.ops.elementwise import where, exp, log
 from minigrad.ops.index import gather
 from minigrad.ops.loss import check_reduction
@@ -69,9 +71,10 @@ class Lattice:
         last = (s == ends) | ((s == ends - 1) & (tgt_len[:, None] > 0))
         skip_ahead = np.zeros_like(skip)                         # s+2 reachable from s
         skip_ahead[:, :-2] = skip[:, 2:]
-        self.ext, self.skip, self.skip_ahead, self.first, self.last = (
-            be.from_numpy(a) for a in (ext, skip, skip_ahead, first, last))
-        self.in_len = be.from_numpy(in_len)
+        self.ext, self.skip, self.skip_ahead, self.first, self.last, self.ends = (
+            be.from_numpy(a) for a in (ext, skip, skip_ahead, first, last, ends[:, 0]))
+        self.in_len, self.tgt_len = be.from_numpy(in_len), be.from_numpy(tgt_len)
+        self.shortest = int(in_len.min())
         # a sample of no frames: -log p is 0 for an empty target, else inf
         self.no_frames = be.from_numpy(np.where(tgt_len == 0, 0.0, math.inf))
         self.device = device
@@ -79,10 +82,88 @@ class Lattice:
     def const(self, array):
         return Tensor._make(array, self.device)
 
+    def inside(self, steps):
+        """(T, N, 1): which frames lie inside each sample's input."""
+        xp = backend.get(self.device).xp
+        return (xp.arange(steps)[:, None] < self.in_len)[:, :, None]
+
+    # ---- on arrays: the forward and the fast backward --------------------------------------
+    # One pass per frame over the (N, S') lattice of the whole batch. A state is reached one
+    # frame later from itself, from the state before, and from two before where that skips
+    # a blank between two different labels (target "abb"; _ the blank):
+    #
+    #     s        0   1    2    3      4    5    6
+    #     l'_s     _   a    _    b      _    b    _
+    #     from     0   0,1  1,2  1,2,3  3,4  4,5  5,6      (5 not from 3: b, b need a blank)
+    #
+    # In log space (a long input's probabilities underflow), a move's sum a logaddexp. α is
+    # kept with two states of -inf before state 0 (β two after the last), so that "one
+    # back" and "two back" are slices of the previous frame rather than copies.
+    def picked_arrays(self, lp):
+        """picked(), on arrays."""
+        xp = backend.get(self.device).xp
+        return xp.where(self.inside(lp.shape[0]), lp[:, xp.arange(lp.shape[1])[:, None],
+                                                    self.ext], -math.inf)
+
+    def alpha_arrays(self, lpe):
+        """α (T, N, S'), as alpha(): log Σ over the alignment prefixes that end in state s
+        at frame t (-inf past each sample's last frame, as lp_t(l'_s) is there)."""
+        xp, (steps, n, width) = backend.get(self.device).xp, lpe.shape
+        may_skip = xp.where(self.skip, 0.0, -math.inf).astype(lpe.dtype)
+        a = xp.full((steps, n, width + 2), -math.inf, dtype=lpe.dtype)
+        a[0, :, 2:] = xp.where(self.first, lpe[0], -math.inf)
+        for t in range(1, steps):
+            before, now = a[t - 1], a[t, :, 2:]
+            xp.logaddexp(before[:, 2:], before[:, 1:-1], out=now)           # stay, or one on
+            xp.logaddexp(now, before[:, :-2] + may_skip, out=now)           # or over a blank
+            now += lpe[t]
+        return a[:, :, 2:]
+
+    def beta_arrays(self, lpe):
+        """β (T, N, S'), as beta(): log Σ over the alignment suffixes from state s at
+        frame t, each sample's starting at its own last frame; -inf past it."""
+        xp, (steps, n, width) = backend.get(self.device).xp, lpe.shape
+        may_skip = xp.where(self.skip_ahead, 0.0, -math.inf).astype(lpe.dtype)
+        frames = xp.arange(steps)[:, None]
+        outside = (frames >= self.in_len - 1)[:, :, None]                   # (T, N, 1)
+        # at a sample's last frame: lp there, in the states an alignment may end in
+        start = xp.where((frames == self.in_len - 1)[:, :, None] & self.last, lpe, -math.inf)
+        b = xp.full((steps + 1, n, width + 2), -math.inf, dtype=lpe.dtype)
+        for t in range(steps - 1, -1, -1):
+            after, now = b[t + 1], b[t, :, :width]
+            xp.logaddexp(after[:, :width], after[:, 1:-1], out=now)
+            xp.logaddexp(now, after[:, 2:] + may_skip, out=now)
+            now += lpe[t]
+            if t >= self.shortest - 1:                 # a sample ends here, or has
+                xp.copyto(now, start[t], where=outside[t])
+        return b[:steps, :, :width]
+
+    def nll_arrays(self, alpha):
+        """nll(), from α on arrays: α at each sample's last frame, in its last state and
+        (for a nonempty target) the one before."""
+        xp, n = backend.get(self.device).xp, alpha.shape[1]
+        samples = xp.arange(n)
+        at_end = alpha[xp.maximum(self.in_len - 1, 0), samples]                # (N, S')
+        last_label = xp.where(self.tgt_len > 0, at_end[samples, self.ends - 1], -math.inf)
+        total = xp.logaddexp(at_end[samples, self.ends], last_label)
+        return xp.where(self.in_len > 0, -total, self.no_frames.astype(alpha.dtype))
+
+    def posterior_arrays(self, lpe, alpha, beta, nll, classes):
+        """posterior(), on arrays."""
+        xp = backend.get(self.device).xp
+        nll = xp.where(xp.isfinite(nll), nll, 0.0)
+        occupancy = xp.exp(alpha + beta - xp.where(lpe > -math.inf, lpe, 0.0)
+                           + nll[None, :, None])                              # (T, N, S')
+        one_hot = (self.ext[:, :, None] == xp.arange(classes)).astype(lpe.dtype)
+        return xp.matmul(occupancy.transpose(1, 0, 2), one_hot).transpose(1, 0, 2)
+
+    # ---- on Tensors: the reference, differentiable (create_graph) ----------------------------
     def picked(self, lp):
-        """lp_t(l'_s) for every frame and state: (T, N, S')."""
+        """lp_t(l'_s) for every frame and state: (T, N, S'); -inf past a sample's last frame
+        (what lies there, NaN even, is no part of its loss)."""
         xp = lp.backend.xp
-        return gather(lp, 2, xp.broadcast_to(self.ext[None], (lp.shape[0],) + self.ext.shape))
+        picked = gather(lp, 2, xp.broadcast_to(self.ext[None], (lp.shape[0],) + self.ext.shape))
+        return where(self.const(self.inside(lp.shape[0])), picked, -math.inf)
 
     def alpha(self, lpe):
         """α (T, N, S'): the forward recursion over the picked log-probabilities."""
@@ -131,7 +212,10 @@ class Lattice:
         xp = lpe.backend.xp
         fits = self.const(xp.isfinite(nll.data))
         nll = where(fits, nll, 0.0)
-        occupancy = exp(alpha + beta - lpe + nll[None, :, None])              # (T, N, S')
+        # α + β counts lp_t(l'_s) twice, so it is taken off once; where it is -inf (a class
+        # masked out) so are α and β: the state's occupancy is 0, not e^(-inf + inf) = NaN
+        possible = self.const(lpe.data > -math.inf)
+        occupancy = exp(alpha + beta - where(possible, lpe, 0.0) + nll[None, :, None])
         one_hot = (self.ext[:, :, None] == xp.arange(classes)).astype(lpe.dtype)
         return (occupancy.transpose(0, 1) @ self.const(one_hot)).transpose(0, 1)
 
@@ -143,13 +227,12 @@ class CTCLoss(Function):
 
     def forward(self, lp, lattice, zero_infinity):
         self.lattice, self.zero_infinity = lattice, zero_infinity
-        with no_grad():
-            x = Tensor._make(lp, self.device)
-            lpe = lattice.picked(x)
-            alpha, beta = lattice.alpha(lpe), lattice.beta(lpe)
-            nll = lattice.nll(alpha)
-        self.alpha, self.beta, self.nll = alpha.data, beta.data, nll.data
-        return self._zeroed(nll).data
+        self.lpe = lattice.picked_arrays(lp)
+        self.alpha = lattice.alpha_arrays(self.lpe)           # β waits for the backward
+        self.nll = lattice.nll_arrays(self.alpha)
+        if zero_infinity:
+            return self.xp.where(self.xp.isfinite(self.nll), self.nll, 0.0)
+        return self.nll
 
     def _zeroed(self, value):
         """value (N, ...) with the samples no alignment fits set to 0 (zero_infinity)."""
@@ -158,11 +241,6 @@ class CTCLoss(Function):
         fits = self.xp.isfinite(self.nll).reshape((-1,) + (1,) * (value.ndim - 1))
         return where(Tensor._make(fits, self.device), value, 0.0)
 
-    def _frames(self, shape):
-        """(T, N, 1): which frames lie inside each sample's input."""
-        xp = self.xp
-        return (xp.arange(shape[0])[:, None] < self.lattice.in_len[None, :])[:, :, None]
-
     def backward(self, g):
         lp, lattice = self.inputs[0], self.lattice
         lpe = lattice.picked(lp)
@@ -170,18 +248,16 @@ class CTCLoss(Function):
         gamma = lattice.posterior(lpe, alpha, beta, lattice.nll(alpha), lp.shape[2])
         nan = self.const(self.xp.where(self.xp.isfinite(self.nll), 0.0, self.xp.nan)
                          .astype(lp.dtype))[None, :, None]
-        grad = where(self.const(self._frames(lp.shape)), exp(lp) - gamma + nan, 0.0)
+        grad = where(self.const(lattice.inside(lp.shape[0])), exp(lp) - gamma + nan, 0.0)
         grad = self._zeroed(grad.transpose(0, 1)).transpose(0, 1)
         return (grad * g[None, :, None],)
 
     def backward_arrays(self, g):
         xp, lattice, lp = self.xp, self.lattice, self.inputs[0].data
-        with no_grad():
-            const = lambda a: Tensor._make(a, self.device)              # noqa: E731
-            gamma = lattice.posterior(lattice.picked(const(lp)), const(self.alpha),
-                                      const(self.beta), const(self.nll), lp.shape[2]).data
+        beta = lattice.beta_arrays(self.lpe)
+        gamma = lattice.posterior_arrays(self.lpe, self.alpha, beta, self.nll, lp.shape[2])
         nan = xp.where(xp.isfinite(self.nll), 0.0, xp.nan).astype(lp.dtype)[None, :, None]
-        grad = xp.where(self._frames(lp.shape), xp.exp(lp) - gamma + nan, 0.0)
+        grad = xp.where(lattice.inside(lp.shape[0]), xp.exp(lp) - gamma + nan, 0.0)
         if self.zero_infinity:
             grad = xp.where(xp.isfinite(self.nll)[None, :, None], grad, 0.0)
         return ((grad * g[None, :, None]).astype(lp.dtype, copy=False),)

@@ -4,21 +4,52 @@ gradients of gradients come from those, with PyTorch's arguments (less the depre
 size_average and reduce), its reductions and its gradient at each kink."""
 from minigrad import backend
 from minigrad.args import number_arg
-from minigrad.ops.elementwise import where, relu, minimum
-from minigrad.ops.index import gather, raw_index
+from minigrad.ops.elementwise import where, minimum
+from minigrad.ops.index import raw_index
 from minigrad.ops.loss import check_reduction, _reduce
 from minigrad.ops.losses_more import _floating_input
 from minigrad.ops.norms import pairwise_distance, p_norm
+from minigrad.ops.order import _stable_argsort
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp          # NumPy: index tables, on the host
+
+
+def _hinge_counts(x, t, listed, device):
+    """The pairs (listed target y_k, non-target i) above the hinge, x[i] > x[y_k] - 1, of
+    each row of scores x (N, C) with its targets t (N, K): coef (N, C) holds for a
+    non-target the pairs it is in, for a target class minus the pairs it is in (each of its
+    listings counted); total (N,) the pairs. In O(N·C) memory: a row's non-target scores
+    and its targets' hinges sorted together, the non-targets after a hinge are above it."""
+    be = backend.get(device)
+    xp, (n, c) = be.xp, x.shape
+    times = xp.zeros(n * c, dtype=backend.int64)             # how often each class is listed
+    listings = (xp.arange(n)[:, None] * c + xp.where(listed, t, 0))[listed]
+    be.index_add(times, listings, xp.ones(listings.shape, dtype=backend.int64))
+    times = times.reshape(n, c)
+    is_target = times > 0
+    others = xp.where(is_target, -xp.inf, x)                 # non-targets' scores
+    hinges = xp.where(is_target, x - 1, xp.inf)              # targets' x[y] - 1
+    # a stable sort puts a non-target equal to a hinge before it: at the hinge it is in no
+    # pair (torch's gradient there is 0)
+    order = _stable_argsort(xp, xp.concatenate([others, hinges], 1), 1, False)  # (N, 2C)
+    is_other = order < c
+    weight = xp.take_along_axis(xp.concatenate([xp.zeros_like(times), times], 1), order, 1)
+    hinges_below = xp.cumsum(weight, axis=1)                 # listed targets a score is over
+    others_above = xp.flip(xp.cumsum(xp.flip(is_other, 1), axis=1), 1)
+    counts = xp.empty((n, 2 * c), dtype=backend.int64)       # back in class order
+    counts[xp.arange(n)[:, None], order] = xp.where(is_other, hinges_below, others_above)
+    pairs_of_target = times * counts[:, c:]
+    coef = xp.where(is_target, -pairs_of_target, counts[:, :c])
+    return coef.astype(x.dtype), pairs_of_target.sum(1).astype(x.dtype)
 
 
 def multilabel_margin_loss(input, target, reduction="mean"):
     """Σ_k Σ_{i not a target} max(0, 1 - (x[y_k] - x[i])) / C for each row x of (N, C)
     scores (or one (C,) row), y_k the row's target classes: target has input's shape and
     lists them first, ended by the first -1 (as PyTorch: a class listed twice counts
-    twice; the gradient at the hinge is 0)."""
+    twice; the gradient at the hinge is 0). O(N·C) memory: the pairs are counted by
+    sorting, not formed."""
     op = "multilabel_margin_loss"
     _floating_input(input, op)
     check_reduction(reduction, op)
@@ -40,14 +71,15 @@ def multilabel_margin_loss(input, target, reduction="mean"):
                          f"ending the list), got values from {int(t.min())} to "
                          f"{int(t.max())}")
     listed = xp.cumsum(t == -1, axis=1) == 0                 # (N, K): before the first -1
-    labels = xp.where(listed, t, 0)
-    is_target = xp.zeros(rows.shape, dtype=bool)
-    n_index = xp.arange(rows.shape[0])[:, None]
-    is_target[xp.broadcast_to(n_index, labels.shape)[listed], labels[listed]] = True
-    own = gather(rows, 1, labels)                             # (N, K): x[y_k]
-    hinge = relu(1 - own[:, :, None] + rows[:, None, :])      # (N, K, C)
-    counts = listed[:, :, None] & ~is_target[:, None, :]
-    loss = where(Tensor._make(counts, rows.device), hinge, 0.0).sum((1, 2)) / c
+    coef, total = _hinge_counts(rows.data, t, listed, rows.device)
+    # Σ_k Σ_i (1 - x[y_k] + x[i]) over the pairs above the hinge, as Σ_i coef_i x_i (coef
+    # counts each x[i] in, and -x[y_k] out, of its pairs) plus the pairs' count; coef sums
+    # to 0 over a row, so x less the row's mean of finite scores (a constant) gives the same
+    # sum with less rounding, and a score in no pair (coef 0) adds nothing even if ±inf
+    x, const = rows.data, lambda a: Tensor._make(a, rows.device)          # noqa: E731
+    centre = xp.where(xp.isfinite(x), x, 0).mean(axis=1, keepdims=True).astype(x.dtype)
+    pairs = where(const(coef != 0), rows - const(centre), 0.0) * const(coef)
+    loss = (pairs.sum(1) + const(total)) / c
     if reduction == "none":
         return loss if input.ndim == 2 else loss.reshape(())
     return _reduce(loss, reduction)
