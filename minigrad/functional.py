@@ -58,6 +58,10 @@ from minigrad.ops.unpool import (max_unpool1d, max_unpool2d, max_unpool3d,  # no
                                  adaptive_max_pool2d_with_indices,
                                  adaptive_max_pool3d_with_indices)
 from minigrad.ops.feature_dropout import feature_alpha_dropout as _feature_alpha_dropout
+from minigrad.ops.pool_fractional import (fractional_max_pool2d,  # noqa: F401
+                                          fractional_max_pool3d,
+                                          fractional_max_pool2d_with_indices,
+                                          fractional_max_pool3d_with_indices)
 
 # the public names (pyflakes reads the imports above as used through this list)
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "silu", "leaky_relu", "softplus", "elu",
@@ -87,6 +91,8 @@ __all__ += ["ctc_loss", "embedding_bag", "multilabel_margin_loss", "pdist",
             "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices", "feature_alpha_dropout"]
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 
 
 # ---- activations with PyTorch's `inplace` ----------------------------------------------------

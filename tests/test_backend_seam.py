@@ -241,6 +241,14 @@ OPS = [
                                  [4, 3], [2, 2]), [(4, 2, 3)]),
     ("max_unpool", lambda a: F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2),
      [(1, 2, 4, 4)]),
+    ("nearest_exact_bicubic_fractional", lambda a, g: (
+        F.interpolate(a, scale_factor=1.5, mode="nearest-exact"),
+        F.grid_sample(a, g, "bicubic", "reflection", False),
+        F.grid_sample(a, g * 0.6, "bicubic", "zeros", True),
+        F.fractional_max_pool2d(a, 2, (2, 3), return_indices=True, _random_samples=_t(
+            np.array([[[0.3, 0.7], [0.6, 0.1]]]), a)),
+        F.fractional_max_pool3d(a, (1, 2, 2), (1, 1, 2), _random_samples=_t(
+            np.array([[[0.2, 0.5, 0.9]]]), a))), [(1, 2, 3, 4), (1, 2, 3, 2)]),
     ("torch_extra", lambda a, b: (   # ops/torch_extra.py (igamma: no derivative in a)
         mg.frexp(a)[0], mg.nextafter(a, b), mg.i0(a - 1), mg.igamma(b.detach(), a),
         mg.igammac(a.detach(), b), mg.angle(a - 1), mg.select_scatter(a, b[0], 0, 1),

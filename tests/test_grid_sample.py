@@ -1,5 +1,5 @@
-"""F.affine_grid and F.grid_sample (ops/sampling_grid.py) against torch: 2-D bilinear and
-nearest, 3-D trilinear and nearest, every padding mode, align_corners both ways, grids
+"""F.affine_grid and F.grid_sample (ops/sampling_grid.py) against torch: 2-D bilinear,
+nearest and bicubic, 3-D trilinear and nearest, every padding mode, align_corners both ways, grids
 reaching outside [-1, 1]; gradients to the input and the grid, second order, gradcheck in
 float64, the spy device, the align_corners=None warning and errors."""
 import numpy as np
@@ -12,6 +12,7 @@ from op_helpers import (OpCase, check_vs_torch, check_gradcheck,
 
 SHAPES = {2: ((2, 3, 4, 5), (2, 3, 4, 2)), 3: ((1, 2, 3, 4, 3), (1, 2, 3, 2, 3))}
 SMALL = {2: ((1, 1, 3, 3), (1, 2, 2, 2)), 3: ((1, 1, 2, 2, 2), (1, 1, 1, 2, 3))}
+TINY = {2: ((1, 1, 2, 3), (1, 1, 2, 2))}           # bicubic's 16 neighbours cost more
 
 
 def _grid_case(n, mode, padding_mode, align_corners, shapes=SHAPES):
@@ -42,23 +43,27 @@ def _affine_case(n, align_corners):
 
 CASES = [_grid_case(n, mode, pad, ac) for n in (2, 3) for mode in ("bilinear", "nearest")
          for pad in ("zeros", "border", "reflection") for ac in (False, True)]
+BICUBIC = [_grid_case(2, "bicubic", pad, ac) for pad in ("zeros", "border", "reflection")
+           for ac in (False, True)]
 AFFINE = [_affine_case(n, ac) for n in (2, 3) for ac in (False, True)]
 
 
-@pytest.mark.parametrize("case", CASES + AFFINE, ids=str)
+@pytest.mark.parametrize("case", CASES + BICUBIC + AFFINE, ids=str)
 def test_as_torch(case, device, dtype):
     check_vs_torch(case, device, dtype)
 
 
 @pytest.mark.parametrize("case", [_grid_case(n, "bilinear", pad, ac, SMALL) for n in (2, 3)
                                   for pad, ac in (("zeros", False), ("border", True),
-                                                  ("reflection", False))] + AFFINE[::3],
+                                                  ("reflection", False))] + AFFINE[::3] +
+                         [_grid_case(2, "bicubic", pad, ac, TINY) for pad, ac in
+                          (("zeros", True), ("border", False), ("reflection", True))],
                          ids=str)
 def test_gradcheck(case):
     check_gradcheck(case, "cpu")
 
 
-@pytest.mark.parametrize("case", CASES[::5], ids=str)
+@pytest.mark.parametrize("case", CASES[::5] + BICUBIC[::2], ids=str)
 def test_on_the_gpu_stand_in(case, spy):
     check_spy_matches_cpu(case, spy)
 
@@ -106,6 +111,23 @@ def test_nan_and_infinite_places_and_an_empty_batch_as_torch(mode):
     assert empty.shape == (0, 2, 5, 6)
 
 
+def test_bicubic_far_outside_and_at_nan_or_infinite_places_as_torch():
+    """Each of the 4×4 neighbours is folded in by itself, not the place: far outside,
+    'border' reads the edge and 'reflection' the folded neighbours; a NaN or infinite place
+    gives NaN under every padding mode, as torch's (its cubic weights are NaN)."""
+    torch = pytest.importorskip("torch")
+    x = np.arange(12.0).reshape(1, 1, 3, 4)
+    g = np.array([[[[np.nan, 0.0], [np.inf, 0.5], [-np.inf, np.nan], [5.0, 0.2],
+                    [-3.7, 2.6], [0.9, -1.2]]]])
+    for padding in ("zeros", "border", "reflection"):
+        for corners in (False, True):
+            mine = F.grid_sample(mg.tensor(x), mg.tensor(g), "bicubic", padding, corners)
+            theirs = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(g),
+                                                     "bicubic", padding, corners)
+            np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12,
+                                       atol=1e-12, err_msg=f"{padding} {corners}")
+
+
 def test_align_corners_none_warns_as_torch():
     x, g = mg.randn(1, 1, 2, 2), mg.zeros(1, 1, 1, 2)
     with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
@@ -115,8 +137,11 @@ def test_align_corners_none_warns_as_torch():
 
 
 @pytest.mark.parametrize("call, error, words", [
-    (lambda x, g: F.grid_sample(x, g, "bicubic", align_corners=False), ValueError,
-     "'bicubic' is not implemented"),
+    (lambda x, g: F.grid_sample(x, g, "bilinaer", align_corners=False), ValueError,
+     "expected mode to be 'bilinear', 'nearest' or 'bicubic'"),
+    (lambda x, g: F.grid_sample(x[:, :, None], mg.zeros(2, 1, 1, 1, 3), "bicubic",
+                                align_corners=False), ValueError,
+     "bicubic interpolation only supports 4D input"),
     (lambda x, g: F.grid_sample(x, g, padding_mode="wrap", align_corners=False), ValueError,
      "expected padding_mode to be"),
     (lambda x, g: F.grid_sample(x, g[:1], align_corners=False), ValueError,

@@ -1,4 +1,5 @@
-"""The image-style layers besides pooling and normalisation: F.interpolate / nn.Upsample,
+"""The image-style layers besides pooling and normalisation: F.interpolate / nn.Upsample
+(and nn.UpsamplingNearest2d / UpsamplingBilinear2d),
 pixel (un)shuffle, channel shuffle, Softmax2d, F.bilinear / nn.Bilinear, F.pad's reflect,
 replicate and circular modes and the padding modules, and channel / alpha dropout — against
 torch (values, gradients, second order), gradcheck, the spy device, reprs and errors."""
@@ -31,6 +32,9 @@ CASES = (
      for mode in SPATIAL for kw in RESIZES for corners in (False, True)] +
     [_case(f"interpolate_nearest_{kw}", lambda F, x, kw=kw: F.interpolate(x, **kw), (s,))
      for kw in RESIZES[:3] for s in SPATIAL.values()] +
+    [_case(f"interpolate_nearest-exact_{kw}",
+           lambda F, x, kw=kw: F.interpolate(x, mode="nearest-exact", **kw), (s,))
+     for kw in RESIZES for s in SPATIAL.values()] +
     [_case("interpolate_sizes", lambda F, x: F.interpolate(x, (3, 7), mode="bilinear"),
            ((1, 2, 4, 5),)),
      _case("pixel_shuffle", lambda F, x: F.pixel_shuffle(x, 2), ((2, 8, 3, 2),)),
@@ -66,11 +70,29 @@ def test_on_the_gpu_stand_in(case, spy):
     check_spy_matches_cpu(case, spy)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode, sizes", [
+    # (length, output length) where a source place lands within rounding of an integer, and
+    # PyTorch's rounding (float32, or the input's float64) decides the side
+    ("nearest", [(14, 46), (26, 22), (26, 44), (28, 46), (30, 58), (39, 33), (7, 3)]),
+    ("nearest-exact", [(2, 41), (2, 47), (26, 11), (28, 23), (30, 29), (14, 23), (5, 3)])])
+def test_nearest_modes_round_their_places_as_torch(mode, sizes, dtype):
+    torch = pytest.importorskip("torch")
+    for length, out in sizes:
+        x = np.arange(length, dtype=dtype).reshape(1, 1, length)
+        mine = F.interpolate(mg.tensor(x), size=out, mode=mode).numpy()
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), size=out, mode=mode)
+        np.testing.assert_array_equal(mine, theirs.numpy(), err_msg=f"{length} -> {out}")
+
+
 # ---- modules ----------------------------------------------------------------------------
 @pytest.mark.parametrize("make", [
     lambda nn: nn.Upsample(scale_factor=2), lambda nn: nn.Upsample(size=(3, 4),
                                                                    mode="bilinear"),
     lambda nn: nn.Upsample(scale_factor=(2, 1.5), mode="bilinear", align_corners=True),
+    lambda nn: nn.Upsample(scale_factor=2, mode="nearest-exact"),
+    lambda nn: nn.UpsamplingNearest2d(scale_factor=2), lambda nn: nn.UpsamplingNearest2d(3),
+    lambda nn: nn.UpsamplingBilinear2d(size=(3, 4)),
     lambda nn: nn.PixelShuffle(2), lambda nn: nn.PixelUnshuffle(3),
     lambda nn: nn.ChannelShuffle(2), lambda nn: nn.Softmax2d(),
     lambda nn: nn.Dropout1d(0.2), lambda nn: nn.Dropout2d(0.3, inplace=True),
@@ -91,6 +113,10 @@ def test_module_reprs_as_torch(make):
 @pytest.mark.parametrize("make, shape", [
     (lambda nn: nn.Upsample(scale_factor=2, mode="linear", align_corners=True), (2, 3, 4)),
     (lambda nn: nn.Upsample(size=(5, 3)), (1, 2, 3, 4)),
+    (lambda nn: nn.Upsample(scale_factor=(1.5, 0.7), mode="nearest-exact"), (1, 2, 3, 4)),
+    (lambda nn: nn.UpsamplingNearest2d(scale_factor=2), (1, 2, 3, 4)),
+    (lambda nn: nn.UpsamplingBilinear2d(size=(5, 7)), (2, 1, 3, 4)),
+    (lambda nn: nn.UpsamplingBilinear2d(scale_factor=1.5), (1, 2, 3, 3)),
     (lambda nn: nn.PixelShuffle(2), (1, 4, 2, 3)), (lambda nn: nn.PixelUnshuffle(2),
                                                     (1, 1, 4, 2)),
     (lambda nn: nn.ChannelShuffle(2), (2, 4, 3)), (lambda nn: nn.Softmax2d(), (2, 3, 2, 2)),
@@ -203,6 +229,8 @@ def test_shuffles_that_move_nothing_are_copies(call):
     (lambda x: F.interpolate(x, scale_factor=2, align_corners=True), ValueError,
      "align_corners option can only be set"),
     (lambda x: F.interpolate(x, size=3, scale_factor=2), ValueError, "only one of"),
+    (lambda x: F.interpolate(x, size=3, mode="nearest-exact", align_corners=False),
+     ValueError, "align_corners option can only be set"),
     (lambda x: F.interpolate(x), ValueError, "either size or scale_factor"),
     (lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), NotImplementedError,
      "'bicubic' is not implemented"),

@@ -1,6 +1,7 @@
-"""nn.Buffer (nn/buffer.py, registered by Module.__setattr__) and nn.LazyLinear with its
-UninitializedParameters (nn/lazy.py), as torch's: registration and persistence, state
-dicts, materialisation at the first forward or at load_state_dict, an optimiser built
+"""nn.Buffer (nn/buffer.py, registered by Module.__setattr__) and the lazy layers (nn/lazy.py:
+LazyLinear, LazyConv*/LazyConvTranspose*, LazyBatchNorm*/LazyInstanceNorm*) with their
+UninitializedParameters and UninitializedBuffers, as torch's: registration and persistence,
+state dicts, materialisation at the first forward or at load_state_dict, an optimiser built
 before, .to() before, reprs and errors."""
 import numpy as np
 import pytest
@@ -86,3 +87,89 @@ def test_lazy_linear_errors():
         nn.LazyLinear(3)(mg.tensor(1.0))
     with pytest.raises(TypeError, match="out_features"):
         nn.LazyLinear(-1)
+
+
+# ---- lazy convolutions and norms -----------------------------------------------------------
+LAZY = [
+    (lambda nn: nn.LazyConv1d(4, 3, padding=1, groups=2), (2, 6, 5)),
+    (lambda nn: nn.LazyConv2d(3, (2, 3), stride=2, bias=False), (4, 5, 6)),
+    (lambda nn: nn.LazyConv3d(2, 2, padding_mode="reflect", padding=1), (1, 3, 3, 2, 4)),
+    (lambda nn: nn.LazyConvTranspose1d(4, 3, stride=2, output_padding=1), (2, 6, 5)),
+    (lambda nn: nn.LazyConvTranspose2d(4, 2, groups=2), (1, 2, 3, 3)),
+    (lambda nn: nn.LazyConvTranspose3d(2, (1, 2, 2), dilation=2), (1, 3, 2, 3, 3)),
+    (lambda nn: nn.LazyBatchNorm1d(), (5, 3)),
+    (lambda nn: nn.LazyBatchNorm2d(momentum=None, affine=False), (2, 3, 4, 4)),
+    (lambda nn: nn.LazyBatchNorm3d(eps=1e-3), (2, 4, 2, 3, 2)),
+    (lambda nn: nn.LazyInstanceNorm1d(), (2, 3, 5)),
+    (lambda nn: nn.LazyInstanceNorm2d(affine=False, momentum=0.3), (2, 4, 3, 3)),
+    (lambda nn: nn.LazyInstanceNorm3d(track_running_stats=False), (2, 3, 2, 2, 3))]
+
+
+@pytest.mark.parametrize("make, shape", LAZY)
+def test_lazy_layers_materialise_and_load_as_torch(make, shape):
+    """The repr before and after the first forward, the layer it becomes, the state dict's
+    entries and shapes; then torch's state dict loaded into a fresh one (which becomes its
+    layer at once) gives torch's outputs and running statistics."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(shape)
+    mine, theirs = make(nn), make(torch.nn)
+    assert repr(mine) == repr(theirs)
+    assert [repr(v) for v in mine.state_dict().values()] == \
+        [repr(v) for v in theirs.state_dict().values()]
+    mine(mg.tensor(x, dtype="float32"))
+    theirs(torch.tensor(x, dtype=torch.float32))
+    assert type(mine).__name__ == type(theirs).__name__ and repr(mine) == repr(theirs)
+    assert {k: tuple(v.shape) for k, v in mine.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    fresh = make(nn).to(dtype="float64")
+    fresh.load_state_dict(theirs.double().state_dict())
+    assert repr(fresh) == repr(theirs)
+    out = fresh(mg.tensor(x))
+    np.testing.assert_allclose(out.numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-10, atol=1e-12)
+    for k, v in theirs.state_dict().items():
+        np.testing.assert_allclose(fresh.state_dict()[k].numpy(), v.numpy(), rtol=1e-10)
+
+
+def test_lazy_norm_materialises_in_place_with_dtype_and_optimiser():
+    m = nn.LazyBatchNorm1d(dtype=mg.float64)
+    assert repr(m.running_mean) == "<UninitializedBuffer>" and m.has_uninitialized_params()
+    with pytest.raises(RuntimeError, match="uninitialized parameter or buffer"):
+        m.running_var.shape
+    opt = optim.SGD(m.parameters(), lr=0.1)             # built before: keeps them
+    weight = m.weight
+    m.to(dtype="float32")                               # buffers replaced: placeholders still
+    assert isinstance(m.running_mean, nn.UninitializedBuffer)
+    x = np.random.default_rng(1).standard_normal((6, 2)) * 3 + 1
+    y = m(mg.tensor(x, dtype="float32"))
+    assert type(m) is nn.BatchNorm1d and m.weight is weight and weight.shape == (2,)
+    assert m.running_mean.dtype == mg.float32 and type(m.running_mean) is mg.Tensor
+    np.testing.assert_allclose(m.running_mean.numpy(), 0.1 * x.mean(0), rtol=1e-5)
+    assert int(m.num_batches_tracked) == 1
+    (y * mg.tensor(np.arange(12.0).reshape(6, 2), dtype="float32")).sum().backward()
+    opt.step()
+    assert not np.allclose(weight.numpy(), 1)
+
+
+def test_lazy_layers_take_an_unbatched_inputs_channels():
+    """An unbatched (C, L) input has its channels at dim 0 (torch's lazy instance norm reads
+    dim 1, then refuses its own input)."""
+    m = nn.LazyInstanceNorm1d()
+    assert m(mg.randn(3, 5)).shape == (3, 5) and m.num_features == 3
+    c = nn.LazyConvTranspose2d(2, 3)
+    assert c(mg.randn(4, 5, 5)).shape == (2, 7, 7) and c.in_channels == 4
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: nn.LazyConv2d(4, 3)(mg.randn(6, 6)), ValueError,
+     r"expected a 3D \(unbatched\) or 4D \(batched\) input"),
+    (lambda: nn.LazyConv2d(4, 3, groups=2)(mg.randn(5, 6, 6)), ValueError,
+     "in_channels must be divisible by groups"),
+    (lambda: nn.LazyConv1d(6, 3, groups=4), ValueError, "out_channels=6 must be divisible"),
+    (lambda: nn.LazyConvTranspose1d(2, 3, padding_mode="reflect"), ValueError,
+     "only padding_mode='zeros'"),
+    (lambda: nn.LazyBatchNorm1d()(mg.randn(4, 3, 2, 2)), ValueError, "expected 2D or 3D"),
+    (lambda: nn.LazyBatchNorm2d(momentum=2.0), ValueError, "momentum must be in")])
+def test_lazy_layer_errors(call, error, words):
+    with pytest.raises(error, match=words):
+        call()

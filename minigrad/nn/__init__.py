@@ -26,7 +26,7 @@ from minigrad.nn.normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d
                                        InstanceNorm3d, LocalResponseNorm)
 from minigrad.nn.image import (Upsample, PixelShuffle, PixelUnshuffle,  # noqa: F401
                                ChannelShuffle, Softmax2d, Dropout1d, Dropout2d, Dropout3d,
-                               AlphaDropout)
+                               AlphaDropout, UpsamplingNearest2d, UpsamplingBilinear2d)
 from minigrad.nn.padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa
                                  ConstantPad2d, ConstantPad3d, ReflectionPad1d,
                                  ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
@@ -48,9 +48,14 @@ from minigrad.nn.losses_extra import (CTCLoss, MultiLabelMarginLoss,  # noqa: F4
 from minigrad.nn.embedding_bag import EmbeddingBag  # noqa: F401
 from minigrad.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from minigrad.nn.pool_extra import (MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,  # noqa: F401
-                                    AdaptiveMaxPool3d, LPPool3d, FeatureAlphaDropout)
+                                    AdaptiveMaxPool3d, LPPool3d, FeatureAlphaDropout,
+                                    FractionalMaxPool2d, FractionalMaxPool3d)
 from minigrad.nn.buffer import Buffer  # noqa: F401
-from minigrad.nn.lazy import LazyLinear, UninitializedParameter  # noqa: F401
+from minigrad.nn.lazy import (LazyLinear, UninitializedParameter,  # noqa: F401
+                              UninitializedBuffer, LazyConv1d, LazyConv2d, LazyConv3d,
+                              LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+                              LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+                              LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
 from minigrad.nn import init, utils  # noqa: F401
 from minigrad import functional  # noqa: F401
 import sys as _sys

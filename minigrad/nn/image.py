@@ -1,4 +1,5 @@
-"""Image-style layers — Upsample, PixelShuffle, PixelUnshuffle, ChannelShuffle, Softmax2d,
+"""Image-style layers — Upsample (and its older forms UpsamplingNearest2d and
+UpsamplingBilinear2d), PixelShuffle, PixelUnshuffle, ChannelShuffle, Softmax2d,
 Dropout1d/2d/3d (whole channels) and AlphaDropout — each its function in minigrad.functional
 (ops/image.py, ops/random.py), with PyTorch's arguments, attributes and reprs."""
 from minigrad import functional as F
@@ -30,6 +31,20 @@ class Upsample(Module):
         what = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else \
             f"size={self.size!r}"
         return f"{what}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with mode='nearest' (PyTorch's older name for it)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode='bilinear' and align_corners=True (PyTorch's older name)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
 class PixelShuffle(Module):

@@ -1,29 +1,34 @@
 """Lazy layers, as PyTorch's: LazyLinear(out_features) learns in_features from its first
-input. Its weight and bias start as UninitializedParameters (no shape yet); the first
-forward materialises them in place (an optimiser built before keeps them), initialises them
-as Linear's, and the module becomes a Linear. Loading a state dict materialises them to the
-checkpoint's shapes too (and, unlike PyTorch, which leaves in_features 0 until a forward,
-makes it a Linear at once)."""
+input, LazyConv{1,2,3}d / LazyConvTranspose{1,2,3}d in_channels, LazyBatchNorm{1,2,3}d /
+LazyInstanceNorm{1,2,3}d num_features. Their weights start as UninitializedParameters and
+their running statistics as UninitializedBuffers (no shape yet); the first forward
+materialises them in place (an optimiser built before keeps them), initialises them as the
+layer's, and the module becomes that layer (a Linear, Conv2d, BatchNorm1d...). Loading a
+state dict materialises them to the checkpoint's shapes too (and, unlike PyTorch, which
+leaves the size 0 until a forward, makes the module its layer at once)."""
 from minigrad import creation
 from minigrad.autograd import no_grad
+from minigrad.nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from minigrad.nn.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                              ConvTranspose3d)
 from minigrad.nn.layers import Linear, _check_sizes
 from minigrad.nn.module import Module, Parameter
 from minigrad.nn.module_state import _shape
+from minigrad.nn.normalization import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+                                       _InstanceNorm)
 from minigrad.tensor import Tensor
 
 
-class UninitializedParameter(Parameter):
-    """A Parameter whose shape is not known yet: reading its shape is an error, as
+class _Uninitialized:
+    """A placeholder tensor whose shape is not known yet: reading its shape is an error, as
     PyTorch's; materialize(shape) gives it memory (uninitialised values) and makes it a
-    plain Parameter, the same object."""
+    plain `becomes`, the same object."""
     __slots__ = ()
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        super().__init__(creation.empty(0, device=device, dtype=dtype), requires_grad)
+    becomes = None
 
     def _no_shape(self, *args):
-        raise RuntimeError("Can't access the shape of an uninitialized parameter. Call "
-                           "`forward` (or load_state_dict) to initialize the parameters "
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
+                           "Call `forward` (or load_state_dict) to initialize the parameters "
                            "before accessing their attributes.")
 
     shape = property(_no_shape)
@@ -38,13 +43,98 @@ class UninitializedParameter(Parameter):
         data = creation.empty(*shape, device=device or self.device, dtype=dtype or self.dtype)
         self._data, self.device = data.data, data.device
         self._version_counter[0] += 1
-        self.__class__ = Parameter
+        self.__class__ = self.becomes
 
     def __repr__(self):
-        return "<UninitializedParameter>"
+        return f"<{type(self).__name__}>"
 
 
-class LazyLinear(Linear):
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A Parameter whose shape is not known yet (a lazy layer's weight)."""
+    __slots__ = ()
+    becomes = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        super().__init__(creation.empty(0, device=device, dtype=dtype), requires_grad)
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A buffer whose shape is not known yet (a lazy norm layer's running statistics)."""
+    __slots__ = ()
+    becomes = Tensor
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        empty = creation.empty(0, device=device, dtype=dtype)
+        super().__init__(empty.data, device=empty.device, requires_grad=requires_grad)
+
+    def to(self, device=None, dtype=None):
+        """A placeholder on that device and of that dtype (Module.to replaces buffers)."""
+        moved = Tensor.to(self, device, dtype)
+        return self if moved is self else UninitializedBuffer(self.requires_grad,
+                                                              moved.device, moved.dtype)
+
+
+class _Lazy:
+    """What the lazy layers share: the first forward (or load_state_dict) takes the size
+    the layer lacks from its input (or the checkpoint), materialises the placeholders,
+    initialises them, and turns the module into cls_to_become."""
+    cls_to_become = None
+
+    def _lazy_placeholders(self, device, dtype):
+        """The layer's weights and running statistics, made with size 0, swapped for
+        placeholders; load_state_dict's hook to materialise them."""
+        for store, cls in ((self._parameters, UninitializedParameter),
+                           (self._buffers, UninitializedBuffer)):
+            for name, t in store.items():
+                if t is not None and (cls is UninitializedParameter or
+                                      name in ("running_mean", "running_var")):
+                    store[name] = cls(device=device, dtype=dtype)
+        self.register_load_state_dict_pre_hook(_materialize_from_state)
+
+    def has_uninitialized_params(self):
+        return any(isinstance(t, _Uninitialized) for store in (self._parameters, self._buffers)
+                   for t in store.values())
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self._size() != 0:
+            self.cls_to_become.reset_parameters(self)
+
+    def initialize_parameters(self, input):
+        """The missing size from input; the placeholders materialised and initialised as
+        the layer's; the module becomes its layer."""
+        size = self._size_of(input)
+        with no_grad():
+            self._set_size(size)
+            for store in (self._parameters, self._buffers):
+                for name, t in store.items():
+                    if isinstance(t, _Uninitialized):
+                        t.materialize(self._shape_of(name))
+            self.__class__ = self.cls_to_become     # (the load hook then does nothing)
+            self.reset_parameters()
+
+    def forward(self, input, *args, **kwargs):
+        self.initialize_parameters(input)
+        return self.forward(input, *args, **kwargs)
+
+
+def _materialize_from_state(module, state_dict, prefix, *args):
+    """load_state_dict's pre hook: each placeholder takes its entry's shape; with all of
+    them materialised, the module becomes its layer."""
+    if not isinstance(module, _Lazy):
+        return
+    for store in (module._parameters, module._buffers):
+        for name, t in store.items():
+            key = prefix + name
+            if isinstance(t, _Uninitialized) and key in state_dict:
+                t.materialize(_shape(key, state_dict[key]))
+    size = module._size_from_state()
+    if not module.has_uninitialized_params() and size is not None:
+        module._set_size(size)
+        module.__class__ = module.cls_to_become
+
+
+# ---- LazyLinear ---------------------------------------------------------------------------
+class LazyLinear(_Lazy, Linear):
     """Linear(in_features, out_features, bias) with in_features taken from the first
     input's last dim; in_features is 0 until then."""
     cls_to_become = Linear
@@ -60,45 +150,177 @@ class LazyLinear(Linear):
             self.register_parameter("bias", None)
         self.register_load_state_dict_pre_hook(_materialize_from_state)
 
-    def has_uninitialized_params(self):
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+    def _size(self):
+        return self.in_features
 
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
+    def _set_size(self, n):
+        self.in_features = n
 
-    def initialize_parameters(self, input):
-        """in_features from input's last dim; weight and bias materialised and initialised
-        as Linear's; the module becomes a Linear."""
+    def _size_of(self, input):
         if not isinstance(input, Tensor) or input.ndim == 0:
             raise ValueError(f"LazyLinear: the first input must be a tensor with a feature "
                              f"dim (..., in_features), got "
                              f"{getattr(input, 'shape', type(input).__name__)}")
-        with no_grad():
-            self.in_features = input.shape[-1]
-            self.weight.materialize((self.out_features, self.in_features))
-            if self.bias is not None:
-                self.bias.materialize((self.out_features,))
-            self._become_linear()
-            self.reset_parameters()
+        return input.shape[-1]
 
-    def _become_linear(self):
-        self.__class__ = self.cls_to_become     # (the load hook then does nothing)
+    def _shape_of(self, name):
+        return (self.out_features, self.in_features) if name == "weight" else \
+            (self.out_features,)
 
-    def forward(self, x):
+    def _size_from_state(self):
+        return None if self.has_uninitialized_params() else self.weight.shape[1]
+
+
+# ---- convolutions -------------------------------------------------------------------------
+class _LazyConv(_Lazy):
+    """A convolution layer with in_channels taken from the first input's channel dim (dim 1,
+    or 0 unbatched); in_channels is 0 until then. Unlike PyTorch's, out_channels must
+    divide by groups at once (PyTorch's finds out at the first forward)."""
+
+    def _size(self):
+        return self.in_channels
+
+    def _set_size(self, n):
+        self.in_channels = n
+
+    def _size_of(self, input):
+        d, name = self._dims, type(self).__name__
+        if not isinstance(input, Tensor) or input.ndim not in (d + 1, d + 2):
+            raise ValueError(f"{name}: expected a {d + 1}D (unbatched) or {d + 2}D (batched) "
+                             f"input, got {getattr(input, 'shape', type(input).__name__)}")
+        channels = input.shape[1] if input.ndim == d + 2 else input.shape[0]
+        if channels % self.groups:
+            raise ValueError(f"{name}: in_channels must be divisible by groups, got "
+                             f"{channels} channels and groups={self.groups}")
+        return channels
+
+    def _shape_of(self, name):
+        if name == "bias":
+            return (self.out_channels,)
+        pair = (self.in_channels, self.out_channels // self.groups) if self.transposed else \
+            (self.out_channels, self.in_channels // self.groups)
+        return pair + self.kernel_size
+
+    def _size_from_state(self):
         if self.has_uninitialized_params():
-            self.initialize_parameters(x)
-        return Linear.forward(self, x)
+            return None
+        return self.weight.shape[0] if self.transposed else self.weight.shape[1] * self.groups
 
 
-def _materialize_from_state(module, state_dict, prefix, *args):
-    """load_state_dict's pre hook: each uninitialised parameter takes its entry's shape."""
-    if not isinstance(module, LazyLinear):
-        return
-    for name, p in module._parameters.items():
-        key = prefix + name
-        if isinstance(p, UninitializedParameter) and key in state_dict:
-            p.materialize(_shape(key, state_dict[key]))
-    if not module.has_uninitialized_params():
-        module.in_features = module.weight.shape[1]
-        module._become_linear()
+class _LazyConvForward(_LazyConv):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        Module.__init__(self)
+        self._setup(0, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                    padding_mode, 0, False, device, dtype)
+        self._lazy_placeholders(device, dtype)
+
+
+class _LazyConvTransposed(_LazyConv):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        Module.__init__(self)
+        self._setup(0, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                    padding_mode, output_padding, True, device, dtype)
+        self._lazy_placeholders(device, dtype)
+
+
+class LazyConv1d(_LazyConvForward, Conv1d):
+    """Conv1d with in_channels from the first input."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvForward, Conv2d):
+    """Conv2d with in_channels from the first input."""
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvForward, Conv3d):
+    """Conv3d with in_channels from the first input."""
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTransposed, ConvTranspose1d):
+    """ConvTranspose1d with in_channels from the first input."""
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposed, ConvTranspose2d):
+    """ConvTranspose2d with in_channels from the first input."""
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposed, ConvTranspose3d):
+    """ConvTranspose3d with in_channels from the first input."""
+    cls_to_become = ConvTranspose3d
+
+
+# ---- normalisation ------------------------------------------------------------------------
+class _LazyNorm(_Lazy):
+    """A batch or instance norm layer with num_features taken from the first input's channel
+    dim (dim 1; dim 0 of an unbatched instance norm input, where PyTorch's reads dim 1);
+    num_features is 0 until then. As PyTorch's, affine and track_running_stats default to
+    True for the instance norms too (their documentation says False), and the layer
+    becomes its norm at the first forward even with nothing to materialise (then, unlike
+    PyTorch's, which keeps 0, num_features is the input's)."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats,
+                                    device, dtype, bias=bias)
+        self._lazy_placeholders(device, dtype)
+
+    def _size(self):
+        return self.num_features
+
+    def _set_size(self, n):
+        self.num_features = n
+
+    def _size_of(self, input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{type(self).__name__}: input must be a Tensor, got "
+                            f"{type(input).__name__}")
+        self._check_input(input)
+        unbatched = isinstance(self, _InstanceNorm) and input.ndim == self.dims + 1
+        return input.shape[0] if unbatched else input.shape[1]
+
+    def _shape_of(self, name):
+        return (self.num_features,)
+
+    def _size_from_state(self):
+        for name in ("weight", "running_mean"):
+            t = getattr(self, name)
+            if t is not None and not isinstance(t, _Uninitialized):
+                return t.shape[0]
+        return None
+
+
+class LazyBatchNorm1d(_LazyNorm, BatchNorm1d):
+    """BatchNorm1d with num_features from the first input."""
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
+    """BatchNorm2d with num_features from the first input."""
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
+    """BatchNorm3d with num_features from the first input."""
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNorm, InstanceNorm1d):
+    """InstanceNorm1d with num_features from the first input."""
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNorm, InstanceNorm2d):
+    """InstanceNorm2d with num_features from the first input."""
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNorm, InstanceNorm3d):
+    """InstanceNorm3d with num_features from the first input."""
+    cls_to_become = InstanceNorm3d

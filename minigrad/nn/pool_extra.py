@@ -1,11 +1,12 @@
-"""More pooling modules — MaxUnpool1d/2d/3d, AdaptiveMaxPool3d and LPPool3d — and
-FeatureAlphaDropout, each its function in minigrad.functional, with PyTorch's arguments,
-attributes and reprs."""
+"""More pooling modules — MaxUnpool1d/2d/3d, AdaptiveMaxPool3d, LPPool3d and
+FractionalMaxPool2d/3d — and FeatureAlphaDropout, each its function in minigrad.functional,
+with PyTorch's arguments, attributes and reprs."""
+from minigrad import backend
 from minigrad import functional as F
 from minigrad.nn.layers import Dropout
 from minigrad.nn.module import Module
 from minigrad.nn.pool import _AdaptiveMax, _LPPool
-from minigrad.ops import pool, pool_more, unpool
+from minigrad.ops import pool, pool_fractional, pool_more, unpool
 
 
 class _MaxUnpool(Module):
@@ -53,6 +54,54 @@ class AdaptiveMaxPool3d(_AdaptiveMax):
 
 class LPPool3d(_LPPool):
     """The norm_type-norm of each window over the last three dims."""
+    dims = 3
+
+
+class _FractionalMaxPool(Module):
+    """F.fractional_max_pool{2,3}d with the module's kernel_size, output_size or
+    output_ratio (in (0, 1)), and _random_samples, a buffer: None draws new samples at each
+    call; given, every call places its windows by them."""
+    dims = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        n, name = self.dims, type(self).__name__
+        self.kernel_size = pool._ints(name, "kernel_size", kernel_size, n, 1)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             f"pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError(f"{name}: only one of output_size and output_ratio may be "
+                             f"specified")
+        self.output_size = None if output_size is None else \
+            pool._ints(name, "output_size", output_size, n, 0)
+        self.output_ratio = None
+        if output_ratio is not None:
+            ratios = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else \
+                (output_ratio,) * n
+            if len(ratios) != n or not all(backend.is_scalar(r) and 0 < r < 1
+                                           for r in ratios):
+                raise ValueError(f"{name}: output_ratio must be between 0 and 1 (a number or "
+                                 f"{n} of them), got {output_ratio!r}")
+            self.output_ratio = ratios
+
+    def forward(self, input):
+        fn = pool_fractional.fractional_max_pool2d if self.dims == 2 else \
+            pool_fractional.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """The maximum over output_size pseudo-randomly placed windows of the last two dims."""
+    dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """The maximum over output_size pseudo-randomly placed windows of the last three dims."""
     dims = 3
 
 

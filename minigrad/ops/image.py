@@ -1,9 +1,9 @@
 """Resampling and rearranging an (N, C, *spatial) input, as torch.nn.functional's
-interpolate (modes 'nearest', 'linear', 'bilinear', 'trilinear'), pixel_shuffle,
-pixel_unshuffle and channel_shuffle. All are composed of differentiable ops: interpolation
-picks, along each spatial dim in turn, the input's slices at the source places of the
-output's (indexing, whose gradient adds them back) and blends neighbours linearly;
-the shuffles are reshapes and a permute."""
+interpolate (modes 'nearest', 'nearest-exact', 'linear', 'bilinear', 'trilinear'),
+pixel_shuffle, pixel_unshuffle and channel_shuffle. All are composed of differentiable ops:
+interpolation picks, along each spatial dim in turn, the input's slices at the source
+places of the output's (indexing, whose gradient adds them back) and blends neighbours
+linearly; the shuffles are reshapes and a permute."""
 import math
 
 from minigrad import backend
@@ -15,7 +15,8 @@ from minigrad.tensor import Tensor
 np = backend.get("cpu").xp          # NumPy: the source places and weights, on the host
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}     # mode: its spatial dims
-_MODES = ("nearest",) + tuple(_LINEAR)
+_NEAREST = ("nearest", "nearest-exact")
+_MODES = _NEAREST + tuple(_LINEAR)
 
 
 def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n):
@@ -60,11 +61,12 @@ def _along(x, axis, places):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """input (N, C, *spatial) resized to `size`, or scaled by `scale_factor`, per dim:
-    'nearest' copies the input place ⌊o·scale⌋; 'linear' / 'bilinear' / 'trilinear' (for 1, 2,
-    3 spatial dims) blend the two input places around o·scale (align_corners=True: the
-    corners' centres line up, source place o·(L-1)/(out-1); False, the default: the
-    corners' edges, (o + ½)·scale - ½). 'bicubic', 'area' and antialias are not
-    implemented."""
+    'nearest' copies the input place ⌊o·scale⌋, 'nearest-exact' the one nearest the output
+    place's centre, ⌊(o + ½)·scale⌋ (as Pillow and SciPy's zoom); 'linear' / 'bilinear' /
+    'trilinear' (for 1, 2, 3 spatial dims) blend the two input places around o·scale
+    (align_corners=True: the corners' centres line up, source place o·(L-1)/(out-1);
+    False, the default: the corners' edges, (o + ½)·scale - ½). 'bicubic', 'area' and
+    antialias are not implemented."""
     op = "interpolate"
     _tensor(op, input)
     if mode not in _MODES:
@@ -72,7 +74,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f"{', '.join(map(repr, _MODES))}")
     if antialias:
         raise NotImplementedError(f"{op}: antialias=True is not implemented")
-    if mode == "nearest" and align_corners is not None:
+    if mode in _NEAREST and align_corners is not None:
         raise ValueError(f"{op}: the align_corners option can only be set with the "
                          f"interpolating modes: linear | bilinear | trilinear")
     if not 3 <= input.ndim <= 5:
@@ -82,18 +84,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _LINEAR and _LINEAR[mode] != n:
         raise NotImplementedError(f"{op}: got {input.ndim}D input, but {mode} mode needs "
                                   f"{_LINEAR[mode] + 2}D input")
-    if not backend.is_floating(input.dtype) and mode != "nearest":
+    if not backend.is_floating(input.dtype) and mode not in _NEAREST:
         raise TypeError(f"{op}: mode {mode!r} needs a floating-point input, got "
                         f"{input.dtype}")
     sizes, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n)
     x = input
     for d, (L, out, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
         o = np.arange(out, dtype=np.float64)
-        if mode == "nearest":
-            # ⌊o·scale⌋ in float32, as PyTorch rounds it (o·scale may land on either side
-            # of an integer otherwise)
-            at = np.floor(o.astype(np.float32) * np.float32(scale)).astype(np.int64)
-            x = _along(x, 2 + d, np.minimum(at, L - 1))
+        if mode in _NEAREST:
+            # rounded as PyTorch's (o·scale may land on either side of an integer
+            # otherwise): ⌊o·scale⌋ in the input's float type (float32 for float16 and
+            # integers) rounded to float32; nearest-exact: _nearest_exact
+            wide = input.dtype == backend.float64
+            if mode == "nearest-exact":
+                at = _nearest_exact(o, scale, wide)
+            elif wide:
+                at = np.floor((o * scale).astype(np.float32))
+            else:
+                at = np.floor(o.astype(np.float32) * np.float32(scale))
+            x = _along(x, 2 + d, np.minimum(at.astype(np.int64), L - 1))
             continue
         if align_corners:
             source = o * ((L - 1) / (out - 1)) if out > 1 else np.zeros(out)
@@ -105,6 +114,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         w = Tensor._make(x.backend.xp.asarray(weight, dtype=x.dtype), x.device)
         x = _along(x, 2 + d, low) * (1 - w) + _along(x, 2 + d, high) * w
     return x
+
+
+def _nearest_exact(o, scale, wide):
+    """⌊(o + ½)·scale⌋ rounded as PyTorch's CPU kernel, so that a place within rounding of
+    an integer takes the side PyTorch's does: for a float64 input in float64, then
+    rounded to float32; otherwise (o + ½)·scale - ½ with a float32 scale, rounded once to
+    float32 (a fused multiply-add), then + ½ in float32."""
+    if wide:
+        return np.floor(((o + 0.5) * scale).astype(np.float32))
+    source = ((o + 0.5) * float(np.float32(scale)) - 0.5).astype(np.float32)
+    return np.floor(source + np.float32(0.5))
 
 
 def pixel_shuffle(input, upscale_factor):

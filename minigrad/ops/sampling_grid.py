@@ -1,12 +1,13 @@
 """Spatial transformers (Jaderberg et al. 2015), as torch.nn.functional's affine_grid and
 grid_sample: affine_grid maps each output place's normalised coordinates through an affine
-matrix θ, grid_sample reads the input at any such grid of places in [-1, 1] (bilinear or
-nearest in 2-D, trilinear or nearest in 3-D), with PyTorch's padding modes and
+matrix θ, grid_sample reads the input at any such grid of places in [-1, 1] (bilinear,
+nearest or bicubic in 2-D, trilinear or nearest in 3-D), with PyTorch's padding modes and
 align_corners. Both are composed of differentiable ops: a place is unnormalised and folded
 into the input (clip for 'border', reflection for 'reflection'), then each of its 2ⁿ
 neighbours is picked by indexing (whose gradient adds back into the input) and weighted by
-the distances along each dim (whose gradient reaches the grid); gradients of gradients come
-from those ops."""
+the distances along each dim (whose gradient reaches the grid); bicubic weighs 4×4
+neighbours of the unfolded place by Keys' cubic convolution (A = -0.75, as PyTorch), each
+neighbour folded in by itself. Gradients of gradients come from those ops."""
 import contextlib
 import itertools
 import math
@@ -20,7 +21,8 @@ from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp          # NumPy: the base grid, on the host
 
-_MODES = ("bilinear", "nearest")
+_MODES = ("bilinear", "nearest", "bicubic")
+_CUBIC_A = -0.75                    # Keys' cubic convolution parameter, PyTorch's
 _PADDING = ("zeros", "border", "reflection")
 
 
@@ -105,7 +107,11 @@ def _reflect(x, twice_low, twice_high):
 
 def _source(c, size, padding_mode, align_corners):
     """The input coordinate a grid coordinate reads, after padding_mode."""
-    x = _unnormalise(c, size, align_corners)
+    return _fold(_unnormalise(c, size, align_corners), size, padding_mode, align_corners)
+
+
+def _fold(x, size, padding_mode, align_corners):
+    """An input coordinate x folded in as padding_mode says."""
     if padding_mode == "zeros":
         return x                         # (a NaN or ±inf one lies outside: pick says so)
     if padding_mode == "reflection":
@@ -120,9 +126,8 @@ def _source(c, size, padding_mode, align_corners):
 def _check_grid_sample(input, grid, mode, padding_mode):
     op = "grid_sample"
     if mode not in _MODES:
-        extra = " ('bicubic' is not implemented)" if mode == "bicubic" else ""
-        raise ValueError(f"{op}: expected mode to be 'bilinear' or 'nearest', but got: "
-                         f"{mode!r}{extra}")
+        raise ValueError(f"{op}: expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: {mode!r}")
     if padding_mode not in _PADDING:
         raise ValueError(f"{op}: expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: {padding_mode!r}")
@@ -138,6 +143,9 @@ def _check_grid_sample(input, grid, mode, padding_mode):
                          f"W_out, 2), or 5D ones (N, C, D, H, W) and (N, D_out, H_out, "
                          f"W_out, 3); got input {input.shape} and grid {grid.shape}")
     n = input.ndim - 2
+    if mode == "bicubic" and n != 2:
+        raise ValueError(f"{op}: bicubic interpolation only supports 4D input, got input "
+                         f"{input.shape}")
     if grid.shape[0] != input.shape[0]:
         raise ValueError(f"{op}: expected grid and input to have same batch size, but got "
                          f"input with sizes {input.shape} and grid with sizes {grid.shape}")
@@ -153,7 +161,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     """output[n, c, *place] = input[n, c] read at grid[n, *place] (N, *out, n_dims): (x, y)
     in [-1, 1] along (W, H) for a 4D input, (x, y, z) along (W, H, D) for a 5D one; mode
     'bilinear' (trilinear in 3-D) blends the 2ⁿ neighbours, 'nearest' takes the nearest
-    (ties to even, as PyTorch); padding_mode says what lies outside: 'zeros', 'border'
+    (ties to even, as PyTorch), 'bicubic' (4D only) blends the 4×4 neighbours by cubic
+    convolution; padding_mode says what lies outside: 'zeros', 'border'
     (the edge values) or 'reflection'. Gradients to input and grid (zero to the grid for
     'nearest'), as PyTorch's."""
     _check_grid_sample(input, grid, mode, padding_mode)
@@ -173,8 +182,10 @@ def _sample(input, grid, mode, padding_mode, align_corners):
     out_spatial = grid.shape[1:-1]
     places = math.prod(out_spatial)
     g = grid.reshape(batch, 1, places, n_dims)
-    # per input dim (D, H, W order), the coordinate: the grid's last entry reads W
-    coords = [_source(g[..., n_dims - 1 - k], spatial[k], padding_mode, align_corners)
+    # per input dim (D, H, W order), the coordinate: the grid's last entry reads W; bicubic
+    # folds each neighbour in, not the place
+    fold = "zeros" if mode == "bicubic" else padding_mode
+    coords = [_source(g[..., n_dims - 1 - k], spatial[k], fold, align_corners)
               for k in range(n_dims)]
     flat_input = input.reshape(batch, channels, math.prod(spatial))     # (N or C may be 0)
     strides = [math.prod(spatial[k + 1:]) for k in range(n_dims)]
@@ -199,6 +210,19 @@ def _sample(input, grid, mode, padding_mode, align_corners):
         out = where(inside, values, 0.0)
         if grid.requires_grad:           # no gradient to the grid, but zeros, as PyTorch
             out = out + where(Tensor._make(xp.zeros((), bool), device), grid.sum(), 0.0)
+    elif mode == "bicubic":
+        floors = [xp.floor(c.data) for c in coords]
+        weights = [_cubic_weights(c - Tensor._make(f, device)) for c, f in zip(coords, floors)]
+        out = 0
+        for (i, wy), (j, wx) in itertools.product(enumerate(weights[0]),
+                                                  enumerate(weights[1])):
+            taps = [_fold(Tensor._make(f + (k - 1), device), size, padding_mode,
+                          align_corners).data
+                    for f, k, size in zip(floors, (i, j), spatial)]
+            values, inside = pick(taps)
+            # the value masked, not the weight: a NaN or infinite place gives NaN, as
+            # PyTorch's (its weights are NaN)
+            out = out + where(inside, values, 0.0) * (wy * wx)
     else:
         floors = [xp.floor(c.data) for c in coords]
         fracs = [c - Tensor._make(f, device) for c, f in zip(coords, floors)]
@@ -210,3 +234,17 @@ def _sample(input, grid, mode, padding_mode, align_corners):
                 weight = weight * (frac if b else 1 - frac)
             out = out + values * where(inside, weight, 0.0)
     return out.reshape((batch, channels) + out_spatial)
+
+
+def _cubic_weights(t):
+    """The weights of the neighbours at -1, 0, 1, 2 of a place t ∈ [0, 1) past the second:
+    Keys' kernel, (A+2)|x|³ - (A+3)|x|² + 1 within 1 and A|x|³ - 5A|x|² + 8A|x| - 4A
+    within 2, at distances 1 + t, t, 1 - t, 2 - t."""
+    a = _CUBIC_A
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
