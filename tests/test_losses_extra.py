@@ -142,6 +142,39 @@ def test_multilabel_margin_memory_is_linear_in_the_classes():
     assert peak < 64 * n * c * 8, f"peak {peak} bytes"     # (about 20; the pairs: 190 MB)
 
 
+def test_multilabel_margin_of_spread_out_float32_scores_as_torch():
+    """Scores in the thousands, the targets' near the top (few pairs, each small): the
+    pairs' sum must not carry the rounding of the scores' distance from the row's mean
+    (it was off by 1e-4 of the loss at ±1000, 1e-3 at ±10⁴)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((16, 200)) * 1000
+    t = np.full((16, 200), -1)
+    t[:, :3] = rng.integers(0, 200, (16, 3))
+    x[np.arange(16)[:, None], t[:, :3]] = x.max(1, keepdims=True) - rng.random((16, 3)) * 3
+    x = x.astype(np.float32)
+    mine = F.multilabel_margin_loss(mg.tensor(x), mg.tensor(t), reduction="none")
+    exact = torch.nn.functional.multilabel_margin_loss(torch.tensor(x, dtype=torch.float64),
+                                                       torch.tensor(t), reduction="none")
+    assert mine.dtype == mg.float32
+    np.testing.assert_allclose(mine.numpy(), exact.numpy(), rtol=2e-7)
+
+
+def test_multilabel_margin_a_nan_score_is_in_no_pair_as_torch():
+    """torch's test 1 - x[y] + x[i] > 0 is false where either is NaN: such a pair adds
+    nothing (a NaN target's hinge was already so; a NaN non-target made the loss NaN)."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[0.2, np.nan, 0.5, np.inf, -0.5], [np.nan, 0.0, 0.5, 1.0, 0.9]])
+    t = np.array([[0, 3, -1, 0, 0], [0, 3, -1, 0, 0]])
+    a, b = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mine = F.multilabel_margin_loss(a, mg.tensor(t), reduction="none")
+    theirs = torch.nn.functional.multilabel_margin_loss(b, torch.tensor(t), reduction="none")
+    mine.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-15)
+
+
 def test_pdist_of_equal_rows_has_zero_gradient_as_torch():
     x = mg.tensor([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]], requires_grad=True)
     F.pdist(x).sum().backward()

@@ -38,6 +38,14 @@ def _swap_rows(x, batch_rows, i, p):
     x[:, i], x[batch_rows, p] = there, here
 
 
+def _pivot_rows(xp, size):
+    """The first row of the largest |entry| of each column (count, rows), as LAPACK's
+    i_amax: it keeps the first entry and moves on only to a strictly larger one, so a NaN
+    is picked only where it comes first (argmax would pick any NaN)."""
+    nan = xp.isnan(size)
+    return xp.where(nan[:, 0], 0, xp.argmax(xp.where(nan, -1, size), axis=-1))
+
+
 def _lu_arrays(xp, a):
     """(LU, pivots, order) of each matrix of a (..., m, n): L's multipliers below the
     diagonal and U on and above it, LAPACK's pivots, and the row order of PᵀA = A[order].
@@ -50,7 +58,7 @@ def _lu_arrays(xp, a):
     pivots = xp.empty((count, k), dtype=xp.int32)
     batch_rows = xp.arange(count)
     for j in range(k):
-        p = xp.argmax(xp.abs(lu[:, j:, j]), axis=-1) + j
+        p = _pivot_rows(xp, xp.abs(lu[:, j:, j])) + j
         pivots[:, j] = p + 1
         _swap_rows(lu, batch_rows, j, p)
         _swap_rows(order, batch_rows, j, p)

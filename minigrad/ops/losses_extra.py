@@ -19,8 +19,9 @@ def _hinge_counts(x, t, listed, device):
     """The pairs (listed target y_k, non-target i) above the hinge, x[i] > x[y_k] - 1, of
     each row of scores x (N, C) with its targets t (N, K): coef (N, C) holds for a
     non-target the pairs it is in, for a target class minus the pairs it is in (each of its
-    listings counted); total (N,) the pairs. In O(N·C) memory: a row's non-target scores
-    and its targets' hinges sorted together, the non-targets after a hinge are above it."""
+    listings counted); total (N,) the pairs; both int64. In O(N·C) memory: a row's
+    non-target scores and its targets' hinges sorted together, the non-targets after a
+    hinge are above it."""
     be = backend.get(device)
     xp, (n, c) = be.xp, x.shape
     times = xp.zeros(n * c, dtype=backend.int64)             # how often each class is listed
@@ -28,7 +29,8 @@ def _hinge_counts(x, t, listed, device):
     be.index_add(times, listings, xp.ones(listings.shape, dtype=backend.int64))
     times = times.reshape(n, c)
     is_target = times > 0
-    others = xp.where(is_target, -xp.inf, x)                 # non-targets' scores
+    # non-targets' scores; a NaN one is above no hinge (torch's 1 - x[y] + NaN > 0 is false)
+    others = xp.where(is_target | xp.isnan(x), -xp.inf, x)
     hinges = xp.where(is_target, x - 1, xp.inf)              # targets' x[y] - 1
     # a stable sort puts a non-target equal to a hinge before it: at the hinge it is in no
     # pair (torch's gradient there is 0)
@@ -41,7 +43,7 @@ def _hinge_counts(x, t, listed, device):
     counts[xp.arange(n)[:, None], order] = xp.where(is_other, hinges_below, others_above)
     pairs_of_target = times * counts[:, c:]
     coef = xp.where(is_target, -pairs_of_target, counts[:, :c])
-    return coef.astype(x.dtype), pairs_of_target.sum(1).astype(x.dtype)
+    return coef, pairs_of_target.sum(1)
 
 
 def multilabel_margin_loss(input, target, reduction="mean"):
@@ -75,11 +77,16 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     # Σ_k Σ_i (1 - x[y_k] + x[i]) over the pairs above the hinge, as Σ_i coef_i x_i (coef
     # counts each x[i] in, and -x[y_k] out, of its pairs) plus the pairs' count; coef sums
     # to 0 over a row, so x less the row's mean of finite scores (a constant) gives the same
-    # sum with less rounding, and a score in no pair (coef 0) adds nothing even if ±inf
-    x, const = rows.data, lambda a: Tensor._make(a, rows.device)          # noqa: E731
-    centre = xp.where(xp.isfinite(x), x, 0).mean(axis=1, keepdims=True).astype(x.dtype)
-    pairs = where(const(coef != 0), rows - const(centre), 0.0) * const(coef)
-    loss = (pairs.sum(1) + const(total)) / c
+    # sum with less rounding, and a score in no pair (coef 0) adds nothing even if ±inf.
+    # In float64: x[i] - mean rounds by |x[i] - mean|·eps, which for spread-out scores
+    # (±1000 in float32) is far more than the pairs' sum near the hinge (each pair's
+    # 1 - x[y] + x[i] alone, as torch forms it, is exact there)
+    wide, const = backend.float64, lambda a: Tensor._make(a, rows.device)  # noqa: E731
+    x = rows.data.astype(wide)
+    centre = xp.where(xp.isfinite(x), x, 0).mean(axis=1, keepdims=True)
+    pairs = where(const(coef != 0), rows.to(dtype=wide) - const(centre), 0.0) * \
+        const(coef.astype(wide))
+    loss = ((pairs.sum(1) + const(total.astype(wide))) / c).to(dtype=rows.dtype)
     if reduction == "none":
         return loss if input.ndim == 2 else loss.reshape(())
     return _reduce(loss, reduction)
