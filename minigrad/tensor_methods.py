@@ -120,8 +120,9 @@ class TensorMethods:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
     def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
-    # linear algebra (ops/linalg.py, linalg_decomp.py, linalg_solvers.py, linalg_lu.py), indexing (ops/index_more.py),
-    # statistics (ops/statistics_more.py): imported by minigrad/__init__.py
+    # linear algebra (ops/linalg.py, linalg_decomp.py, linalg_solvers.py, linalg_lu.py),
+    # indexing (ops/index_more.py), statistics (ops/statistics_more.py): imported by
+    # minigrad/__init__.py
     def mv(self, vec): return ops.linalg.mv(self, vec)
     def inner(self, other): return ops.linalg.inner(self, other)
     def vdot(self, other): return ops.linalg.vdot(self, other)
