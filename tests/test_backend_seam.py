@@ -241,6 +241,12 @@ OPS = [
                                  [4, 3], [2, 2]), [(4, 2, 3)]),
     ("max_unpool", lambda a: F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2),
      [(1, 2, 4, 4)]),
+    ("interpolate_bicubic_area_antialias", lambda a: (
+        F.interpolate(a, scale_factor=1.5, mode="bicubic"),
+        F.interpolate(a, size=(2, 3), mode="area"),
+        F.interpolate(a, size=(2, 3), mode="bilinear", antialias=True),
+        F.interpolate(a, scale_factor=(2, 0.5), mode="bicubic", align_corners=True,
+                      antialias=True)), [(1, 2, 3, 4)]),
     ("nearest_exact_bicubic_fractional", lambda a, g: (
         F.interpolate(a, scale_factor=1.5, mode="nearest-exact"),
         F.grid_sample(a, g, "bicubic", "reflection", False),

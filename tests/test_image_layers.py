@@ -1,5 +1,5 @@
 """The image-style layers besides pooling and normalisation: F.interpolate / nn.Upsample
-(and nn.UpsamplingNearest2d / UpsamplingBilinear2d),
+(all modes, antialias; and nn.UpsamplingNearest2d / UpsamplingBilinear2d),
 pixel (un)shuffle, channel shuffle, Softmax2d, F.bilinear / nn.Bilinear, F.pad's reflect,
 replicate and circular modes and the padding modules, and channel / alpha dropout — against
 torch (values, gradients, second order), gradcheck, the spy device, reprs and errors."""
@@ -70,6 +70,86 @@ def test_on_the_gpu_stand_in(case, spy):
     check_spy_matches_cpu(case, spy)
 
 
+# bicubic, area and antialias: none keeps a dim's size under a scale_factor, where PyTorch's
+# backward is not its forward's (see test_dims_that_keep_their_size_as_torch)
+AA_RESIZES = [dict(scale_factor=0.3), dict(size=(3, 4)), dict(scale_factor=(1.6, 0.45)),
+              dict(size=(13, 2)), dict(scale_factor=0.5, recompute_scale_factor=True)]
+RESAMPLE_CASES = (
+    [_case(f"interpolate_bicubic_{kw}_{corners}",
+           lambda F, x, kw=kw, c=corners: F.interpolate(x, mode="bicubic", align_corners=c,
+                                                        **kw), ((1, 2, 4, 5),))
+     for kw in RESIZES + [dict(size=(2, 9))] for corners in (False, True)] +
+    [_case(f"interpolate_area_{kw}", lambda F, x, kw=kw: F.interpolate(x, mode="area", **kw),
+           (s,)) for kw in RESIZES for s in SPATIAL.values()] +
+    [_case(f"interpolate_{mode}_antialias_{kw}_{corners}",
+           lambda F, x, mode=mode, kw=kw, c=corners: F.interpolate(
+               x, mode=mode, align_corners=c, antialias=True, **kw), ((1, 1, 9, 7),))
+     for mode in ("bilinear", "bicubic") for kw in AA_RESIZES for corners in (False, True)])
+
+
+@pytest.mark.parametrize("case", RESAMPLE_CASES, ids=str)
+def test_bicubic_area_antialias_as_torch(case, device, dtype):
+    check_vs_torch(case, device, dtype)
+
+
+@pytest.mark.parametrize("case", RESAMPLE_CASES[::3], ids=str)
+def test_bicubic_area_antialias_gradcheck(case):
+    check_gradcheck(case, "cpu")
+
+
+@pytest.mark.parametrize("case", RESAMPLE_CASES[1::4], ids=str)
+def test_bicubic_area_antialias_double_backward_as_torch(case):
+    check_double_backward_vs_torch(case, "cpu")
+
+
+@pytest.mark.parametrize("case", RESAMPLE_CASES[2::5], ids=str)
+def test_bicubic_area_antialias_on_the_gpu_stand_in(case, spy):
+    check_spy_matches_cpu(case, spy)
+
+
+@pytest.mark.parametrize("mode, shape, scale", [
+    ("linear", (1, 2, 3), (1.2,)), ("linear", (1, 2, 10), (1.09,)),
+    ("bilinear", (1, 2, 3, 4), (1.2, 2.0)), ("trilinear", (1, 1, 2, 3, 3), (1.5, 2.0, 1.2)),
+    ("nearest", (1, 2, 4, 3), (1.7, 1.2)), ("nearest", (1, 2, 3), (1.2,)),
+    ("nearest", (1, 1, 3, 2, 3), (1.2, 2.0, 1.2)), ("bicubic", (1, 2, 3, 4), (1.2, 2.0)),
+    ("bicubic", (1, 2, 3, 3), (1.2, 1.2)), ("bilinear_aa", (1, 2, 3, 5), (1.2, 0.5))])
+def test_dims_that_keep_their_size_as_torch(mode, shape, scale):
+    """A scale_factor that leaves a dim's size as it was (3·1.2 -> 3) but would shift its
+    places: PyTorch's linear modes, 2-D nearest and antialias copy that dim, bicubic and 1-D
+    and 3-D nearest resample it. Forward as torch's; the gradient is the forward's (PyTorch's
+    backward copies where its bicubic and 1-D nearest forwards resampled every dim, and
+    resamples where its antialias forward copied)."""
+    torch = pytest.importorskip("torch")
+    mode, antialias = mode.replace("_aa", ""), mode.endswith("_aa")
+    x = np.random.default_rng(0).standard_normal(shape)
+    mine = F.interpolate(mg.tensor(x), scale_factor=scale, mode=mode, antialias=antialias)
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=scale, mode=mode,
+                                             antialias=antialias)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+    assert mg.gradcheck(lambda t: F.interpolate(t, scale_factor=scale, mode=mode,
+                                                antialias=antialias),
+                        [mg.tensor(x, requires_grad=True)])
+
+
+def test_antialias_to_one_column_as_torch_on_the_transposed_image():
+    """PyTorch 2.13's antialiased forward to a width of 1 from several rows gives every row
+    the first one's value (its backward is right); minigrad's is the transposed image's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(1).standard_normal((2, 3, 9, 4))
+    for mode in ("bilinear", "bicubic"):
+        mine = F.interpolate(mg.tensor(x), size=(3, 1), mode=mode, antialias=True).numpy()
+        theirs = torch.nn.functional.interpolate(torch.tensor(x).transpose(2, 3), size=(1, 3),
+                                                 mode=mode, antialias=True)
+        np.testing.assert_allclose(mine, theirs.transpose(2, 3).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(size=(0, 2)), dict(scale_factor=0.2)])
+def test_area_to_an_empty_size_as_torch(kw):
+    """'area' (adaptive average pooling) allows an empty output, as PyTorch's."""
+    assert F.interpolate(mg.randn(1, 2, 3, 3), mode="area", **kw).shape == \
+        (1, 2) + ((0, 2) if "size" in kw else (0, 0))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("mode, sizes", [
     # (length, output length) where a source place lands within rounding of an integer, and
@@ -91,6 +171,8 @@ def test_nearest_modes_round_their_places_as_torch(mode, sizes, dtype):
                                                                    mode="bilinear"),
     lambda nn: nn.Upsample(scale_factor=(2, 1.5), mode="bilinear", align_corners=True),
     lambda nn: nn.Upsample(scale_factor=2, mode="nearest-exact"),
+    lambda nn: nn.Upsample(size=(3, 4), mode="bicubic", align_corners=True),
+    lambda nn: nn.Upsample(scale_factor=0.5, mode="area"),
     lambda nn: nn.UpsamplingNearest2d(scale_factor=2), lambda nn: nn.UpsamplingNearest2d(3),
     lambda nn: nn.UpsamplingBilinear2d(size=(3, 4)),
     lambda nn: nn.PixelShuffle(2), lambda nn: nn.PixelUnshuffle(3),
@@ -114,6 +196,8 @@ def test_module_reprs_as_torch(make):
     (lambda nn: nn.Upsample(scale_factor=2, mode="linear", align_corners=True), (2, 3, 4)),
     (lambda nn: nn.Upsample(size=(5, 3)), (1, 2, 3, 4)),
     (lambda nn: nn.Upsample(scale_factor=(1.5, 0.7), mode="nearest-exact"), (1, 2, 3, 4)),
+    (lambda nn: nn.Upsample(scale_factor=1.5, mode="bicubic"), (1, 2, 3, 4)),
+    (lambda nn: nn.Upsample(size=(2, 3), mode="area"), (1, 2, 5, 4)),
     (lambda nn: nn.UpsamplingNearest2d(scale_factor=2), (1, 2, 3, 4)),
     (lambda nn: nn.UpsamplingBilinear2d(size=(5, 7)), (2, 1, 3, 4)),
     (lambda nn: nn.UpsamplingBilinear2d(scale_factor=1.5), (1, 2, 3, 3)),
@@ -233,7 +317,18 @@ def test_shuffles_that_move_nothing_are_copies(call):
      ValueError, "align_corners option can only be set"),
     (lambda x: F.interpolate(x), ValueError, "either size or scale_factor"),
     (lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), NotImplementedError,
-     "'bicubic' is not implemented"),
+     "bicubic mode needs 4D input"),
+    (lambda x: F.interpolate(x, scale_factor=2, mode="lanczos"), NotImplementedError,
+     "'lanczos' is not implemented"),
+    (lambda x: F.interpolate(x, size=2, mode="area", align_corners=False), ValueError,
+     "align_corners option can only be set"),
+    (lambda x: F.interpolate(x, size=2, mode="linear", antialias=True), ValueError,
+     "antialias=True is restricted to the bilinear and bicubic"),
+    (lambda x: F.interpolate(x[None], size=2, mode="nearest", antialias=True), ValueError,
+     "antialias=True is restricted"),
+    (lambda x: F.interpolate(x[None].int(), size=2, mode="bicubic"), TypeError,
+     "'bicubic' needs a floating-point input"),
+    (lambda x: F.interpolate(x[None], size=0, mode="bicubic"), ValueError, "size"),
     (lambda x: F.interpolate(x, size=(2, 3)), ValueError, "must have 1 values"),
     (lambda x: F.interpolate(x[0], size=2), ValueError, "3D, 4D or 5D"),
     (lambda x: F.pixel_shuffle(x, 2), ValueError, "divisible by upscale_factor"),

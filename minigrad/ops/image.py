@@ -1,27 +1,34 @@
 """Resampling and rearranging an (N, C, *spatial) input, as torch.nn.functional's
-interpolate (modes 'nearest', 'nearest-exact', 'linear', 'bilinear', 'trilinear'),
-pixel_shuffle, pixel_unshuffle and channel_shuffle. All are composed of differentiable ops:
-interpolation picks, along each spatial dim in turn, the input's slices at the source
-places of the output's (indexing, whose gradient adds them back) and blends neighbours
-linearly; the shuffles are reshapes and a permute."""
+interpolate (modes 'nearest', 'nearest-exact', 'linear', 'bilinear', 'trilinear',
+'bicubic', 'area'; antialias for 'bilinear' and 'bicubic'), pixel_shuffle, pixel_unshuffle
+and channel_shuffle. All are composed of differentiable ops: interpolation picks, along each
+spatial dim in turn, the input's slices at the source places of the output's (indexing,
+whose gradient adds them back) and blends them with host-computed weights; 'area' is
+adaptive average pooling; the shuffles are reshapes and a permute."""
 import math
 
 from minigrad import backend
 from minigrad.args import int_arg
 from minigrad.ops.index import GetItem
+from minigrad.ops.pool_more import _adaptive_avg_pool
+from minigrad.ops.sampling_grid import _cubic_weights, _keys_far, _keys_near
 from minigrad.ops.shape import clone
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp          # NumPy: the source places and weights, on the host
 
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}     # mode: its spatial dims
+_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}     # mode: spatial dims
+_LINEAR = ("linear", "bilinear", "trilinear")
 _NEAREST = ("nearest", "nearest-exact")
-_MODES = _NEAREST + tuple(_LINEAR)
+_MODES = _NEAREST + tuple(_DIMS) + ("area",)
+_AA_WIDTH = {"bilinear": 2, "bicubic": 4}    # antialias: the filter's support, unstretched
+_AA_CUBIC_A = -0.5                           # antialiased bicubic's Keys parameter (Pillow's)
 
 
-def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n):
-    """The output's spatial sizes, and per dim the scale from output places to input ones
-    (PyTorch's: 1/scale_factor when that was given and not recomputed, in/out otherwise)."""
+def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n, low=1):
+    """The output's spatial sizes (each at least `low`), and per dim the scale from output
+    places to input ones (PyTorch's: 1/scale_factor when that was given and not recomputed,
+    in/out otherwise)."""
     op = "interpolate"
     if (size is None) == (scale_factor is None):
         which = "only one of" if size is not None else "either"
@@ -35,8 +42,8 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n):
         if len(sizes) != n:
             raise ValueError(f"{op}: size {size!r} must have {n} values for an input of "
                              f"{n} spatial dims (shape {input.shape})")
-        sizes = tuple(int_arg(op, "size", s, low=1) for s in sizes)
-        return sizes, tuple(L / s for L, s in zip(spatial, sizes))
+        sizes = tuple(int_arg(op, "size", s, low=low) for s in sizes)
+        return sizes, tuple(L / max(s, 1) for L, s in zip(spatial, sizes))
     scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
         (scale_factor,) * n
     if len(scales) != n or not all(backend.is_scalar(s) and s > 0 for s in scales):
@@ -44,11 +51,11 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n):
                          f"an input of {n} spatial dims (shape {input.shape}), got "
                          f"{scale_factor!r}")
     sizes = tuple(int(math.floor(L * s)) for L, s in zip(spatial, scales))
-    if min(sizes, default=1) < 1:
+    if min(sizes, default=1) < low:
         raise ValueError(f"{op}: scale_factor {scale_factor!r} makes an empty output from "
                          f"spatial size {spatial}")
     if recompute_scale_factor:
-        return sizes, tuple(L / s for L, s in zip(spatial, sizes))
+        return sizes, tuple(L / max(s, 1) for L, s in zip(spatial, sizes))
     return sizes, tuple(1.0 / s for s in scales)
 
 
@@ -58,6 +65,41 @@ def _along(x, axis, places):
     return GetItem.apply(x, index=index)
 
 
+def _blend(x, axis, places, weights):
+    """Σ_k x's slices along axis at places[:, k], times weights[:, k] ((out, k) host
+    arrays): indexing and products, so gradients of any order follow."""
+    shape = (-1,) + (1,) * (x.ndim - 1 - axis)
+    out = 0
+    for k in range(places.shape[1]):
+        w = Tensor._make(x.backend.xp.asarray(weights[:, k].reshape(shape), dtype=x.dtype),
+                         x.device)
+        out = out + _along(x, axis, places[:, k]) * w
+    return out
+
+
+def _check(op, input, mode, align_corners, antialias):
+    _tensor(op, input)
+    if mode not in _MODES:
+        raise NotImplementedError(f"{op}: mode {mode!r} is not implemented; the modes are "
+                                  f"{', '.join(map(repr, _MODES))}")
+    if mode in _NEAREST + ("area",) and align_corners is not None:
+        raise ValueError(f"{op}: the align_corners option can only be set with the "
+                         f"interpolating modes: linear | bilinear | bicubic | trilinear")
+    if not 3 <= input.ndim <= 5:
+        raise ValueError(f"{op}: expected a 3D, 4D or 5D input, (N, C, *spatial) with 1 to 3 "
+                         f"spatial dims, got shape {input.shape}")
+    if antialias and (mode not in _AA_WIDTH or input.ndim != 4):
+        raise ValueError(f"{op}: antialias=True is restricted to the bilinear and bicubic "
+                         f"modes, with a 4D input (N, C, H, W); got mode {mode!r} and shape "
+                         f"{input.shape}")
+    if mode in _DIMS and _DIMS[mode] != input.ndim - 2:
+        raise NotImplementedError(f"{op}: got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_DIMS[mode] + 2}D input")
+    if not backend.is_floating(input.dtype) and mode not in _NEAREST:
+        raise TypeError(f"{op}: mode {mode!r} needs a floating-point input, got "
+                        f"{input.dtype}")
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """input (N, C, *spatial) resized to `size`, or scaled by `scale_factor`, per dim:
@@ -65,31 +107,23 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     place's centre, ⌊(o + ½)·scale⌋ (as Pillow and SciPy's zoom); 'linear' / 'bilinear' /
     'trilinear' (for 1, 2, 3 spatial dims) blend the two input places around o·scale
     (align_corners=True: the corners' centres line up, source place o·(L-1)/(out-1);
-    False, the default: the corners' edges, (o + ½)·scale - ½). 'bicubic', 'area' and
-    antialias are not implemented."""
+    False, the default: the corners' edges, (o + ½)·scale - ½); 'bicubic' (4D) the four
+    around it by Keys' cubic convolution (A = -0.75), their places clamped to the border;
+    'area' averages windows (adaptive_avg_pool). antialias (bilinear, bicubic): when
+    shrinking, the filter is widened by the scale so every input place counts, as Pillow.
+    As PyTorch's, the linear modes, antialias and 2-D 'nearest' leave a dim whose size does
+    not change as it is, even when a scale_factor would shift it."""
     op = "interpolate"
-    _tensor(op, input)
-    if mode not in _MODES:
-        raise NotImplementedError(f"{op}: mode {mode!r} is not implemented; the modes are "
-                                  f"{', '.join(map(repr, _MODES))}")
-    if antialias:
-        raise NotImplementedError(f"{op}: antialias=True is not implemented")
-    if mode in _NEAREST and align_corners is not None:
-        raise ValueError(f"{op}: the align_corners option can only be set with the "
-                         f"interpolating modes: linear | bilinear | trilinear")
-    if not 3 <= input.ndim <= 5:
-        raise ValueError(f"{op}: expected a 3D, 4D or 5D input, (N, C, *spatial) with 1 to 3 "
-                         f"spatial dims, got shape {input.shape}")
+    _check(op, input, mode, align_corners, antialias)
     n = input.ndim - 2
-    if mode in _LINEAR and _LINEAR[mode] != n:
-        raise NotImplementedError(f"{op}: got {input.ndim}D input, but {mode} mode needs "
-                                  f"{_LINEAR[mode] + 2}D input")
-    if not backend.is_floating(input.dtype) and mode not in _NEAREST:
-        raise TypeError(f"{op}: mode {mode!r} needs a floating-point input, got "
-                        f"{input.dtype}")
-    sizes, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n)
+    sizes, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n,
+                                      low=0 if mode == "area" else 1)
+    if mode == "area":
+        return _adaptive_avg_pool(n, input, sizes)
     x = input
     for d, (L, out, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
+        if out == L and (mode in _LINEAR or antialias or (mode == "nearest" and n == 2)):
+            continue                     # PyTorch's kernels copy such a dim
         o = np.arange(out, dtype=np.float64)
         if mode in _NEAREST:
             # rounded as PyTorch's (o·scale may land on either side of an integer
@@ -105,15 +139,56 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             x = _along(x, 2 + d, np.minimum(at.astype(np.int64), L - 1))
             continue
         if align_corners:
-            source = o * ((L - 1) / (out - 1)) if out > 1 else np.zeros(out)
+            scale = (L - 1) / (out - 1) if out > 1 else 0.0
+        if antialias:
+            places, weights = _antialias_taps(mode, o, L, scale)
         else:
-            source = np.maximum((o + 0.5) * scale - 0.5, 0.0)
-        low = np.minimum(np.floor(source).astype(np.int64), L - 1)
+            places, weights = _taps(mode, o, L, scale, align_corners)
+        x = _blend(x, 2 + d, places, weights)
+    return x if x is not input else clone(x)       # (a new tensor, as PyTorch's)
+
+
+def _taps(mode, o, L, scale, align_corners):
+    """The input places (out, 2 or 4) the outputs o read, and their weights: linear, the
+    two around the source place, clamped at 0 first; bicubic, the four around it, each
+    clamped into the input."""
+    source = o * scale if align_corners else (o + 0.5) * scale - 0.5
+    if mode in _LINEAR:
+        source = np.maximum(source, 0.0)
+    low = np.floor(source)
+    t = source - low
+    if mode in _LINEAR:
+        low = np.minimum(low.astype(np.int64), L - 1)
         high = np.minimum(low + 1, L - 1)
-        weight = (source - low).reshape((-1,) + (1,) * (n - 1 - d))     # of the high place
-        w = Tensor._make(x.backend.xp.asarray(weight, dtype=x.dtype), x.device)
-        x = _along(x, 2 + d, low) * (1 - w) + _along(x, 2 + d, high) * w
-    return x
+        return np.stack([low, high], 1), np.stack([1 - t, t], 1)
+    places = np.clip(low.astype(np.int64)[:, None] + np.arange(-1, 3), 0, L - 1)
+    return places, np.stack(_cubic_weights(t), 1)
+
+
+def _antialias_taps(mode, o, L, scale):
+    """As Pillow's (and PyTorch's antialias): the filter (triangle, or Keys' cubic with
+    A = -0.5) centred on (o + ½)·scale, stretched by the scale when shrinking (scale > 1),
+    read at the input places' centres within its support, and normalised to sum 1 (so at
+    the border the places outside count for nothing)."""
+    width = _AA_WIDTH[mode] / 2
+    stretch = max(scale, 1.0)
+    support = width * stretch
+    centre = scale * (o + 0.5)
+    # PyTorch's bounds: truncated toward zero, so they may reach just past the support
+    first = np.maximum(np.trunc(centre - support + 0.5), 0).astype(np.int64)
+    stop = np.minimum(np.trunc(centre + support + 0.5), L).astype(np.int64)
+    k = max(int((stop - first).max()), 1)
+    places = first[:, None] + np.arange(k)
+    x = np.abs((places - centre[:, None] + 0.5) / stretch)
+    if mode == "bilinear":
+        weights = np.maximum(1 - x, 0.0)
+    else:
+        weights = np.where(x < 1, _keys_near(x, _AA_CUBIC_A),
+                           np.where(x < 2, _keys_far(x, _AA_CUBIC_A), 0.0))
+    weights = np.where(places < stop[:, None], weights, 0.0)
+    total = weights.sum(1, keepdims=True)
+    weights = weights / np.where(total == 0, 1.0, total)
+    return np.minimum(places, L - 1), weights
 
 
 def _nearest_exact(o, scale, wide):

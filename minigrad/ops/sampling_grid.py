@@ -238,13 +238,15 @@ def _sample(input, grid, mode, padding_mode, align_corners):
 
 def _cubic_weights(t):
     """The weights of the neighbours at -1, 0, 1, 2 of a place t ∈ [0, 1) past the second:
-    Keys' kernel, (A+2)|x|³ - (A+3)|x|² + 1 within 1 and A|x|³ - 5A|x|² + 8A|x| - 4A
-    within 2, at distances 1 + t, t, 1 - t, 2 - t."""
-    a = _CUBIC_A
+    Keys' kernel at distances 1 + t, t, 1 - t, 2 - t (t a Tensor or a host array)."""
+    return (_keys_far(t + 1), _keys_near(t), _keys_near(1 - t), _keys_far(2 - t))
 
-    def near(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
 
-    def far(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return far(t + 1), near(t), near(1 - t), far(2 - t)
+def _keys_near(x, a=_CUBIC_A):
+    """Keys' cubic convolution kernel at a distance x within 1: (a+2)x³ - (a+3)x² + 1."""
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _keys_far(x, a=_CUBIC_A):
+    """Keys' kernel at a distance x in [1, 2]: ax³ - 5ax² + 8ax - 4a (0 beyond)."""
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
