@@ -20,7 +20,7 @@ import spy_backend
 from minigrad import backend, nn
 from minigrad.autograd import Function
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
-from minigrad.ops.rnn_scan import rnn_scan
+from minigrad.ops.rnn_scan import rnn_scan, rnn_layer
 from minigrad.nn.utils.rnn import (pack_padded_sequence, pad_packed_sequence, pad_sequence,
                                    pack_sequence)
 
@@ -111,6 +111,11 @@ OPS = [
         rnn_scan("RNN_RELU", gi[..., :2], (h,), w[:2], reverse=True),
         rnn_scan("GRU", gi[..., :6], (h,), w[:6], b[:6], reverse=True),
         rnn_scan("LSTM", gi, (h, c), w, b)), [(3, 2, 8), (2, 2), (2, 2), (8, 2), (8,)]),
+    ("rnn_layers", lambda x, h, c, wi, w, b: (
+        rnn_layer("LSTM", x, (h, c), wi, w, b, b),
+        rnn_layer("LSTM", x, (h, c), wi, w, reverse=True),
+        rnn_layer("GRU", x, (h,), wi[:6], w[:6], b[:6], b[:6])),
+     [(3, 2, 5), (2, 2), (2, 2), (8, 5), (8, 2), (8,)]),
     ("huber_smooth_l1", lambda a, b: (F.huber_loss(a, b, delta=0.5),
                                       F.smooth_l1_loss(a, b, beta=0.5)), [(2, 3), (2, 3)]),
     ("split_chunk", lambda a: a.split(2, dim=1) + a.chunk(2) + mg.split(a, [1, 3], 1),

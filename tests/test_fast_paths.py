@@ -8,7 +8,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad.autograd import Function
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
-from minigrad.ops.rnn_scan import rnn_scan
+from minigrad.ops.rnn_scan import rnn_scan, rnn_layer
 
 
 def _both(fn, inputs):
@@ -19,6 +19,12 @@ def _both(fn, inputs):
 
 def _scan(mode, gi, state, w, b=None, reverse=False):
     ys, finals = rnn_scan(mode, gi, state, w, b, reverse)
+    return ys * ys.detach().exp() + sum(f * f for f in finals).sum()
+
+
+def _layer(x, state, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
+    """rnn_layer("LSTM"): the op that makes gi = W_ih x + b_ih itself, weighted as _scan."""
+    ys, finals = rnn_layer("LSTM", x, state, w_ih, w_hh, b_ih, b_hh, reverse)
     return ys * ys.detach().exp() + sum(f * f for f in finals).sum()
 
 
@@ -94,6 +100,13 @@ CASES = {
                  [(3, 2, 6), (2, 2), (6, 2), (6,)]),
     "lstm_scan": (lambda gi, h, c, w, b: _scan("LSTM", gi, (h, c), w, b),
                   [(3, 2, 8), (2, 2), (2, 2), (8, 2), (8,)]),
+    "lstm_scan_reverse": (lambda gi, h, c, w: _scan("LSTM", gi, (h, c), w, reverse=True),
+                          [(3, 2, 8), (2, 2), (2, 2), (8, 2)]),
+    "lstm_layer": (lambda x, h, c, wi, w, bi, b: _layer(x, (h, c), wi, w, bi, b),
+                   [(3, 2, 5), (2, 2), (2, 2), (8, 5), (8, 2), (8,), (8,)]),
+    "lstm_layer_reverse_no_bias": (lambda x, h, c, wi, w: _layer(x, (h, c), wi, w,
+                                                                 reverse=True),
+                                   [(4, 3, 2), (3, 2), (3, 2), (8, 2), (8, 2)]),
     "huber": (lambda x: F.huber_loss(x, x.detach() * 0, reduction="none", delta=0.5) * x,
               [(3, 4)]),
     "smooth_l1": (lambda x: F.smooth_l1_loss(x * 3, x.detach() * 0, beta=0.7) * x, [(3, 4)]),

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.functional as F
 from minigrad import nn
-from minigrad.ops.rnn_scan import rnn_scan
+from minigrad.ops.rnn_scan import rnn_scan, rnn_layer
 
 KINDS = [("RNN", {}), ("RNN", {"nonlinearity": "relu"}), ("GRU", {}), ("LSTM", {})]
 CONFIGS = [dict(), dict(bias=False), dict(num_layers=2, bidirectional=True),
@@ -131,6 +132,61 @@ def test_scan_gradcheck_and_gradgradcheck(mode, reverse):
     assert mg.gradgradcheck(fn, inputs(2, 1))           # (small: each probe a double pass)
 
 
+@pytest.mark.parametrize("reverse, biases", [(False, (5, 6)), (True, (6,))])
+def test_lstm_layer_gradcheck_and_gradgradcheck(reverse, biases):
+    """The LSTM's op given W_ih (rnn_layer: it makes gi = W_ih x + b_ih itself, laid out
+    for its loop), with both biases, b_hh alone, or none."""
+    rng = np.random.default_rng(8)
+
+    def inputs(B, F):
+        shapes = [(2, B, F), (B, 2), (B, 2), (8, F), (8, 2), (8,), (8,)]
+        ts = [mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+              for s in shapes]
+        return ts[:5] + [ts[k] for k in biases]
+
+    def fn(x, h, c, w_ih, w_hh, *b):
+        named = dict(zip(("b_ih", "b_hh")[-len(b):], b)) if b else {}
+        ys, finals = rnn_layer("LSTM", x, (h, c), w_ih, w_hh, reverse=reverse, **named)
+        return (ys,) + finals
+    ins = inputs(2, 3)
+    assert mg.gradcheck(fn, ins) and mg.gradcheck(fn, ins[:5])
+    assert mg.gradgradcheck(fn, inputs(1, 1))           # (small: each probe a double pass)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_lstm_layer_matches_linear_then_scan(reverse):
+    """rnn_layer's one LSTM op against Linear's gi into rnn_scan: outputs, final states and
+    every gradient, float32 as a layer runs (its own gate order and layout inside)."""
+    rng = np.random.default_rng(9)
+    shapes = [(5, 3, 4), (3, 6), (3, 6), (24, 4), (24, 6), (24,), (24,)]
+    ins = [mg.tensor(rng.standard_normal(s), dtype=mg.float32, requires_grad=True)
+           for s in shapes]
+    x, h, c, w_ih, w_hh, b_ih, b_hh = ins
+    weights = [mg.tensor(rng.standard_normal(s), dtype=mg.float32) for s in ((5, 3, 6),
+                                                                            (3, 6), (3, 6))]
+    got = []
+    for run in (lambda: rnn_layer("LSTM", x, (h, c), w_ih, w_hh, b_ih, b_hh, reverse),
+                lambda: rnn_scan("LSTM", F.linear(x, w_ih, b_ih), (h, c),
+                                 w_hh, b_hh, reverse)):
+        ys, finals = run()
+        outs = (ys,) + finals
+        loss = sum((o * wt).sum() for o, wt in zip(outs, weights))
+        got.append([o.detach() for o in outs] + list(mg.grad(loss, ins)))
+    for g, r in zip(*got):
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_the_lstm_op_makes_its_own_input_projection():
+    """The fused LSTM's gi = W_ih x + b_ih is made inside its op, one matrix product laid
+    out for the time loop (Linear's (T, B, 4H) would need a transposing copy each way):
+    its graph has no Linear; the GRU's and RNN's loops take Linear's layout."""
+    for name in ("LSTM", "GRU"):
+        layer = _layer(name, dict(num_layers=2, bidirectional=True), True)
+        x, states = _inputs(layer)
+        _, _, ops = _results(layer, x, states)
+        assert ("Linear" in ops) == (name != "LSTM"), ops
+
+
 def test_hooks_run_once_and_retain_grad_is_not_doubled():
     """The Tensor-level backward differentiates the step functions with an inner mg.grad:
     it must stop short of the inputs, whose hooks and retain_grad the outer pass runs."""
@@ -204,6 +260,15 @@ def test_no_graph_without_grad_and_clear_errors():
         rnn_scan("GRU", mg.zeros(4, 2, 16), (h0,), mg.zeros(16, 4))
     with pytest.raises(ValueError, match=r"rnn_scan: gi must be \(T, B, gates·H\)"):
         rnn_scan("GRU", mg.zeros(2, 12), (h0,), w)
+    x, w_ih = mg.zeros(4, 2, 3), mg.zeros(16, 3)
+    with pytest.raises(ValueError, match=r"rnn_layer: x must be \(T, B, F\), W_ih "
+                                         r"\(gates·H, F\) and W_hh \(gates·H, H\), got "
+                                         r"\(4, 2, 3\), \(16, 2\)"):
+        rnn_layer("LSTM", x, (h0, h0), mg.zeros(16, 2), mg.zeros(16, 4))
+    with pytest.raises(ValueError, match=r"rnn_layer: b_ih must be \(16,\) float32"):
+        rnn_layer("LSTM", x, (h0, h0), w_ih, mg.zeros(16, 4), mg.zeros(12))
+    with pytest.raises(ValueError, match=r"rnn_layer: LSTM takes 2 state tensor\(s\)"):
+        rnn_layer("LSTM", x, (h0,), w_ih, mg.zeros(16, 4))
 
 
 @pytest.mark.parametrize("name", ["GRU", "LSTM"])

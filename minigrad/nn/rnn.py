@@ -11,8 +11,8 @@ The reference runs each layer with the step functions, ordinary differentiable t
 so autograd derives backpropagation through time by itself. Padded input runs each layer
 and direction as one op instead (ops/rnn_scan.py: the time loop on raw arrays, and
 backpropagation through time by hand), tested to match it. Either way the input-to-hidden
-products of all time steps are one matrix multiply; only the hidden-to-hidden product runs
-step by step.
+products of all time steps are one matrix multiply (the LSTM's op makes it itself, laid out
+for its loop); only the hidden-to-hidden product runs step by step.
 
 The input may also be a PackedSequence (packed.py): a batch of sequences of different
 lengths, run without any step reading padding, each sequence's final state taken at its
@@ -21,7 +21,7 @@ own last step (in reverse: its first), as PyTorch.
 import warnings
 
 from minigrad import backend, creation, functional as F
-from minigrad.ops.rnn_scan import rnn_scan
+from minigrad.ops.rnn_scan import rnn_layer
 from minigrad.ops.shape import stack, cat, unbind, split
 from minigrad.nn.module import Module, Parameter
 from minigrad.nn.packed import PackedSequence, _batch_sizes
@@ -127,9 +127,10 @@ class _RNNBase(Module):
         return packed.data, batch_sizes
 
     def _initial_state(self, hx, batched, B, like, what="h0"):
+        """The given state as (L·D, B, H), checked; None stays None (zeros, made by _run)."""
         LD, H = self.num_layers * self.num_directions, self.hidden_size
         if hx is None:
-            return creation.zeros(LD, B, H, dtype=like.dtype, device=like.device)
+            return None
         _check_tensor(type(self).__name__, hx, what, like)
         want = (LD, B, H) if batched else (LD, H)
         if hx.shape != want:
@@ -141,28 +142,32 @@ class _RNNBase(Module):
     def _run(self, x, states, batch_sizes=None):
         """Run every layer and direction over x: (T, B, F), or a packed batch's data (N, F)
         with its batch_sizes (a list of ints). `states` is a tuple of initial state tensors
-        (h0,) or (h0, c0), each (L·D, B, H). Returns (output, final states), the output
-        (T, B, D·H) or, packed, (N, D·H)."""
+        (h0,) or (h0, c0), each (L·D, B, H) or None for zeros. Returns (output, final
+        states), the output (T, B, D·H) or, packed, (N, D·H)."""
+        B = x.shape[1] if batch_sizes is None else batch_sizes[0]
         finals = [[] for _ in states]
         layer_input = x
         for layer in range(self.num_layers):
             outputs = []
             for d in range(self.num_directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
-                gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
                 k = layer * self.num_directions + d
-                initial = tuple(s[k] for s in states)
-                if batch_sizes is None and self.fused:
-                    ys, final = rnn_scan(self.mode, gi, initial, w_hh, b_hh, reverse=d == 1)
-                    outputs.append(ys)
-                elif batch_sizes is None:
-                    ys, final = self._scan(unbind(gi), [gi.shape[1]] * gi.shape[0], initial,
-                                           w_hh, b_hh, reverse=d == 1)
-                    outputs.append(stack(ys, 0))
+                initial = tuple(s[k] if s is not None else creation.zeros(
+                    B, self.hidden_size, dtype=x.dtype, device=x.device) for s in states)
+                if batch_sizes is None and self.fused:     # gi = W_ih x + b_ih in the op
+                    ys, final = rnn_layer(self.mode, layer_input, initial, w_ih, w_hh, b_ih,
+                                          b_hh, reverse=d == 1)
                 else:
-                    ys, final = self._scan(split(gi, batch_sizes), batch_sizes, initial,
-                                           w_hh, b_hh, reverse=d == 1)
-                    outputs.append(cat(ys, 0))              # packed again, time-major
+                    gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
+                    if batch_sizes is None:
+                        ys, final = self._scan(unbind(gi), [gi.shape[1]] * gi.shape[0],
+                                               initial, w_hh, b_hh, reverse=d == 1)
+                        ys = stack(ys, 0)
+                    else:
+                        ys, final = self._scan(split(gi, batch_sizes), batch_sizes, initial,
+                                               w_hh, b_hh, reverse=d == 1)
+                        ys = cat(ys, 0)                     # packed again, time-major
+                outputs.append(ys)
                 for f, s in zip(finals, final):
                     f.append(s)
             layer_input = outputs[0] if len(outputs) == 1 else cat(outputs, -1)
@@ -228,8 +233,8 @@ class _RNNBase(Module):
                        for s, what in zip(hx, names))
         if packed and input.sorted_indices is not None:
             # a given state is in the caller's batch order, the packed rows longest first
-            states = tuple(s if given is None else s.index_select(1, input.sorted_indices)
-                           for s, given in zip(states, hx))
+            states = tuple(None if s is None else s.index_select(1, input.sorted_indices)
+                           for s in states)
         out, finals = self._run(x, states, batch_sizes)
         if packed:
             if input.unsorted_indices is not None:

@@ -12,13 +12,18 @@ matrix product per step, and W_hh's gradient one matrix product over every step 
 autograd differentiate them, so gradients of gradients follow the reference.
 
 Inputs: gi = W_ih x + b_ih of every step (T, B, G·H) (the caller's one matrix product),
-the initial state h0 (B, H) (and c0 for the LSTM), W_hh (G·H, H) and b_hh (G·H,) or none.
-Outputs: h of every step in time order (T, B, H), and the final state(s) (B, H). Reverse
-runs from the last step to the first. The saved arrays are kept in the order the steps
-run (the LSTM's also feature-major: see LSTMScan).
+the initial state h0 (B, H) (and c0 for the LSTM), W_hh (G·H, H) and b_hh (G·H,) or none;
+or, through rnn_layer, the layer's input x (T, B, F) with W_ih (G·H, F) and b_ih, which
+the LSTM's op multiplies itself (see LSTMScan). Outputs: h of every step in time order
+(T, B, H), and the final state(s) (B, H). Reverse runs from the last step to the first.
+The RNN's and GRU's saved arrays are kept in the order the steps run, the LSTM's in time
+order, feature-major.
 """
+from itertools import repeat
+
 from minigrad.autograd import Function, record_outputs
 from minigrad.ops.activations import _overflow_quietly
+from minigrad.ops.linear import linear
 from minigrad.ops.rows import col_sum
 from minigrad.ops.shape import Reshape, stack, unbind
 from minigrad.tensor import Tensor
@@ -63,10 +68,11 @@ class _Scan:
         # each input behind a node of its own, so that the inner grad stops there and does
         # not run the inputs' hooks or retain_grad, which this outer pass runs once
         ins = [Reshape.apply(t, shape=t.shape) if t.requires_grad else t for t in self.inputs]
-        n = len(self.finals)
-        gi, state, w_hh = ins[0], tuple(ins[1:1 + n]), ins[1 + n]
-        b_hh = ins[2 + n] if len(ins) > 2 + n else None
-        step, T = _STEPS[self.mode], gi.shape[0]
+        p = dict(zip(self.names, ins))
+        gi = p["gi"] if "gi" in p else linear(p["x"], p["w_ih"], p.get("b_ih"))
+        state = tuple(p[s] for s in ("h0", "c0") if s in p)
+        w_hh, b_hh = p["w_hh"], p.get("b_hh")
+        step, T, n = _STEPS[self.mode], gi.shape[0], len(self.finals)
         gis, ys = unbind(gi), [None] * T
         for t in (reversed(range(T)) if self.reverse else range(T)):
             state = step(gis[t], state, w_hh, b_hh) if n == 2 else \
@@ -139,6 +145,7 @@ class GRUScan(_Scan, Function):
         b = None if b_hh is None else b_hh * sign
         hs, gh = xp.empty((T + 1, B, H), gi.dtype), xp.empty((T, B, G), gi.dtype)
         rz, n = xp.empty((T, B, 2 * H), gi.dtype), xp.empty((T, B, H), gi.dtype)
+        ones = xp.ones((B, 2 * H), gi.dtype)       # (an array: a Python 1 costs ~1 µs a call)
         hs[0] = h0
         with _overflow_quietly(xp):                 # e⁻ᵃ = inf: σ = 0, as it should
             for t in range(T):
@@ -148,8 +155,8 @@ class GRUScan(_Scan, Function):
                     g += b
                 xp.add(pre[t, :, :2 * H], g[:, :2 * H], out=a)      # -a
                 xp.exp(a, out=a)
-                a += 1
-                xp.divide(1, a, out=a)                             # σ(a)
+                a += ones
+                xp.divide(ones, a, out=a)                          # σ(a)
                 xp.multiply(a[:, :H], g[:, 2 * H:], out=nt)
                 nt += pre[t, :, 2 * H:]
                 xp.tanh(nt, out=nt)
@@ -198,95 +205,150 @@ class LSTMScan(_Scan, Function):
 
     Laid out feature-major, each step's gates (4H, B) and states (H, B), so that every gate
     is one contiguous block: batch-major, a gate is every row's slice of H, and an array
-    call on that runs a loop per row, several times slower at these sizes."""
+    call on that runs a loop per row, several times slower at these sizes. Inside, the
+    gates run in the order o, i, f, g (_oifg), and each step's row of `act` is
+    [o, i, f, g, c]: the three σ are one block, and [i, f]⊙[g, c] one product, so a step
+    is ten array calls, not fourteen (at small sizes each call's ~1 µs is the cost).
+
+    Given W_ih (rnn_layer), the op makes gi = W_ih x + b_ih itself, as one matrix product
+    gate-major (4H, T·B), and its backward takes dx, dW_ih and dW_hh from d(gates) in that
+    layout with one product each. Moving whole columns of B between (4H, T, B) and the
+    loop's (T, 4H, B) copies contiguous runs; transposing gi from Linear's (T, B, 4H), and
+    d(gi) back, are element-by-element strided copies, 5-15 times slower in NumPy."""
     finals = ("h", "c")
 
-    def forward(self, gi, h0, c0, w_hh, b_hh):
+    def forward(self, x, h0, c0, w_hh, b_hh=None, w_ih=None, b_ih=None):
+        """x: gi (T, B, 4H), or with w_ih the layer's input (T, B, F)."""
         xp = self.xp
-        T, B, G = gi.shape
-        H = G // 4
-        sign = xp.full(G, -1, gi.dtype)
-        sign[2 * H:3 * H] = 1
-        pre = self._in_order(gi) if b_hh is None else self._in_order(gi) + b_hh
-        # the σ rows negated, then transposed: (T, G, B) in running order (a transposing
-        # multiply by a column of signs would run a short loop per element row, slower)
-        pre = xp.ascontiguousarray((pre * sign).swapaxes(1, 2))
-        w = w_hh * sign[:, None]
-        act = xp.empty((T, G, B), gi.dtype)
-        hs, cs, tanh_c = (xp.empty((n, H, B), gi.dtype) for n in (T + 1, T + 1, T))
-        hs[0], cs[0] = h0.T, c0.T
-        ig = xp.empty((H, B), gi.dtype)
+        T, B = x.shape[:2]
+        G, H = w_hh.shape
+        bias = [b for b in (b_ih, b_hh) if b is not None]
+        bias = _signed(xp, sum(bias[1:], bias[0]), H) if bias else None
+        # the pre-activations (T, G, B), gates in the order o, i, f, g, the σ rows negated
+        if w_ih is None:                            # gi given (rnn_scan): a strided copy
+            pre = _signed(xp, x.reshape(T * B, G).T, H)
+        else:                                       # (G, T·B), one product
+            pre = xp.matmul(_signed(xp, w_ih, H), x.reshape(T * B, x.shape[-1]).T)
+        if bias is not None:
+            pre += bias[:, None]
+        pre = xp.ascontiguousarray(pre.reshape(G, T, B).swapaxes(0, 1))
+        w = _signed(xp, w_hh, H)
+        # act[r] = [o, i, f, g, c] (5H, B), hs[r] = h (H, B), in time order: step t reads
+        # row t and writes c and h to row t + 1 (in reverse, reads row t + 1 and writes row
+        # t), so that c0 and h0 are the first row the steps read and the final states the
+        # last they write
+        act, hs = xp.empty((T + 1, 5 * H, B), x.dtype), xp.empty((T + 1, H, B), x.dtype)
+        tanh_c, ic_fc = xp.empty((T, H, B), x.dtype), xp.empty((2 * H, B), x.dtype)
+        ones = xp.ones((3 * H, B), x.dtype)         # (an array: a Python 1 costs ~1 µs a call)
+        read, write = self._rows()
+        first, last = (T, 0) if self.reverse else (0, T)
+        hs[first], act[first, 4 * H:] = h0.T, c0.T
+        steps = (act[read], act[write], pre, hs[read], hs[write], tanh_c)
         with _overflow_quietly(xp):                 # e⁻ᵃ = inf: σ = 0, as it should
-            for t in range(T):
-                a, c = act[t], cs[t + 1]
-                xp.matmul(w, hs[t], out=a)
-                a += pre[t]
-                for s in (a[:2 * H], a[3 * H:]):        # σ = 1/(1 + e⁻ᵃ) of -a
-                    xp.exp(s, out=s)
-                    s += 1
-                    xp.divide(1, s, out=s)
-                xp.tanh(a[2 * H:3 * H], out=a[2 * H:3 * H])
-                xp.multiply(a[H:2 * H], cs[t], out=c)
-                xp.multiply(a[:H], a[2 * H:3 * H], out=ig)
-                c += ig
-                xp.tanh(c, out=tanh_c[t])
-                xp.multiply(a[3 * H:], tanh_c[t], out=hs[t + 1])
-        self.act, self.hs, self.cs, self.tanh_c = act, hs, cs, tanh_c
-        ys = hs[:0:-1] if self.reverse else hs[1:]        # batch-major copies (as _outputs)
-        return tuple(xp.ascontiguousarray(a.swapaxes(-1, -2)) for a in (ys, hs[T], cs[T]))
+            for a, a_new, p, h, h_new, t_c in zip(*map(self._in_order, steps)):
+                gates, s, g = a[:4 * H], a[:3 * H], a[3 * H:4 * H]
+                xp.matmul(w, h, out=gates)
+                gates += p
+                xp.exp(s, out=s)                        # σ = 1/(1 + e⁻ᵃ) of -a
+                s += ones
+                xp.divide(ones, s, out=s)
+                xp.tanh(g, out=g)
+                xp.multiply(a[H:3 * H], a[3 * H:], out=ic_fc)     # [i⊙g, f⊙c]
+                c = a_new[4 * H:]
+                xp.add(ic_fc[:H], ic_fc[H:], out=c)
+                xp.tanh(c, out=t_c)
+                xp.multiply(a[:H], t_c, out=h_new)
+        self.act, self.hs, self.tanh_c = act, hs, tanh_c
+        # batch-major copies (as _outputs)
+        return tuple(xp.ascontiguousarray(a.swapaxes(-1, -2))
+                     for a in (hs[write], hs[last], act[last, 4 * H:]))
+
+    def _rows(self):
+        """The rows of the (T + 1)-row arrays that the steps read, and those they write,
+        each in time order."""
+        inner, outer = slice(1, None), slice(None, -1)
+        return (inner, outer) if self.reverse else (outer, inner)
 
     def backward_arrays(self, grads):
-        """dc' += dh'⊙o(1 - tanh²c'); d(gates) = [dc'⊙g·σ'(i), dc'⊙c·σ'(f),
-        dc'⊙i(1 - g²), dh'⊙tanh c'·σ'(o)]; dc = dc'⊙f, dh = W_hhᵀ d(gates) (feature-major
-        as forward)."""
-        xp, act, cs, tanh_c = self.xp, self.act, self.cs, self.tanh_c
-        w_t = xp.ascontiguousarray(self.inputs[3].data.T)
-        T, G, B = act.shape
-        H = G // 4
-        i, f, g, o = (act[:, k * H:(k + 1) * H] for k in range(4))
-        g_ys = None if grads[0] is None else xp.ascontiguousarray(grads[0].swapaxes(1, 2))
-        dys = None if g_ys is None else self._in_order(g_ys)
+        """dc' = dc + dh'⊙o(1 - tanh²c'); d(gates) = [dh'⊙tanh c'·σ'(o), dc'⊙g·σ'(i),
+        dc'⊙c·σ'(f), dc'⊙i(1 - g²)]; dc = dc'⊙f, dh = W_hhᵀ d(gates) (feature-major and
+        o, i, f, g, as forward)."""
+        xp, act, tanh_c = self.xp, self.act, self.tanh_c
+        ins = dict(zip(self.names, self.inputs))
+        T, H, B = tanh_c.shape
+        G = 4 * H
+        read, _ = self._rows()
+        a = act[read]                                    # what each step read, time order
+        o, i, g, f = a[:, :H], a[:, H:2 * H], a[:, 3 * H:4 * H], a[:, 2 * H:3 * H]
+        # every step's local derivatives at once: [dc' from dh', d_o] = dh'⊙k_a and
+        # [d_i, d_f, d_g, dc] = dc'⊙k_b
+        k_a, k_b = xp.empty((T, 2, H, B), act.dtype), xp.empty((T, 4, H, B), act.dtype)
+        sig = xp.subtract(1, a[:, :3 * H])                   # σ'(o, i, f) = σ(1 - σ)
+        sig *= a[:, :3 * H]
+        xp.multiply(sig[:, :H], tanh_c, out=k_a[:, 1])       # tanh c'·σ'(o)
+        xp.multiply(sig[:, H:].reshape(T, 2, H, B), a[:, 3 * H:].reshape(T, 2, H, B),
+                    out=k_b[:, :2])                          # [g·σ'(i), c·σ'(f)]
+        xp.multiply(tanh_c, tanh_c, out=k_a[:, 0])
+        xp.subtract(1, k_a[:, 0], out=k_a[:, 0])
+        k_a[:, 0] *= o                                       # o(1 - tanh²c')
+        xp.multiply(g, g, out=k_b[:, 2])
+        xp.subtract(1, k_b[:, 2], out=k_b[:, 2])
+        k_b[:, 2] *= i                                       # i(1 - g²)
+        k_b[:, 3] = f
+        # each step's row of d: [dc', d_o, d_i, d_f, d_g, dc], so d(gates) is d[:, 1:5]
+        d = xp.empty((T, 6, H, B), act.dtype)
+        dys = None if grads[0] is None else xp.ascontiguousarray(grads[0].swapaxes(1, 2))
         # dh and dc are added into: copies (with B or H 1, a transpose made contiguous is
         # the given gradient's own memory, which another op may share)
-        dh, dc = (xp.zeros((H, B), act.dtype) if g is None else g.T.copy() for g in grads[1:])
-        # every step's local derivatives at once: d(gates)_t = [dc', dc', dc', dh'] ⊙ k_t
-        k = xp.empty((T, 4, H, B), act.dtype)
-        xp.multiply(i, 1 - i, out=k[:, 0])
-        k[:, 0] *= g
-        xp.multiply(f, 1 - f, out=k[:, 1])
-        k[:, 1] *= cs[:-1]
-        xp.multiply(g, g, out=k[:, 2])
-        xp.subtract(1, k[:, 2], out=k[:, 2])
-        k[:, 2] *= i
-        xp.multiply(o, 1 - o, out=k[:, 3])
-        k[:, 3] *= tanh_c
-        k_c = tanh_c * tanh_c                            # dc' from dh': o(1 - tanh²c')
-        xp.subtract(1, k_c, out=k_c)
-        k_c *= o
-        d_gates = xp.empty((T, G, B), act.dtype)
-        d4 = d_gates.reshape(T, 4, H, B)
-        tmp = xp.empty((H, B), act.dtype)
-        for t in reversed(range(T)):
-            if dys is not None:
-                dh += dys[t]
-            xp.multiply(dh, k_c[t], out=tmp)
-            dc += tmp
-            xp.multiply(k[t, :3], dc, out=d4[t, :3])
-            xp.multiply(k[t, 3], dh, out=d4[t, 3])
-            dc *= f[t]
-            dh = xp.matmul(w_t, d_gates[t])
-        need = self.needs_input_grad
-        # back to batch-major and time order; W_hh's gradient Σ_t d(gates)_t h_(t-1)ᵀ
-        d_gi = xp.ascontiguousarray(self._in_order(d_gates).swapaxes(1, 2))
-        rows = d_gi.reshape(T * B, G)
-        d_w = d_b = None
-        if need[3]:
-            h_prev = xp.ascontiguousarray(self._in_order(self.hs[:-1]).swapaxes(1, 2))
-            d_w = xp.matmul(rows.T, h_prev.reshape(T * B, H))
-        if len(need) > 4 and need[4]:
-            d_b = col_sum(xp, rows)
-        return (d_gi if need[0] else None, xp.ascontiguousarray(dh.T),
-                xp.ascontiguousarray(dc.T), d_w) + ((d_b,) if len(need) > 4 else ())
+        dh, dc = (xp.zeros((H, B), act.dtype) if gr is None else gr.T.copy()
+                  for gr in grads[1:])
+        w_t = xp.ascontiguousarray(_oifg(xp, ins["w_hh"].data, H).T)
+        back = slice(None) if self.reverse else slice(None, None, -1)  # last step first
+        steps = (d, d[:, 1:5].reshape(T, G, B), k_a, k_b)
+        for t_d, t_gates, t_ka, t_kb, t_dy in zip(
+                *(a[back] for a in steps), repeat(None) if dys is None else dys[back]):
+            if t_dy is not None:
+                dh += t_dy
+            xp.multiply(t_ka, dh, out=t_d[:2])
+            t_dc = t_d[0]
+            t_dc += dc
+            xp.multiply(t_kb, t_dc, out=t_d[2:])
+            dh, dc = xp.matmul(w_t, t_gates), t_d[5]
+        need = dict(zip(self.names, self.needs_input_grad))
+        found = {"h0": xp.ascontiguousarray(dh.T), "c0": xp.ascontiguousarray(dc.T)}
+        # d(gates) gate-major (G, T·B), i, f, g, o as given: the weights' gradients
+        # Σ_t d(gates)_t [x_t, h_(t-1)]ᵀ are then one product each
+        rows = xp.empty((4, H, T, B), act.dtype)
+        rows[:3] = d[:, 2:5].transpose(1, 2, 0, 3)
+        rows[3] = d[:, 1].swapaxes(0, 1)
+        rows = rows.reshape(G, T * B)
+        x = ins.get("x", ins.get("gi")).data
+        if need.get("gi"):                               # (T, B, G), a strided copy
+            found["gi"] = xp.ascontiguousarray(rows.T).reshape(T, B, G)
+        if need.get("x"):
+            found["x"] = xp.matmul(rows.T, ins["w_ih"].data).reshape(x.shape)
+        if need.get("w_ih"):
+            found["w_ih"] = xp.matmul(rows, x.reshape(T * B, x.shape[-1]))
+        if need["w_hh"]:
+            h_read = xp.ascontiguousarray(self.hs[read].swapaxes(0, 1)).reshape(H, T * B)
+            found["w_hh"] = xp.matmul(rows, h_read.T)
+        if need.get("b_ih") or need.get("b_hh"):
+            found["b_hh"] = col_sum(xp, rows.T)
+            found["b_ih"] = found["b_hh"].copy()
+        return tuple(found.get(name) if need[name] else None for name in self.names)
+
+
+def _oifg(xp, a, H):
+    """The rows of a (4H, ...) array (a weight, a bias) in LSTMScan's gate order o, i, f, g
+    (PyTorch's i, f, g, o turned by one gate; a copy)."""
+    return xp.concatenate((a[3 * H:], a[:3 * H]))
+
+
+def _signed(xp, a, H):
+    """_oifg(a) with the σ gates' rows negated (the forward's σ = 1/(1 + e⁻ᵃ) of -a)."""
+    a = _oifg(xp, a, H)
+    a[:3 * H] *= -1
+    return a
 
 
 _SCANS = {"RNN_TANH": RNNScan, "RNN_RELU": RNNScan, "GRU": GRUScan, "LSTM": LSTMScan}
@@ -296,28 +358,58 @@ def rnn_scan(mode, gi, state, w_hh, b_hh=None, reverse=False):
     """One direction of one layer ("RNN_TANH", "RNN_RELU", "GRU" or "LSTM") over gi
     (T, B, G·H) from `state`, (h0,) or (h0, c0) each (B, H). Returns (h of every step
     (T, B, H), final states (h_n,) or (h_n, c_n))."""
-    cls = _SCANS[mode]
     if gi.ndim != 3 or w_hh.ndim != 2:
         raise ValueError(f"rnn_scan: gi must be (T, B, gates·H) and W_hh (gates·H, H), got "
                          f"{gi.shape} and {w_hh.shape}")
-    T, B, G = gi.shape
-    H = w_hh.shape[-1]
-    want = {"gi": (T, B, G), "w_hh": (G, H), "b_hh": (G,), "state": (B, H)}
-    for what, t in [("gi", gi), ("w_hh", w_hh), ("b_hh", b_hh)] + [("state", s) for s in state]:
-        if t is not None and (t.shape != want[what] or t.dtype != gi.dtype or
-                              t.device != gi.device):
-            raise ValueError(f"rnn_scan: {what} must be {want[what]} {gi.dtype} on "
-                             f"{gi.device} (gi {gi.shape}, W_hh {w_hh.shape}), got {t.shape} "
-                             f"{t.dtype} on {t.device}")
-    gates = {"GRU": 3, "LSTM": 4}.get(mode, 1)
-    if len(state) != len(cls.finals) or G != gates * H:
-        raise ValueError(f"rnn_scan: {mode} takes {len(cls.finals)} state tensor(s) and W_hh "
+    _check("rnn_scan", mode, {"gi": gi}, state, w_hh, b_hh)
+    return _record(mode, reverse, {"gi": gi}, state, w_hh, b_hh)
+
+
+def rnn_layer(mode, x, state, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
+    """rnn_scan of gi = x W_ihᵀ + b_ih, x (T, B, F) the layer's input, W_ih (G·H, F). The
+    LSTM's is one op, which lays gi out for its time loop as it makes it (LSTMScan); the
+    others' loops take gi as Linear makes it."""
+    if mode != "LSTM":
+        return rnn_scan(mode, linear(x, w_ih, b_ih), state, w_hh, b_hh, reverse)
+    if x.ndim != 3 or w_ih.ndim != 2 or w_hh.ndim != 2 or x.shape[-1] != w_ih.shape[-1]:
+        raise ValueError(f"rnn_layer: x must be (T, B, F), W_ih (gates·H, F) and W_hh "
+                         f"(gates·H, H), got {x.shape}, {w_ih.shape} and {w_hh.shape}")
+    _check("rnn_layer", mode, {"x": x}, state, w_hh, b_hh, w_ih, b_ih)
+    return _record(mode, reverse, {"x": x}, state, w_hh, b_hh, w_ih, b_ih)
+
+
+def _check(op, mode, first, state, w_hh, b_hh, w_ih=None, b_ih=None):
+    """Shapes, dtypes and devices, with errors that name them (before the arrays')."""
+    (name, x), = first.items()
+    T, B = x.shape[:2]
+    G, H = x.shape[2] if w_ih is None else w_ih.shape[0], w_hh.shape[-1]
+    want = {"gi": (T, B, G), "x": x.shape, "w_hh": (G, H), "w_ih": (G, x.shape[-1]),
+            "b_hh": (G,), "b_ih": (G,), "state": (B, H)}
+    given = [(name, x), ("w_hh", w_hh), ("b_hh", b_hh), ("w_ih", w_ih), ("b_ih", b_ih)]
+    for what, t in given + [("state", s) for s in state]:
+        if t is not None and (t.shape != want[what] or t.dtype != x.dtype or
+                              t.device != x.device):
+            raise ValueError(f"{op}: {what} must be {want[what]} {x.dtype} on "
+                             f"{x.device} ({name} {x.shape}, W_hh {w_hh.shape}), got "
+                             f"{t.shape} {t.dtype} on {t.device}")
+    gates, n = {"GRU": 3, "LSTM": 4}.get(mode, 1), len(_SCANS[mode].finals)
+    if len(state) != n or G != gates * H:
+        raise ValueError(f"{op}: {mode} takes {n} state tensor(s) and W_hh "
                          f"({gates}·H, H), got {len(state)} and W_hh {w_hh.shape}")
-    inputs = [gi, *state, w_hh] + ([] if b_hh is None else [b_hh])
-    fn = cls()
-    fn.mode, fn.reverse, fn.device, fn.xp = mode, reverse, gi.device, gi.backend.xp
-    arrays = fn.forward(gi.data, *(s.data for s in state), w_hh.data,
-                        None if b_hh is None else b_hh.data)
-    outs = [Tensor._make(a, gi.device) for a in arrays]
-    record_outputs(fn, inputs, outs)
+
+
+def _record(mode, reverse, first, state, w_hh, b_hh, w_ih=None, b_ih=None):
+    """Run the op and record it: `first` {"gi": gi} or {"x": x}; the inputs that are None
+    are left out of the graph (the op's `names` say which it has)."""
+    (name, x), = first.items()
+    named = {name: x, **dict(zip(("h0", "c0"), state)), "w_hh": w_hh, "b_hh": b_hh,
+             "w_ih": w_ih, "b_ih": b_ih}
+    fn = _SCANS[mode]()
+    fn.mode, fn.reverse, fn.device, fn.xp = mode, reverse, x.device, x.backend.xp
+    fn.names = tuple(n for n, t in named.items() if t is not None)
+    data = [None if t is None else t.data for t in named.values()]
+    # forward(gi or x, h0, [c0], w_hh, b_hh[, w_ih, b_ih]), None for a missing bias
+    outs = fn.forward(*(data if w_ih is not None else data[:-2]))
+    outs = [Tensor._make(a, x.device) for a in outs]
+    record_outputs(fn, [named[n] for n in fn.names], outs)
     return outs[0], tuple(outs[1:])
