@@ -1,8 +1,8 @@
 """nn.Buffer (nn/buffer.py, registered by Module.__setattr__) and the lazy layers (nn/lazy.py:
 LazyLinear, LazyConv*/LazyConvTranspose*, LazyBatchNorm*/LazyInstanceNorm*) with their
 UninitializedParameters and UninitializedBuffers, as torch's: registration and persistence,
-state dicts, materialisation at the first forward or at load_state_dict, an optimiser built
-before, .to() before, reprs and errors."""
+state dicts, materialisation at the first forward or at load_state_dict (lazy into lazy,
+partial, refused), an optimiser built before, .to() before, mg.save, reprs and errors."""
 import numpy as np
 import pytest
 
@@ -173,3 +173,86 @@ def test_lazy_layers_take_an_unbatched_inputs_channels():
 def test_lazy_layer_errors(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_lazy_layer_takes_another_lazy_layers_state_as_torch():
+    """A placeholder in the state dict leaves the layer's own a placeholder (its key not
+    missing), as torch's; the rest of the model loads."""
+    src = nn.Sequential(nn.LazyConv1d(2, 3), nn.Linear(2, 2))
+    dst = nn.Sequential(nn.LazyConv1d(2, 3), nn.Linear(2, 2))
+    assert dst.load_state_dict(src.state_dict()) == ([], [])
+    assert type(dst[0]) is nn.LazyConv1d and isinstance(dst[0].weight, nn.UninitializedParameter)
+    np.testing.assert_array_equal(dst[1].weight.numpy(), src[1].weight.numpy())
+    assert not dst[0].__dict__.get("_load_state_dict_post_hooks")   # (for that load only)
+    with pytest.raises(RuntimeError, match="missing keys: 0.weight, 0.bias"):
+        dst.load_state_dict(src[1].state_dict(prefix="1."))          # a later load: as ever
+    assert dst(mg.randn(1, 4, 4)).shape == (1, 2, 2) and dst[0].in_channels == 4
+
+
+def test_refused_strict_load_leaves_the_checkpoints_values():
+    """A load that strict refuses after the layer took its shapes leaves it the checkpoint's
+    values, as torch's (copied before it refuses), not uninitialised memory."""
+    weight, bias = mg.randn(3, 4), mg.randn(3)
+    m = nn.LazyLinear(3)
+    with pytest.raises(RuntimeError, match="unexpected keys: extra"):
+        m.load_state_dict({"weight": weight, "bias": bias, "extra": mg.ones(1)})
+    assert type(m) is nn.Linear
+    np.testing.assert_array_equal(m.weight.numpy(), weight.numpy())
+    np.testing.assert_array_equal(m.bias.numpy(), bias.numpy())
+
+
+@pytest.mark.parametrize("make, state, words", [
+    (lambda: nn.LazyLinear(3), {"weight": mg.zeros(5, 4), "bias": mg.zeros(5)},
+     r"weight: checkpoint \(5, 4\) vs model \(3, \?\), bias: checkpoint \(5,\) vs model "
+     r"\(3,\)"),
+    (lambda: nn.LazyLinear(3), {"weight": mg.zeros(0), "bias": mg.zeros(3)},
+     r"weight: checkpoint \(0,\) vs model \(3, \?\)$"),
+    (lambda: nn.LazyConv2d(4, 3, groups=2), {"weight": mg.zeros(4, 3, 3, 2),
+                                             "bias": mg.zeros(4)},
+     r"checkpoint \(4, 3, 3, 2\) vs model \(4, \?, 3, 3\)"),
+    (lambda: nn.LazyConvTranspose1d(4, 3, groups=2), {"weight": mg.zeros(6, 4, 3),
+                                                      "bias": mg.zeros(4)},
+     r"checkpoint \(6, 4, 3\) vs model \(\?, 2, 3\)")])
+def test_lazy_load_refuses_shapes_the_layer_cannot_take(make, state, words):
+    """Shapes other than the layer's (but for the size it lacks) are refused, as a built
+    layer's are (torch's takes them: a 'Linear(out_features=3)' with 5 outputs); nothing
+    is materialised."""
+    m = make()
+    with pytest.raises(RuntimeError, match=f"{type(m).__name__} cannot take the shapes .*"
+                                           + words):
+        m.load_state_dict(state)
+    assert type(m) is make().__class__ and m.has_uninitialized_params()
+    assert m.bias is not None and isinstance(m.bias, nn.UninitializedParameter)
+
+
+def test_placeholders_have_no_values_to_save(tmp_path):
+    """mg.save of a lazy model before its first forward is an error (it wrote (0,) tensors,
+    which loaded back as a layer of size 0), as reading a placeholder is in torch."""
+    m = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d())
+    with pytest.raises(RuntimeError, match="values of an UninitializedParameter"):
+        mg.save(m.state_dict(), str(tmp_path / "m.safetensors"))
+    with pytest.raises(RuntimeError, match="values of an UninitializedBuffer"):
+        m[1].running_mean.numpy()
+    m(mg.randn(2, 4))
+    mg.save(m.state_dict(), str(tmp_path / "m.safetensors"))
+    fresh = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d())
+    fresh.load_state_dict(mg.load(str(tmp_path / "m.safetensors")))
+    assert repr(fresh) == repr(m)
+
+
+def test_first_forward_keeps_what_a_non_strict_load_gave():
+    """A non-strict load that leaves a placeholder (a checkpoint without the bias): the first
+    forward initialises that one and keeps the loaded ones (torch's fails with an
+    AttributeError), which must fit the input."""
+    weight = mg.randn(3, 4)
+    m = nn.LazyLinear(3)
+    assert m.load_state_dict({"weight": weight}, strict=False).missing_keys == ["bias"]
+    with pytest.raises(ValueError, match=r"weight \(3, 4\), expected \(3, 5\)"):
+        m(mg.ones(2, 5))
+    assert m(mg.ones(2, 4)).shape == (2, 3) and type(m) is nn.Linear
+    np.testing.assert_array_equal(m.weight.numpy(), weight.numpy())
+    assert 0 < np.abs(m.bias.numpy()).max() <= 0.5
+    bn = nn.LazyBatchNorm1d()
+    bn.load_state_dict({"running_mean": mg.ones(2)}, strict=False)
+    bn(mg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(bn.running_mean.numpy(), [0.9 + 0.2, 0.9 + 0.3], rtol=1e-6)

@@ -5,7 +5,10 @@ their running statistics as UninitializedBuffers (no shape yet); the first forwa
 materialises them in place (an optimiser built before keeps them), initialises them as the
 layer's, and the module becomes that layer (a Linear, Conv2d, BatchNorm1d...). Loading a
 state dict materialises them to the checkpoint's shapes too (and, unlike PyTorch, which
-leaves the size 0 until a forward, makes the module its layer at once)."""
+leaves the size 0 until a forward, makes the module its layer at once; unlike PyTorch's,
+it refuses shapes that differ from the layer's in more than the size it lacks); a
+placeholder in the state dict (another lazy layer's) leaves its own a placeholder, as
+PyTorch's. A placeholder has no values: reading them (mg.save) is an error."""
 from minigrad import creation
 from minigrad.autograd import no_grad
 from minigrad.nn.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -13,7 +16,7 @@ from minigrad.nn.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTrans
                               ConvTranspose3d)
 from minigrad.nn.layers import Linear, _check_sizes
 from minigrad.nn.module import Module, Parameter
-from minigrad.nn.module_state import _shape
+from minigrad.nn.module_state import _shape, entry
 from minigrad.nn.normalization import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                        _InstanceNorm)
 from minigrad.tensor import Tensor
@@ -37,6 +40,13 @@ class _Uninitialized:
 
     def detach(self):
         return self      # state_dict shows the placeholder itself, as PyTorch's
+
+    def _no_values(self, *args, **kwargs):
+        # (mg.save would write a (0,) tensor, which loads back as a layer of no size)
+        raise RuntimeError(f"Can't read the values of an {type(self).__name__}: it has none "
+                           f"yet. Call `forward` (or load_state_dict) to initialize it first.")
+
+    numpy = tolist = item = __array__ = _no_values
 
     def materialize(self, shape, device=None, dtype=None):
         """Memory of `shape` (this placeholder's device and dtype unless given), in place."""
@@ -101,36 +111,88 @@ class _Lazy:
 
     def initialize_parameters(self, input):
         """The missing size from input; the placeholders materialised and initialised as
-        the layer's; the module becomes its layer."""
+        the layer's; the module becomes its layer. What a non-strict load gave already
+        keeps its values (it must have the layer's shape)."""
         size = self._size_of(input)
         with no_grad():
             self._set_size(size)
-            for store in (self._parameters, self._buffers):
-                for name, t in store.items():
-                    if isinstance(t, _Uninitialized):
-                        t.materialize(self._shape_of(name))
+            lazy = [(name, t) for store in (self._parameters, self._buffers)
+                    for name, t in store.items() if t is not None and
+                    (store is self._parameters or name in ("running_mean", "running_var"))]
+            wrong = [f"{name} {t.shape}, expected {self._shape_of(name)}" for name, t in lazy
+                     if not isinstance(t, _Uninitialized) and t.shape != self._shape_of(name)]
+            if wrong:
+                self._set_size(0)
+                raise ValueError(f"{type(self).__name__}: the state loaded before does not "
+                                 f"fit an input of size {size}: " + ", ".join(wrong))
+            loaded = [(t, t.data.copy()) for store in (self._parameters, self._buffers)
+                      for t in store.values()
+                      if t is not None and not isinstance(t, _Uninitialized)]
+            for name, t in lazy:
+                if isinstance(t, _Uninitialized):
+                    t.materialize(self._shape_of(name))
             self.__class__ = self.cls_to_become     # (the load hook then does nothing)
             self.reset_parameters()
+            for t, values in loaded:
+                t.data[...] = values
 
     def forward(self, input, *args, **kwargs):
         self.initialize_parameters(input)
         return self.forward(input, *args, **kwargs)
 
 
-def _materialize_from_state(module, state_dict, prefix, *args):
-    """load_state_dict's pre hook: each placeholder takes its entry's shape; with all of
-    them materialised, the module becomes its layer."""
+def _materialize_from_state(module, state_dict, prefix, metadata, strict, missing,
+                            unexpected, errors):
+    """load_state_dict's pre hook: each placeholder takes its entry's shape and values (so a
+    load that strict then refuses leaves the checkpoint's values, as PyTorch's, never
+    uninitialised memory); with all of them materialised, the module becomes its layer.
+    An entry that is itself a placeholder is passed over (its key not reported missing)."""
+    stale = module.__dict__.pop("_lazy_forget", None)
+    if stale is not None:           # left by a load refused before it ran its post hooks
+        stale.remove()
     if not isinstance(module, _Lazy):
         return
+    passed_over, found, wrong = [], [], []
     for store in (module._parameters, module._buffers):
         for name, t in store.items():
             key = prefix + name
-            if isinstance(t, _Uninitialized) and key in state_dict:
-                t.materialize(_shape(key, state_dict[key]))
+            if not isinstance(t, _Uninitialized) or key not in state_dict:
+                continue
+            if isinstance(state_dict[key], _Uninitialized):
+                passed_over.append(key)
+                del state_dict[key]             # (the hook's own copy of the state dict)
+                continue
+            shape, want = _shape(key, state_dict[key]), module._shape_of(name)
+            # (the size the layer lacks is 0 in `want`; the others must be the checkpoint's)
+            if len(shape) != len(want) or any(w not in (0, s) for w, s in zip(want, shape)):
+                wrong.append(f"{key}: checkpoint {shape} vs model {_pattern(want)}")
+            found.append((key, t, shape))
+    if wrong:                   # nothing materialised: the layer stays as it was
+        errors.append(f"{type(module).__name__} cannot take the shapes " + ", ".join(wrong))
+        return
+    for key, t, shape in found:
+        t.materialize(shape)
+        t.data[...] = t.backend.from_numpy(entry(key, state_dict[key]).astype(t.dtype))
+    if passed_over:
+        _forget_missing(module, passed_over)
     size = module._size_from_state()
     if not module.has_uninitialized_params() and size is not None:
         module._set_size(size)
         module.__class__ = module.cls_to_become
+
+
+def _pattern(shape):
+    """A shape with the size not known yet (0) written as '?'."""
+    return "(" + ", ".join("?" if s == 0 else str(s) for s in shape) + \
+        ("," if len(shape) == 1 else "") + ")"
+
+
+def _forget_missing(module, keys):
+    """A post hook, for this load only, that takes `keys` off the missing keys."""
+    def forget(module, incompatible):
+        module.__dict__.pop("_lazy_forget").remove()
+        incompatible.missing_keys[:] = [k for k in incompatible.missing_keys if k not in keys]
+    module.__dict__["_lazy_forget"] = module.register_load_state_dict_post_hook(forget)
 
 
 # ---- LazyLinear ---------------------------------------------------------------------------

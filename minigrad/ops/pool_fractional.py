@@ -12,6 +12,7 @@ import math
 
 from minigrad import backend, creation
 from minigrad.ops.pool import _ints, _check_input, _result
+from minigrad.tensor import Tensor
 
 _NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
 
@@ -48,9 +49,10 @@ def _samples(op, x, n, samples):
     if samples is None:
         return creation.rand(x.shape[0], x.shape[1], n, dtype=x.dtype, device=x.device).data
     want = f"(at least {x.shape[0]}, {x.shape[1]}, {n})"
-    if not hasattr(samples, "shape") or not hasattr(samples, "dtype"):
+    if not isinstance(samples, Tensor):         # (a NumPy array's .data is a memoryview)
         raise TypeError(f"{op}: _random_samples must be a Tensor of shape {want}, got "
-                        f"{type(samples).__name__}")
+                        f"{type(samples).__module__}.{type(samples).__qualname__}; wrap it with "
+                        f"mg.tensor(...)")
     if samples.dtype != x.dtype:
         raise TypeError(f"{op}: expected _random_samples to have the input's dtype "
                         f"{x.dtype}, got {samples.dtype}")
