@@ -87,6 +87,10 @@ def test_lazy_linear_errors():
         nn.LazyLinear(3)(mg.tensor(1.0))
     with pytest.raises(TypeError, match="out_features"):
         nn.LazyLinear(-1)
+    # Adagrad makes its state when built: from a placeholder, refused then, as PyTorch's
+    # (it used to make a (0,) sum and fail at the first step with a bare broadcast error)
+    with pytest.raises(RuntimeError, match="uninitialized parameter"):
+        mg.optim.Adagrad(nn.LazyLinear(3).parameters())
 
 
 # ---- lazy convolutions and norms -----------------------------------------------------------

@@ -41,8 +41,10 @@ class Adagrad(Optimizer):
     @staticmethod
     def _init_state(param, state, group):
         state["step"] = 0
-        state["sum"] = param.backend.xp.full_like(param.data,
-                                                  group["initial_accumulator_value"])
+        # param.shape, not full_like(param.data): a lazy layer's placeholder (no shape yet)
+        # is refused here with a clear error, as PyTorch's, not at the first step
+        state["sum"] = param.backend.xp.full(param.shape, group["initial_accumulator_value"],
+                                             dtype=param.dtype)
 
     def _update(self, param, g, state, group):
         p, xp = param.data, param.backend.xp
