@@ -176,6 +176,26 @@ def test_host_index_add_is_add_at(rows, index, value_shape):
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_host_index_add_into_a_flat_table_sums_with_bincount(dtype, monkeypatch):
+    """A 1-wide table filled densely (max pool's gradient into a flattened input) sums each
+    row's values with np.bincount: what np.add.at gives (repeats, -1 beside n-1), to the
+    rounding of a float64 sum."""
+    from minigrad import backend
+    calls = []
+    bincount = np.bincount
+    monkeypatch.setattr(np, "bincount", lambda *a, **k: calls.append(1) or bincount(*a, **k))
+    rng = np.random.default_rng(9)
+    index = np.array([[3, 1, 3, -1], [0, 4, 1, 4]])
+    values = rng.standard_normal(index.shape).astype(dtype)
+    start = rng.standard_normal(5).astype(dtype)
+    want, got = start.copy(), start.copy()
+    np.add.at(want, index, values)
+    backend.get("cpu").index_add(got, index, values)
+    assert calls and got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
 def test_the_gradient_of_indexing_is_differentiable(device):
     """IndexAdd (scatter-add, the gradient of x[idx]) checked as an op of its own: its value
     (repeated indices add up) and its gradient (indexing again), in float64."""

@@ -186,10 +186,10 @@ def _geometries(count, seed):
 
 
 def test_grid_max_is_the_window_views_first_max():
-    """Max pool's separable reduction on the grid (_grid_max) against the reference, the
-    running first maximum over the strided view of the windows (_first_max): the same
-    places (ties, NaN, -inf beside the padding, windows wholly in it, integers at their
-    minimum), and the same values, with and without the places."""
+    """Max pool's maxima on the grid and their places found by matching (_grid_max) against
+    the reference, the running first maximum over the strided view of the windows
+    (_first_max): the same places (ties, NaN, -inf beside the padding, windows wholly in
+    it, integers at their minimum), and the same values, with and without the places."""
     from minigrad.ops.pool import _grid_max, _first_max, _empty_windows
     rng, geos = _geometries(150, 5)
     for i, geo in enumerate(geos):
@@ -208,10 +208,14 @@ def test_grid_max_is_the_window_views_first_max():
                                                   .reshape(flat.shape[:2] + (-1,)), -1)
                                .reshape(want.shape))
         values, at = _grid_max(np, geo, x, fill, True)
+        # host=True: the NaNs' places looked for only where there are NaNs
+        host_values, host_at = _grid_max(np, geo, x, fill, True, host=True)
         only, none = _grid_max(np, geo, x, fill, False)
         what = f"{geo.spatial} {geo.kernel} {geo.stride} {geo.padding} {geo.dilation}"
         np.testing.assert_array_equal(at, want, err_msg=what)
+        np.testing.assert_array_equal(host_at, want, err_msg=what)
         np.testing.assert_array_equal(values, want_values, err_msg=what)
+        np.testing.assert_array_equal(host_values, want_values, err_msg=what)
         np.testing.assert_array_equal(only, want_values, err_msg=what)
         assert at.dtype == np.int64 and none is None
 

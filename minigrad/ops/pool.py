@@ -9,11 +9,13 @@ after it (a window's next places), by shifted slices of the flattened array. Eac
 is one pass over contiguous memory, where reading the windows through a strided view runs
 NumPy's inner loops over a row of windows at a time (several times slower); the grid's
 places that start no window cost a little more work, and after each dim only its window
-starts are kept. A box's sum, its maximum and its first maximum in row-major order (the
-first maximum along the first dim of the first maxima along the others) are all separable
-so.
-- max pool finds each window's first maximum (as PyTorch; a NaN wins, the last NaN), then
-  picks x at those places by indexing, whose gradient is the scatter of g back to them
+starts are kept. A box's sum and its maximum are separable so.
+- max pool reduces each window to its maximum; where a gradient or the indices are wanted,
+  it then finds the maximum's first place in the window (as PyTorch; a NaN wins, the last
+  NaN) by comparing each place of the windows' strided view with it, one pass per place
+  over the output (carrying the places through the separable reduction instead took
+  1.2-2.3x as long), and picks x at those places by indexing, whose gradient is the
+  scatter of g back to them
   (ops/index.py's GetItem and IndexAdd: a fast path, and twice differentiable); without a
   gradient or indices to return it reduces the values only;
 - avg pool sums each window and divides; its gradient spreads g/divisor back over the
@@ -102,14 +104,14 @@ class Windows:
 
     def view(self, xp, x, fill):
         """(..., *out, *kernel): every window of x (..., *spatial), padded with fill."""
+        return self.windows(xp, self.grid(xp, x, fill))
+
+    def windows(self, xp, grid):
+        """(..., *out, *kernel): every window of the padded grid (..., *padded), a view."""
         n = len(self.spatial)
-        if self.padded != self.spatial:
-            padded = xp.full(x.shape[:-n] + self.padded, fill, dtype=x.dtype)
-            padded[self._inside()] = x
-            x = padded
         reach = tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation))
-        axes = tuple(range(x.ndim - n, x.ndim))
-        w = xp.lib.stride_tricks.sliding_window_view(x, reach, axis=axes)
+        axes = tuple(range(grid.ndim - n, grid.ndim))
+        w = xp.lib.stride_tricks.sliding_window_view(grid, reach, axis=axes)
         return w[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in
                                      zip(self.out, self.stride)) +
                  tuple(slice(None, None, d) for d in self.dilation)]
@@ -251,63 +253,67 @@ def _first_place(table):
     return start - np.minimum(start, 0) // step * step
 
 
-def _grid_max(xp, geo, x, fill, where):
+def _grid_max(xp, geo, x, fill, where, host=False):
     """Each window's maximum (..., *out) and, with `where`, the flat place in (...,
-    *spatial) of its first maximum (else None): _first_max's answer, by the grid's
-    separable reduction. Along a dim, a place beats the running maximum by a greater value
-    or a NaN (as _first_max: a tie keeps the first, the last NaN wins); alongside, a grid
-    of places keeps the winner's place in the window (row-major over the dims reduced so
-    far, so a later place along this dim always has the larger number: a maximum takes it,
-    where NumPy's `where` with a mask of mixed values runs ~20x slower). A window whose
-    maximum is the padding's fill holds it at its first place in the input (_first_max's
-    rule), where it has padding."""
+    *spatial) of its first maximum (else None): _first_max's answer. The maxima come from
+    the grid's separable reduction (xp.maximum: a NaN wins); the places from matching them
+    (_place_of_max), and a window whose maximum is the padding's fill holds it at its first
+    place in the input (_first_max's rule), where it has padding. host: x is in host memory,
+    so a NaN can be looked for before paying for the NaNs' places."""
     grid = geo.grid(xp, x, fill)
+
+    def running_max(flat, step, k):
+        best = flat.copy()
+        for j in range(1, k):              # (a NaN wins; a tie keeps best)
+            end = flat.size - j * step
+            xp.maximum(flat[j * step:], best[:end], out=best[:end])
+        return best
+    best = geo.reduce(xp, grid, running_max)
     if not where:
-        def running_max(flat, step, k):
-            best = flat.copy()
-            for j in range(1, k):          # (a NaN wins; a tie keeps best)
-                end = flat.size - j * step
-                xp.maximum(flat[j * step:], best[:end], out=best[:end])
-            return best
-        return geo.reduce(xp, grid, running_max), None
-    count = backend.dtype("int16" if math.prod(geo.kernel) < 2 ** 15 else "int64")
-    n, places = len(geo.spatial), 1        # places: in the dims reduced so far
-    best, place = grid, None               # None: all places 0 (no dim reduced yet)
-    for d in reversed(range(n)):           # as Windows.reduce, with the places alongside
-        k, shape = geo.kernel[d], best.shape
-        if k > 1:
-            step = geo.dilation[d] * math.prod(shape[len(shape) - n + d + 1:])
-            src, src_place = best.reshape(-1), None if place is None else place.reshape(-1)
-            best = src.copy()
-            place = xp.zeros(src.shape, count) if src_place is None else src_place.copy()
-            for j in range(1, k):
-                end = src.size - j * step
-                running, value = best[:end], src[j * step:]
-                better = value > running
-                if grid.dtype.kind == "f":
-                    better = xp.logical_or(better, xp.isnan(value))
-                number = count.type(j * places) if src_place is None else \
-                    src_place[j * step:] + count.type(j * places)
-                xp.maximum(place[:end], better * number, out=place[:end])
-                xp.maximum(value, running, out=running)
-            places *= k
-        best = xp.ascontiguousarray(geo.starts_along(best.reshape(shape), d))
-        if place is not None:
-            place = xp.ascontiguousarray(geo.starts_along(place.reshape(shape), d))
-    if place is None:                      # (a window of one place)
-        place = xp.zeros(best.shape, count)
-    tables = geo.tables()
-    position = first = 0
-    for d, t in enumerate(tables):
-        o_d = xp.arange(geo.out[d]).reshape((-1,) + (1,) * (n - 1 - d))
-        k_d = place // math.prod(geo.kernel[d + 1:]) % geo.kernel[d]
-        plane = math.prod(geo.spatial[d + 1:])
-        position = position + (xp.asarray(t[:, 0])[o_d] + k_d * geo.dilation[d]) * plane
-        first = first + xp.asarray(_first_place(t))[o_d] * plane
+        return best, None
+    place = _place_of_max(xp, geo, grid, best, host)
+    # flat place = the window's start + the place's offset, each a sum over the dims of a
+    # coordinate times the plane below it (small tables, made on the host)
+    planes = [math.prod(geo.spatial[d + 1:]) for d in range(len(geo.spatial))]
+    offsets = np.zeros(())
+    for k, dl, plane in zip(geo.kernel, geo.dilation, planes):
+        offsets = np.add.outer(offsets, np.arange(k) * dl * plane)
+    tables, start, first = geo.tables(), np.zeros(()), np.zeros(())
+    for t, plane in zip(tables, planes):
+        start = np.add.outer(start, t[:, 0] * plane)
+        first = np.add.outer(first, _first_place(t) * plane)
+    position = xp.asarray(start.astype(backend.int64)) + \
+        xp.asarray(offsets.reshape(-1).astype(backend.int64))[place]
     if any(((t < 0) | (t >= L)).any() for t, L in zip(tables, geo.spatial)):
         # all of such a window's input places hold the fill: the first of them is its max
-        position = xp.where(best == fill, first, position)
-    return best, position.astype(backend.int64)
+        position = xp.where(best == fill, xp.asarray(first.astype(backend.int64)), position)
+    return best, position
+
+
+def _place_of_max(xp, geo, grid, best, host):
+    """Where in each window (row-major over the kernel) its maximum `best` lies, as
+    _first_max: the first place equal to it (a tie keeps the first), and in a window
+    holding a NaN the last NaN. The first of the K places equal to best has the largest
+    K - j, so a product and a maximum per place find it (one pass over the windows each,
+    where a running first maximum needs several, and `where` with a mask of mixed values
+    runs ~20x slower); the NaNs' places the same way, only where there are NaNs."""
+    windows = geo.windows(xp, grid)
+    places = list(itertools.product(*map(range, geo.kernel)))
+    count = backend.dtype("int16" if len(places) < 2 ** 15 else "int64")
+    score, found = xp.zeros(best.shape, count), xp.empty(best.shape, bool)
+    scored = xp.empty(best.shape, count)           # (buffers: one allocation, not K)
+    for j, at in enumerate(places):
+        xp.equal(windows[(Ellipsis,) + at], best, out=found)
+        xp.maximum(score, xp.multiply(found, count.type(len(places) - j), out=scored),
+                   out=score)
+    place = count.type(len(places)) - score
+    if best.dtype.kind == "f" and not (host and not xp.isnan(best).any()):
+        last = xp.zeros(best.shape, count)            # the last NaN's place + 1, or 0
+        for j, at in enumerate(places):
+            xp.isnan(windows[(Ellipsis,) + at], out=found)
+            xp.maximum(last, xp.multiply(found, count.type(j + 1), out=scored), out=last)
+        place = xp.where(last > 0, last - 1, place)
+    return place
 
 
 def _empty_windows(tables, spatial):
@@ -339,7 +345,7 @@ def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, retur
     xp = x.backend.xp
     fill = -xp.inf if backend.is_floating(x.dtype) else backend.value_range(x.dtype)[0]
     where = return_indices or (x.requires_grad and is_grad_enabled())
-    values, position = _grid_max(xp, geo, x.data, fill, where)
+    values, position = _grid_max(xp, geo, x.data, fill, where, x.backend.host)
     if not where:                        # nothing to pick by: the maxima are the answer
         out = Tensor._make(values, x.device)
         return out[0] if unbatched else out
