@@ -114,6 +114,7 @@ OPS = [
     ("rnn_layers", lambda x, h, c, wi, w, b: (
         rnn_layer("LSTM", x, (h, c), wi, w, b, b),
         rnn_layer("LSTM", x, (h, c), wi, w, reverse=True),
+        rnn_layer("LSTM", x, (h[:, :1], c), wi, w[:, :1], b, w_hr=c[:1]),   # projected
         rnn_layer("GRU", x, (h,), wi[:6], w[:6], b[:6], b[:6])),
      [(3, 2, 5), (2, 2), (2, 2), (8, 5), (8, 2), (8,)]),
     ("huber_smooth_l1", lambda a, b: (F.huber_loss(a, b, delta=0.5),

@@ -22,10 +22,10 @@ def _scan(mode, gi, state, w, b=None, reverse=False):
     return ys * ys.detach().exp() + sum(f * f for f in finals).sum()
 
 
-def _layer(x, state, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
+def _layer(x, state, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, w_hr=None):
     """rnn_layer("LSTM"): the op that makes gi = W_ih x + b_ih itself, weighted as _scan."""
-    ys, finals = rnn_layer("LSTM", x, state, w_ih, w_hh, b_ih, b_hh, reverse)
-    return ys * ys.detach().exp() + sum(f * f for f in finals).sum()
+    ys, finals = rnn_layer("LSTM", x, state, w_ih, w_hh, b_ih, b_hh, reverse, w_hr)
+    return ys * ys.detach().exp() + sum((f * f).sum() for f in finals)   # (h, c: P, H)
 
 
 def _put(h, index, value):
@@ -107,6 +107,9 @@ CASES = {
     "lstm_layer_reverse_no_bias": (lambda x, h, c, wi, w: _layer(x, (h, c), wi, w,
                                                                  reverse=True),
                                    [(4, 3, 2), (3, 2), (3, 2), (8, 2), (8, 2)]),
+    "lstm_layer_projected": (lambda x, h, c, wi, w, wr, b: _layer(x, (h, c), wi, w, b,
+                                                                  reverse=True, w_hr=wr),
+                             [(3, 2, 5), (2, 2), (2, 3), (12, 5), (12, 2), (2, 3), (12,)]),
     "huber": (lambda x: F.huber_loss(x, x.detach() * 0, reduction="none", delta=0.5) * x,
               [(3, 4)]),
     "smooth_l1": (lambda x: F.smooth_l1_loss(x * 3, x.detach() * 0, beta=0.7) * x, [(3, 4)]),

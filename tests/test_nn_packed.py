@@ -413,7 +413,10 @@ LAYERS = [("RNN", dict(), [5, 3, 2], True, False),
           ("LSTM", dict(num_layers=2), [1, 5, 3], False, True),
           ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True), [4, 1, 5, 2],
            False, True),
-          ("LSTM", dict(num_layers=2, bidirectional=True), [2, 4, 5], False, False)]
+          ("LSTM", dict(num_layers=2, bidirectional=True), [2, 4, 5], False, False),
+          ("LSTM", dict(proj_size=2), [5, 2, 1], True, True),
+          ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True, proj_size=3),
+           [4, 1, 5, 2], False, True)]
 
 
 @pytest.mark.parametrize("name, kw, lengths, enforce_sorted, with_state", LAYERS, ids=str)
@@ -430,7 +433,8 @@ def test_packed_layers_match_torch(name, kw, lengths, enforce_sorted, with_state
     leaves = [(mx, tx)]
     m_state = t_state = None
     if with_state:
-        leaves += [_pair(torch, _x(LD, B, 4, seed=s)) for s in range(1 + (name == "LSTM"))]
+        sizes = (kw.get("proj_size") or 4, 4)[:1 + (name == "LSTM")]   # h's, c's
+        leaves += [_pair(torch, _x(LD, B, n, seed=s)) for s, n in enumerate(sizes)]
         m_state, t_state = (tuple(p[k] for p in leaves[1:]) for k in (0, 1))
         if name != "LSTM":
             m_state, t_state = m_state[0], t_state[0]

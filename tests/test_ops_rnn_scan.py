@@ -154,6 +154,43 @@ def test_lstm_layer_gradcheck_and_gradgradcheck(reverse, biases):
 
 
 @pytest.mark.parametrize("reverse", [False, True])
+def test_projected_lstm_layer_gradcheck_and_gradgradcheck(reverse):
+    """The LSTM's op with W_hr (1, 2): each step's h projected to one feature."""
+    rng = np.random.default_rng(10)
+
+    def inputs(B):
+        shapes = [(2, B, 3), (B, 1), (B, 2), (8, 3), (8, 1), (1, 2), (8,)]
+        return [mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+                for s in shapes]
+
+    def fn(x, h, c, w_ih, w_hh, w_hr, b):
+        ys, finals = rnn_layer("LSTM", x, (h, c), w_ih, w_hh, b, reverse=reverse, w_hr=w_hr)
+        return (ys,) + finals
+    assert mg.gradcheck(fn, inputs(2)) and mg.gradgradcheck(fn, inputs(1))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(bias=False, batch_first=True),
+                                dict(num_layers=2, bidirectional=True)], ids=str)
+def test_fused_projected_lstm_matches_reference(kw):
+    """proj_size: the op projects each step's h by W_hr (whose gradient takes the dh' its
+    loop keeps): outputs, final states, every gradient, gradients of gradients."""
+    got = []
+    for fused in (True, False):
+        mg.manual_seed(0)
+        layer = nn.LSTM(3, 4, proj_size=2, **kw).double()
+        layer.fused = fused
+        LD, rng = layer.num_layers * layer.num_directions, np.random.default_rng(1)
+        shapes = (3, 5, 3) if layer.batch_first else (5, 3, 3), (LD, 3, 2), (LD, 3, 4)
+        x, h0, c0 = (mg.tensor(rng.standard_normal(s), dtype=mg.float64, requires_grad=True)
+                     for s in shapes)
+        outs, grads, ops = _results(layer, x, [h0, c0], create_graph=True)
+        assert ("LSTMScan" in ops) == fused
+        s = sum((g * g).sum() for g in grads)
+        got.append(outs + grads + list(mg.grad(s, [x, h0, c0, *layer.parameters()])))
+    _close(*got)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
 def test_lstm_layer_matches_linear_then_scan(reverse):
     """rnn_layer's one LSTM op against Linear's gi into rnn_scan: outputs, final states and
     every gradient, float32 as a layer runs (its own gate order and layout inside)."""
@@ -218,23 +255,30 @@ def test_mg_grad_of_the_initial_states():
     _close(*got)
 
 
-def test_an_output_changed_in_place_does_not_change_the_gradient():
+@pytest.mark.parametrize("name, B", [("GRU", 3), ("LSTM", 3), ("LSTM", 1)])
+def test_an_output_changed_in_place_does_not_change_the_gradient(name, B):
     """The outputs are the op's own copies: zeroing one after the forward (allowed, as for
-    the reference's stack) leaves what backward saved intact."""
+    the reference's stack) leaves what backward saved intact. (The LSTM's with one
+    sequence, or unbatched input, were its saved arrays themselves: the change made the
+    gradient wrong, and a recorded one was refused as memory held outside the tensor.)"""
     grads = []
-    for change in (False, True):
-        layer = _layer("GRU", {}, True)
-        x, (h0,) = _inputs(layer)
-        out, h_n = layer(x, h0)
+    for change in (None, "no_grad", "recorded"):
+        layer = _layer(name, {}, True)
+        x, states = _inputs(layer, B=B)
+        out, final = _call(layer, x, states)
+        finals = final if isinstance(final, tuple) else (final,)
         rng = np.random.default_rng(5)
-        loss = (out * mg.tensor(rng.standard_normal(out.shape))).sum() + \
-            (h_n * mg.tensor(rng.standard_normal(h_n.shape))).sum()
-        if change:
+        loss = sum((t * mg.tensor(rng.standard_normal(t.shape))).sum()
+                   for t in (out,) + finals)
+        if change == "no_grad":
             with mg.no_grad():
-                out.zero_()
-                h_n.zero_()
-        grads.append(mg.grad(loss, [x, h0, layer.weight_hh_l0]))
-    _close(*grads)
+                for t in (out,) + finals:
+                    t.zero_()
+        elif change == "recorded":
+            out.mul_(2)
+        grads.append(mg.grad(loss, [x, *states, layer.weight_hh_l0]))
+    _close(grads[0], grads[1])
+    _close(grads[0], grads[2])
 
 
 def test_a_weight_changed_in_place_before_backward_is_refused():
@@ -262,9 +306,15 @@ def test_no_graph_without_grad_and_clear_errors():
         rnn_scan("GRU", mg.zeros(2, 12), (h0,), w)
     x, w_ih = mg.zeros(4, 2, 3), mg.zeros(16, 3)
     with pytest.raises(ValueError, match=r"rnn_layer: x must be \(T, B, F\), W_ih "
-                                         r"\(gates·H, F\) and W_hh \(gates·H, H\), got "
-                                         r"\(4, 2, 3\), \(16, 2\)"):
+                                         r"\(gates·H, F\), W_hh \(gates·H, H or P\) and "
+                                         r"W_hr \(P, H\), got \(4, 2, 3\), \(16, 2\)"):
         rnn_layer("LSTM", x, (h0, h0), mg.zeros(16, 2), mg.zeros(16, 4))
+    with pytest.raises(ValueError, match=r"rnn_layer: w_hh must be \(16, 2\) float32"):
+        rnn_layer("LSTM", x, (h0[:, :2], h0), w_ih, mg.zeros(16, 4), w_hr=mg.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"rnn_layer: state must be \(2, 2\) float32"):
+        rnn_layer("LSTM", x, (h0, h0), w_ih, mg.zeros(16, 2), w_hr=mg.zeros(2, 4))
+    with pytest.raises(ValueError, match="rnn_layer: only the LSTM projects h"):
+        rnn_layer("GRU", x, (h0,), w_ih[:12], w[:12], w_hr=mg.zeros(2, 4))
     with pytest.raises(ValueError, match=r"rnn_layer: b_ih must be \(16,\) float32"):
         rnn_layer("LSTM", x, (h0, h0), w_ih, mg.zeros(16, 4), mg.zeros(12))
     with pytest.raises(ValueError, match=r"rnn_layer: LSTM takes 2 state tensor\(s\)"):
@@ -313,3 +363,15 @@ def test_lstm_backward_leaves_the_given_final_state_gradients_as_they_were():
         w = mg.tensor([1.0, 2.0, 3.0, 4.0], dtype=mg.float64)
         (out.sum() + ((h_n + zh) * w).sum() + ((c_n + zc) * w).sum()).backward()
         assert zh.grad.tolist() == zc.grad.tolist() == [[[1.0, 2.0, 3.0, 4.0]]], fused
+
+
+def test_lstm_state_gradients_hold_only_their_own_memory():
+    """With one sequence, c0's gradient (B, H) was a view of the op's whole (T, 6, H, B)
+    work array, which a leaf's .grad then kept alive (T·6 times the memory it needs)."""
+    x = mg.randn(20, 1, 3, dtype=mg.float64)
+    h0, c0 = (mg.zeros(1, 4, dtype=mg.float64, requires_grad=True) for _ in range(2))
+    out, _ = rnn_layer("LSTM", x, (h0, c0), mg.randn(16, 3, dtype=mg.float64),
+                       mg.randn(16, 4, dtype=mg.float64))
+    out.sum().backward()
+    for g in (h0.grad._data, c0.grad._data):
+        assert (g if g.base is None else g.base).nbytes == g.nbytes

@@ -6,6 +6,9 @@ Everything follows PyTorch: parameter names and shapes (`weight_ih_l0` (gates·H
 `weight_hh_l0` (gates·H, H), `bias_ih_l0`, `bias_hh_l0`, `..._reverse` for the backward
 direction), the initialisation U(-1/√H, 1/√H), and the layouts: input (T, B, F), or
 (B, T, F) with batch_first, or (T, F) unbatched; states (num_layers·num_directions, B, H).
+An LSTM with proj_size P > 0 projects each step's h to P features (`weight_hr_l0` (P, H)):
+its h0, h_n and output then have P features per direction (c stays H), and `weight_hh_l0`
+is (4H, P).
 
 The reference runs each layer with the step functions, ordinary differentiable tensor ops,
 so autograd derives backpropagation through time by itself. Padded input runs each layer
@@ -40,12 +43,13 @@ class _RNNBase(Module):
     fused = True
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, nonlinearity="tanh", device=None,
-                 dtype=None):
+                 dropout=0.0, bidirectional=False, nonlinearity="tanh", proj_size=0,
+                 device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
         _check_bias(name, bias)
+        _check_proj_size(name, self.kind, proj_size, hidden_size)
         if not backend.is_integer(num_layers) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be an integer >= 1, got {num_layers!r}")
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
@@ -56,19 +60,24 @@ class _RNNBase(Module):
         self.mode = _mode(self.kind, nonlinearity)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
-        self.bidirectional = bidirectional
+        self.bidirectional, self.proj_size = bidirectional, proj_size or 0
         D, G = (2 if bidirectional else 1), _GATES[self.mode] * hidden_size
+        P = proj_size or hidden_size               # the features of h
         kw = dict(device=device, dtype=dtype)
         # registered in PyTorch's order: per layer, per direction: w_ih, w_hh, b_ih, b_hh
+        # (and w_hr)
         for layer in range(num_layers):
-            in_size = input_size if layer == 0 else D * hidden_size
+            in_size = input_size if layer == 0 else D * P
             for d in range(D):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
                 setattr(self, "weight_ih" + sfx, Parameter(creation.zeros(G, in_size, **kw)))
-                setattr(self, "weight_hh" + sfx, Parameter(creation.zeros(G, hidden_size, **kw)))
+                setattr(self, "weight_hh" + sfx, Parameter(creation.zeros(G, P, **kw)))
                 if bias:
                     setattr(self, "bias_ih" + sfx, Parameter(creation.zeros(G, **kw)))
                     setattr(self, "bias_hh" + sfx, Parameter(creation.zeros(G, **kw)))
+                if proj_size:
+                    setattr(self, "weight_hr" + sfx,
+                            Parameter(creation.zeros(proj_size, hidden_size, **kw)))
         self.reset_parameters()
 
     @property
@@ -82,11 +91,18 @@ class _RNNBase(Module):
         """PyTorch's packs the weights into one block for cuDNN; minigrad has none to pack:
         a no-op, so that code written for PyTorch (which calls it in forward) runs."""
 
+    def _state_sizes(self):
+        """The features of each state: h's (proj_size, if any, else hidden_size), and the
+        LSTM's c (hidden_size)."""
+        H = self.hidden_size
+        return (self.proj_size or H, H)[:2 if self.mode == "LSTM" else 1]
+
     def _weights(self, layer, direction):
+        """w_ih, w_hh, b_ih, b_hh, w_hr of one layer and direction (None where absent)."""
         sfx = f"_l{layer}" + ("_reverse" if direction else "")
         p = self._parameters
-        return (p["weight_ih" + sfx], p["weight_hh" + sfx], p.get("bias_ih" + sfx),
-                p.get("bias_hh" + sfx))
+        return tuple(p.get(name + sfx) for name in ("weight_ih", "weight_hh", "bias_ih",
+                                                     "bias_hh", "weight_hr"))
 
     def _check_input(self, input):
         """The input as (T, B, F), and whether it had a batch dim."""
@@ -126,46 +142,49 @@ class _RNNBase(Module):
         self._check_features(packed.data)
         return packed.data, batch_sizes
 
-    def _initial_state(self, hx, batched, B, like, what="h0"):
-        """The given state as (L·D, B, H), checked; None stays None (zeros, made by _run)."""
-        LD, H = self.num_layers * self.num_directions, self.hidden_size
+    def _initial_state(self, hx, batched, B, like, what, size):
+        """The given state as (L·D, B, size), checked; None stays None (zeros, made by
+        _run)."""
+        LD = self.num_layers * self.num_directions
         if hx is None:
             return None
         _check_tensor(type(self).__name__, hx, what, like)
-        want = (LD, B, H) if batched else (LD, H)
+        want = (LD, B, size) if batched else (LD, size)
         if hx.shape != want:
+            which = "proj_size" if size != self.hidden_size else "hidden_size"
             raise ValueError(f"{type(self).__name__}: expected {what} of shape {want} "
                              f"(num_layers * num_directions, {'batch, ' if batched else ''}"
-                             f"hidden_size), got {hx.shape}")
+                             f"{which}), got {hx.shape}")
         return hx if batched else hx.unsqueeze(1)
 
     def _run(self, x, states, batch_sizes=None):
         """Run every layer and direction over x: (T, B, F), or a packed batch's data (N, F)
         with its batch_sizes (a list of ints). `states` is a tuple of initial state tensors
-        (h0,) or (h0, c0), each (L·D, B, H) or None for zeros. Returns (output, final
-        states), the output (T, B, D·H) or, packed, (N, D·H)."""
+        (h0,) or (h0, c0), each (L·D, B, H) or None for zeros (h's H is proj_size, if
+        any). Returns (output, final states), the output (T, B, D·H) or, packed, (N, D·H)."""
         B = x.shape[1] if batch_sizes is None else batch_sizes[0]
         finals = [[] for _ in states]
         layer_input = x
         for layer in range(self.num_layers):
             outputs = []
             for d in range(self.num_directions):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, d)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
                 k = layer * self.num_directions + d
                 initial = tuple(s[k] if s is not None else creation.zeros(
-                    B, self.hidden_size, dtype=x.dtype, device=x.device) for s in states)
+                    B, size, dtype=x.dtype, device=x.device)
+                    for s, size in zip(states, self._state_sizes()))
                 if batch_sizes is None and self.fused:     # gi = W_ih x + b_ih in the op
                     ys, final = rnn_layer(self.mode, layer_input, initial, w_ih, w_hh, b_ih,
-                                          b_hh, reverse=d == 1)
+                                          b_hh, reverse=d == 1, w_hr=w_hr)
                 else:
                     gi = F.linear(layer_input, w_ih, b_ih)      # all time steps at once
                     if batch_sizes is None:
                         ys, final = self._scan(unbind(gi), [gi.shape[1]] * gi.shape[0],
-                                               initial, w_hh, b_hh, reverse=d == 1)
+                                               initial, w_hh, b_hh, d == 1, w_hr)
                         ys = stack(ys, 0)
                     else:
                         ys, final = self._scan(split(gi, batch_sizes), batch_sizes, initial,
-                                               w_hh, b_hh, reverse=d == 1)
+                                               w_hh, b_hh, d == 1, w_hr)
                         ys = cat(ys, 0)                     # packed again, time-major
                 outputs.append(ys)
                 for f, s in zip(finals, final):
@@ -175,10 +194,11 @@ class _RNNBase(Module):
                 layer_input = F.dropout(layer_input, self.dropout, self.training)
         return layer_input, tuple(stack(f, 0) for f in finals)
 
-    def _scan(self, gis, batch_sizes, initial, w_hh, b_hh, reverse):
+    def _scan(self, gis, batch_sizes, initial, w_hh, b_hh, reverse, w_hr=None):
         """One direction of one layer: the step function over `gis` (W_ih x_t + b_ih of each
         step t, batch_sizes[t] rows), from the states `initial` ((h,) or (h, c), each
-        (B, H)). Returns the h of every step, in time order, and the final states.
+        (B, H)), each step's h projected by w_hr if given (h = W_hr (o ⊙ tanh c), (B, P)).
+        Returns the h of every step, in time order, and the final states.
 
         A packed batch is sorted longest first, so the sequences running at step t are the
         first batch_sizes[t] rows. Forward, rows drop off the end as their sequences end,
@@ -200,6 +220,8 @@ class _RNNBase(Module):
             rows = n
             state = step(gis[t], state, w_hh, b_hh) if lstm else \
                 (step(gis[t], state[0], w_hh, b_hh),)
+            if w_hr is not None:
+                state = (F.linear(state[0], w_hr), state[1])
             ys[t] = state[0]
         ended.append(state)          # the longest sequences, which are the first rows
         if len(ended) == 1:
@@ -229,8 +251,8 @@ class _RNNBase(Module):
         else:
             (x, batched), batch_sizes = self._check_input(input), None
             B = x.shape[1]
-        states = tuple(self._initial_state(s, batched, B, x, what)
-                       for s, what in zip(hx, names))
+        states = tuple(self._initial_state(s, batched, B, x, what, size)
+                       for s, what, size in zip(hx, names, self._state_sizes()))
         if packed and input.sorted_indices is not None:
             # a given state is in the caller's batch order, the packed rows longest first
             states = tuple(None if s is None else s.index_select(1, input.sorted_indices)
@@ -247,6 +269,8 @@ class _RNNBase(Module):
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:                        # (PyTorch's place for it)
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.mode == "RNN_RELU":
@@ -258,6 +282,25 @@ class _RNNBase(Module):
         return s
 
 
+def _check_proj_size(name, kind, proj_size, hidden_size):
+    """proj_size: the LSTM's, 0 (none) or a size below hidden_size; RNN and GRU take none
+    (None: not given), as PyTorch."""
+    if kind != "LSTM":
+        if proj_size is not None:
+            raise ValueError(f"{name}: proj_size argument is only supported for LSTM, not RNN "
+                             f"or GRU")
+        return
+    if not backend.is_integer(proj_size):
+        raise TypeError(f"{name}: proj_size must be an integer (0 for no projection), got "
+                        f"{proj_size!r}")
+    if proj_size < 0:
+        raise ValueError(f"{name}: proj_size should be a positive integer or zero to disable "
+                         f"projections, got {proj_size}")
+    if proj_size >= hidden_size:
+        raise ValueError(f"{name}: proj_size has to be smaller than hidden_size "
+                         f"({hidden_size}), got {proj_size}")
+
+
 class RNN(_RNNBase):
     """Elman RNN, h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh) (or relu), stacked
     `num_layers` deep. forward(input, h0=None) -> (output, h_n)."""
@@ -265,9 +308,9 @@ class RNN(_RNNBase):
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, device=None,
-                 dtype=None):  # PyTorch's positional order: nonlinearity before bias
+                 dtype=None, *, proj_size=None):  # PyTorch's order: nonlinearity before bias
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, nonlinearity, device=device, dtype=dtype)
+                         bidirectional, nonlinearity, proj_size, device=device, dtype=dtype)
 
 
 class GRU(_RNNBase):
@@ -276,20 +319,22 @@ class GRU(_RNNBase):
     kind = "GRU"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, *, proj_size=None):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
+                         bidirectional, proj_size=proj_size, device=device, dtype=dtype)
 
 
 class LSTM(_RNNBase):
-    """Long short-term memory layers (gates i, f, g, o as LSTMCell).
-    forward(input, (h0, c0)=None) -> (output, (h_n, c_n))."""
+    """Long short-term memory layers (gates i, f, g, o as LSTMCell), each step's h projected
+    to proj_size features by weight_hr if proj_size > 0 (h = W_hr (o ⊙ tanh c)).
+    forward(input, (h0, c0)=None) -> (output, (h_n, c_n)); h0 and h_n (L·D, B, proj_size or
+    hidden_size), c0 and c_n (L·D, B, hidden_size)."""
     kind = "LSTM"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
+                         bidirectional, proj_size=proj_size, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         if hx is None:

@@ -14,8 +14,10 @@ autograd differentiate them, so gradients of gradients follow the reference.
 Inputs: gi = W_ih x + b_ih of every step (T, B, G·H) (the caller's one matrix product),
 the initial state h0 (B, H) (and c0 for the LSTM), W_hh (G·H, H) and b_hh (G·H,) or none;
 or, through rnn_layer, the layer's input x (T, B, F) with W_ih (G·H, F) and b_ih, which
-the LSTM's op multiplies itself (see LSTMScan). Outputs: h of every step in time order
-(T, B, H), and the final state(s) (B, H). Reverse runs from the last step to the first.
+the LSTM's op multiplies itself (see LSTMScan), and for the LSTM W_hr (P, H), which
+projects each step's h to P features (h0, the outputs' h and W_hh's columns are then P).
+Outputs: h of every step in time order (T, B, H), and the final state(s) (B, H). Reverse
+runs from the last step to the first.
 The RNN's and GRU's saved arrays are kept in the order the steps run, the LSTM's in time
 order, feature-major.
 """
@@ -77,6 +79,8 @@ class _Scan:
         for t in (reversed(range(T)) if self.reverse else range(T)):
             state = step(gis[t], state, w_hh, b_hh) if n == 2 else \
                 (step(gis[t], state[0], w_hh, b_hh),)
+            if "w_hr" in p:                              # the LSTM's projection
+                state = (linear(state[0], p["w_hr"]), state[1])
             ys[t] = state[0]
         pairs = [(o, g) for o, g in zip((stack(ys, 0),) + state, grads) if g is not None]
         want = [t for t in ins if t.requires_grad]
@@ -200,8 +204,9 @@ class GRUScan(_Scan, Function):
 
 class LSTMScan(_Scan, Function):
     """i, f, g, o = σ, σ, tanh, σ of gi + W_hh h + b_hh; c' = f⊙c + i⊙g, h' = o⊙tanh(c'),
-    as ops/rnn_cells.py's LSTMCell and LSTMOutput. σ(a) = 1/(1 + e⁻ᵃ): the σ gates' rows
-    are negated once (not (1 + tanh(a/2))/2: see GRUScan).
+    as ops/rnn_cells.py's LSTMCell and LSTMOutput, then h' = W_hr h' if W_hr is given (the
+    projection: P features). σ(a) = 1/(1 + e⁻ᵃ): the σ gates' rows are negated once (not
+    (1 + tanh(a/2))/2: see GRUScan).
 
     Laid out feature-major, each step's gates (4H, B) and states (H, B), so that every gate
     is one contiguous block: batch-major, a gate is every row's slice of H, and an array
@@ -217,11 +222,12 @@ class LSTMScan(_Scan, Function):
     d(gi) back, are element-by-element strided copies, 5-15 times slower in NumPy."""
     finals = ("h", "c")
 
-    def forward(self, x, h0, c0, w_hh, b_hh=None, w_ih=None, b_ih=None):
+    def forward(self, x, h0, c0, w_hh, b_hh=None, w_ih=None, b_ih=None, w_hr=None):
         """x: gi (T, B, 4H), or with w_ih the layer's input (T, B, F)."""
         xp = self.xp
         T, B = x.shape[:2]
-        G, H = w_hh.shape
+        G, P = w_hh.shape                           # P: h's features (H unprojected)
+        H = G // 4
         bias = [b for b in (b_ih, b_hh) if b is not None]
         bias = _signed(xp, sum(bias[1:], bias[0]), H) if bias else None
         # the pre-activations (T, G, B), gates in the order o, i, f, g, the σ rows negated
@@ -233,19 +239,23 @@ class LSTMScan(_Scan, Function):
             pre += bias[:, None]
         pre = xp.ascontiguousarray(pre.reshape(G, T, B).swapaxes(0, 1))
         w = _signed(xp, w_hh, H)
-        # act[r] = [o, i, f, g, c] (5H, B), hs[r] = h (H, B), in time order: step t reads
+        # act[r] = [o, i, f, g, c] (5H, B), hs[r] = h (P, B), in time order: step t reads
         # row t and writes c and h to row t + 1 (in reverse, reads row t + 1 and writes row
         # t), so that c0 and h0 are the first row the steps read and the final states the
         # last they write
-        act, hs = xp.empty((T + 1, 5 * H, B), x.dtype), xp.empty((T + 1, H, B), x.dtype)
+        act, hs = xp.empty((T + 1, 5 * H, B), x.dtype), xp.empty((T + 1, P, B), x.dtype)
         tanh_c, ic_fc = xp.empty((T, H, B), x.dtype), xp.empty((2 * H, B), x.dtype)
+        # with a projection, each step's o⊙tanh c' (W_hr's gradient needs them)
+        raw = None if w_hr is None else xp.empty((T, H, B), x.dtype)
         ones = xp.ones((3 * H, B), x.dtype)         # (an array: a Python 1 costs ~1 µs a call)
         read, write = self._rows()
         first, last = (T, 0) if self.reverse else (0, T)
         hs[first], act[first, 4 * H:] = h0.T, c0.T
         steps = (act[read], act[write], pre, hs[read], hs[write], tanh_c)
         with _overflow_quietly(xp):                 # e⁻ᵃ = inf: σ = 0, as it should
-            for a, a_new, p, h, h_new, t_c in zip(*map(self._in_order, steps)):
+            for a, a_new, p, h, h_new, t_c, r in zip(
+                    *map(self._in_order, steps),
+                    repeat(None) if raw is None else self._in_order(raw)):
                 gates, s, g = a[:4 * H], a[:3 * H], a[3 * H:4 * H]
                 xp.matmul(w, h, out=gates)
                 gates += p
@@ -257,11 +267,15 @@ class LSTMScan(_Scan, Function):
                 c = a_new[4 * H:]
                 xp.add(ic_fc[:H], ic_fc[H:], out=c)
                 xp.tanh(c, out=t_c)
-                xp.multiply(a[:H], t_c, out=h_new)
-        self.act, self.hs, self.tanh_c = act, hs, tanh_c
-        # batch-major copies (as _outputs)
-        return tuple(xp.ascontiguousarray(a.swapaxes(-1, -2))
-                     for a in (hs[write], hs[last], act[last, 4 * H:]))
+                if r is None:
+                    xp.multiply(a[:H], t_c, out=h_new)
+                else:
+                    xp.multiply(a[:H], t_c, out=r)
+                    xp.matmul(w_hr, r, out=h_new)
+        self.act, self.hs, self.tanh_c, self.raw = act, hs, tanh_c, raw
+        # batch-major copies (as _outputs; with B or H 1 the transpose is contiguous, and
+        # ascontiguousarray would hand out the saved arrays themselves)
+        return tuple(a.swapaxes(-1, -2).copy() for a in (hs[write], hs[last], act[last, 4 * H:]))
 
     def _rows(self):
         """The rows of the (T + 1)-row arrays that the steps read, and those they write,
@@ -272,11 +286,11 @@ class LSTMScan(_Scan, Function):
     def backward_arrays(self, grads):
         """dc' = dc + dh'⊙o(1 - tanh²c'); d(gates) = [dh'⊙tanh c'·σ'(o), dc'⊙g·σ'(i),
         dc'⊙c·σ'(f), dc'⊙i(1 - g²)]; dc = dc'⊙f, dh = W_hhᵀ d(gates) (feature-major and
-        o, i, f, g, as forward)."""
-        xp, act, tanh_c = self.xp, self.act, self.tanh_c
+        o, i, f, g, as forward). With a projection the dh' of these is W_hrᵀ dh'."""
+        xp, act, tanh_c, raw = self.xp, self.act, self.tanh_c, self.raw
         ins = dict(zip(self.names, self.inputs))
         T, H, B = tanh_c.shape
-        G = 4 * H
+        G, P = 4 * H, self.hs.shape[1]
         read, _ = self._rows()
         a = act[read]                                    # what each step read, time order
         o, i, g, f = a[:, :H], a[:, H:2 * H], a[:, 3 * H:4 * H], a[:, 2 * H:3 * H]
@@ -300,22 +314,30 @@ class LSTMScan(_Scan, Function):
         dys = None if grads[0] is None else xp.ascontiguousarray(grads[0].swapaxes(1, 2))
         # dh and dc are added into: copies (with B or H 1, a transpose made contiguous is
         # the given gradient's own memory, which another op may share)
-        dh, dc = (xp.zeros((H, B), act.dtype) if gr is None else gr.T.copy()
-                  for gr in grads[1:])
+        dh, dc = (xp.zeros((n, B), act.dtype) if gr is None else gr.T.copy()
+                  for gr, n in zip(grads[1:], (P, H)))
         w_t = xp.ascontiguousarray(_oifg(xp, ins["w_hh"].data, H).T)
         back = slice(None) if self.reverse else slice(None, None, -1)  # last step first
         steps = (d, d[:, 1:5].reshape(T, G, B), k_a, k_b)
-        for t_d, t_gates, t_ka, t_kb, t_dy in zip(
-                *(a[back] for a in steps), repeat(None) if dys is None else dys[back]):
+        # with a projection, each step's dh' (P, B), for W_hr's gradient
+        d_proj = None if raw is None else xp.empty((T, P, B), act.dtype)
+        w_hr_t = None if raw is None else xp.ascontiguousarray(ins["w_hr"].data.T)
+        for t_d, t_gates, t_ka, t_kb, t_dy, t_dp in zip(
+                *(a[back] for a in steps), repeat(None) if dys is None else dys[back],
+                repeat(None) if raw is None else d_proj[back]):
             if t_dy is not None:
                 dh += t_dy
+            if t_dp is not None:                         # h' = W_hr r: dr = W_hrᵀ dh'
+                t_dp[...] = dh
+                dh = xp.matmul(w_hr_t, dh)
             xp.multiply(t_ka, dh, out=t_d[:2])
             t_dc = t_d[0]
             t_dc += dc
             xp.multiply(t_kb, t_dc, out=t_d[2:])
             dh, dc = xp.matmul(w_t, t_gates), t_d[5]
         need = dict(zip(self.names, self.needs_input_grad))
-        found = {"h0": xp.ascontiguousarray(dh.T), "c0": xp.ascontiguousarray(dc.T)}
+        # copies: with B or H 1, dc.T is contiguous, a view of all of d
+        found = {"h0": dh.T.copy(), "c0": dc.T.copy()}
         # d(gates) gate-major (G, T·B), i, f, g, o as given: the weights' gradients
         # Σ_t d(gates)_t [x_t, h_(t-1)]ᵀ are then one product each
         rows = xp.empty((4, H, T, B), act.dtype)
@@ -330,8 +352,11 @@ class LSTMScan(_Scan, Function):
         if need.get("w_ih"):
             found["w_ih"] = xp.matmul(rows, x.reshape(T * B, x.shape[-1]))
         if need["w_hh"]:
-            h_read = xp.ascontiguousarray(self.hs[read].swapaxes(0, 1)).reshape(H, T * B)
+            h_read = xp.ascontiguousarray(self.hs[read].swapaxes(0, 1)).reshape(P, T * B)
             found["w_hh"] = xp.matmul(rows, h_read.T)
+        if need.get("w_hr"):                             # Σ_t dh'_t (o⊙tanh c')_tᵀ
+            d_proj, raw = (xp.ascontiguousarray(a.swapaxes(0, 1)) for a in (d_proj, raw))
+            found["w_hr"] = xp.matmul(d_proj.reshape(P, T * B), raw.reshape(H, T * B).T)
         if need.get("b_ih") or need.get("b_hh"):
             found["b_hh"] = col_sum(xp, rows.T)
             found["b_ih"] = found["b_hh"].copy()
@@ -365,31 +390,38 @@ def rnn_scan(mode, gi, state, w_hh, b_hh=None, reverse=False):
     return _record(mode, reverse, {"gi": gi}, state, w_hh, b_hh)
 
 
-def rnn_layer(mode, x, state, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False):
+def rnn_layer(mode, x, state, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, w_hr=None):
     """rnn_scan of gi = x W_ihᵀ + b_ih, x (T, B, F) the layer's input, W_ih (G·H, F). The
-    LSTM's is one op, which lays gi out for its time loop as it makes it (LSTMScan); the
-    others' loops take gi as Linear makes it."""
+    LSTM's is one op, which lays gi out for its time loop as it makes it (LSTMScan), and
+    may project h by W_hr (P, H); the others' loops take gi as Linear makes it."""
+    if w_hr is not None and mode != "LSTM":
+        raise ValueError(f"rnn_layer: only the LSTM projects h (W_hr), not {mode}")
     if mode != "LSTM":
         return rnn_scan(mode, linear(x, w_ih, b_ih), state, w_hh, b_hh, reverse)
-    if x.ndim != 3 or w_ih.ndim != 2 or w_hh.ndim != 2 or x.shape[-1] != w_ih.shape[-1]:
-        raise ValueError(f"rnn_layer: x must be (T, B, F), W_ih (gates·H, F) and W_hh "
-                         f"(gates·H, H), got {x.shape}, {w_ih.shape} and {w_hh.shape}")
-    _check("rnn_layer", mode, {"x": x}, state, w_hh, b_hh, w_ih, b_ih)
-    return _record(mode, reverse, {"x": x}, state, w_hh, b_hh, w_ih, b_ih)
+    if x.ndim != 3 or w_ih.ndim != 2 or w_hh.ndim != 2 or x.shape[-1] != w_ih.shape[-1] or \
+            (w_hr is not None and w_hr.ndim != 2):
+        raise ValueError(f"rnn_layer: x must be (T, B, F), W_ih (gates·H, F), W_hh "
+                         f"(gates·H, H or P) and W_hr (P, H), got {x.shape}, {w_ih.shape}, "
+                         f"{w_hh.shape} and {None if w_hr is None else w_hr.shape}")
+    _check("rnn_layer", mode, {"x": x}, state, w_hh, b_hh, w_ih, b_ih, w_hr)
+    return _record(mode, reverse, {"x": x}, state, w_hh, b_hh, w_ih, b_ih, w_hr)
 
 
-def _check(op, mode, first, state, w_hh, b_hh, w_ih=None, b_ih=None):
+def _check(op, mode, first, state, w_hh, b_hh, w_ih=None, b_ih=None, w_hr=None):
     """Shapes, dtypes and devices, with errors that name them (before the arrays')."""
     (name, x), = first.items()
     T, B = x.shape[:2]
-    G, H = x.shape[2] if w_ih is None else w_ih.shape[0], w_hh.shape[-1]
-    want = {"gi": (T, B, G), "x": x.shape, "w_hh": (G, H), "w_ih": (G, x.shape[-1]),
-            "b_hh": (G,), "b_ih": (G,), "state": (B, H)}
-    given = [(name, x), ("w_hh", w_hh), ("b_hh", b_hh), ("w_ih", w_ih), ("b_ih", b_ih)]
-    for what, t in given + [("state", s) for s in state]:
-        if t is not None and (t.shape != want[what] or t.dtype != x.dtype or
+    G = x.shape[2] if w_ih is None else w_ih.shape[0]
+    P, H = (w_hh.shape[-1],) * 2 if w_hr is None else w_hr.shape   # h's features, c's
+    want = {"gi": (T, B, G), "x": x.shape, "w_hh": (G, P), "w_ih": (G, x.shape[-1]),
+            "b_hh": (G,), "b_ih": (G,), "w_hr": (P, H)}
+    given = [(name, x), ("w_hh", w_hh), ("b_hh", b_hh), ("w_ih", w_ih), ("b_ih", b_ih),
+             ("w_hr", w_hr)]
+    for (what, t), shape in zip(given + [("state", s) for s in state],
+                                [want[n] for n, _ in given] + [(B, P), (B, H)]):
+        if t is not None and (t.shape != shape or t.dtype != x.dtype or
                               t.device != x.device):
-            raise ValueError(f"{op}: {what} must be {want[what]} {x.dtype} on "
+            raise ValueError(f"{op}: {what} must be {shape} {x.dtype} on "
                              f"{x.device} ({name} {x.shape}, W_hh {w_hh.shape}), got "
                              f"{t.shape} {t.dtype} on {t.device}")
     gates, n = {"GRU": 3, "LSTM": 4}.get(mode, 1), len(_SCANS[mode].finals)
@@ -398,18 +430,20 @@ def _check(op, mode, first, state, w_hh, b_hh, w_ih=None, b_ih=None):
                          f"({gates}·H, H), got {len(state)} and W_hh {w_hh.shape}")
 
 
-def _record(mode, reverse, first, state, w_hh, b_hh, w_ih=None, b_ih=None):
+def _record(mode, reverse, first, state, w_hh, b_hh, w_ih=None, b_ih=None, w_hr=None):
     """Run the op and record it: `first` {"gi": gi} or {"x": x}; the inputs that are None
     are left out of the graph (the op's `names` say which it has)."""
     (name, x), = first.items()
     named = {name: x, **dict(zip(("h0", "c0"), state)), "w_hh": w_hh, "b_hh": b_hh,
-             "w_ih": w_ih, "b_ih": b_ih}
+             "w_ih": w_ih, "b_ih": b_ih, "w_hr": w_hr}
     fn = _SCANS[mode]()
     fn.mode, fn.reverse, fn.device, fn.xp = mode, reverse, x.device, x.backend.xp
     fn.names = tuple(n for n, t in named.items() if t is not None)
     data = [None if t is None else t.data for t in named.values()]
-    # forward(gi or x, h0, [c0], w_hh, b_hh[, w_ih, b_ih]), None for a missing bias
-    outs = fn.forward(*(data if w_ih is not None else data[:-2]))
+    # forward(gi or x, h0, [c0], w_hh, b_hh, and the LSTM's w_ih, b_ih, w_hr where given),
+    # None for a missing b_hh
+    extra = {n: named[n].data for n in ("w_ih", "b_ih", "w_hr") if named[n] is not None}
+    outs = fn.forward(*data[:-3], **extra)
     outs = [Tensor._make(a, x.device) for a in outs]
     record_outputs(fn, [named[n] for n in fn.names], outs)
     return outs[0], tuple(outs[1:])
