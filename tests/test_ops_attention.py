@@ -42,6 +42,9 @@ CASES = [
     _sdpa_case("sdpa_causal", _SELF, is_causal=True),
     _sdpa_case("sdpa_causal_rect", _QKV, is_causal=True),
     _sdpa_case("sdpa_scale", _QKV, scale=0.3),
+    # grouped-query attention: 4 query heads share 2 kv heads
+    _sdpa_case("sdpa_gqa", ((2, 4, 3, 4), (2, 2, 5, 4), (2, 2, 5, 3)), enable_gqa=True,
+               is_causal=True),
 ]
 
 
@@ -287,3 +290,12 @@ def test_q_k_v_of_different_dtypes_are_refused(dtypes):
     for fn in (F.scaled_dot_product_attention, F.attention_with_weights):
         with pytest.raises(TypeError, match=f"{fn.__name__}: q, k, v must share one dtype"):
             fn(q, k, v)
+
+
+@pytest.mark.parametrize("shapes", [((2, 4, 3, 4), (2, 3, 5, 4), (2, 3, 5, 4)),
+                                    ((2, 4, 3, 4), (2, 2, 5, 4), (2, 1, 5, 4)),
+                                    ((3, 4), (5, 4), (5, 4))])
+def test_gqa_heads_that_do_not_divide_are_refused(shapes):
+    q, k, v = (mg.randn(*s) for s in shapes)
+    with pytest.raises(ValueError, match="enable_gqa"):
+        F.scaled_dot_product_attention(q, k, v, enable_gqa=True)

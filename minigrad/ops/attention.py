@@ -258,14 +258,18 @@ def _check_one_dtype(op, q, k, v):
 
 
 def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                 scale=None):
+                                 scale=None, enable_gqa=False):
     """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. q: (..., L, E),
-    k: (..., S, E), v: (..., S, Ev) -> (..., L, Ev). A boolean mask and is_causal combine."""
+    k: (..., S, E), v: (..., S, Ev) -> (..., L, Ev). A boolean mask and is_causal combine.
+    enable_gqa: grouped-query attention, k and v with fewer heads (dim -3) than q, each
+    serving a group of consecutive query heads (as PyTorch's)."""
     if scale is not None:
         scale = number_arg("scaled_dot_product_attention", "scale", scale)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: q, k, v need at least 2 dims, got "
                          f"{q.shape}, {k.shape}, {v.shape}")
+    if enable_gqa:
+        k, v = _shared_heads(q, k, v)
     if not all(backend.is_floating(t.dtype) for t in (q, k, v)):
         raise TypeError(f"scaled_dot_product_attention: q, k, v must be floating-point, got "
                         f"{q.dtype}, {k.dtype}, {v.dtype}")
@@ -297,6 +301,25 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     return ScaledDotProductAttention.apply(q, k, v, scale=scale, allowed=allowed,
                                            additive=additive, ceiling=ceiling,
                                            dropout_p=dropout_p)
+
+
+def _shared_heads(q, k, v):
+    """k and v with each of their H_kv heads repeated for the H_q / H_kv query heads it
+    serves (heads 0..r-1 read kv head 0, and so on): grouped-query attention as PyTorch's
+    enable_gqa, whose math path copies them the same way."""
+    op = "scaled_dot_product_attention"
+    if min(q.ndim, k.ndim, v.ndim) < 3:
+        raise ValueError(f"{op}: enable_gqa needs q, k, v with a heads dim (..., H, L, E), "
+                         f"got {q.shape}, {k.shape}, {v.shape}")
+    heads, kv = q.shape[-3], k.shape[-3]
+    if v.shape[-3] != kv or kv == 0 or heads % kv:
+        raise ValueError(f"{op}: with enable_gqa, k and v must have the same number of "
+                         f"heads (dim -3), dividing q's {heads}; got k {k.shape}, v "
+                         f"{v.shape}")
+    if heads == kv:
+        return k, v
+    return (k.repeat_interleave(heads // kv, dim=-3),
+            v.repeat_interleave(heads // kv, dim=-3))
 
 
 def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None):
