@@ -3,6 +3,8 @@
 pixel (un)shuffle, channel shuffle, Softmax2d, F.bilinear / nn.Bilinear, F.pad's reflect,
 replicate and circular modes and the padding modules, and channel / alpha dropout — against
 torch (values, gradients, second order), gradcheck, the spy device, reprs and errors."""
+import math
+
 import numpy as np
 import pytest
 
@@ -143,6 +145,19 @@ def test_antialias_to_one_column_as_torch_on_the_transposed_image():
         np.testing.assert_allclose(mine, theirs.transpose(2, 3).numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_antialias_an_infinite_or_nan_place_reaches_only_the_outputs_reading_it(mode):
+    """Each output reads as many places as the widest one's filter; the extra ones are
+    padding and must add nothing, not 0·inf = NaN, as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((1, 2, 5, 6))
+    x[0, 0, 1, 1], x[0, 1, 3, 4] = np.inf, np.nan
+    for size in [(2, 9), (8, 8), (3, 2)]:
+        mine = F.interpolate(mg.tensor(x), size=size, mode=mode, antialias=True).numpy()
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), size=size, mode=mode,
+                                                 antialias=True)
+        np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-12, err_msg=f"{size}")
+
 @pytest.mark.parametrize("kw", [dict(size=(0, 2)), dict(scale_factor=0.2)])
 def test_area_to_an_empty_size_as_torch(kw):
     """'area' (adaptive average pooling) allows an empty output, as PyTorch's."""
@@ -164,6 +179,24 @@ def test_nearest_modes_round_their_places_as_torch(mode, sizes, dtype):
         theirs = torch.nn.functional.interpolate(torch.tensor(x), size=out, mode=mode)
         np.testing.assert_array_equal(mine, theirs.numpy(), err_msg=f"{length} -> {out}")
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode, shape, kw", [
+    # outputs of H + W <= 128: float32 places for any dtype, a dim of unchanged size copied
+    # and a doubled one halved
+    ("nearest-exact", (2, 2), dict(size=(2, 41))), ("nearest-exact", (3, 14), dict(size=(4, 23))),
+    ("nearest", (2, 2), dict(size=(2, 82))), ("nearest", (4, 100), dict(scale_factor=(2.0001, 1))),
+    # larger ones as 1-D and 3-D: a dim of unchanged size resampled
+    ("nearest", (4, 200), dict(scale_factor=(1.01, 1))),
+    ("nearest-exact", (2, 40), dict(size=(2, 133)))])
+def test_2d_nearest_modes_take_torchs_two_kernels(mode, shape, kw, dtype):
+    """PyTorch's 2-D nearest kernels: one for small outputs, the generic one for larger."""
+    torch = pytest.importorskip("torch")
+    x = np.arange(math.prod(shape), dtype=dtype).reshape((1, 1) + shape)
+    mine = F.interpolate(mg.tensor(x), mode=mode, **kw).numpy()
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kw)
+    np.testing.assert_array_equal(mine, theirs.numpy())
 
 # ---- modules ----------------------------------------------------------------------------
 @pytest.mark.parametrize("make", [
@@ -316,6 +349,8 @@ def test_shuffles_that_move_nothing_are_copies(call):
     (lambda x: F.interpolate(x, size=3, mode="nearest-exact", align_corners=False),
      ValueError, "align_corners option can only be set"),
     (lambda x: F.interpolate(x), ValueError, "either size or scale_factor"),
+    (lambda x: F.interpolate(x, scale_factor=math.inf), ValueError, "positive number"),
+    (lambda x: F.interpolate(x[:, :, :0], size=2), ValueError, "non-empty spatial"),
     (lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), NotImplementedError,
      "bicubic mode needs 4D input"),
     (lambda x: F.interpolate(x, scale_factor=2, mode="lanczos"), NotImplementedError,

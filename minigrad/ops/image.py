@@ -5,10 +5,12 @@ and channel_shuffle. All are composed of differentiable ops: interpolation picks
 spatial dim in turn, the input's slices at the source places of the output's (indexing,
 whose gradient adds them back) and blends them with host-computed weights; 'area' is
 adaptive average pooling; the shuffles are reshapes and a permute."""
+import contextlib
 import math
 
 from minigrad import backend
 from minigrad.args import int_arg
+from minigrad.ops.elementwise import where
 from minigrad.ops.index import GetItem
 from minigrad.ops.pool_more import _adaptive_avg_pool
 from minigrad.ops.sampling_grid import _cubic_weights, _keys_far, _keys_near
@@ -46,7 +48,7 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n, low=
         return sizes, tuple(L / max(s, 1) for L, s in zip(spatial, sizes))
     scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else \
         (scale_factor,) * n
-    if len(scales) != n or not all(backend.is_scalar(s) and s > 0 for s in scales):
+    if len(scales) != n or not all(backend.is_scalar(s) and 0 < s < math.inf for s in scales):
         raise ValueError(f"{op}: scale_factor must be a positive number or {n} of them for "
                          f"an input of {n} spatial dims (shape {input.shape}), got "
                          f"{scale_factor!r}")
@@ -65,16 +67,29 @@ def _along(x, axis, places):
     return GetItem.apply(x, index=index)
 
 
-def _blend(x, axis, places, weights):
+def _blend(x, axis, places, weights, taken=None):
     """Σ_k x's slices along axis at places[:, k], times weights[:, k] ((out, k) host
-    arrays): indexing and products, so gradients of any order follow."""
+    arrays): indexing and products, so gradients of any order follow. Where the host mask
+    taken[:, k] is False the tap is padding and adds nothing (not 0·x, which an infinite or
+    NaN x would make NaN)."""
     shape = (-1,) + (1,) * (x.ndim - 1 - axis)
-    out = 0
+    xp, out = x.backend.xp, 0
     for k in range(places.shape[1]):
-        w = Tensor._make(x.backend.xp.asarray(weights[:, k].reshape(shape), dtype=x.dtype),
-                         x.device)
-        out = out + _along(x, axis, places[:, k]) * w
+        w = Tensor._make(xp.asarray(weights[:, k].reshape(shape), dtype=x.dtype), x.device)
+        if taken is None or taken[:, k].all():
+            out = out + _along(x, axis, places[:, k]) * w
+            continue
+        with _quiet(xp):                 # (the padding's 0·inf is masked out)
+            term = _along(x, axis, places[:, k]) * w
+        out = out + where(Tensor._make(xp.asarray(taken[:, k].reshape(shape)), x.device),
+                          term, 0.0)
     return out
+
+
+def _quiet(xp):
+    """NumPy's errstate without its invalid-value warning (a GPU's array module has none)."""
+    return xp.errstate(invalid="ignore") if hasattr(xp, "errstate") else \
+        contextlib.nullcontext()
 
 
 def _check(op, input, mode, align_corners, antialias):
@@ -88,6 +103,9 @@ def _check(op, input, mode, align_corners, antialias):
     if not 3 <= input.ndim <= 5:
         raise ValueError(f"{op}: expected a 3D, 4D or 5D input, (N, C, *spatial) with 1 to 3 "
                          f"spatial dims, got shape {input.shape}")
+    if mode != "area" and 0 in input.shape[2:]:     # ('area' says so itself)
+        raise ValueError(f"{op}: expected an input with non-empty spatial dims, got shape "
+                         f"{input.shape}")
     if antialias and (mode not in _AA_WIDTH or input.ndim != 4):
         raise ValueError(f"{op}: antialias=True is restricted to the bilinear and bicubic "
                          f"modes, with a 4D input (N, C, H, W); got mode {mode!r} and shape "
@@ -111,8 +129,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     around it by Keys' cubic convolution (A = -0.75), their places clamped to the border;
     'area' averages windows (adaptive_avg_pool). antialias (bilinear, bicubic): when
     shrinking, the filter is widened by the scale so every input place counts, as Pillow.
-    As PyTorch's, the linear modes, antialias and 2-D 'nearest' leave a dim whose size does
-    not change as it is, even when a scale_factor would shift it."""
+    As PyTorch's, the linear modes, antialias and 2-D 'nearest' to an output of H + W <= 128
+    leave a dim whose size does not change as it is, even when a scale_factor would shift
+    it."""
     op = "interpolate"
     _check(op, input, mode, align_corners, antialias)
     n = input.ndim - 2
@@ -120,31 +139,26 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                       low=0 if mode == "area" else 1)
     if mode == "area":
         return _adaptive_avg_pool(n, input, sizes)
+    # PyTorch's CPU kernel for 2-D nearest modes has two paths: outputs with H + W <= 128
+    # (and channels-last ones, which minigrad does not track) take float32 places, and
+    # 'nearest' copies a dim of unchanged size there; larger ones go as 1-D and 3-D
+    small = n == 2 and sum(sizes) <= 128
     x = input
     for d, (L, out, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
-        if out == L and (mode in _LINEAR or antialias or (mode == "nearest" and n == 2)):
+        if out == L and (mode in _LINEAR or antialias):
             continue                     # PyTorch's kernels copy such a dim
         o = np.arange(out, dtype=np.float64)
         if mode in _NEAREST:
-            # rounded as PyTorch's (o·scale may land on either side of an integer
-            # otherwise): ⌊o·scale⌋ in the input's float type (float32 for float16 and
-            # integers) rounded to float32; nearest-exact: _nearest_exact
-            wide = input.dtype == backend.float64
-            if mode == "nearest-exact":
-                at = _nearest_exact(o, scale, wide)
-            elif wide:
-                at = np.floor((o * scale).astype(np.float32))
-            else:
-                at = np.floor(o.astype(np.float32) * np.float32(scale))
+            at = _small_nearest(mode, o, L, scale) if small else \
+                _nearest(mode, o, scale, input.dtype == backend.float64)
             x = _along(x, 2 + d, np.minimum(at.astype(np.int64), L - 1))
             continue
         if align_corners:
             scale = (L - 1) / (out - 1) if out > 1 else 0.0
         if antialias:
-            places, weights = _antialias_taps(mode, o, L, scale)
+            x = _blend(x, 2 + d, *_antialias_taps(mode, o, L, scale))
         else:
-            places, weights = _taps(mode, o, L, scale, align_corners)
-        x = _blend(x, 2 + d, places, weights)
+            x = _blend(x, 2 + d, *_taps(mode, o, L, scale, align_corners))
     return x if x is not input else clone(x)       # (a new tensor, as PyTorch's)
 
 
@@ -169,7 +183,8 @@ def _antialias_taps(mode, o, L, scale):
     """As Pillow's (and PyTorch's antialias): the filter (triangle, or Keys' cubic with
     A = -0.5) centred on (o + ½)·scale, stretched by the scale when shrinking (scale > 1),
     read at the input places' centres within its support, and normalised to sum 1 (so at
-    the border the places outside count for nothing)."""
+    the border the places outside count for nothing). Also which taps are an output's own
+    (each output has as many as the widest; the others are padding)."""
     width = _AA_WIDTH[mode] / 2
     stretch = max(scale, 1.0)
     support = width * stretch
@@ -185,10 +200,35 @@ def _antialias_taps(mode, o, L, scale):
     else:
         weights = np.where(x < 1, _keys_near(x, _AA_CUBIC_A),
                            np.where(x < 2, _keys_far(x, _AA_CUBIC_A), 0.0))
-    weights = np.where(places < stop[:, None], weights, 0.0)
+    taken = places < stop[:, None]      # each output's taps past its last are padding
+    weights = np.where(taken, weights, 0.0)
     total = weights.sum(1, keepdims=True)
     weights = weights / np.where(total == 0, 1.0, total)
-    return np.minimum(places, L - 1), weights
+    return np.minimum(places, L - 1), weights, taken
+
+
+def _nearest(mode, o, scale, wide):
+    """The places 'nearest' reads, ⌊o·scale⌋, rounded as PyTorch's generic CPU kernel (o·scale
+    may land on either side of an integer otherwise): in the input's float type (float32
+    for float16 and integers), then rounded to float32; nearest-exact: _nearest_exact."""
+    if mode == "nearest-exact":
+        return _nearest_exact(o, scale, wide)
+    if wide:
+        return np.floor((o * scale).astype(np.float32))
+    return np.floor(o.astype(np.float32) * np.float32(scale))
+
+
+def _small_nearest(mode, o, L, scale):
+    """The places of PyTorch's 2-D kernel for small outputs, for any dtype: a float32 scale;
+    'nearest' copies a dim of unchanged size, halves the places of a doubled one, and
+    takes ⌊o·scale⌋ in float32 otherwise; 'nearest-exact' ⌊(o + ½)·scale⌋ rounded to
+    float32."""
+    scale = np.float32(scale)
+    if mode == "nearest-exact":
+        return np.floor(((o + 0.5) * float(scale)).astype(np.float32))
+    if len(o) in (L, 2 * L):
+        return o // (len(o) // L)
+    return np.floor(o.astype(np.float32) * scale)
 
 
 def _nearest_exact(o, scale, wide):
