@@ -145,6 +145,7 @@ def test_antialias_to_one_column_as_torch_on_the_transposed_image():
         np.testing.assert_allclose(mine, theirs.transpose(2, 3).numpy(), rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value")    # (a real tap's 0·inf, as PyTorch's)
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
 def test_antialias_an_infinite_or_nan_place_reaches_only_the_outputs_reading_it(mode):
     """Each output reads as many places as the widest one's filter; the extra ones are
@@ -157,6 +158,7 @@ def test_antialias_an_infinite_or_nan_place_reaches_only_the_outputs_reading_it(
         theirs = torch.nn.functional.interpolate(torch.tensor(x), size=size, mode=mode,
                                                  antialias=True)
         np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-12, err_msg=f"{size}")
+
 
 @pytest.mark.parametrize("kw", [dict(size=(0, 2)), dict(scale_factor=0.2)])
 def test_area_to_an_empty_size_as_torch(kw):
