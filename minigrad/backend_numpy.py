@@ -85,6 +85,16 @@ def host_index_add(target, index, values):
         host_index_add(wide, index, np.asarray(values, dtype=np.float32))
         target[...] = wide
         return None
+    if _slices_then_one_array(index, target.ndim):
+        axis, rows = len(index) - 1, index[-1]
+        if target.size // max(target.shape[axis], 1) >= 4096:
+            # big slices along a later axis (interpolation's gradient: a few places per
+            # output, each a whole (N, C, ...) slice): one strided add per index entry,
+            # in order, so repeats add up; np.add.at was ~6x slower
+            at = (slice(None),) * axis
+            for j, row in enumerate(rows.tolist()):
+                target[at + (row,)] += values[at + (j,)]
+            return None
     sparse = backend.scipy_module("sparse")
     if sparse is None or not (
             isinstance(index, np.ndarray) and index.dtype.kind in "iu" and target.ndim
@@ -119,6 +129,15 @@ def host_index_add(target, index, values):
     else:
         flat[hit] += sums
     return None
+
+
+def _slices_then_one_array(index, ndim):
+    """index is (:, ..., :, rows): whole slices, then one 1-D integer array, not on the
+    first axis (that one is the sparse product's)."""
+    return (isinstance(index, tuple) and 1 < len(index) <= ndim
+            and all(isinstance(i, slice) and i == slice(None) for i in index[:-1])
+            and isinstance(index[-1], np.ndarray) and index[-1].ndim == 1
+            and index[-1].dtype.kind in "iu")
 
 
 def host_erf():

@@ -196,6 +196,27 @@ def test_host_index_add_into_a_flat_table_sums_with_bincount(dtype, monkeypatch)
     np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-14)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_host_index_add_of_big_slices_along_a_later_axis_is_add_at(dtype, monkeypatch):
+    """x[:, :, rows] += values with big slices (interpolation's gradient) adds one slice per
+    entry in order: np.add.at's sums, repeats and -1 included, exactly (each place adds its
+    values in the same order)."""
+    from minigrad import backend, backend_numpy
+    taken = []
+    check = backend_numpy._slices_then_one_array
+    monkeypatch.setattr(backend_numpy, "_slices_then_one_array",
+                        lambda *a: taken.append(check(*a)) or taken[-1])
+    rng = np.random.default_rng(3)
+    rows = np.array([0, 0, 1, 3, -1, 2, 2, 0])
+    values = rng.standard_normal((2, 64, rows.size, 40)).astype(dtype)
+    start = rng.standard_normal((2, 64, 4, 40)).astype(dtype)
+    want, got = start.copy(), start.copy()
+    np.add.at(want, (slice(None), slice(None), rows), values)
+    backend.get("cpu").index_add(got, (slice(None), slice(None), rows), values)
+    assert taken == [True]
+    np.testing.assert_array_equal(got, want)
+
+
 def test_the_gradient_of_indexing_is_differentiable(device):
     """IndexAdd (scatter-add, the gradient of x[idx]) checked as an op of its own: its value
     (repeated indices add up) and its gradient (indexing again), in float64."""
