@@ -240,8 +240,13 @@ OPS = [
                            F.conv_transpose2d(x, w, stride=2, output_padding=1),
                            F.fold(F.unfold(x, 2, padding=1), (3, 4), 2, padding=1)),
      [(2, 4, 3, 4), (4, 2, 2, 2)]),
+    # (a batch of 64x64 images: rows long enough for the shifted forward; on a device the
+    # backward is the general path's)
+    ("conv_depthwise", lambda x, w: F.conv2d(x, w, w[:, 0, 0, 0], padding=1, groups=2),
+     [(1, 2, 64, 64), (4, 1, 3, 2)]),
     ("pool", lambda a: (F.max_pool2d(a, 2, 1, 1), F.avg_pool2d(a, 3, 2, 1, True),
-                        F.adaptive_max_pool2d(a, 3), F.lp_pool1d(a[0] * a[0] + 1, 2, 2)),
+                        F.adaptive_max_pool2d(a, 3), F.adaptive_max_pool2d(a, (2, 5)),
+                        F.lp_pool1d(a[0] * a[0] + 1, 2, 2)),
      [(1, 2, 4, 5)]),
     ("ctc", lambda a: F.ctc_loss(a.log_softmax(-1), mg.tensor([[1, 2], [1, 1]], device=a.device),
                                  [4, 3], [2, 2]), [(4, 2, 3)]),

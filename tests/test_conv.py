@@ -59,6 +59,7 @@ SECOND_ORDER = [
     _case("conv1d", [(1, 4, 6), (4, 2, 3), (4,)], stride=2, padding=1, dilation=2, groups=2),
     _case("conv1d", [(1, 2, 5), (2, 2, 4)], padding="same"),
     _case("conv2d", [(1, 2, 4, 3), (4, 1, 2, 2), (4,)], padding=1, groups=2),
+    _case("conv1d", [(2, 3, 7), (3, 1, 3), (3,)], stride=2, padding=1, groups=3),  # depthwise
     _case("conv3d", [(1, 1, 3, 3, 2), (2, 1, 2, 2, 1), (2,)], stride=(1, 2, 1),
           padding=(1, 0, 1)),
     _case("conv_transpose1d", [(1, 2, 3), (2, 2, 3), (2,)], stride=3, padding=1,
@@ -109,6 +110,97 @@ def test_fast_backward_matches_reference_and_skips_what_is_not_wanted(op):
     y = fn(x.detach(), w, b)
     assert y._ctx.backward_arrays(y.data)[0] is None
     assert y._ctx.backward(y)[0] is None
+
+
+# ---- depthwise convolution (ops/conv_depthwise.py): the general path is its reference -----
+DEPTHWISE = [   # input, weight (C·m, 1, *kernel), conv arguments
+    ((2, 3, 9), (3, 1, 3), dict(stride=2, padding=2, dilation=2)),
+    ((2, 4, 7, 6), (4, 1, 3, 3), dict(padding=1)),
+    ((2, 4, 7, 6), (8, 1, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2))),
+    ((1, 3, 5, 6), (3, 1, 2, 3), dict(padding="same", dilation=2)),    # the odd pad after
+    ((2, 3, 8, 7), (3, 1, 2, 2), dict(stride=3)),        # phases that no tap reads
+    ((2, 2, 4, 5, 3), (4, 1, 2, 3, 2), dict(stride=(1, 2, 2), padding=1)),
+    ((1, 3, 3, 4, 4), (3, 1, 3, 1, 3), dict(padding="same"))]
+
+
+def _conv_both_ways(monkeypatch, x, w, b, kw, upstream):
+    """[y, dx, dw, db] by the depthwise path (its shifted forward whatever the size) and
+    by the general path."""
+    from minigrad.ops import conv_depthwise
+    monkeypatch.setattr(conv_depthwise.DepthwiseConv, "min_row", 0)
+    conv = getattr(F, f"conv{x.ndim - 2}d")
+    results = []
+    for depthwise in (True, False):
+        if not depthwise:
+            monkeypatch.setattr(conv_depthwise, "is_depthwise", lambda *args: False)
+        ts = [mg.tensor(a, requires_grad=True) for a in (x, w, b)]
+        with np.errstate(invalid="ignore"):       # inf · 0
+            y = conv(*ts, groups=x.shape[1], **kw)
+            assert (type(y._ctx).__name__ == "DepthwiseConv") == depthwise
+            y.backward(mg.tensor(upstream))
+        results.append([y.numpy()] + [t.grad.numpy() for t in ts])
+    return results
+
+
+@pytest.mark.parametrize("shapes", DEPTHWISE, ids=str)
+def test_depthwise_matches_the_general_path(shapes, monkeypatch):
+    """Output and every gradient (float64) of the shifted passes against the general path's
+    GEMMs: strides (phases), dilation, 'same' padding, multiplier 2, 1-3 spatial dims."""
+    xs, ws, kw = shapes
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])
+    y = getattr(F, f"conv{len(xs) - 2}d")(mg.tensor(x), mg.tensor(w), groups=xs[1], **kw)
+    fast, general = _conv_both_ways(monkeypatch, x, w, b, kw, rng.standard_normal(y.shape))
+    for f, g in zip(fast, general):
+        np.testing.assert_allclose(f, g, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("where", ["input", "weight"])
+def test_depthwise_with_inf_and_nan_matches_the_general_path(where, monkeypatch):
+    """The places that start no window hold dy = 0; against an inf or NaN there (of x for
+    dW, of w for dX) 0 · inf would be NaN where the general path, whose products are the
+    windows' own, has a number: those take the general path."""
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((3, 1, 3, 3)), \
+        rng.standard_normal(3)
+    # the first column (and the first sample's first row) is also read by the places past
+    # the previous row's (sample's) last window, through the flat shift; and the last
+    # column of taps spreads those places' dy into it
+    if where == "input":
+        x[0, 1, 2, 0], x[1, 2, 0, 3] = np.inf, np.nan
+    else:
+        w[1, 0, 1, 2] = np.inf
+    upstream = rng.standard_normal((2, 3, 6, 5))
+    fast, general = _conv_both_ways(monkeypatch, x, w, b, dict(padding=1), upstream)
+    for f, g in zip(fast, general):
+        np.testing.assert_allclose(f, g, rtol=1e-12, atol=1e-12)
+
+
+def test_depthwise_in_any_cache_block_gives_the_same_numbers(monkeypatch):
+    """The passes run a block of channels at a time (one at a time here, with a block of
+    one element): the numbers do not depend on the blocks."""
+    from minigrad import backend
+    rng = np.random.default_rng(2)
+    x, w, b = rng.standard_normal((2, 5, 6, 7)), rng.standard_normal((10, 1, 3, 2)), \
+        rng.standard_normal(10)
+    upstream = rng.standard_normal((2, 10, 6, 8))
+    runs = []
+    for block in (None, 1, 100, 1 << 16):
+        monkeypatch.setattr(backend.get("cpu"), "cache_block", block)
+        runs.append(_conv_both_ways(monkeypatch, x, w, b, dict(padding=1), upstream)[0])
+        monkeypatch.undo()
+    for run in runs[1:]:
+        for got, want in zip(run, runs[0]):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shapes", DEPTHWISE[1::2], ids=str)
+def test_depthwise_matches_torch(shapes, dtype, monkeypatch):
+    from minigrad.ops import conv_depthwise
+    monkeypatch.setattr(conv_depthwise.DepthwiseConv, "min_row", 0)
+    xs, ws, kw = shapes
+    check_vs_torch(_case(f"conv{len(xs) - 2}d", [xs, ws, ws[:1]], groups=xs[1], **kw),
+                   "cpu", dtype)
 
 
 def test_same_padding_keeps_the_size_and_puts_the_odd_pad_after():

@@ -127,6 +127,9 @@ CASES = {
         [(2, 2, 3), (2, 4, 3), (2, 4, 6)]),
     "conv2d": (lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2) ** 2,
                [(2, 4, 5, 4), (4, 2, 3, 2), (4,)]),
+    "conv2d_depthwise": (lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=1,
+                                                 groups=4) ** 2,
+                         [(2, 4, 5, 4), (8, 1, 3, 2), (8,)]),
     "conv_transpose1d": (lambda x, w: F.conv_transpose1d(x, w, stride=2, output_padding=1) ** 2,
                          [(2, 2, 4), (2, 3, 3)]),
     "unfold_fold": (lambda x: F.fold(F.unfold(x, 2, padding=1) ** 2, (3, 4), 2, padding=1),
@@ -189,6 +192,7 @@ def test_every_fast_path_is_covered():
                "LeakyRelu", "Hardtanh", "Elu", "Softplus", "LogSigmoid", "Var",
                "Huber", "Cdist", "IndexPut", "Put"}
     covered |= {"Conv", "ConvTranspose", "Unfold", "Fold"}           # ops/conv.py
+    covered |= {"DepthwiseConv"}                                     # ops/conv_depthwise.py
     covered |= {"AvgPool"}          # test_pool.py::test_avg_pool_fast_backward_is_the_reference
     covered |= {"CTCLoss"}          # test_ctc_loss.py::test_fast_backward_matches_reference
     assert fast <= covered, f"fast paths without a test here: {fast - covered}"

@@ -49,6 +49,9 @@ CASES = (
      for o in (1, 4, (3, None, 2)[:n] if n > 1 else 5)] +
     [_case("adaptive_max_pool", n, lambda F, x, n=n, o=o: getattr(
         F, f"adaptive_max_pool{n}d")(x, o)) for n in (1, 2) for o in (1, 4, (3, None)[:n])] +
+    # sizes that divide the input's (max pool's windows) and not, in 3 dims
+    [_case("adaptive_max_pool", 3, lambda F, x, o=o: F.adaptive_max_pool3d(x, o))
+     for o in ((2, 5, 1), (3, 2, 2))] +
     [_case("lp_pool", n, lambda F, x, n=n, p=p, kw=kw: getattr(F, f"lp_pool{n}d")(
         x, p, **kw), domain="positive") for n in (1, 2)
      for p, kw in ((2, dict(kernel_size=2)), (3, dict(kernel_size=3, stride=2,
@@ -123,7 +126,9 @@ def test_max_pool_picks_and_indices_as_torch(values, kw):
     (3, lambda F, x: F.max_pool3d(x, 2, (1, 2, 2), 1, dilation=(2, 1, 1),
                                   return_indices=True)),
     (1, lambda F, x: F.adaptive_max_pool1d(x, 3, return_indices=True)),
-    (2, lambda F, x: F.adaptive_max_pool2d(x, (4, 3), return_indices=True))])
+    (2, lambda F, x: F.adaptive_max_pool2d(x, (4, 3), return_indices=True)),
+    (2, lambda F, x: F.adaptive_max_pool2d(x, (7, 2), return_indices=True)),     # divides
+    (3, lambda F, x: F.adaptive_max_pool3d(x, (3, 5, 2), return_indices=True))])
 def test_indices_as_torch(n, call):
     """Flat positions within each (*spatial) plane, as torch; integer inputs are pooled
     too (rounded to few values, so ties are many)."""
@@ -218,6 +223,58 @@ def test_grid_max_is_the_window_views_first_max():
         np.testing.assert_array_equal(host_values, want_values, err_msg=what)
         np.testing.assert_array_equal(only, want_values, err_msg=what)
         assert at.dtype == np.int64 and none is None
+
+
+def test_adaptive_max_is_the_references_first_max():
+    """Adaptive max pool's maxima and places (_adaptive_max: max pool's grid where the sizes
+    divide, else matching over the gathered windows) against the reference, the running
+    first maximum over the gathered windows: ties, NaN, ±inf, integers; output sizes that
+    divide the input's, that don't, larger than it; with and without the places."""
+    from minigrad.ops.pool_more import _adaptive_max, _adaptive_first_max
+    rng = np.random.default_rng(7)
+    for i in range(120):
+        n = 1 + i % 3
+        spatial = tuple(rng.integers(1, 9, n))
+        sizes = tuple(int(rng.integers(1, 2 * L + 1)) if rng.random() < 0.5 else
+                      int(rng.choice([d for d in range(1, L + 1) if L % d == 0]))
+                      for L in spatial)
+        x = rng.integers(-2, 2, (2, 3) + spatial).astype(np.int64 if i % 4 == 3 else
+                                                          np.float64)
+        if x.dtype == np.float64:
+            x[rng.random(x.shape) < 0.2] = rng.choice([np.inf, -np.inf])
+            x[rng.random(x.shape) < 0.1 * (i % 3)] = np.nan
+        want = _adaptive_first_max(np, x, sizes)
+        want_values = np.take_along_axis(x.reshape(6, -1), want.reshape(6, -1), 1)
+        what = f"{spatial} -> {sizes}, {x.dtype}"
+        for host in (False, True):
+            values, at = _adaptive_max(np, x, sizes, True, host)
+            np.testing.assert_array_equal(at, want, err_msg=what)
+            assert at.dtype == np.int64
+            np.testing.assert_array_equal(values.reshape(6, -1), want_values, err_msg=what)
+        only, none = _adaptive_max(np, x, sizes, False, True)
+        assert none is None
+        np.testing.assert_array_equal(only.reshape(6, -1), want_values, err_msg=what)
+
+
+@pytest.mark.parametrize("size", [(2, 3), (3, 4), (6, 2), 1])
+def test_adaptive_max_pool_special_values_as_torch(size):
+    """Values, indices and gradients with ties, NaN (the last NaN wins) and ±inf, as
+    torch's, for sizes that divide the input's (6, 6) and that don't."""
+    torch = pytest.importorskip("torch")
+    x = np.round(np.random.default_rng(8).standard_normal((2, 3, 6, 6)))
+    x[0, 0, :3, :3] = -np.inf
+    x[0, 1, 1, 1] = x[0, 1, 4, 2] = x[1, 2, 2, 5] = np.nan
+    x[1, 0, 3:, :] = np.inf
+    t = torch.tensor(x, requires_grad=True)
+    want, want_at = torch.nn.functional.adaptive_max_pool2d(t, size, return_indices=True)
+    upstream = np.random.default_rng(9).standard_normal(want.shape)
+    want.backward(torch.tensor(upstream))
+    m = mg.tensor(x, requires_grad=True)
+    got, at = F.adaptive_max_pool2d(m, size, return_indices=True)
+    got.backward(mg.tensor(upstream))
+    np.testing.assert_array_equal(got.numpy(), want.detach().numpy())
+    np.testing.assert_array_equal(at.numpy(), want_at.numpy())
+    np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy())
 
 
 def test_window_sums_and_their_spread_match_the_window_view():

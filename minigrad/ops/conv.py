@@ -358,7 +358,11 @@ def _conv_nd(op, d, input, weight, bias, stride, padding, dilation, groups,
         raise TypeError(f"{op}: input, weight and bias have dtypes "
                         f"{', '.join(str(t.dtype) for t in inputs)}; convert them to one "
                         f"first (.float(), .double()), as PyTorch requires")
-    y = (ConvTranspose if transposed else Conv).apply(*inputs, groups=groups, win=win)
+    op_class = ConvTranspose if transposed else Conv
+    if not transposed:
+        from minigrad.ops.conv_depthwise import DepthwiseConv, is_depthwise  # (imports Conv)
+        op_class = DepthwiseConv if is_depthwise(x, weight, groups) else Conv
+    y = op_class.apply(*inputs, groups=groups, win=win)
     return y.squeeze(0) if unbatched else y
 
 

@@ -22,12 +22,13 @@ starts are kept. A box's sum and its maximum are separable so.
   windows (AvgPoolSpread: the same shifted adds, the other way), a linear op whose own
   gradient is the avg pool again.
 The reference for both is the strided view of the windows, (..., *out, *kernel)
-(Windows.view; _first_max, which the adaptive max pool uses), which the tests hold the
-grid's results to.
+(Windows.view; _first_max), which the tests hold the grid's results to.
 Adaptive pools have windows of varying sizes, [⌊i·L/out⌋, ⌈(i+1)·L/out⌉) along each dim: the
-average is a product with a constant (out, L) averaging matrix per dim, the max an argmax
-over windows gathered by index (a short window padded by repeating its last element, which
-leaves its first maximum, and its last NaN, where they were)."""
+average is a product with a constant (out, L) averaging matrix per dim; the max, where the
+sizes divide the input's, is max pool's (kernel = stride = the ratio), else the maximum of
+windows gathered by index (a short window padded by repeating its last element, which
+leaves its first maximum, and its last NaN, where they were), its place found by matching
+as max pool's, held to _first_max over those windows (pool_more.py)."""
 import itertools
 import math
 
@@ -271,7 +272,7 @@ def _grid_max(xp, geo, x, fill, where, host=False):
     best = geo.reduce(xp, grid, running_max)
     if not where:
         return best, None
-    place = _place_of_max(xp, geo, grid, best, host)
+    place = _place_of_max(xp, geo.windows(xp, grid), best, host)
     # flat place = the window's start + the place's offset, each a sum over the dims of a
     # coordinate times the plane below it (small tables, made on the host)
     planes = [math.prod(geo.spatial[d + 1:]) for d in range(len(geo.spatial))]
@@ -290,15 +291,15 @@ def _grid_max(xp, geo, x, fill, where, host=False):
     return best, position
 
 
-def _place_of_max(xp, geo, grid, best, host):
-    """Where in each window (row-major over the kernel) its maximum `best` lies, as
-    _first_max: the first place equal to it (a tie keeps the first), and in a window
-    holding a NaN the last NaN. The first of the K places equal to best has the largest
-    K - j, so a product and a maximum per place find it (one pass over the windows each,
-    where a running first maximum needs several, and `where` with a mask of mixed values
-    runs ~20x slower); the NaNs' places the same way, only where there are NaNs."""
-    windows = geo.windows(xp, grid)
-    places = list(itertools.product(*map(range, geo.kernel)))
+def _place_of_max(xp, windows, best, host):
+    """Where in each window of `windows` (..., *out, *kernel) (row-major over the kernel)
+    its maximum `best` (..., *out) lies, as _first_max: the first place equal to it (a tie
+    keeps the first), and in a window holding a NaN the last NaN. The first of the K places
+    equal to best has the largest K - j, so a product and a maximum per place find it (one
+    pass over the windows each, where a running first maximum needs several, and `where`
+    with a mask of mixed values runs ~20x slower); the NaNs' places the same way, only
+    where there are NaNs."""
+    places = list(itertools.product(*map(range, windows.shape[best.ndim:])))
     count = backend.dtype("int16" if len(places) < 2 ** 15 else "int64")
     score, found = xp.zeros(best.shape, count), xp.empty(best.shape, bool)
     scored = xp.empty(best.shape, count)           # (buffers: one allocation, not K)

@@ -4,10 +4,11 @@ import math
 
 from minigrad import backend
 from minigrad.args import number_arg
-from minigrad.autograd import Function
+from minigrad.autograd import Function, is_grad_enabled
 from minigrad.ops.shape import clone
 from minigrad.tensor import Tensor
-from minigrad.ops.pool import _ints, _check_input, Windows, _first_max, _result, np
+from minigrad.ops.pool import (_ints, _check_input, Windows, _first_max, _grid_max,
+                               _place_of_max, _result, np)
 
 # ---- average pools -----------------------------------------------------------------------
 class AvgPool(Function):
@@ -185,27 +186,85 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg_pool(3, input, output_size)
 
 
+def _adaptive_tables(spatial, sizes):
+    """Per dim the (out, width) table of the input coordinates each adaptive window reads,
+    width its longest: its own, then its last one repeated (which leaves its first
+    maximum, and its last NaN, at the same coordinates)."""
+    tables = []
+    for L, out in zip(spatial, sizes):
+        start, stop = _bounds(L, out)
+        at = start[:, None] + np.arange(int((stop - start).max()))
+        tables.append(np.where(at < stop[:, None], at, stop[:, None] - 1))
+    return tables
+
+
+def _adaptive_windows(xp, x, tables):
+    """x's adaptive windows (..., *out, *width), gathered by the tables (a copy)."""
+    n = len(tables)
+    for d, table in enumerate(tables):   # each gathered dim becomes (out, width) in place
+        x = x[(Ellipsis, xp.asarray(table)) + (slice(None),) * (n - 1 - d)]
+    lead = x.ndim - 2 * n                # (..., o1, w1, o2, w2, ...) -> (..., *out, *width)
+    return x.transpose(tuple(range(lead)) + tuple(lead + 2 * d for d in range(n)) +
+                       tuple(lead + 2 * d + 1 for d in range(n)))
+
+
+def _adaptive_first_max(xp, x, sizes):
+    """The reference: the flat place (..., *out) of each adaptive window's first maximum
+    (its last NaN), by pool.py's running first maximum over the gathered windows."""
+    tables = _adaptive_tables(x.shape[-len(sizes):], sizes)
+    return _first_max(xp, _adaptive_windows(xp, x, tables), tables, x.shape[-len(sizes):])
+
+
+def _adaptive_max(xp, x, sizes, where, host):
+    """Each adaptive window's maximum (..., *out) and, with `where`, the flat place of its
+    first maximum (_adaptive_first_max's answer; else None). Where each size divides its
+    input's, the windows are max pool's (kernel = stride = the ratio): its separable
+    reduction on the grid (pool.py). Else the windows are gathered place-major, (*width,
+    *out, ...) from x with its spatial dims first, so that each place's values are one
+    contiguous block: the maximum is a pass per place, and the places are found by
+    matching it as max pool does (_place_of_max; over the reference's layout, whose
+    blocks are strided rows of a few, this took ~2x as long)."""
+    n, spatial = len(sizes), x.shape[-len(sizes):]
+    if all(L % out == 0 for L, out in zip(spatial, sizes)):
+        kernel = tuple(L // out for L, out in zip(spatial, sizes))
+        geo = Windows("adaptive_max_pool", spatial, kernel, kernel, (0,) * n, (1,) * n, False)
+        return _grid_max(xp, geo, x, None, where, host)       # (no padding: no fill)
+    tables = _adaptive_tables(spatial, sizes)
+    lead = x.ndim - n
+    front = xp.ascontiguousarray(x.transpose(tuple(range(lead, x.ndim)) + tuple(range(lead))))
+    index = []                           # per dim, its table as (*width, *out) broadcasts
+    for d, table in enumerate(tables):
+        shape = [1] * 2 * n
+        shape[d], shape[n + d] = table.shape[::-1]
+        index.append(xp.asarray(table.T.reshape(shape)))
+    windows = front[tuple(index)]        # (*width, *out, ...)
+    best = windows.max(tuple(range(n)))  # (*out, ...); a NaN wins
+    back = tuple(range(n, best.ndim)) + tuple(range(n))       # -> (..., *out)
+    if not where:
+        return best.transpose(back), None
+    place = _place_of_max(xp, windows.transpose(tuple(range(n, windows.ndim)) +
+                                                tuple(range(n))), best, host)
+    position = 0
+    for d, table in enumerate(tables):   # the place's coordinate along each dim, flat
+        k = (place // math.prod(t.shape[1] for t in tables[d + 1:])) % table.shape[1]
+        o = xp.arange(table.shape[0]).reshape((-1,) + (1,) * (place.ndim - 1 - d))
+        position = position + xp.asarray(table)[o, k] * math.prod(spatial[d + 1:])
+    return best.transpose(back), position.astype(backend.int64).transpose(back)
+
+
 def _adaptive_max_pool(n, input, output_size, return_indices):
     op = f"adaptive_max_pool{n}d"
     x, unbatched = _check_input(op, input, n)
     sizes = _output_size(op, output_size, x, n)
-    xp, windows, tables = x.backend.xp, x.data, []
-    for d, (L, out) in enumerate(zip(x.shape[2:], sizes)):
-        start, stop = _bounds(L, out)
-        width = int((stop - start).max()) if out else 1
-        at = start[:, None] + np.arange(width)
-        table = np.where(at < stop[:, None], at, stop[:, None] - 1)   # (out, width)
-        tables.append(table)
-        axis = 2 + 2 * d                 # each gathered dim before it became (out, width)
-        windows = windows[(slice(None),) * axis + (xp.asarray(table),)]
-    lead = windows.ndim - 2 * n          # (..., o1, w1, o2, w2, ...) -> (..., *out, *width)
-    order = tuple(range(lead)) + tuple(lead + 2 * d for d in range(n)) + \
-        tuple(lead + 2 * d + 1 for d in range(n))
-    windows = windows.transpose(order)
+    xp = x.backend.xp
     if 0 in sizes:                       # nothing to pick: an empty result
         position = xp.zeros(x.shape[:2] + sizes, dtype=backend.int64)
-    else:
-        position = _first_max(xp, windows, tables, x.shape[2:])
+        return _result(x, position, n, unbatched, return_indices)
+    where = return_indices or (x.requires_grad and is_grad_enabled())
+    values, position = _adaptive_max(xp, x.data, sizes, where, x.backend.host)
+    if not where:                        # nothing to pick by: the maxima are the answer
+        out = Tensor._make(values, x.device)
+        return out[0] if unbatched else out
     return _result(x, position, n, unbatched, return_indices)
 
 
