@@ -277,6 +277,25 @@ def test_adaptive_max_pool_special_values_as_torch(size):
     np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy())
 
 
+@pytest.mark.parametrize("size", [(2, 3), (3, 4), 1])
+def test_adaptive_avg_pool_of_inf_and_nan_reaches_only_their_windows(size):
+    """An infinite or NaN value makes only the windows that hold it inf or NaN, as torch's
+    (the averaging product spread 0·inf = NaN to every window), and the gradient is the
+    same linear map's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(8).standard_normal((2, 3, 6, 7))
+    x[0, 0, 0, 0], x[0, 1, 3, 3], x[0, 1, 2, 3], x[1, 2, 5, 6] = np.inf, np.inf, -np.inf, np.nan
+    t = torch.tensor(x, requires_grad=True)
+    want = torch.nn.functional.adaptive_avg_pool2d(t, size)
+    upstream = np.random.default_rng(9).standard_normal(want.shape)
+    want.backward(torch.tensor(upstream))
+    m = mg.tensor(x, requires_grad=True)
+    got = F.adaptive_avg_pool2d(m, size)
+    got.backward(mg.tensor(upstream))
+    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
 def test_window_sums_and_their_spread_match_the_window_view():
     """avg pool's window sums on the grid against the sums over the strided view of the
     windows, and the spread as their transpose: <spread(g), x> = <g, sums(x)> (integers in

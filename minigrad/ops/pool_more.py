@@ -149,6 +149,29 @@ def _bounds(L, out):
     return i * L // out, -(-(i + 1) * L // out)
 
 
+class AdaptiveAverage(Function):
+    """y = x·A along the last dim, A (L, out) the windows' averaging matrix (a constant),
+    where an infinite or NaN x reaches only the windows that hold it, as PyTorch's (in
+    the product, its 0·inf elsewhere is NaN): the finite values' product, and where a
+    window holds inf, -inf or NaN, what their sum is (counted by 0/1 products). Linear:
+    the gradient is g·Aᵀ, a product again."""
+
+    def forward(self, x, a):
+        xp = self.xp
+        finite = xp.isfinite(x)
+        if bool(finite.all()):
+            return x @ a
+        y = xp.where(finite, x, 0) @ a
+        hits = (a > 0).astype(a.dtype)
+        pos, neg = ((x == v).astype(a.dtype) @ hits > 0 for v in (math.inf, -math.inf))
+        nan = (xp.isnan(x).astype(a.dtype) @ hits > 0) | (pos & neg)
+        y = xp.where(pos, math.inf, xp.where(neg, -math.inf, y))
+        return xp.where(nan, math.nan, y).astype(x.dtype, copy=False)
+
+    def backward(self, g):
+        return g @ self.inputs[1].mT, None
+
+
 def _adaptive_avg_pool(n, input, output_size):
     op = f"adaptive_avg_pool{n}d"
     x, unbatched = _check_input(op, input, n)
@@ -165,7 +188,7 @@ def _adaptive_avg_pool(n, input, output_size):
         averaging = inside / (stop - start)[:, None]       # (out, L): 1/length in a window
         a = Tensor._make(x.backend.xp.asarray(averaging.T, dtype=x.dtype), x.device)
         axis = 2 + d                                       # y·A along that axis
-        x = (x.movedim(axis, -1) @ a).movedim(-1, axis)
+        x = AdaptiveAverage.apply(x.movedim(axis, -1), a).movedim(-1, axis)
     if sizes == input.shape[input.ndim - n:]:      # nothing pooled: a copy, not input itself
         x = clone(x)                               # (PyTorch's is a new tensor too)
     return x[0] if unbatched else x
