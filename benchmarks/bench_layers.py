@@ -1,6 +1,7 @@
 """Forward + backward of whole layers and of ops that once ran far behind PyTorch (the
-recurrent layers, the fused activations, unbind/stack, topk, median, conv2d and the 2-d
-pools): minigrad's time, and PyTorch's beside it when installed, on the same inputs.
+recurrent layers, the fused activations, unbind/stack, topk, median, conv2d, depthwise
+conv2d, the 2-d pools, CTC and upsampling): minigrad's time, and PyTorch's beside it when
+installed, on the same inputs.
 
     python benchmarks/bench_layers.py                  # all cases, one thread
     python benchmarks/bench_layers.py --cases lstm gru --threads 2
@@ -65,6 +66,25 @@ def cases(lib, nn, F):
         x, weight, bias = seeded((16, 32, 32, 32)), seeded((64, 32, 3, 3)), seeded((64,))
         return lambda: F.conv2d(x, weight, bias, padding=1).sum().backward()
 
+    def depthwise_conv2d():
+        """MobileNet's 3x3 depthwise convolution (groups = channels), padding 1."""
+        x, weight = seeded((16, 64, 32, 32)), seeded((64, 1, 3, 3))
+        return lambda: F.conv2d(x, weight, padding=1, groups=64).sum().backward()
+
+    def interpolate(mode):
+        """Upsampling 32x32 feature maps to 64x64 (a decoder's or U-Net's)."""
+        x = seeded((16, 64, 32, 32))
+        return lambda: F.interpolate(x, size=(64, 64), mode=mode).sum().backward()
+
+    def ctc_loss():
+        """CTC over 50 frames of 20 classes, 16 targets of 15 labels (speech-sized)."""
+        x = seeded((50, 16, 20))
+        lib.manual_seed(1)
+        targets = lib.randint(1, 20, (16, 15))
+        lengths, target_lengths = lib.full((16,), 50), lib.full((16,), 15)
+        return lambda: F.ctc_loss(x.log_softmax(-1), targets, lengths,
+                                  target_lengths).backward()
+
     def pool(kind):
         """A ResNet stem's pool (3x3 windows, stride 2) over 64 channels of 56x56."""
         x = seeded((32, 64, 56, 56))
@@ -84,6 +104,9 @@ def cases(lib, nn, F):
         "unbind_stack": unbind_stack, "topk": topk, "median": median,
         "inplace_residual": inplace_residual, "conv2d": conv2d,
         "max_pool2d": lambda: pool("max_pool2d"), "avg_pool2d": lambda: pool("avg_pool2d"),
+        "depthwise_conv2d": depthwise_conv2d, "ctc_loss": ctc_loss,
+        "bilinear_up": lambda: interpolate("bilinear"),
+        "bicubic_up": lambda: interpolate("bicubic"),
     }
 
 
