@@ -189,3 +189,11 @@ for _name in ("abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arcta
     globals()[_name] = _as_function(_name)
 from minigrad.functional import selu_, celu_, rrelu_, threshold_  # noqa: E402,F401
 del _name
+
+# torch's top-level spellings of nn.functional ops (mg.conv2d, mg.dropout, ...), with torch's
+# top-level signatures
+from minigrad.torch_functional_aliases import *  # noqa: E402,F401,F403
+from minigrad.deterministic import (use_deterministic_algorithms,  # noqa: E402,F401
+                                    are_deterministic_algorithms_enabled,
+                                    is_deterministic_algorithms_warn_only_enabled)
+from minigrad.func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)

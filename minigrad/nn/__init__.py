@@ -21,7 +21,7 @@ from minigrad.nn.containers import ParameterList, ParameterDict  # noqa: F401
 from minigrad.nn.batchnorm import BatchNorm1d  # noqa: F401
 from minigrad.nn.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d,  # noqa: F401
                               ConvTranspose2d, ConvTranspose3d, Fold, Unfold)
-from minigrad.nn.batchnorm import BatchNorm2d, BatchNorm3d  # noqa: F401
+from minigrad.nn.batchnorm import BatchNorm2d, BatchNorm3d, SyncBatchNorm  # noqa: F401
 from minigrad.nn.normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d,  # noqa
                                        InstanceNorm3d, LocalResponseNorm)
 from minigrad.nn.image import (Upsample, PixelShuffle, PixelUnshuffle,  # noqa: F401

@@ -124,3 +124,22 @@ class BatchNorm3d(_BatchNorm):
         if x.ndim != 5:
             raise ValueError(f"BatchNorm3d: expected 5D input, (N, C, D, H, W), got {x.ndim}D "
                              f"input of shape {x.shape}")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """torch.nn.SyncBatchNorm for one process: minigrad has no process groups, so the batch
+    statistics are this process's own and this is BatchNorm over an input of any rank >= 2,
+    (N, C, *). process_group is accepted and must be None."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None):
+        if process_group is not None:
+            raise ValueError("SyncBatchNorm: minigrad is single-process; process_group must be "
+                             f"None, got {process_group!r}")
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+
+    def _check_input(self, x):
+        if x.ndim < 2:
+            raise ValueError(f"SyncBatchNorm: expected at least 2D input, (N, C, *), got "
+                             f"{x.ndim}D input of shape {x.shape}")
