@@ -5,6 +5,7 @@ operators, tensor_operators.py the other operators."""
 from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args
 from minigrad.args import type_name as _type_name, type_target as _type_target
 from minigrad.args import cast_to as _cast
+from minigrad.tensor_more import TensorMore
 
 def _other(other, op):
     """The tensor argument of t.view_as(other) and its kin, or an error naming it."""
@@ -17,7 +18,7 @@ ops = None      # the package minigrad.ops, bound by tensor.py once Tensor exist
                 # import Tensor, and Tensor's class statement needs this file first
 
 
-class TensorMethods:
+class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH...)
     __slots__ = ()          # Tensor's own __slots__ stay the only attributes
 
     # ---- elementwise functions --------------------------------------------------------

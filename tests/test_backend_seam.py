@@ -206,6 +206,9 @@ OPS = [
      "pos"),
     ("diagonals", lambda a, v: (a.diagonal(1), a.diagonal(0, -1, 0), v.diag(-1), a.trace()),
      [(3, 4), (3,)]),
+    ("unfold_sum_to_size_vander", lambda a, v: (  # overlapping windows (a copy), a view
+        a.unfold(1, 3, 1), a.unfold(0, 1, 2), a.sum_to_size(1, 4), a.mH, mg.vander(v, N=4)),
+     [(3, 4), (3,)]),
     ("pack_pad", lambda a, b: (  # host-side lengths, device-side data and indices
         pad_packed_sequence(pack_padded_sequence(a, [3, 1, 2], enforce_sorted=False),
                             padding_value=0.5)[0],
