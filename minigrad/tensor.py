@@ -7,7 +7,7 @@ one-line call into the op that implements it in `minigrad/ops/`."""
 import builtins
 import operator
 
-from minigrad import backend
+from minigrad import backend, printing
 from minigrad.autograd import _initial_grad, alive as _alive
 from minigrad.backward import run_backward
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
@@ -169,7 +169,11 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         return iter(self.unbind(0))
 
     def __repr__(self):     # the dtype named unless PyTorch's defaults (NumPy's differ)
-        body = repr(self.numpy()).replace("array(", "tensor(", 1)
+        with printing.options():                         # (mg.set_printoptions)
+            body = repr(self.numpy()).replace("array(", "tensor(", 1)
+        shape = body.rfind(", shape=(")       # (NumPy 2 names a summarised array's shape)
+        if shape != -1:
+            body = body[:shape] + body[body.index(")", shape) + 1:]
         cut = body.rfind("dtype=")                      # (NumPy may wrap it to a new line)
         body = body[:cut].rstrip().rstrip(",") + ")" if cut != -1 else body
         # (an empty tensor shows no values to tell its dtype by: named unless float32)
