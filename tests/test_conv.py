@@ -194,6 +194,16 @@ def test_depthwise_in_any_cache_block_gives_the_same_numbers(monkeypatch):
             np.testing.assert_array_equal(got, want)
 
 
+def test_depthwise_groups_with_no_filters_take_the_general_path():
+    """A weight of 0 out channels with groups == C (torch refuses it) gives the general
+    path's empty output, not the depthwise path's bare reshape error."""
+    x = mg.tensor(np.ones((2, 3, 5000)), requires_grad=True)
+    y = F.conv1d(x, mg.tensor(np.ones((0, 1, 3))), groups=3)
+    assert y.shape == (2, 0, 4998) and type(y._ctx).__name__ == "Conv"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3, 5000)))
+
+
 @pytest.mark.parametrize("shapes", DEPTHWISE[1::2], ids=str)
 def test_depthwise_matches_torch(shapes, dtype, monkeypatch):
     from minigrad.ops import conv_depthwise

@@ -36,9 +36,11 @@ def is_depthwise(x, weight, groups):
     """Whether conv(x, weight, groups) takes this path: one input channel per group (more
     than one group) and at most 2 filters each (with 4, the general path's GEMM, which
     shares its im2col between them, was faster), a non-empty batch, float32 or float64
-    (NumPy's native arithmetic; the general path keeps other dtypes' accumulation)."""
-    return groups > 1 and groups == x.shape[1] and weight.shape[0] <= 2 * groups and \
-        x.shape[0] > 0 and x.dtype in (backend.float32, backend.float64)
+    (NumPy's native arithmetic; the general path keeps other dtypes' accumulation). A
+    weight of no filters is the general path's (an empty output; here a bare reshape
+    error)."""
+    return groups > 1 and groups == x.shape[1] and groups <= weight.shape[0] <= 2 * groups \
+        and x.shape[0] > 0 and x.dtype in (backend.float32, backend.float64)
 
 
 class Taps:
