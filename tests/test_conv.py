@@ -194,16 +194,6 @@ def test_depthwise_in_any_cache_block_gives_the_same_numbers(monkeypatch):
             np.testing.assert_array_equal(got, want)
 
 
-def test_depthwise_groups_with_no_filters_take_the_general_path():
-    """A weight of 0 out channels with groups == C (torch refuses it) gives the general
-    path's empty output, not the depthwise path's bare reshape error."""
-    x = mg.tensor(np.ones((2, 3, 5000)), requires_grad=True)
-    y = F.conv1d(x, mg.tensor(np.ones((0, 1, 3))), groups=3)
-    assert y.shape == (2, 0, 4998) and type(y._ctx).__name__ == "Conv"
-    y.sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3, 5000)))
-
-
 @pytest.mark.parametrize("shapes", DEPTHWISE[1::2], ids=str)
 def test_depthwise_matches_torch(shapes, dtype, monkeypatch):
     from minigrad.ops import conv_depthwise
@@ -242,7 +232,10 @@ ERRORS = [
      "input has 4 channels (shape (2, 4, 5, 5)), but weight (6, 3, 3, 3) with groups=1 "
      "expects 3"),
     (lambda: F.conv2d(mg.zeros(2, 4, 5, 5), mg.zeros(5, 2, 3, 3), groups=2), ValueError,
-     "weight.shape[0] (out_channels) = 5 must be divisible by groups=2"),
+     "weight.shape[0] (out_channels) = 5 must be a positive multiple of groups=2"),
+    # no filters at all: refused, as torch (the general path made an empty output)
+    (lambda: F.conv1d(mg.zeros(2, 3, 50), mg.zeros(0, 1, 3), groups=3), ValueError,
+     "weight.shape[0] (out_channels) = 0 must be a positive multiple of groups=3"),
     (lambda: F.conv2d(mg.zeros(2, 4, 5, 5), mg.zeros(6, 4, 3, 3), groups=0), ValueError,
      "groups must be >= 1"),
     (lambda: F.conv2d(mg.zeros(2, 4, 5, 5), mg.zeros(6, 4, 7, 7)), ValueError,

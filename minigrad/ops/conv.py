@@ -385,10 +385,11 @@ def _check_weight(op, d, x, weight, groups, transposed):
         "(out_channels, in_channels/groups, *kernel_size)"
     if not isinstance(weight, Tensor) or weight.ndim != d + 2:
         raise ValueError(f"{op}: weight must be {d + 2}-D {layout}, got {_shape_of(weight)}")
-    if weight.shape[0] % groups:
+    if weight.shape[0] % groups or weight.shape[0] < groups:
         what = "in_channels" if transposed else "out_channels"
-        raise ValueError(f"{op}: weight.shape[0] ({what}) = {weight.shape[0]} must be "
-                         f"divisible by groups={groups} (weight {layout}: {weight.shape})")
+        raise ValueError(f"{op}: weight.shape[0] ({what}) = {weight.shape[0]} must be a "
+                         f"positive multiple of groups={groups} (weight {layout}: "
+                         f"{weight.shape})")
     cin = weight.shape[0] if transposed else weight.shape[1] * groups
     if x.shape[1] != cin:
         how = "weight.shape[0]" if transposed else "weight.shape[1] · groups"
