@@ -21,8 +21,8 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
                      profile=None, sci_mode=None):
     """As torch.set_printoptions: `profile` ('default', 'short', 'full') sets the four
     numbers first, and any given number then overrides its own; sci_mode True prints floats
-    in scientific notation, False never, None as NumPy decides. Options not given keep their
-    current values."""
+    in scientific notation, False never, None as NumPy decides. The numbers not given keep
+    their current values; sci_mode, as torch's, is reset by each call that does not give it."""
     if profile is not None:
         if profile not in _PROFILES:
             raise ValueError(f"set_printoptions: profile must be one of "
@@ -35,8 +35,10 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"set_printoptions: {name} must be an int >= 0, got {value!r}")
         _options[name] = value
+    # sci_mode is set by every call, as torch's: not given (None) goes back to NumPy's choice
+    _options.pop("formatter", None)
+    _options.pop("suppress", None)
     if sci_mode is not None:
-        _options.pop("formatter", None)
         _options["suppress"] = not sci_mode
         if sci_mode:           # NumPy has no switch for it: a float formatter
             _options["formatter"] = {"float_kind": _scientific}

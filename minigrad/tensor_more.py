@@ -50,9 +50,11 @@ class TensorMore:
     def storage_offset(self):
         """How many elements into the memory it views (that of the array owning it) the
         tensor's first element lies: 0 unless a view (x[1:] of a 2x3 x: 3), as PyTorch's."""
-        owner = self._data
-        while isinstance(owner.base, type(self._data)):
-            owner = owner.base
+        owner = a = self._data
+        # (as_strided's views, unfold's, have a non-array base holding the array)
+        while getattr(a, "base", None) is not None:
+            a = a.base
+            owner = a if isinstance(a, type(self._data)) else owner
         if owner is self._data or self._data.size == 0:
             return 0
         return (_address(self._data) - _address(owner)) // self.dtype.itemsize

@@ -43,3 +43,18 @@ def test_a_summarised_tensor_prints_no_shape_field(printing):
 def test_set_printoptions_errors(printing, kw, words):
     with pytest.raises(ValueError, match=words):
         mg.set_printoptions(**kw)
+
+
+def test_a_summarised_tensor_whose_shape_numpy_wraps_to_its_own_line_prints_none(printing):
+    """With a full last line NumPy 2 puts `shape=(...)` on a line of its own."""
+    mg.set_printoptions(linewidth=40)
+    text = repr(mg.arange(2000.0) * 1e6)
+    assert "..." in text and "shape" not in text and text.endswith("])")
+
+
+def test_set_printoptions_without_sci_mode_resets_it_as_torch(printing):
+    """torch's set_printoptions sets sci_mode on every call: one that does not give it goes
+    back to the automatic choice."""
+    mg.set_printoptions(sci_mode=True)
+    mg.set_printoptions(precision=2)
+    assert repr(mg.tensor([1.5, 2.5])) == "tensor([1.5, 2.5])"     # (NumPy trims zeros)

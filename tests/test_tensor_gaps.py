@@ -124,6 +124,14 @@ def test_storage_offset_and_data_ptr_as_torch():
     assert x[1:].data_ptr() - x.data_ptr() == 3 * 8
 
 
+def test_storage_offset_of_unfold_windows_counts_from_the_memory_owner():
+    """unfold's view is made by as_strided, whose base is no array: the offset still counts
+    from the memory's owner, as torch's."""
+    x, tx = _pair(np.arange(12.0).reshape(3, 4))
+    for view in [lambda t: t[:, 1:].unfold(1, 1, 2), lambda t: t.unfold(1, 2, 2)[1:, 1]]:
+        assert view(x).storage_offset() == view(tx).storage_offset()
+
+
 def test_broadcast_shapes_matches_torch():
     for shapes in [((2, 1), (3,)), (), (3, (2, 1)), ((0, 1), (1, 4)), ((5,),)]:
         assert mg.broadcast_shapes(*shapes) == tuple(torch.broadcast_shapes(*shapes))
