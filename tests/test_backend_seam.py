@@ -185,6 +185,12 @@ OPS = [
                            left=False, adjoint=True),
         mg.cholesky_solve(b, (a + 4 * _t(np.eye(3), a)).tril()),
         mg.cholesky_inverse((a + 4 * _t(np.eye(3), a)).triu(), upper=True)), [(3, 3), (3, 2)]),
+    ("linalg_ex", lambda a, b: (
+        *mg.linalg.cholesky_ex(a @ a.mT + 3 * _t(np.eye(3), a)), *mg.linalg.cholesky_ex(
+            mg.stack([a @ a.mT + 3 * _t(np.eye(3), a), -a @ a.mT]), upper=True),
+        *mg.linalg.inv_ex(mg.stack([a + 4 * _t(np.eye(3), a), a * 0])),
+        *mg.linalg.solve_ex(mg.stack([a + 4 * _t(np.eye(3), a), a * 0]), b),
+        *mg.linalg.solve_ex(a + 4 * _t(np.eye(3), a), b.mT, left=False)), [(3, 3), (3, 2)]),
     ("index_stats_more", lambda a, s: (
         a.take(_t(np.array([[0, 5], [-1, 2]]), a)), a.index_copy(1, _t(_IDX[:2], a), s[:, :2]),
         a.index_put((_t(_IDX[:2] % 2, a), _t(_IDX[1:], a)), s[0, :2], accumulate=True),

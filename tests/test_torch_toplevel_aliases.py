@@ -1,7 +1,8 @@
 """torch's top-level spellings of nn.functional ops (minigrad/torch_functional_aliases.py),
 each called as torch's is, positionally and by keyword, and compared with torch's output;
 the errors for F's usage where torch's top level differs; and the small API aliases
-(linalg.*_ex, vmap, deterministic flags, nn.RNNBase, nn.RNNCellBase, nn.SyncBatchNorm)."""
+(vmap, deterministic flags, nn.SyncBatchNorm). linalg.*_ex: test_ops_linalg_ex.py; nn.RNNBase
+and nn.RNNCellBase: test_nn_rnn_base.py."""
 import numpy as np
 import pytest
 

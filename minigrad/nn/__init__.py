@@ -37,8 +37,8 @@ from minigrad.nn.pool import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPoo
                               AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
                               AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
                               LPPool1d, LPPool2d)
-from minigrad.nn.rnn_cells import RNNCell, GRUCell, LSTMCell  # noqa: F401
-from minigrad.nn.rnn import RNN, GRU, LSTM  # noqa: F401
+from minigrad.nn.rnn_cells import RNNCellBase, RNNCell, GRUCell, LSTMCell  # noqa: F401
+from minigrad.nn.rnn import RNNBase, RNN, GRU, LSTM  # noqa: F401
 from minigrad.nn.attention import MultiheadAttention  # noqa: F401
 from minigrad.nn.transformer import (Transformer, TransformerEncoder,  # noqa: F401
                                      TransformerDecoder, TransformerEncoderLayer,

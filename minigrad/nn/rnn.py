@@ -36,20 +36,25 @@ time_steps = unbind  # the old name (minigrad.nn.rnn.time_steps), kept for one r
 
 
 # ---- whole sequences ----------------------------------------------------------------------------
-class _RNNBase(Module):
-    kind = None
+class RNNBase(Module):
+    """The common base of RNN, GRU and LSTM, as torch.nn.RNNBase, with its constructor:
+    mode 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU' makes (and runs: PyTorch's has no forward
+    of its own) that layer, with its parameters and state-dict names."""
     # padded input runs each layer and direction as one op (ops/rnn_scan.py); False runs
     # the step functions one node per step instead (the reference, which packed input uses)
     fused = True
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, nonlinearity="tanh", proj_size=0,
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
+        if mode not in _GATES:
+            raise ValueError(f"{name}: unrecognized RNN mode {mode!r}; valid: "
+                             f"{', '.join(map(repr, _GATES))}")
         _check_sizes(name, input_size, hidden_size)
         _check_bias(name, bias)
-        _check_proj_size(name, self.kind, proj_size, hidden_size)
+        _check_proj_size(name, mode, proj_size, hidden_size)
         if not backend.is_integer(num_layers) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be an integer >= 1, got {num_layers!r}")
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
@@ -57,7 +62,7 @@ class _RNNBase(Module):
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"{name}: dropout={dropout} does nothing with num_layers=1 (dropout "
                           f"is applied between layers, not after the last)")
-        self.mode = _mode(self.kind, nonlinearity)
+        self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.proj_size = bidirectional, proj_size or 0
@@ -235,11 +240,20 @@ class _RNNBase(Module):
 
     def forward(self, input, hx=None):
         """input (T, B, F) — (B, T, F) with batch_first — or (T, F), or a PackedSequence;
-        hx: h0 of shape (num_layers·num_directions, B, H) or None (zeros). Returns
-        (output, h_n) with output (T, B, D·H) (batch first if asked) holding the last
-        layer's h at every step — for packed input, a PackedSequence of them."""
-        out, (h_n,) = self._forward(input, (hx,), ("h0",))
-        return out, h_n
+        hx: h0 of shape (num_layers·num_directions, B, H) or None (zeros) — the LSTM's a
+        tuple (h0, c0). Returns (output, h_n) (the LSTM's (output, (h_n, c_n))) with output
+        (T, B, D·H) (batch first if asked) holding the last layer's h at every step — for
+        packed input, a PackedSequence of them."""
+        if self.mode != "LSTM":
+            out, (h_n,) = self._forward(input, (hx,), ("h0",))
+            return out, h_n
+        if hx is None:
+            hx = (None, None)
+        elif not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise ValueError(f"{type(self).__name__}: the initial state must be a tuple "
+                             f"(h0, c0)")
+        out, (h_n, c_n) = self._forward(input, tuple(hx), ("h0", "c0"))
+        return out, (h_n, c_n)
 
     def _forward(self, input, hx, names):
         """forward for every kind: the initial states hx (a tuple, each a tensor or None,
@@ -282,11 +296,12 @@ class _RNNBase(Module):
         return s
 
 
-def _check_proj_size(name, kind, proj_size, hidden_size):
-    """proj_size: the LSTM's, 0 (none) or a size below hidden_size; RNN and GRU take none
-    (None: not given), as PyTorch."""
-    if kind != "LSTM":
-        if proj_size is not None:
+def _check_proj_size(name, mode, proj_size, hidden_size):
+    """proj_size: the LSTM's, 0 (none) or a size below hidden_size; the other modes take
+    none: RNNBase 0 (PyTorch's builds a GRU or RNN with a proj_size > 0 that cannot run;
+    refused here), RNN and GRU not even 0 (None: not given), as PyTorch."""
+    if mode != "LSTM":
+        if proj_size is not None and (proj_size != 0 or name in ("RNN", "GRU")):
             raise ValueError(f"{name}: proj_size argument is only supported for LSTM, not RNN "
                              f"or GRU")
         return
@@ -301,45 +316,38 @@ def _check_proj_size(name, kind, proj_size, hidden_size):
                          f"({hidden_size}), got {proj_size}")
 
 
-class RNN(_RNNBase):
+_RNNBase = RNNBase          # the old private name
+
+
+class RNN(RNNBase):
     """Elman RNN, h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh) (or relu), stacked
     `num_layers` deep. forward(input, h0=None) -> (output, h_n)."""
-    kind = "RNN"
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, device=None,
                  dtype=None, *, proj_size=None):  # PyTorch's order: nonlinearity before bias
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, nonlinearity, proj_size, device=device, dtype=dtype)
+        super().__init__(_mode("RNN", nonlinearity), input_size, hidden_size, num_layers, bias,
+                         batch_first, dropout, bidirectional, proj_size, device, dtype)
+        self.nonlinearity = nonlinearity
 
 
-class GRU(_RNNBase):
+class GRU(RNNBase):
     """Gated recurrent unit layers (gates r, z, n as GRUCell).
     forward(input, h0=None) -> (output, h_n)."""
-    kind = "GRU"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, device=None, dtype=None, *, proj_size=None):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, proj_size=proj_size, device=device, dtype=dtype)
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
 
 
-class LSTM(_RNNBase):
+class LSTM(RNNBase):
     """Long short-term memory layers (gates i, f, g, o as LSTMCell), each step's h projected
     to proj_size features by weight_hr if proj_size > 0 (h = W_hr (o ⊙ tanh c)).
     forward(input, (h0, c0)=None) -> (output, (h_n, c_n)); h0 and h_n (L·D, B, proj_size or
     hidden_size), c0 and c_n (L·D, B, hidden_size)."""
-    kind = "LSTM"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, proj_size=proj_size, device=device, dtype=dtype)
-
-    def forward(self, input, hx=None):
-        if hx is None:
-            hx = (None, None)
-        elif not (isinstance(hx, (tuple, list)) and len(hx) == 2):
-            raise ValueError("LSTM: the initial state must be a tuple (h0, c0)")
-        out, (h_n, c_n) = self._forward(input, tuple(hx), ("h0", "c0"))
-        return out, (h_n, c_n)
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device=device, dtype=dtype)

@@ -88,18 +88,24 @@ def _uniform_init(module, hidden_size):
 
 
 # ---- cells ------------------------------------------------------------------------------------
-class _CellBase(Module):
-    kind = None
+class RNNCellBase(Module):
+    """The common base of RNNCell, GRUCell and LSTMCell, as torch.nn.RNNCellBase, with its
+    constructor: weight_ih (num_chunks·H, input_size), weight_hh (num_chunks·H, H) and the
+    biases, U(-1/√H, 1/√H). As PyTorch's, it has no step of its own: a subclass sets
+    `mode` ('RNN_TANH', 'RNN_RELU', 'GRU' or 'LSTM'), which forward runs."""
+    mode = None
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
-                 dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
         _check_sizes(name, input_size, hidden_size)
         _check_bias(name, bias)
-        self.mode = _mode(self.kind, nonlinearity)
+        if not backend.is_integer(num_chunks) or isinstance(num_chunks, bool) or \
+                num_chunks < 1:
+            raise ValueError(f"{name}: num_chunks must be an integer >= 1 (the gates: 1 for "
+                             f"RNNCell, 3 GRUCell, 4 LSTMCell), got {num_chunks!r}")
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        G = _GATES[self.mode] * hidden_size
+        G = num_chunks * hidden_size
         kw = dict(device=device, dtype=dtype)
         self.weight_ih = Parameter(creation.zeros(G, input_size, **kw))
         self.weight_hh = Parameter(creation.zeros(G, hidden_size, **kw))
@@ -145,6 +151,10 @@ class _CellBase(Module):
         return input, (tuple(out) if isinstance(hx, tuple) else out[0]), batched
 
     def forward(self, input, hx=None):
+        if self.mode is None:
+            raise NotImplementedError(f"{type(self).__name__}: RNNCellBase has no forward of "
+                                      f"its own (as PyTorch's); use RNNCell, GRUCell or "
+                                      f"LSTMCell, or set mode in a subclass")
         if hx is not None:                               # one tensor (a tuple is LSTM's)
             _check_tensor(type(self).__name__, hx, "hidden state", input)
         x, h, batched = self._batched(input, hx)
@@ -161,26 +171,34 @@ class _CellBase(Module):
         return s
 
 
-class RNNCell(_CellBase):
+_CellBase = RNNCellBase     # the old private name
+
+
+class RNNCell(RNNCellBase):
     """h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (or relu). forward(input, hx=None) -> h'."""
-    kind = "RNN"
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        mode = _mode("RNN", nonlinearity)
+        super().__init__(input_size, hidden_size, bias, 1, device=device, dtype=dtype)
+        self.mode, self.nonlinearity = mode, nonlinearity
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     """A gated recurrent unit step (gates r, z, n). forward(input, hx=None) -> h'."""
-    kind = "GRU"
+    mode = "GRU"
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, 3, device=device, dtype=dtype)
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     """A long short-term memory step (gates i, f, g, o).
     forward(input, hx=None) with hx = (h, c) -> (h', c')."""
-    kind = "LSTM"
+    mode = "LSTM"
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, device=device, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, 4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
         if hx is None:
