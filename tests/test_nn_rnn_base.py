@@ -90,3 +90,32 @@ def test_rnn_cell_base_subclass_with_a_mode_runs_that_step():
             super().__init__(i, h, True, 3)
     torch.manual_seed(0)
     compare_with_torch(MyGRU(3, 4), torch.nn.GRUCell(3, 4), [_x(2, 3), _x(2, 4, seed=1)])
+
+
+def test_reprs_as_torch():
+    """Layers and cells print as PyTorch's: no nonlinearity on the layers, an unquoted one
+    on RNNCell."""
+    kw = dict(num_layers=2, bias=False, batch_first=True, dropout=0.5, bidirectional=True)
+    pairs = [(nn.RNN(3, 4, nonlinearity="relu", **kw),
+              torch.nn.RNN(3, 4, nonlinearity="relu", **kw)),
+             (nn.RNNBase("RNN_RELU", 3, 4), torch.nn.RNNBase("RNN_RELU", 3, 4)),
+             (nn.LSTM(3, 4, proj_size=2), torch.nn.LSTM(3, 4, proj_size=2)),
+             (nn.RNNCell(3, 4, bias=False, nonlinearity="relu"),
+              torch.nn.RNNCell(3, 4, bias=False, nonlinearity="relu")),
+             (nn.GRUCell(3, 4, bias=False), torch.nn.GRUCell(3, 4, bias=False))]
+    for m, t in pairs:
+        assert repr(m) == repr(t)
+
+
+def test_subclasses_of_rnn_and_gru_refuse_proj_size_as_torch():
+    """A user subclass refuses proj_size=0 as nn.RNN and nn.GRU do (torch's too); a subclass
+    of RNNBase of any name takes it."""
+    class MyGRU(nn.GRU):
+        pass
+
+    class RNN(nn.RNNBase):                         # named as the layer, but RNNBase's
+        pass
+    for cls in (nn.GRU, MyGRU, nn.RNN):
+        with pytest.raises(ValueError, match="proj_size"):
+            cls(3, 4, proj_size=0)
+    assert RNN("GRU", 3, 4, proj_size=0).proj_size == 0

@@ -200,3 +200,28 @@ def test_cholesky_ex_asks_lapack_where_the_recurrence_passed(monkeypatch):
     assert info.numpy().tolist() == [0, 3]
     np.testing.assert_allclose(L.numpy()[0], np.linalg.cholesky(a[0]), rtol=1e-12)
     assert np.isnan(L.numpy()[1]).all()
+
+
+def test_cholesky_ex_edge_where_xp_cholesky_raises_nothing(monkeypatch):
+    """CuPy's cholesky raises nothing on a matrix that is not positive-definite (the op's
+    reconstruction check refuses it): the edge path still finds the order, no error."""
+    import types
+    from minigrad import backend
+    from minigrad.ops import linalg_ex, linalg as linalg_ops
+    real = np.linalg.cholesky
+
+    def quiet(a):                                  # as CuPy: a partial factor, no error
+        try:
+            return real(a)
+        except np.linalg.LinAlgError:
+            return np.full(a.shape, np.nan, a.dtype)
+    monkeypatch.setattr(np.linalg, "cholesky", quiet)
+    monkeypatch.setattr(linalg_ops, "backend", types.SimpleNamespace(
+        **{**vars(backend), "is_numpy": lambda xp: False}))
+    monkeypatch.setattr(linalg_ex, "_cholesky_info",
+                        lambda xp, a: xp.zeros(a.shape[:-2], dtype=xp.int32))
+    a = np.stack([spd(4), not_pd(3)])
+    L, info = mg.linalg.cholesky_ex(mg.tensor(a))
+    assert info.numpy().tolist() == [0, 3]
+    np.testing.assert_allclose(L.numpy()[0], real(a[0]), rtol=1e-12)
+    assert np.isnan(L.numpy()[1]).all()

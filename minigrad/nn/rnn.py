@@ -54,7 +54,7 @@ class RNNBase(Module):
                              f"{', '.join(map(repr, _GATES))}")
         _check_sizes(name, input_size, hidden_size)
         _check_bias(name, bias)
-        _check_proj_size(name, mode, proj_size, hidden_size)
+        _check_proj_size(name, mode, proj_size, hidden_size, isinstance(self, (RNN, GRU)))
         if not backend.is_integer(num_layers) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be an integer >= 1, got {num_layers!r}")
         if not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
@@ -282,13 +282,12 @@ class RNNBase(Module):
         return self._output(out, batched), finals
 
     def extra_repr(self):
+        # PyTorch's: no nonlinearity (an RNN's relu shows in .nonlinearity and .mode only)
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size:                        # (PyTorch's place for it)
             s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
-        if self.mode == "RNN_RELU":
-            s += ", nonlinearity='relu'"
         for name, default in (("bias", True), ("batch_first", False), ("dropout", 0.0),
                               ("bidirectional", False)):
             if getattr(self, name) != default:
@@ -296,12 +295,13 @@ class RNNBase(Module):
         return s
 
 
-def _check_proj_size(name, mode, proj_size, hidden_size):
+def _check_proj_size(name, mode, proj_size, hidden_size, rnn_or_gru):
     """proj_size: the LSTM's, 0 (none) or a size below hidden_size; the other modes take
     none: RNNBase 0 (PyTorch's builds a GRU or RNN with a proj_size > 0 that cannot run;
-    refused here), RNN and GRU not even 0 (None: not given), as PyTorch."""
+    refused here), RNN and GRU (and their subclasses) not even 0 (None: not given), as
+    PyTorch."""
     if mode != "LSTM":
-        if proj_size is not None and (proj_size != 0 or name in ("RNN", "GRU")):
+        if proj_size is not None and (proj_size != 0 or rnn_or_gru):
             raise ValueError(f"{name}: proj_size argument is only supported for LSTM, not RNN "
                              f"or GRU")
         return

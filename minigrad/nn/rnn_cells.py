@@ -167,7 +167,7 @@ class RNNCellBase(Module):
         if not self.bias:
             s += ", bias=False"
         if self.mode == "RNN_RELU":
-            s += ", nonlinearity='relu'"
+            s += ", nonlinearity=relu"                  # unquoted, as PyTorch's
         return s
 
 

@@ -50,15 +50,18 @@ def _cholesky_info(xp, a):
     return info
 
 
-def _lapack_cholesky_info(xp, a, info):
-    """info with each matrix that LAPACK refuses (info 0 here) given the order of the first
-    leading minor it refuses (a loop over the batch: only on such an edge)."""
-    shape, info, a = info.shape, info.copy().reshape(-1), a.reshape((-1,) + a.shape[-2:])
+def _lapack_cholesky_info(A, info):
+    """info with each matrix that linalg.cholesky refuses (info 0 here) given the order of
+    the first leading minor it refuses (a loop over the batch: only on such an edge). Asked
+    through minigrad's cholesky, not xp.linalg.cholesky: on CuPy the refusal is its check
+    that LLᵀ reconstructs A, and cupy.linalg.cholesky itself raises nothing."""
+    shape, info = info.shape, info.copy().reshape(-1)
+    a = A.data.reshape((-1,) + A.shape[-2:])
     for e in range(a.shape[0]):
         for k in range(1, a.shape[-1] + 1) if info[e] == 0 else ():
             try:
-                xp.linalg.cholesky(a[e, :k, :k])
-            except Exception:                    # numpy.linalg.LinAlgError
+                cholesky(Tensor._make(a[e, :k, :k], A.device))
+            except RuntimeError:
                 info[e] = k
                 break
     return info.reshape(shape)
@@ -107,7 +110,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     try:
         L = cholesky(safe)
     except RuntimeError:                         # LAPACK refuses an edge matrix (see above)
-        info = _lapack_cholesky_info(xp, A.data, info)
+        info = _lapack_cholesky_info(A, info)
         safe, mask = _substitute(A, info)
         L = cholesky(safe)
     L = _nan_where(mask, L)
