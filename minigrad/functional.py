@@ -28,8 +28,9 @@ from minigrad.ops.attention import (scaled_dot_product_attention,  # noqa: F401
                                     attention_with_weights)
 from minigrad.ops.qkv_attention import qkv_attention  # noqa: F401
 from minigrad.ops.pad import pad  # noqa: F401
-from minigrad.ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
-                               conv_transpose2d, conv_transpose3d, unfold, fold)
+from minigrad.ops.conv_functional import (conv1d, conv2d, conv3d,  # noqa: F401
+                                          conv_transpose1d, conv_transpose2d,
+                                          conv_transpose3d, unfold, fold)
 from minigrad.ops.norms import (normalize, cosine_similarity, rms_norm,  # noqa: F401
                                 pairwise_distance)
 

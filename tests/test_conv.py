@@ -1,7 +1,8 @@
-"""Convolutions (ops/conv.py, nn/conv.py): F.conv1d/2d/3d, F.conv_transpose1d/2d/3d,
-F.unfold/F.fold and their layers, against PyTorch (values and the gradients of input, weight
-and bias, every device, float32 and float64), float64 gradient checks to second order (no
-torch needed), the spy device, and the errors for bad arguments."""
+"""Convolutions (ops/conv.py, ops/conv_functional.py, nn/conv.py): F.conv1d/2d/3d,
+F.conv_transpose1d/2d/3d, F.unfold/F.fold and their layers, against PyTorch (values and the
+gradients of input, weight and bias, every device, float32 and float64), float64 gradient
+checks to second order (no torch needed), the spy device, and the errors for bad
+arguments."""
 import numpy as np
 import pytest
 

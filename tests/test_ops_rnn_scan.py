@@ -1,7 +1,8 @@
-"""ops/rnn_scan.py: a recurrent layer's direction as one op (the time loop on raw arrays,
-backpropagation through time by hand) against the reference, the step functions run one
-node per step (`fused = False`): outputs, final states, every gradient, gradients of
-gradients; float64 gradchecks of the op; hooks, in-place checks and mg.grad on the states."""
+"""ops/rnn_scan.py and ops/lstm_scan.py: a recurrent layer's direction as one op (the time
+loop on raw arrays, backpropagation through time by hand) against the reference, the step
+functions run one node per step (`fused = False`): outputs, final states, every gradient,
+gradients of gradients; float64 gradchecks of the op; hooks, in-place checks and mg.grad on
+the states."""
 import numpy as np
 import pytest
 

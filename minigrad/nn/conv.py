@@ -1,13 +1,13 @@
 """Convolution layers as torch.nn's: Conv1d/2d/3d and ConvTranspose1d/2d/3d (PyTorch's
 constructor arguments, attributes, parameter names and shapes, default initialisation and
 repr, so state dicts load from PyTorch's), and Fold / Unfold. The convolutions themselves
-are ops/conv.py."""
+are ops/conv.py (the ops) and ops/conv_functional.py (F.conv2d, ...)."""
 
 from minigrad import functional as F
 from minigrad.args import int_arg
 from minigrad.nn.layers import add_weight_and_bias, kaiming_reset
 from minigrad.nn.module import Module
-from minigrad.ops.conv import _ints
+from minigrad.ops.conv_functional import _ints
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
