@@ -103,7 +103,7 @@ def forward_stack():
     return stack
 
 
-def _node_name(ctx):
+def node_name(ctx):
     name = type(ctx).__name__
     return name if name.endswith("Backward") else name + "Backward"
 
@@ -129,14 +129,14 @@ class Checks:
             return
         for i, g in enumerate(in_grads):
             if g is not None and bool(g.backend.xp.isnan(g._data).any()):
-                raise RuntimeError(f"Function '{_node_name(ctx)}' returned nan values in its "
+                raise RuntimeError(f"Function '{node_name(ctx)}' returned nan values in its "
                                    f"{i}th output.\n\n{_where(ctx)}")
 
     def blame(self, ctx, error):
         """Warn, once, which node's backward raised `error`, with its forward stack."""
         if not getattr(error, "_anomaly_blamed", False):
             error._anomaly_blamed = True   # (a checkpoint's inner backward warned already)
-            warnings.warn(f"Error detected in {_node_name(ctx)}. {_where(ctx)}", stacklevel=2)
+            warnings.warn(f"Error detected in {node_name(ctx)}. {_where(ctx)}", stacklevel=2)
 
 
 def checks():

@@ -17,7 +17,7 @@ and a test checks that the two agree.
 import inspect
 import weakref
 
-from minigrad import backend
+from minigrad import backend, profiler
 from minigrad.backward import run_backward, _modified_in_place
 from minigrad.grad_mode import (_state, is_grad_enabled, no_grad,  # noqa: F401
                                 enable_grad, set_grad_enabled, inference_mode)
@@ -83,7 +83,11 @@ class Function:
         fn.device = device
         fn.xp = inputs[0].backend.xp
         try:
-            data = fn.forward(*arrays, **params)
+            if profiler.active is None:
+                data = fn.forward(*arrays, **params)
+            else:                               # timed as one event (profiler.py)
+                data = profiler.active.run(cls.__name__, "forward", device, inputs,
+                                           lambda: fn.forward(*arrays, **params))
         except (ValueError, IndexError) as e:  # the array library's words, plus the op's
             shapes = ", ".join(str(t.shape) for t in inputs)
             hint = "; broadcasting needs each dim, counted from the last, to be equal or 1" \

@@ -128,6 +128,9 @@ class Backend:
         # fused elementwise kernels (backend_kernels.py) where the library compiles them
         # (CuPy); None: the ops run their array chains
         self.kernels = None
+        # wait for the device's queued work (CuPy's kernels run asynchronously); None where
+        # every call finishes its work before it returns (NumPy)
+        self.synchronize = None
 
     def uniform(self, shape):
         """float32 draws from [0, 1): what a GPU's dropout masks are made of (keep_mask; the

@@ -13,6 +13,7 @@ def cupy_backend(cupy, special):
     b.set_matmul_precision = lambda precision: backend.cupy_matmul_precision(cupy, precision)
     from minigrad.backend_kernels import Kernels
     b.kernels = Kernels(cupy)
+    b.synchronize = lambda: cupy.cuda.Device().synchronize()
     return b
 
 

@@ -6,8 +6,8 @@ gradients at once. Before an op's backward runs, the inputs it reads are checked
 for in-place changes since the forward (its output is checked when read: Function.output);
 in anomaly mode (anomaly.py) what it returns is checked for NaN too.
 """
-from minigrad import backend
-from minigrad.anomaly import checks as _anomaly_checks
+from minigrad import backend, profiler
+from minigrad.anomaly import checks as _anomaly_checks, node_name
 from minigrad.grad_hooks import run_hooks as _run_hooks
 from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
 from minigrad.grad_mode import _GradMode, is_grad_enabled
@@ -214,7 +214,11 @@ def _run_node(ctx, g, grads, create_graph, anomaly=None):
         changed = _changed_input(ctx)
         if changed is not None:
             raise RuntimeError(_modified_in_place(ctx, i=changed))
-        _propagate(ctx, g, grads, create_graph, anomaly)
+        if profiler.active is None:
+            _propagate(ctx, g, grads, create_graph, anomaly)
+        else:                                   # timed as one event (profiler.py)
+            profiler.active.run(node_name(ctx), "backward", ctx.device, g, _propagate,
+                                ctx, g, grads, create_graph, anomaly)
     except Exception as e:
         if anomaly is not None:
             anomaly.blame(ctx, e)

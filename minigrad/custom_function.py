@@ -22,6 +22,7 @@ from minigrad import backend
 from minigrad.autograd import Function, record_outputs
 from minigrad.backward import _FREED
 from minigrad.grad_mode import _GradMode, _state
+from minigrad.profiler import record_function
 
 
 class FunctionCtx(Function):
@@ -155,7 +156,7 @@ def _apply(cls, *args, **kwargs):
         if isinstance(a, Tensor):
             tensors.append(a)
     ctx._needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-    with _GradMode(False):
+    with _GradMode(False), record_function(cls.__name__):   # (the profiler's event)
         if cls._setup_ctx:
             out = cls.forward(*args, **kwargs)
             cls.setup_context(ctx, args, out)

@@ -23,8 +23,9 @@ from minigrad import backend, backend_cupy
 # What tests may count: "sync" is every device-to-host read (bool/int/float/item/tolist of an
 # array, to_numpy); "gather" every indexing with an array (advanced indexing, a copy);
 # "launch" every call that on CuPy would launch a kernel: every array operation but views,
-# allocations and conversions that return their input (the fused kernels count apart).
-COUNTS = {"sync": 0, "gather": 0, "launch": 0}
+# allocations and conversions that return their input (the fused kernels count apart);
+# "wait" every wait for the device's queued work (Backend.synchronize, as CuPy's).
+COUNTS = {"sync": 0, "gather": 0, "launch": 0, "wait": 0}
 NO_LAUNCH = {"reshape", "transpose", "swapaxes", "squeeze", "broadcast_to", "expand_dims",
              "moveaxis", "broadcast_shapes", "empty", "empty_like", "may_share_memory",
              "as_strided", "sliding_window_view"}
@@ -309,8 +310,10 @@ def make_backend(name="spy"):
 
     special = types.SimpleNamespace(**{n: _function(getattr(scipy.special, n))
                                        for n in SPECIAL_FUNCTIONS})
-    return backend.Backend(name, SpyModule(), lambda a: wrap(_host_erf(unwrap(a))),
-                           index_add, to_numpy, from_numpy, special)
+    b = backend.Backend(name, SpyModule(), lambda a: wrap(_host_erf(unwrap(a))),
+                        index_add, to_numpy, from_numpy, special)
+    b.synchronize = lambda: _count("wait")
+    return b
 
 
 def register(name="spy"):

@@ -28,6 +28,9 @@ def run(script, *args):
     ("bench_gemm.py", ["--preset", "baby"], ["attn.c_attn", "384 x 128 -> 384", "NumPy"]),
     ("bench_layers.py", ["--cases", "gru", "hardtanh", "--repeat", "1"],
      ["forward + backward, ms (best of 1)", "gru", "hardtanh"]),
+    ("profile_step.py", ["--steps", "1", "--warmup", "0", "--batch-size", "2", "--rows", "50"],
+     ["ms/step while profiled", "LinearBackward", "Optimizer.step#AdamW.step",
+      "clip_grad_norm_", "Self time total"]),
 ])
 def test_benchmark_scripts_run(script, args, expect):
     out = run(script, *args)
@@ -43,6 +46,7 @@ def test_benchmark_scripts_run(script, args, expect):
     ("bench_train.py", ["--steps", "0"], "argument --steps: must be an integer >= 1, got '0'"),
     ("bench_generate.py", ["--tokens", "0"], "argument --tokens: must be an integer >= 1"),
     ("bench_gemm.py", ["--processes", "0"], "argument --processes: must be an integer >= 1"),
+    ("profile_step.py", ["--steps", "0"], "argument --steps: must be an integer >= 1"),
     ("bench_generate.py", ["--ckpt", "no-such-run"], "--ckpt: no-such-run does not exist"),
 ])
 def test_bad_arguments_are_named_not_a_traceback(script, args, words):

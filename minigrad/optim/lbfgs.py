@@ -22,6 +22,7 @@ from minigrad import backend
 from minigrad.autograd import enable_grad, no_grad
 from minigrad.nn.module_state import host as _host
 from minigrad.optim.optimizer import Optimizer, is_number
+from minigrad.profiler import record_function
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp              # NumPy (host scalars and dtypes)
@@ -103,6 +104,10 @@ class LBFGS(Optimizer):
         """Up to max_iter iterations; `closure` re-computes the loss with its gradients
         (zero them, forward, backward, return the loss) and is required. Returns the loss
         of the first evaluation."""
+        with record_function("Optimizer.step#LBFGS.step"):
+            return self._step(closure)
+
+    def _step(self, closure):
         if closure is None or not callable(closure):
             raise TypeError("LBFGS.step: a closure is required (a function that zeroes the "
                             "gradients, computes the loss, calls backward and returns it)")

@@ -6,6 +6,7 @@ import json
 import numbers
 
 from minigrad.autograd import no_grad, enable_grad
+from minigrad.profiler import record_function
 from minigrad.nn.module import zero_grads
 from minigrad.nn.module_state import host as _host
 from minigrad.tensor import Tensor
@@ -143,7 +144,12 @@ class Optimizer:
     @no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient. `closure` (optional) re-computes
-        and returns the loss, as in PyTorch."""
+        and returns the loss, as in PyTorch. The profiler shows it as one event,
+        "Optimizer.step#<class>.step" (PyTorch's name)."""
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            return self._step(closure)
+
+    def _step(self, closure):
         loss = None
         if closure is not None:
             with enable_grad():
