@@ -82,7 +82,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--preset", choices=sorted(PRESETS), default="baby")
     ap.add_argument("--steps", type=positive_int, default=10, help="steps profiled")
-    ap.add_argument("--warmup", type=non_negative_int, default=3, help="steps run first, unprofiled")
+    ap.add_argument("--warmup", type=non_negative_int, default=3,
+                    help="steps run first, unprofiled")
     ap.add_argument("--batch-size", type=positive_int, default=None,
                     help="sequences per step (default: the preset's)")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
