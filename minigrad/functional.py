@@ -93,6 +93,8 @@ __all__ += ["ctc_loss", "embedding_bag", "multilabel_margin_loss", "pdist",
             "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices", "feature_alpha_dropout"]
+__all__ += ["upsample", "upsample_nearest", "upsample_bilinear", "native_channel_shuffle",
+            "conv_tbc"]
 __all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
             "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 
@@ -193,3 +195,39 @@ def one_hot(tensor, num_classes=-1):
                          f"from {int(tensor.data.min())} to {int(tensor.data.max())}")
     hot = tensor.data[..., None] == xp.arange(num_classes)
     return Tensor._make(hot.astype(backend.int64), tensor.device)
+
+
+# ---- PyTorch's older spellings -------------------------------------------------------------
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """interpolate under its older name (deprecated in PyTorch, still there)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate with mode='nearest' (deprecated in PyTorch)."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate with mode='bilinear' and align_corners=True, as PyTorch's (deprecated)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# PyTorch's kernel-level channel_shuffle: the same values (minigrad's also has a gradient)
+native_channel_shuffle = channel_shuffle
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """conv1d over time-major sequences: input (time, batch, in_channels), weight
+    (kernel_width, in_channels, out_channels), bias (out_channels,), `pad` zeros at both
+    ends of time; the result is (time', batch, out_channels)."""
+    shapes = [getattr(t, "shape", None) for t in (input, weight, bias)]
+    ok = all(isinstance(t, Tensor) for t in (input, weight, bias)) and \
+        [len(s) for s in shapes] == [3, 3, 1]
+    if not ok or shapes[0][2] != shapes[1][1] or shapes[1][2] != shapes[2][0]:
+        raise ValueError(f"conv_tbc: expected input (time, batch, in_channels), weight "
+                         f"(kernel_width, in_channels, out_channels) and bias (out_channels,) "
+                         f"tensors whose channels agree, got shapes {shapes}")
+    pad = int_arg("conv_tbc", "pad", pad, low=0)
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)

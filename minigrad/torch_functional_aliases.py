@@ -16,7 +16,7 @@ from minigrad import functional as F
 # same signature at top level as in F: the alias is F's function
 SAME_AS_F = ("conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
              "avg_pool1d adaptive_avg_pool1d pixel_shuffle pixel_unshuffle channel_shuffle "
-             "bilinear").split()
+             "bilinear native_channel_shuffle conv_tbc").split()
 globals().update({_name: getattr(F, _name) for _name in SAME_AS_F})
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}

@@ -371,3 +371,26 @@ def test_layer_gradcheck_and_device(device):
     x = mg.randn(2, 2, 4, device=device, requires_grad=True)
     m(x).sum().backward()
     assert x.grad.device == device and m.weight.grad.device == device
+
+
+@pytest.mark.parametrize("pad", [0, 2])
+def test_conv_tbc_as_torch(pad):
+    """conv_tbc: a time-major (time, batch, channels) conv1d, weight (k, in, out): values
+    and the gradients of input, weight and bias against torch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal(s) for s in ((6, 2, 3), (3, 3, 4), (4,))]
+    got = [mg.tensor(x, requires_grad=True) for x in xs]
+    want = [torch.tensor(x, requires_grad=True) for x in xs]
+    g, w = F.conv_tbc(*got, pad), torch.conv_tbc(*want, pad)
+    np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-10)
+    (g * g).sum().backward(), (w * w).sum().backward()
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("shapes", [((6, 2), (3, 3, 4), (4,)), ((6, 2, 3), (3, 2, 4), (4,)),
+                                    ((6, 2, 3), (3, 3, 4), (3,))])
+def test_conv_tbc_names_the_shapes_it_expected(shapes):
+    with pytest.raises(ValueError, match=r"conv_tbc: expected input \(time, batch"):
+        F.conv_tbc(*(mg.zeros(s) for s in shapes))

@@ -397,3 +397,28 @@ def test_shuffles_that_move_nothing_are_copies(call):
 def test_errors_name_the_problem(call, error, words):
     with pytest.raises(error, match=words):
         call(mg.randn(3, 5, 5))
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("upsample", dict(scale_factor=2, mode="bilinear", align_corners=False)),
+    ("upsample", dict(size=(3, 5))), ("upsample_nearest", dict(scale_factor=(2, 1.5))),
+    ("upsample_bilinear", dict(size=(4, 7)))])
+def test_upsample_older_names_as_torch(name, kw):
+    """F.upsample, upsample_nearest and upsample_bilinear (align_corners=True) are
+    interpolate as PyTorch's older names: the values and the gradient."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(3).standard_normal((1, 2, 3, 4))
+    got, want = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with pytest.warns(UserWarning):                  # torch's deprecation notes
+        y = getattr(torch.nn.functional, name)(want, **kw)
+    g = getattr(F, name)(got, **kw)
+    np.testing.assert_allclose(g.numpy(), y.detach().numpy(), rtol=1e-12)
+    (g * g).sum().backward(), (y * y).sum().backward()
+    np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=1e-12)
+
+
+def test_native_channel_shuffle_as_torch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(24.0).reshape(1, 6, 2, 2)
+    np.testing.assert_array_equal(F.native_channel_shuffle(mg.tensor(x), 3).numpy(),
+                                  torch.native_channel_shuffle(torch.tensor(x), 3).numpy())

@@ -152,3 +152,16 @@ def test_an_ignored_row_with_a_banned_class_counts_for_nothing(reduction, smooth
         assert np.all(loss.numpy()[~keep] == 0)
     np.testing.assert_allclose(x.grad.numpy()[keep], alone.grad.numpy(), rtol=1e-12)
     assert np.all(x.grad.numpy()[~keep] == 0)
+
+
+@pytest.mark.filterwarnings("ignore:`NLLLoss2d` has been deprecated")
+def test_nll_loss_2d_is_nll_loss_as_torch():
+    """nn.NLLLoss2d: PyTorch's older name of NLLLoss for (N, C, H, W) inputs."""
+    torch = pytest.importorskip("torch")
+    x = RNG.normal(size=(2, 4, 3, 3))
+    t = RNG.integers(0, 4, size=(2, 3, 3))
+    got = mg.nn.NLLLoss2d(mg.tensor(WEIGHT), ignore_index=1)(mg.tensor(x), mg.tensor(t))
+    want = torch.nn.NLLLoss2d(torch.tensor(WEIGHT), ignore_index=1)(torch.tensor(x),
+                                                                    torch.tensor(t))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    assert repr(mg.nn.NLLLoss2d()) == repr(torch.nn.NLLLoss2d()) == "NLLLoss2d()"

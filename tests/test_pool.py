@@ -361,6 +361,36 @@ def test_integer_max_pool_and_empty_batches():
     assert F.adaptive_avg_pool2d(mg.zeros(2, 3, 4, 4), (0, 2)).shape == (2, 3, 0, 2)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("lead", [(0, 3), (0,), (2, 0), (0, 0)])
+def test_adaptive_pools_of_no_channels_as_torch(n, kind, lead):
+    """PyTorch 2.13's adaptive pools take an empty batch, no channels unbatched, and
+    batched no channels only in the 1d and 2d average pools: the empty result, and the
+    empty gradient; what PyTorch refuses is refused, naming the dims."""
+    torch = pytest.importorskip("torch")
+    shape, name = lead + (5,) * n, f"adaptive_{kind}_pool{n}d"
+    try:
+        want = getattr(torch.nn.functional, name)(torch.zeros(shape), 3)
+    except RuntimeError:
+        with pytest.raises(ValueError, match="other than the batch are not empty"):
+            getattr(F, name)(mg.zeros(shape), 3)
+        return
+    x = mg.zeros(shape, requires_grad=True)
+    got = getattr(F, name)(x, 3)
+    assert got.shape == tuple(want.shape)
+    got.sum().backward()
+    assert x.grad.shape == shape
+    if kind == "max":
+        assert getattr(F, name)(x, 2, return_indices=True)[1].shape == lead + (2,) * n
+
+
+def test_adaptive_pools_refuse_empty_spatial_dims():
+    for x in (mg.zeros(2, 3, 0, 5), mg.zeros(0, 0, 5), mg.zeros(3, 0, 5)):
+        with pytest.raises(ValueError, match="spatial dims are not empty"):
+            F.adaptive_avg_pool2d(x, 2)
+
+
 def test_lp_pool_of_zero_windows_has_zero_gradient_as_torch():
     """(Σ x²)^½ of a window of zeros (after a ReLU): PyTorch's gradient there is 0, not the
     NaN of ∞·0 from the square root's slope."""

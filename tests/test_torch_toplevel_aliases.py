@@ -48,6 +48,8 @@ CASES = {
     "pixel_shuffle": ((arr(1, 8, 2, 2), 2), {}),
     "pixel_unshuffle": ((arr(1, 2, 4, 4), 2), {}),
     "channel_shuffle": ((arr(1, 6, 2, 2), 3), {}),
+    "native_channel_shuffle": ((arr(1, 6, 2, 2), 3), {}),
+    "conv_tbc": ((arr(5, 2, 3), arr(2, 3, 4), arr(4), 1), {}),
     "bilinear": ((arr(4, 3), arr(4, 2), arr(5, 3, 2), arr(5)), {}),
     "dropout": ((arr(3, 4), 0.5, False), {}),
     "alpha_dropout": ((arr(3, 4), 0.3, False), {}),

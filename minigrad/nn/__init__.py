@@ -13,6 +13,7 @@ from minigrad.nn.activations import (GLU, Hardtanh, ReLU6, LogSigmoid, Mish,  # 
 from minigrad.nn.activations import (CELU, Hardswish, Hardsigmoid, Hardshrink,  # noqa
                                      Softshrink, Tanhshrink, Threshold, Softmin, RReLU)
 from minigrad.nn.losses import SmoothL1Loss, HuberLoss, KLDivLoss  # noqa: F401
+from minigrad.nn.losses import NLLLoss2d  # noqa: F401
 from minigrad.nn.losses import (MarginRankingLoss, HingeEmbeddingLoss,  # noqa: F401
                                 CosineEmbeddingLoss, SoftMarginLoss,
                                 MultiLabelSoftMarginLoss, MultiMarginLoss,

@@ -54,6 +54,10 @@ class NLLLoss(Module):
                           reduction=self.reduction)
 
 
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under PyTorch's older name for (N, C, H, W) inputs (deprecated there)."""
+
+
 class BCEWithLogitsLoss(Module):
     """F.binary_cross_entropy_with_logits as a module; `weight` and `pos_weight` are
     buffers, as PyTorch."""

@@ -58,16 +58,19 @@ def _ints(op, name, value, n, low):
     return items
 
 
-def _check_input(op, x, n):
-    """x as (N, C, *spatial), and whether it came unbatched; PyTorch's shapes and errors."""
+def _check_input(op, x, n, empty_channels=False):
+    """x as (N, C, *spatial), and whether it came unbatched; PyTorch's shapes and errors.
+    Only the batch may be empty, and with empty_channels the channels too (the empty
+    result of an empty input: PyTorch's adaptive pools allow some of these)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
     if x.ndim not in (n + 1, n + 2):
         raise ValueError(f"{op}: expected a {n + 1}D or {n + 2}D input, {_DIMS[n]}, got "
                          f"shape {x.shape}")
-    if 0 in x.shape[x.ndim - n - 1:]:   # only the batch may be empty, as PyTorch
-        raise ValueError(f"{op}: expected an input whose dims other than the batch are not "
-                         f"empty, got shape {x.shape}")
+    if 0 in x.shape[x.ndim - n - (0 if empty_channels else 1):]:
+        what = "spatial dims" if empty_channels else "dims other than the batch"
+        raise ValueError(f"{op}: expected an input whose {what} are not empty, got shape "
+                         f"{x.shape}")
     return (x, False) if x.ndim == n + 2 else (x.unsqueeze(0), True)
 
 

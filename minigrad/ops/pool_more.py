@@ -172,9 +172,16 @@ class AdaptiveAverage(Function):
         return g @ self.inputs[1].mT, None
 
 
+def _empty_channels(input, n, avg):
+    """Whether an adaptive pool may be given no channels, as PyTorch 2.13: unbatched always
+    (its channels are the batch there), batched only in the 1d and 2d average pools (whose
+    backward there PyTorch refuses; minigrad's gives the empty gradient)."""
+    return isinstance(input, Tensor) and (input.ndim == n + 1 or (avg and n < 3))
+
+
 def _adaptive_avg_pool(n, input, output_size):
     op = f"adaptive_avg_pool{n}d"
-    x, unbatched = _check_input(op, input, n)
+    x, unbatched = _check_input(op, input, n, _empty_channels(input, n, True))
     if not backend.is_floating(x.dtype):
         raise TypeError(f"{op}: needs a floating-point input, got dtype {x.dtype}; convert "
                         f"with .float() first")
@@ -277,7 +284,7 @@ def _adaptive_max(xp, x, sizes, where, host):
 
 def _adaptive_max_pool(n, input, output_size, return_indices):
     op = f"adaptive_max_pool{n}d"
-    x, unbatched = _check_input(op, input, n)
+    x, unbatched = _check_input(op, input, n, _empty_channels(input, n, False))
     sizes = _output_size(op, output_size, x, n)
     xp = x.backend.xp
     if 0 in sizes:                       # nothing to pick: an empty result
