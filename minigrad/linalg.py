@@ -9,3 +9,5 @@ from minigrad.ops.linalg_solvers import (pinv, lstsq, matrix_rank, cond,  # noqa
                                          solve_triangular, matrix_exp)
 from minigrad.ops.linalg_lu import (lu_factor, lu_factor_ex, lu, lu_solve)  # noqa: F401
 from minigrad.ops.linalg_ex import cholesky_ex, inv_ex, solve_ex  # noqa: F401
+from minigrad.ops.linalg_householder import householder_product  # noqa: F401
+from minigrad.ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401

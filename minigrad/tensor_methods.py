@@ -121,7 +121,8 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         return ops.matmul.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
     def cross(self, other, dim=None): return ops.matmul.cross(self, other, dim)
-    # linear algebra (ops/linalg.py, linalg_decomp.py, linalg_solvers.py, linalg_lu.py),
+    # linear algebra (ops/linalg.py, linalg_decomp.py, linalg_solvers.py, linalg_lu.py,
+    # linalg_householder.py),
     # indexing (ops/index_more.py), statistics (ops/statistics_more.py): imported by
     # minigrad/__init__.py
     def mv(self, vec): return ops.linalg.mv(self, vec)
@@ -139,6 +140,7 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
         return ops.linalg_decomp.svd_v(self, some, compute_uv)
     def pinverse(self, rcond=1e-15): return ops.linalg_solvers.pinverse(self, rcond)
     def matrix_exp(self): return ops.linalg_solvers.matrix_exp(self)
+    def orgqr(self, input2): return ops.linalg_householder.orgqr(self, input2)
     def lu(self, pivot=True, get_infos=False):
         return ops.linalg_lu.lu_legacy(self, pivot, get_infos)
     def lu_solve(self, LU_data, LU_pivots):

@@ -191,6 +191,15 @@ OPS = [
         *mg.linalg.inv_ex(mg.stack([a + 4 * _t(np.eye(3), a), a * 0])),
         *mg.linalg.solve_ex(mg.stack([a + 4 * _t(np.eye(3), a), a * 0]), b),
         *mg.linalg.solve_ex(a + 4 * _t(np.eye(3), a), b.mT, left=False)), [(3, 3), (3, 2)]),
+    ("linalg_householder", lambda a, t: (
+        mg.linalg.householder_product(a, t), mg.orgqr(a[:, :2], t[:1]),
+        mg.linalg.householder_product(a, t[:0])), [(4, 3), (2,)]),
+    ("linalg_ldl", lambda a, b: (
+        *mg.linalg.ldl_factor_ex(mg.stack([a + a.mT, a * 0, a @ a.mT]).detach()),
+        mg.linalg.ldl_solve(*mg.linalg.ldl_factor((a + a.mT).detach()), b.detach()) + b,
+        mg.linalg.ldl_factor(mg.stack([a.detach() * 0.01 + _t(np.ones((3, 3)) - np.eye(3), a),
+                                       a.detach() + 9 * _t(np.eye(3), a)])).LD[0] + a),
+     [(3, 3), (3, 2)]),
     ("index_stats_more", lambda a, s: (
         a.take(_t(np.array([[0, 5], [-1, 2]]), a)), a.index_copy(1, _t(_IDX[:2], a), s[:, :2]),
         a.index_put((_t(_IDX[:2] % 2, a), _t(_IDX[1:], a)), s[0, :2], accumulate=True),

@@ -12,8 +12,7 @@ PᵀdA = dL U + L dU, with L⁻¹dL strictly lower and dU U⁻¹ upper, for squa
 Wide A (m < n), U = [U₁ | U₂]: A₂ = PLU₂, so Ā₂ = P L⁻ᵀ G_U₂, and G_L gains −L⁻ᵀ G_U₂ U₂ᵀ;
 tall A (m > n), L = [L₁; L₂]: L₂ = (PᵀA)₂ U⁻¹, so its rows of PᵀA get G_L₂ U⁻ᵀ, and G_U gains
 −L₂ᵀ G_L₂ U⁻ᵀ; the square block then as above. A zero on U's diagonal makes these inf or NaN,
-as PyTorch's. (linalg.ldl_factor is left out: LAPACK's Bunch-Kaufman, 2 by 2 pivots and
-its own packing, for a factor that PyTorch does not differentiate.)
+as PyTorch's. (linalg.ldl_factor, Bunch-Kaufman's, is linalg_ldl.py's.)
 """
 import math
 from collections import namedtuple
