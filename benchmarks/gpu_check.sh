@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU check in one run, for a session that is lent a GPU for a few minutes: the test
 # suite's GPU cases (tests/test_gpu.py first, then the op suite on "cuda"), the side-by-side training
-# benchmark (CuPy vs PyTorch CUDA) and nanoGPT's GPU run (`--preset small`, val loss target
+# benchmark (CuPy vs PyTorch CUDA), mg.profiler's table of one small-preset step (where the
+# GPU's time goes, op by op) and nanoGPT's GPU run (`--preset small`, val loss target
 # 1.47). Each stage writes its output under $OUT (default gpu-check/) and a failing stage
 # does not stop the later ones.
 #
@@ -13,10 +14,11 @@
 # benchmark, then the training run, which writes its val loss every 250 steps, so a run cut
 # short still shows how far it got in how long. A longer lease: STAGES=train TRAIN_TIMEOUT=580.
 #
-# Knobs (environment): STAGES (device gputests tests bench train), DEVICE (cuda), DATA (the
+# Knobs (environment): STAGES (device gputests tests bench profile train), DEVICE (cuda), DATA (the
 # corpus; the machine may be offline: copy it into the tree), GPU_TESTS_TIMEOUT (60 s: the
-# GPU's own tests, whole even where the op suite runs out of time), TESTS_TIMEOUT (120 s),
-# BENCH_PRESET (small), BENCH_STEPS (10), BENCH_TIMEOUT (100 s), MAX_ITERS (5000, the
+# GPU's own tests, whole even where the op suite runs out of time), TESTS_TIMEOUT (100 s),
+# BENCH_PRESET (small), BENCH_STEPS (10), BENCH_TIMEOUT (100 s), PROFILE_TIMEOUT (30 s),
+# MAX_ITERS (5000, the
 # preset's), TRAIN_TIMEOUT (290 s), TRAIN_ARGS (more `train` flags, e.g.
 # --matmul-precision highest).
 # A dry run of the script itself on a CPU:
@@ -38,11 +40,12 @@ BENCH_PRESET=${BENCH_PRESET:-small}
 BENCH_STEPS=${BENCH_STEPS:-10}
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-100}
 GPU_TESTS_TIMEOUT=${GPU_TESTS_TIMEOUT:-60}
-TESTS_TIMEOUT=${TESTS_TIMEOUT:-120}
+TESTS_TIMEOUT=${TESTS_TIMEOUT:-100}
+PROFILE_TIMEOUT=${PROFILE_TIMEOUT:-30}
 MAX_ITERS=${MAX_ITERS:-5000}
 TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-290}
 TRAIN_ARGS=${TRAIN_ARGS:-}
-STAGES=" ${STAGES:-device gputests tests bench train} "
+STAGES=" ${STAGES:-device gputests tests bench profile train} "
 mkdir -p "$OUT"
 status=0
 
@@ -78,6 +81,8 @@ if [ "$DEVICE" = cuda ]; then
 fi
 stage bench timeout "$BENCH_TIMEOUT" python benchmarks/bench_train.py \
     --preset "$BENCH_PRESET" --device "$DEVICE" --steps "$BENCH_STEPS" --warmup 2
+stage profile timeout "$PROFILE_TIMEOUT" python benchmarks/profile_step.py \
+    --preset "$BENCH_PRESET" --device "$DEVICE" --steps 2 --warmup 1 --rows 30
 stage train timeout "$TRAIN_TIMEOUT" python -m minitransformer train --preset small \
     --device "$DEVICE" --data "$DATA" --max-iters "$MAX_ITERS" --out "$OUT/small" $TRAIN_ARGS
 if [ -f "$OUT/small/metrics.jsonl" ]; then
