@@ -211,6 +211,12 @@ def get_float32_matmul_precision():
     return _PRECISION[0] or "highest"
 
 
+def started():
+    """The Backends built so far (a device's is built when it first makes a tensor), each
+    once: "cuda" and "cuda:0" share one."""
+    return list({id(b): b for b in _BACKENDS.values()}.values())
+
+
 def register_device(name, factory):
     """Add a device whose Backend is built by `factory()` (tests use it to prove the seam)."""
     _FACTORIES[name] = factory

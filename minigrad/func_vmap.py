@@ -156,7 +156,7 @@ class _Randomness:
     def __enter__(self):
         if self.mode == "error":
             me = threading.get_ident()
-            for b in {id(b): b for b in backend._BACKENDS.values()}.values():
+            for b in backend.started():
                 if not isinstance(b.rng, _RefusingRng):       # (an outer vmap's stays)
                     b.rng = _RefusingRng(b.rng, me)
                     self.guarded.append(b)

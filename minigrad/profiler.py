@@ -23,8 +23,10 @@ whole step slower than it runs unprofiled: the table says where the time goes, n
 a step takes (benchmarks/bench_train.py says that).
 
 Not recorded: ops that run in other processes (minigrad/parallel.py's data-parallel workers:
-profile with one process), memory, and PyTorch's schedules and trace handlers. Off, the cost
-is one read of `active` per op. One profiler runs at a time; it records every thread.
+profile with one process), memory, the forward of a node with several outputs made without
+Function.apply (unbind's views: its backward is recorded), and PyTorch's schedules and trace
+handlers. Off, the cost is one read of `active` per op (and per region: a record_function
+that finds no profiler). One profiler runs at a time; it records every thread.
 """
 import enum
 import json
@@ -75,8 +77,11 @@ class profile:
         if not self.enabled:
             return self
         if active is not None:
-            raise RuntimeError("profile: another profiler is already running; stop it first "
-                               "(one profiler runs at a time)")
+            which = "this profiler is" if active is self else "another profiler is"
+            raise RuntimeError(f"profile: {which} already running; stop it first "
+                               f"(one profiler runs at a time)")
+        # fresh stacks: a region a generator left open in an earlier run is not a parent now
+        self._stacks = threading.local()
         self._events, self._t0, self._running = [], time.perf_counter_ns(), True
         active = self
         return self
@@ -97,34 +102,44 @@ class profile:
     def run(self, name, kind, device, inputs, call, *args):
         """Call `call(*args)` as one event of an op on `device` whose inputs are `inputs`
         (Tensors: their shapes are kept under record_shapes); returns what it returns."""
-        stack = self._open(device)
+        frame = self._open(device)
         start = time.perf_counter_ns()
         try:
             return call(*args)
         finally:
-            self._close(stack, name, kind, device, inputs, start)
+            self._close(frame, name, kind, device, inputs, start)
 
     def _open(self, device):
+        """Open an event: its frame, [time of the events inside so far, the thread's stack]."""
         stack = getattr(self._stacks, "open", None)
         if stack is None:
             stack = self._stacks.open = []
         self._wait(device)              # work queued earlier is not this event's
-        stack.append(0)
-        return stack
+        frame = [0, stack]
+        stack.append(frame)
+        return frame
 
     def _wait(self, device):
-        if self.wait_for_gpu and device != "cpu":
-            sync = backend.get(device).synchronize
-            if sync is not None:        # (None: a device whose arrays are host arrays)
-                sync()
+        """Wait for `device`'s queued work; None (a region, whose code may use any device):
+        for every device started so far."""
+        if not self.wait_for_gpu or device == "cpu":
+            return
+        backends = backend.started() if device is None else [backend.get(device)]
+        for b in backends:
+            if b.synchronize is not None:   # (None: a device whose arrays are host arrays)
+                b.synchronize()
 
-    def _close(self, stack, name, kind, device, inputs, start):
+    def _close(self, frame, name, kind, device, inputs, start):
         self._wait(device)
         end = time.perf_counter_ns()
-        inside = stack.pop()
-        if stack:                       # the enclosing event's self time excludes this one
-            stack[-1] += end - start
-        if self._running:
+        inside, stack = frame
+        # this event's own frame, not merely the last: a generator's region, closed while
+        # its caller's are open, ends out of order
+        at = next(i for i in range(len(stack) - 1, -1, -1) if stack[i] is frame)
+        del stack[at]
+        if at:                          # the enclosing event's self time excludes this one
+            stack[at - 1][0] += end - start
+        if self._running and start >= self._t0:     # (not one begun in an earlier run)
             self._events.append((name, kind, start, end, end - start - inside,
                                  threading.get_ident(),
                                  shapes_of(inputs) if self.record_shapes else None))
@@ -160,9 +175,16 @@ class profile:
                  for e in self.events()]
         path = os.fspath(path)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, f)
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, f)
+            os.replace(tmp, path)
+        except OSError as e:            # a missing folder, a directory, no room: name `path`
+            if os.path.exists(tmp):     # (and leave no half-written temporary behind)
+                os.remove(tmp)
+            raise type(e)(f"export_chrome_trace: cannot write the trace to {path!r}: "
+                          f"{e.strerror or e}; give a file path in an existing, "
+                          f"writable folder") from None
 
 
 class record_function:
@@ -175,20 +197,22 @@ class record_function:
             raise TypeError(f"record_function: name must be a str, got "
                             f"{type(name).__name__}")
         self.name = name
-        self._prof = None
+        self._open = []     # (profiler, frame, start) per entry: one object may be re-entered
 
     def __enter__(self):
-        self._prof = active
-        if self._prof is not None:
-            self._stack = self._prof._open("cpu")
-            self._start = time.perf_counter_ns()
+        prof = active
+        if prof is not None:            # (None: the code inside may use any device)
+            frame = prof._open(None)
+            self._open.append((prof, frame, time.perf_counter_ns()))
+        else:
+            self._open.append(None)
         return self
 
     def __exit__(self, *exc):
-        if self._prof is not None:
-            self._prof._close(self._stack, self.name, "user_annotation", "cpu", None,
-                              self._start)
-            self._prof = None
+        entry = self._open.pop()
+        if entry is not None:
+            prof, frame, start = entry
+            prof._close(frame, self.name, "user_annotation", None, None, start)
 
     def __call__(self, fn):
         import functools

@@ -215,3 +215,81 @@ def test_waits_for_the_device_only_with_cuda_activity(spy):
         (x * x).sum().backward()
     assert n["wait"] == 0                      # no profiler, no waiting
     np.testing.assert_allclose(x.grad.numpy(), 6 * x.numpy(), rtol=1e-6)   # three passes
+
+
+def test_a_generators_region_closed_out_of_order():
+    x = mg.randn(40, 40)
+
+    def gen():
+        with record_function("gen"):
+            yield 1
+            yield 2
+    with profile() as prof:
+        g = gen()
+        next(g)                                 # "gen" open, suspended
+        with record_function("outer"):
+            x @ x
+            g.close()                           # "gen" ends inside "outer"
+    ev = {e.name: e for e in prof.events()}
+    # outer's own time leaves out its matmul, not the generator's region begun before it
+    assert ev["outer"].self_cpu_time_total == pytest.approx(
+        ev["outer"].cpu_time_total - ev["MatMul"].cpu_time_total, abs=1e-3)
+    assert ev["gen"].self_cpu_time_total == pytest.approx(ev["gen"].cpu_time_total)
+
+
+def test_a_region_open_across_a_restart_is_not_recorded():
+    x, prof = mg.randn(3), profile()
+    region = record_function("early")
+    prof.start()
+    region.__enter__()
+    prof.stop()
+    prof.start()                                # the same object again: a new run
+    x + 1
+    region.__exit__(None, None, None)
+    prof.stop()
+    assert names(prof) == ["Add"] and prof.events()[0].start_us >= 0
+    prof.start()
+    with pytest.raises(RuntimeError, match="this profiler is already running"):
+        prof.start()
+    prof.stop()
+
+
+def test_one_record_function_entered_twice():
+    x, region = mg.randn(3), record_function("r")
+    with profile() as prof:
+        with region:
+            with region:
+                x + 1
+    assert names(prof) == ["Add", "r", "r"]
+    outer = prof.events()[2]
+    assert outer.self_cpu_time_total < outer.cpu_time_total
+
+
+def test_chrome_trace_to_a_bad_path_says_so_and_leaves_nothing(tmp_path):
+    with profile() as prof:
+        mg.randn(2).exp()
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError, match="cannot write the trace to .*folder"):
+        prof.export_chrome_trace(tmp_path / "folder")
+    with pytest.raises(FileNotFoundError, match="cannot write the trace to .*t.json"):
+        prof.export_chrome_trace(tmp_path / "missing" / "t.json")
+    assert os.listdir(tmp_path) == ["folder"]              # no temporary file left
+
+
+@pytest.mark.parametrize("layer,op", [(nn.LSTM, "LSTMScan"), (nn.GRU, "GRUScan")])
+def test_recurrent_scans_forward_is_an_event(layer, op):
+    rnn = layer(3, 4)
+    with profile(record_shapes=True) as prof:
+        rnn(mg.randn(5, 2, 3))[0].sum().backward()
+    assert op in names(prof, "forward") and op + "Backward" in names(prof, "backward")
+
+
+def test_regions_wait_for_the_device_too(spy):
+    import spy_backend
+    p = mg.randn(3, device=spy, requires_grad=True)
+    p.grad = mg.ones(3, device=spy)
+    opt = mg.optim.SGD([p], lr=0.1)
+    with spy_backend.counted() as n, profile() as prof:
+        opt.step()                              # array updates: its kernels, no ops
+    assert names(prof) == ["Optimizer.step#SGD.step"]
+    assert n["wait"] == 2                       # so its time is that of its kernels

@@ -22,6 +22,7 @@ runs from the last step to the first.
 The RNN's and GRU's saved arrays are kept in the order the steps run, the LSTM's in time
 order, feature-major. What the three ops share is ops/rnn_scan_base.py's _Scan.
 """
+from minigrad import profiler
 from minigrad.autograd import Function, record_outputs
 from minigrad.ops.activations import _overflow_quietly
 from minigrad.ops.linear import linear
@@ -210,7 +211,12 @@ def _record(mode, reverse, first, state, w_hh, b_hh, w_ih=None, b_ih=None, w_hr=
     # forward(gi or x, h0, [c0], w_hh, b_hh, and the LSTM's w_ih, b_ih, w_hr where given),
     # None for a missing b_hh
     extra = {n: named[n].data for n in ("w_ih", "b_ih", "w_hr") if named[n] is not None}
-    outs = fn.forward(*data[:-3], **extra)
+    if profiler.active is None:
+        outs = fn.forward(*data[:-3], **extra)
+    else:               # timed as one event, as Function.apply's ops (not made by apply)
+        outs = profiler.active.run(type(fn).__name__, "forward", x.device,
+                                   [t for t in named.values() if t is not None],
+                                   lambda: fn.forward(*data[:-3], **extra))
     outs = [Tensor._make(a, x.device) for a in outs]
     record_outputs(fn, [named[n] for n in fn.names], outs)
     return outs[0], tuple(outs[1:])
