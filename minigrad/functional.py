@@ -15,6 +15,8 @@ from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, l1_loss, mse_loss)
 from minigrad.ops.loss import smooth_l1_loss, huber_loss, kl_div  # noqa: F401
+from minigrad.ops.linear_cross_entropy import linear_cross_entropy  # noqa: F401
+from minigrad.ops.multi_head_attention import multi_head_attention_forward  # noqa: F401
 from minigrad.ops.losses_more import (margin_ranking_loss, hinge_embedding_loss,  # noqa
                                       cosine_embedding_loss, soft_margin_loss,
                                       multilabel_soft_margin_loss, multi_margin_loss,
@@ -95,6 +97,7 @@ __all__ += ["ctc_loss", "embedding_bag", "multilabel_margin_loss", "pdist",
             "adaptive_max_pool3d_with_indices", "feature_alpha_dropout"]
 __all__ += ["upsample", "upsample_nearest", "upsample_bilinear", "native_channel_shuffle",
             "conv_tbc"]
+__all__ += ["linear_cross_entropy", "multi_head_attention_forward"]
 __all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
             "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 

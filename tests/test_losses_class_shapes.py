@@ -1,6 +1,7 @@
 """cross_entropy and nll_loss as PyTorch takes them: a per-class `weight` (with ignore_index
 and label smoothing), the class dim second for (N, C, d1, ...) inputs, a (C,) input with a
-0-d target; and the module forms with `weight` as a buffer."""
+0-d target; and the module forms with `weight` as a buffer. linear_cross_entropy (torch
+2.13's) and its module too."""
 import numpy as np
 import pytest
 
@@ -165,3 +166,86 @@ def test_nll_loss_2d_is_nll_loss_as_torch():
                                                                     torch.tensor(t))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
     assert repr(mg.nn.NLLLoss2d()) == repr(torch.nn.NLLLoss2d()) == "NLLLoss2d()"
+
+
+# ---- linear_cross_entropy: cross_entropy(linear(input, W, b), target) --------------------
+LCE_CASES = [  # input shape, weight shape, bias?, target shape, kwargs
+    ((5, 4), (6, 4), False, (5,), {}),
+    ((5, 4), (6, 4), True, (5,), dict(reduction="none", label_smoothing=0.1)),
+    ((4,), (6, 4), True, (), dict(reduction="sum")),
+    ((5, 4), (6, 3, 4), True, (5, 3),
+     dict(label_smoothing=0.2, weight=WEIGHT[[0, 1, 2, 3, 0, 1]])),
+    ((5, 4), (6, 3, 2, 4), False, (5, 3, 2), dict(ignore_index=2, reduction="sum")),
+    ((5, 4), (6, 4), True, (5,), dict(options="chunked")),
+]
+
+
+@pytest.mark.parametrize("xs, ws, bias, ts, kw", LCE_CASES)
+def test_linear_cross_entropy_as_torch(xs, ws, bias, ts, kw):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[:-1])
+    t = rng.integers(0, ws[0], size=ts)
+    t.flat[0] = kw.get("ignore_index", -100)        # one ignored target (None means -100)
+    args = [(x, w, b) if bias else (x, w)]
+    got, want = [], []
+    for lib, Fn, opts, out in ((mg, F, mg.nn.LinearCrossEntropyOptions, got),
+                               (torch, torch.nn.functional,
+                                torch.nn.LinearCrossEntropyOptions, want)):
+        k = dict(kw)
+        if "weight" in k:
+            k["weight"] = lib.tensor(k["weight"])
+        if k.get("options"):
+            k["options"] = opts(batch_chunk_size=2)
+        ts_ = [lib.tensor(a, requires_grad=True) for a in args[0]]
+        loss = Fn.linear_cross_entropy(ts_[0], ts_[1], lib.tensor(t),
+                                       linear_bias=ts_[2] if bias else None, **k)
+        loss.sum().backward()
+        out += [loss.detach().numpy()] + [a.grad.numpy() for a in ts_]
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(g, wnt, rtol=1e-10, atol=1e-12)
+
+
+def test_linear_cross_entropy_loss_module_as_torch():
+    torch = pytest.importorskip("torch")
+    m = mg.nn.LinearCrossEntropyLoss(4, 6, out_features=(3,), bias=True, ignore_index=1)
+    tm = torch.nn.LinearCrossEntropyLoss(4, 6, out_features=(3,), bias=True, ignore_index=1,
+                                         dtype=torch.float64)
+    assert repr(m) == repr(tm).replace("float64", "")
+    m.load_state_dict({k: mg.tensor(v.detach().numpy(), dtype=mg.float32)
+                       for k, v in tm.state_dict().items()})
+    x, t = RNG.normal(size=(5, 4)), RNG.integers(0, 6, size=(5, 3))
+    np.testing.assert_allclose(m(mg.tensor(x, dtype=mg.float32), t).item(),
+                               tm(torch.tensor(x), torch.tensor(t)).item(), rtol=1e-5)
+    assert list(m.state_dict()) == ["linear.weight", "linear.bias"]
+    assert "weight" in mg.nn.LinearCrossEntropyLoss(4, 6, weight=mg.ones(6)).state_dict()
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: F.linear_cross_entropy(mg.ones(2, 1, 4), mg.ones(3, 4), mg.tensor([[0], [1]])),
+     ValueError, ["(in_features,) or (N, in_features)", "(2, 1, 4)"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(4), mg.tensor([0, 1])),
+     ValueError, ["at least 2-D", "(4,)"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 5), mg.tensor([0, 1])),
+     ValueError, ["in_features", "(2, 4) and (3, 5)"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 2, 4), mg.tensor([[0, 1]] * 2),
+                                    linear_bias=mg.ones(3)), ValueError, ["(3, 2)", "(3,)"]),
+    (lambda: F.linear_cross_entropy(mg.ones(4), mg.ones(3, 2, 4), mg.tensor([0, 1])),
+     ValueError, ["needs batched input", "(4,)"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.full((2, 3), 1 / 3),
+                                    ignore_index=-100), ValueError, ["probabilities"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.full((2, 3), 1 / 3)),
+     ValueError, ["class probabilities", "not supported"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.tensor([0, 1]),
+                                    options={}), TypeError, ["LinearCrossEntropyOptions"]),
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.tensor([0, 1]),
+                                    reduction="avg"), ValueError, ["'mean', 'sum' or 'none'"]),
+    (lambda: mg.nn.LinearCrossEntropyOptions(batch_chunk_size=0), ValueError,
+     ["batch_chunk_size", "positive int"]),
+    (lambda: mg.nn.LinearCrossEntropyOptions(chunking_method="aspect_ratio:0"), ValueError,
+     ["chunking_method", "'aspect_ratio:K'"]),
+    (lambda: mg.nn.LinearCrossEntropyOptions(acc_policy="fast"), ValueError, ["acc_policy"]),
+    (lambda: mg.nn.LinearCrossEntropyOptions(acc_dtype=mg.int32), ValueError, ["acc_dtype"]),
+])
+def test_linear_cross_entropy_bad_input(call, error, words):
+    test_bad_input(call, error, words)

@@ -228,3 +228,65 @@ def test_gradcheck_through_inputs_and_parameters(cfg):
     params = [mg.tensor(p.numpy(), requires_grad=True) for p in mha.parameters()]
     assert mg.gradcheck(lambda *ps: nn.utils.functional_call(
         mha, dict(zip(names, ps)), (q.detach(), k.detach(), v.detach()), masks)[0], params)
+
+
+# ---- F.multi_head_attention_forward: the function the module calls -----------------------
+FUNC_CASES = [dict(), dict(unbatched=True), dict(separate=True), dict(bias_kv=True),
+              dict(add_zero_attn=True, need_weights=False),
+              dict(static=True, average_attn_weights=False),
+              dict(masks="float_and_padding", no_bias=True),
+              dict(masks="bool_per_head", separate=True, add_zero_attn=True)]
+
+
+@pytest.mark.parametrize("case", FUNC_CASES, ids=str)
+def test_multi_head_attention_forward_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    kd = vd = E
+    arrays = dict(q=rng.standard_normal((L, E) if case.get("unbatched") else (L, N, E)),
+                  k=rng.standard_normal((S, kd) if case.get("unbatched") else (S, N, kd)),
+                  v=rng.standard_normal((S, vd) if case.get("unbatched") else (S, N, vd)),
+                  w_in=rng.standard_normal((3 * E, E)), b_in=rng.standard_normal(3 * E),
+                  wq=rng.standard_normal((E, E)), wk=rng.standard_normal((E, kd)),
+                  wv=rng.standard_normal((E, vd)), bk=rng.standard_normal((1, 1, E)),
+                  bv=rng.standard_normal((1, 1, E)), w_out=rng.standard_normal((E, E)),
+                  b_out=rng.standard_normal(E), sk=rng.standard_normal((N * H, S, E // H)),
+                  sv=rng.standard_normal((N * H, S, E // H)))
+    masks = MASKS[case.get("masks", "none")]
+    results = []
+    for lib, Fn in ((torch, torch.nn.functional), (mg, mg.nn.functional)):
+        t = {k: lib.tensor(a, requires_grad=True) for k, a in arrays.items()}
+        sep, bkv, static = case.get("separate"), case.get("bias_kv"), case.get("static")
+        out, w = Fn.multi_head_attention_forward(
+            t["q"], t["k"], t["v"], E, H, None if sep else t["w_in"],
+            None if case.get("no_bias") else t["b_in"], t["bk"] if bkv else None,
+            t["bv"] if bkv else None, case.get("add_zero_attn", False), 0.0, t["w_out"],
+            None if case.get("no_bias") else t["b_out"], training=False,
+            need_weights=case.get("need_weights", True),
+            average_attn_weights=case.get("average_attn_weights", True),
+            use_separate_proj_weight=bool(sep), q_proj_weight=t["wq"] if sep else None,
+            k_proj_weight=t["wk"] if sep else None, v_proj_weight=t["wv"] if sep else None,
+            static_k=t["sk"] if static else None, static_v=t["sv"] if static else None,
+            **{k: lib.tensor(m) for k, m in masks.items()})
+        (out * lib.tensor(np.cos(np.arange(out.numel())).reshape(out.shape))).sum().backward()
+        results.append([out.detach().numpy(), None if w is None else w.detach().numpy()] +
+                       [None if a.grad is None else a.grad.numpy() for a in t.values()])
+    for name, a, b in zip(["out", "weights"] + list(arrays), *results):
+        assert (a is None) == (b is None), name
+        if a is not None:
+            np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-11, err_msg=name)
+
+
+def test_multi_head_attention_forward_bad_arguments_are_named():
+    F = mg.nn.functional
+    q = mg.ones(L, N, E)
+    w_in, w_out = mg.ones(3 * E, E), mg.ones(E, E)
+    with pytest.raises(ValueError, match=r"multi_head_attention_forward: query, key, value"):
+        F.multi_head_attention_forward(q, q, q, E + 2, H, w_in, None, None, None, False, 0.0,
+                                       w_out, None)
+    with pytest.raises(ValueError, match=r"use_separate_proj_weight=True .* q_proj_weight"):
+        F.multi_head_attention_forward(q, q, q, E, H, None, None, None, None, False, 0.0,
+                                       w_out, None, use_separate_proj_weight=True)
+    with pytest.raises(ValueError, match=r"static_k must be \(6, S, 4\)"):
+        F.multi_head_attention_forward(q, q, q, E, H, w_in, None, None, None, False, 0.0,
+                                       w_out, None, static_k=mg.ones(N, S, E))

@@ -45,7 +45,8 @@ from minigrad.nn.transformer import (Transformer, TransformerEncoder,  # noqa: F
                                      TransformerDecoder, TransformerEncoderLayer,
                                      TransformerDecoderLayer)
 from minigrad.nn.losses_extra import (CTCLoss, MultiLabelMarginLoss,  # noqa: F401
-                                     TripletMarginWithDistanceLoss)
+                                     TripletMarginWithDistanceLoss, LinearCrossEntropyLoss)
+from minigrad.ops.linear_cross_entropy import LinearCrossEntropyOptions  # noqa: F401
 from minigrad.nn.embedding_bag import EmbeddingBag  # noqa: F401
 from minigrad.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from minigrad.nn.pool_extra import (MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,  # noqa: F401

@@ -2,7 +2,8 @@
 PyTorch state dict loads), its masks and its (output, weights) result, so code written for
 torch.nn.MultiheadAttention runs as it is. The article's lesson version, batch-first with
 True-means-attend masks, is minitransformer/attention.py; both attend through
-F.scaled_dot_product_attention.
+F.scaled_dot_product_attention. The attention itself is F.multi_head_attention_forward's
+(ops/multi_head_attention.py): this module holds the parameters and calls it.
 
 Masks, as PyTorch's: a boolean attn_mask or key_padding_mask is True where attending is NOT
 allowed (the opposite of SDPA's); a float one is added to the scores. Two differences: a
@@ -12,15 +13,11 @@ need_weights=False keeps to the attn_mask given (the added key visible to every 
 with need_weights=True), where PyTorch's attends by the hint alone and so hides that key
 from queries 0..L-1.
 """
-import math
-
-from minigrad import backend, functional as F
-from minigrad.creation import as_tensor, empty, zeros
+from minigrad.creation import empty
 from minigrad.nn import init
 from minigrad.nn.layers import Linear
 from minigrad.nn.module import Module, Parameter
-from minigrad.ops.elementwise import where
-from minigrad.ops.shape import cat
+from minigrad.ops.multi_head_attention import attend
 
 
 class MultiheadAttention(Module):
@@ -81,47 +78,21 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        if is_causal and attn_mask is None:
-            raise RuntimeError("MultiheadAttention: is_causal is a hint that attn_mask is the "
-                               "causal mask; pass that mask too (True above the diagonal)")
         unbatched = query.ndim == 2
         self._check_inputs(query, key, value, unbatched)
-        if unbatched:
-            query, key, value = (t.unsqueeze(0) for t in (query, key, value))
-        elif not self.batch_first:                   # (L, N, E) -> (N, L, E)
+        if self.batch_first and not unbatched:       # (N, L, E) -> (L, N, E)
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        N, L, E = query.shape
-        q, k, v = self._project(query, key, value)
-        mask = self._mask(attn_mask, key_padding_mask, N, L, k.shape[1], unbatched)
-        if self.bias_k is not None:                  # one more key and value, learned
-            k = cat([k, self.bias_k.expand(N, 1, E)], 1)
-            v = cat([v, self.bias_v.expand(N, 1, E)], 1)
-            mask = None if mask is None else F.pad(mask, (0, 1))
-        q, k, v = (t.reshape(N, t.shape[1], self.num_heads, self.head_dim).transpose(1, 2)
-                   for t in (q, k, v))
-        if self.add_zero_attn:                       # and a zero key and value
-            pad = zeros(N, self.num_heads, 1, self.head_dim, device=q.device, dtype=q.dtype)
-            k, v = cat([k, pad], 2), cat([v, pad], 2)
-            mask = None if mask is None else F.pad(mask, (0, 1))
-        p = self.dropout if self.training else 0.0
-        if need_weights:                             # the weights themselves: composed
-            s = (q @ k.mT) * (1 / math.sqrt(self.head_dim))
-            weights = (s if mask is None else s + mask).softmax(-1)
-            if p:
-                weights = F.dropout(weights, p)      # (returned after dropout, as PyTorch)
-            y = weights @ v
-        else:
-            weights = None
-            causal = is_causal and key_padding_mask is None and self.bias_k is None and \
-                not self.add_zero_attn               # PyTorch's shortcut: the hint alone
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None if causal else mask,
-                                               dropout_p=p, is_causal=causal)
-        out = self.out_proj(y.transpose(1, 2).reshape(N, L, E))
-        if weights is not None and average_attn_weights:
-            weights = weights.mean(1)
-        if unbatched:
-            return out.squeeze(0), None if weights is None else weights.squeeze(0)
-        return (out if self.batch_first else out.transpose(0, 1)), weights
+        sep = not self._qkv_same_embed_dim
+        out, weights = attend(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, self.training, key_padding_mask,
+            need_weights, attn_mask, sep, self.q_proj_weight, self.k_proj_weight,
+            self.v_proj_weight, None, None, average_attn_weights, is_causal,
+            op="MultiheadAttention")
+        if self.batch_first and not unbatched:
+            out = out.transpose(0, 1)
+        return out, weights
 
     def _check_inputs(self, query, key, value, unbatched):
         """The inputs' shapes as the caller gave them, or an error naming them all."""
@@ -139,55 +110,3 @@ class MultiheadAttention(Module):
                              f"(S, {kd}), (S, {vd}), or batched as {form} (batch_first="
                              f"{self.batch_first}) with one batch size N; got {query.shape}, "
                              f"{key.shape}, {value.shape}")
-
-    def _project(self, query, key, value):
-        """Q, K, V: each input times its block of the input projection, plus its bias."""
-        E = self.embed_dim
-        ws = [self.in_proj_weight[i * E:(i + 1) * E] for i in range(3)] \
-            if self._qkv_same_embed_dim else \
-            [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
-        bs = [None] * 3 if self.in_proj_bias is None else \
-            [self.in_proj_bias[i * E:(i + 1) * E] for i in range(3)]
-        return tuple(F.linear(x, w, b) for x, w, b in zip((query, key, value), ws, bs))
-
-    def _mask(self, attn_mask, key_padding_mask, N, L, S, unbatched=False):
-        """Both masks as one float mask added to the scores, broadcastable to (N, heads, L,
-        S): -inf where a boolean mask is True, a float mask's values as they are. Unbatched
-        (N = 1), the shapes expected and named are PyTorch's: (S,), (L, S), (heads, L, S)."""
-        total = None
-        if attn_mask is not None:
-            m = _additive(attn_mask, "attn_mask", self)
-            if m.shape == (L, S):
-                m = m.reshape(1, 1, L, S)
-            elif m.shape == (N * self.num_heads, L, S):
-                m = m.reshape(N, self.num_heads, L, S)
-            else:
-                raise ValueError(f"MultiheadAttention: attn_mask must be ({L}, {S}) or "
-                                 f"({N * self.num_heads}, {L}, {S}) ("
-                                 f"{'heads' if unbatched else 'batch × heads'}, queries, "
-                                 f"keys), got {m.shape}")
-            total = m
-        if key_padding_mask is not None:
-            m = _additive(key_padding_mask, "key_padding_mask", self)
-            want = (S,) if unbatched else (N, S)    # named as the caller's input has it
-            if m.shape != want:
-                raise ValueError(f"MultiheadAttention: key_padding_mask must be {want} "
-                                 f"({'keys, for unbatched input' if unbatched else 'batch, keys'})"
-                                 f", got {m.shape}")
-            m = m.reshape(N, 1, 1, S)
-            total = m if total is None else total + m
-        return total
-
-
-def _additive(m, name, module):
-    """A mask as one added to the scores, on the module's device and dtype, as PyTorch
-    turns it: a boolean one -inf where True (not allowed), 0 elsewhere."""
-    w = module.out_proj.weight
-    m = as_tensor(m, device=w.device)
-    if m.dtype == bool:
-        z = zeros(m.shape, device=w.device, dtype=w.dtype)
-        return where(m, z - math.inf, z)
-    if not backend.is_floating(m.dtype):
-        raise TypeError(f"MultiheadAttention: {name} must be boolean or floating point, got "
-                        f"{m.dtype}")
-    return m.to(dtype=w.dtype)
