@@ -79,6 +79,11 @@ class Function:
                 raise RuntimeError(
                     f"{cls.__name__}: tensors on different devices "
                     f"({', '.join(x.device for x in inputs)}); move them with .to(device) first")
+        amp = _state.autocast    # (one read: None unless autocast is on, amp.py)
+        if amp is not None:
+            cast = amp.cast(cls.__name__, inputs, device)
+            if cast is not inputs:
+                inputs, arrays = cast, [t._data for t in cast]
         fn = cls()
         fn.device = device
         fn.xp = inputs[0].backend.xp

@@ -10,7 +10,7 @@ from minigrad import backend, profiler
 from minigrad.anomaly import checks as _anomaly_checks, node_name
 from minigrad.grad_hooks import run_hooks as _run_hooks
 from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
-from minigrad.grad_mode import _GradMode, is_grad_enabled
+from minigrad.grad_mode import _GradMode, autocast_set, is_grad_enabled
 
 
 _FREED = ("backward through a graph a second time: its saved arrays were freed by the first "
@@ -96,7 +96,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     needed = None if wanted is None else _on_a_path_to(order, wanted)
     gathering = _nodes_with_several_outputs(order, boundary)
     anomaly = _anomaly_checks()
-    with _GradMode(create_graph):
+    # backward ops run in the dtypes their forward gave them, never autocast again (as
+    # torch's); a checkpointed segment recomputes under its forward's setting (checkpoint.py)
+    with _GradMode(create_graph), autocast_set(None):
         while order:
             t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
             entry = grads.pop(id(t), None)

@@ -1,6 +1,8 @@
 """torch.cuda's most used calls, for code written against PyTorch: whether the GPU backend
-can run, how many GPUs there are, and waiting for the GPU's queued work."""
+can run, how many GPUs there are, and waiting for the GPU's queued work; and
+torch.cuda.amp's autocast and GradScaler (amp.py)."""
 from minigrad import backend
+from minigrad.amp import cuda_amp as amp  # noqa: F401
 
 
 def is_available():

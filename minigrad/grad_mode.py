@@ -17,6 +17,8 @@ class _ThreadState(threading.local):
         # None, or the _Marks that Function.apply puts on every node it records: one
         # attribute for all of them, so that an op pays one read while none is on
         self.marks = None
+        # None, or what autocast (amp.py) has on: Function.apply's one read while it is off
+        self.autocast = None
 
 
 _state = _ThreadState()
@@ -56,6 +58,31 @@ def set_marks(**changes):
     now.update(changes)
     on = now["segment"] is not None or now["anomaly"]
     _state.marks = _Marks(**now) if on else None
+
+
+class autocast_set:
+    """Context manager: _state.autocast is `setting` (amp.py's, or None: off) until exit."""
+
+    def __init__(self, setting):
+        self.setting = setting
+
+    def __enter__(self):
+        self.prev, _state.autocast = _state.autocast, self.setting
+
+    def __exit__(self, *exc):
+        _state.autocast = self.prev
+
+
+def autocast_float32(x):
+    """x as float32 when it is float16 and autocast (amp.py) is on for its device, else x:
+    for the functions on torch's float32 autocast list that compute float16 in float32
+    inside and cast the result back (softmax, cross_entropy...): under autocast they
+    return float32, as torch's."""
+    on = _state.autocast
+    if on is None or getattr(x, "dtype", None) != "float16" or \
+            str(x.device).partition(":")[0] not in on.dtypes:
+        return x
+    return x.float()
 
 
 def is_grad_enabled():

@@ -18,6 +18,7 @@ import functools
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import Function
+from minigrad.grad_mode import autocast_float32
 from minigrad.ops.blocks import in_pieces, contiguous
 from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu, clip
 from minigrad.ops.reduce import normalize_dim
@@ -45,6 +46,15 @@ def _float32_inside(fn):
         if isinstance(x, Tensor) and x.dtype == backend.float16:
             return fn(x.to(dtype=backend.float32), *args, **kwargs).to(dtype=x.dtype)
         return fn(x, *args, **kwargs)
+    return wrapped
+
+
+def _autocast_float32(fn):
+    """x cast up first under autocast (grad_mode.autocast_float32): float32 out, as torch's
+    autocast gives for the functions on its float32 list."""
+    @functools.wraps(fn)
+    def wrapped(x, *args, **kwargs):
+        return fn(autocast_float32(x), *args, **kwargs)
     return wrapped
 
 
@@ -181,6 +191,7 @@ class Softplus(Function):
         self.xp.copyto(d, g, where=z > self.threshold)
 
 
+@_autocast_float32
 @_float32_inside
 def softplus(x, beta=1.0, threshold=20.0):
     """log(1 + e^(βx))/β, and x itself where βx > threshold (as PyTorch; there the two agree

@@ -59,13 +59,13 @@ def linear(x, weight, bias=None):
                          f"(shape {x.shape}) but weight {weight.shape} expects "
                          f"in_features={weight.shape[-1]}")
     x, weight = _pair(x, weight)
-    check_same_float("linear", x, weight)
+    check_same_float("linear", x, weight, autocast=True)
     if bias is None:
         return Linear.apply(x, weight)
     if bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias has shape {bias.shape}, expected "
                          f"({weight.shape[0]},) (out_features)")
-    check_same_float("linear", weight, bias)
+    check_same_float("linear", weight, bias, autocast=True)
     return Linear.apply(x, weight, bias)
 
 

@@ -7,6 +7,7 @@ import warnings
 
 from minigrad import backend
 from minigrad.autograd import Function
+from minigrad.grad_mode import autocast_float32
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.huber import huber
@@ -77,7 +78,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     target. The mean over the targets that are not ignore_index (reduction="mean"), their
     sum ("sum"), or one loss per target ("none"); label_smoothing mixes in the uniform
     distribution. With `weight` (one per class) the mean is weighted, as nll_loss's."""
-    logits, t, shape = _class_targets(input, target, ignore_index, "cross_entropy")
+    logits, t, shape = _class_targets(autocast_float32(input), target, ignore_index,
+                                      "cross_entropy")
     if not 0.0 <= number_arg("cross_entropy", "label_smoothing", label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
@@ -324,6 +326,7 @@ def l1_loss(input, target, reduction="mean", weight=None):
     as PyTorch's."""
     check_reduction(reduction, "l1_loss")
     _warn_if_broadcast("l1_loss", input, target)
+    input, target = autocast_float32(input), autocast_float32(target)
     return _weighted((input - target).abs(), weight, input, "l1_loss", reduction)
 
 

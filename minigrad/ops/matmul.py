@@ -6,6 +6,7 @@ import math
 from minigrad import backend
 from minigrad.args import check_broadcast
 from minigrad.autograd import Function
+from minigrad.grad_mode import _state
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, expand
 # elementwise's _pair and where are imported where used: elementwise imports this module
@@ -52,9 +53,14 @@ def _rows(a):
     return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
-def check_same_float(op, a, b):
+def check_same_float(op, a, b, autocast=False):
     """A matrix product of float32 and float64 would silently compute in float64: refused,
-    as PyTorch does (elementwise ops promote, as PyTorch's do)."""
+    as PyTorch does (elementwise ops promote, as PyTorch's do). `autocast`: the op is one
+    autocast casts (amp.py), which lets float16 meet float32 while autocast is on."""
+    on = _state.autocast
+    if autocast and on is not None and str(a.device).partition(":")[0] in on.dtypes and \
+            {a.dtype, b.dtype} == {backend.float16, backend.float32}:
+        return
     if a.dtype != b.dtype and a.dtype.kind == b.dtype.kind == "f":
         raise TypeError(f"{op}: operands have dtypes {a.dtype} and {b.dtype}; convert one "
                         f"first (.to(dtype), .float(), .double()), as PyTorch requires")
@@ -63,7 +69,7 @@ def check_same_float(op, a, b):
 def matmul(a, b):
     from minigrad.ops.elementwise import _pair
     a, b = _pair(a, b)
-    check_same_float("matmul", a, b)
+    check_same_float("matmul", a, b, autocast=True)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
                          f"and {b.shape} (use * for scalars)")
@@ -207,7 +213,7 @@ def tensordot(a, b, dims=2):
     then b's. One matmul: each side permuted and reshaped to a matrix."""
     from minigrad.ops.elementwise import _pair
     a, b = _pair(a, b)
-    check_same_float("tensordot", a, b)
+    check_same_float("tensordot", a, b, autocast=True)
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if backend.is_integer(dims):

@@ -11,6 +11,7 @@ import math
 from minigrad import backend
 from minigrad.args import check_broadcast, number_arg
 from minigrad.autograd import Function
+from minigrad.grad_mode import autocast_float32
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import where
 from minigrad.ops.math import nonzero_indicator, sign
@@ -43,7 +44,7 @@ def norm(x, p="fro", dim=None, keepdim=False):
     """The vector p-norm (Σ|x|ᵖ)^(1/p) over dim (None: every element; an int or a tuple),
     as torch.norm: p=inf is max|x|, -inf min|x|, 0 the number of nonzeros (gradient 0).
     Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly."""
-    return p_norm(x, _order(p, dim), dim, keepdim, "norm")
+    return p_norm(autocast_float32(x), _order(p, dim), dim, keepdim, "norm")
 
 
 def p_norm(x, p, dim, keepdim, op):
@@ -287,6 +288,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     p = number_arg(op, "p", p)
     if not p >= 0:
         raise ValueError(f"{op}: p must be a non-negative number (or inf), got {p}")
+    x1, x2 = autocast_float32(x1), autocast_float32(x2)
     for name, t in (("x1", x1), ("x2", x2)):
         if t.ndim < 2:
             raise ValueError(f"{op}: {name} must have at least 2 dims (rows, columns), got "

@@ -5,6 +5,7 @@ import warnings
 from minigrad import backend
 from minigrad.args import cast_to
 from minigrad.autograd import Function
+from minigrad.grad_mode import autocast_float32
 from minigrad.ops.reduce import accurate_sum, normalize_dim
 from minigrad.ops.rows import row_max, row_sum
 
@@ -100,6 +101,7 @@ def along_dim(op, x, dim, name):
     is settled, and the Tensor methods' (which make no implicit choice: their dim defaults
     to -1, where PyTorch's methods require one)."""
     dim = normalize_dim(dim, x.ndim, name)
+    x = autocast_float32(x)
     if not backend.is_floating(x.dtype):
         raise TypeError(f"{name}: needs a floating-point tensor, got dtype {x.dtype}; "
                         f"convert with .float() first")

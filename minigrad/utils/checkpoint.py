@@ -38,7 +38,8 @@ import weakref
 from minigrad import backend
 from minigrad.autograd import Function, record_outputs
 from minigrad.backward import _into_grad, run_backward
-from minigrad.grad_mode import _GradMode, get_marks, is_grad_enabled, set_marks
+from minigrad.grad_mode import (_GradMode, _state, autocast_set, get_marks,
+                                 is_grad_enabled, set_marks)
 from minigrad.tensor import Tensor
 
 
@@ -90,6 +91,7 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True,
         return out
     node = CheckpointBackward()
     node.function, node.args, node.kwargs, node.rng = function, args, kwargs, rng
+    node.autocast = _state.autocast        # recomputed in the forward's precision
     node.check = determinism_check == "default"
     node.positions = positions
     node.shapes = [(t.shape, t.dtype) for t in outputs]
@@ -242,7 +244,8 @@ class CheckpointBackward(Function):
             for b, state in self.rng:
                 b.rng = _copy_rng(state)
         try:
-            out = _run_marked(token, self.function, self.args, self.kwargs)
+            with autocast_set(self.autocast):
+                out = _run_marked(token, self.function, self.args, self.kwargs)
         finally:
             for b, rng in held:
                 b.rng = rng

@@ -1,0 +1,168 @@
+"""GradScaler, as torch.amp.GradScaler: multiply the loss by a scale so that small float16
+gradients do not flush to zero, divide the gradients by it before the optimizer steps,
+skip a step whose gradients hold inf or NaN (the scale was too big) and adjust the scale:
+times backoff_factor after such a step, times growth_factor after growth_interval steps
+in a row without one. The scale is a float32 number, computed in float32 as torch's."""
+from minigrad import backend
+from minigrad.backend import np
+from minigrad.grad_mode import _GradMode
+from minigrad.tensor import Tensor
+
+_READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
+
+
+def _f32(x):
+    return float(np.float32(x))
+
+
+class GradScaler:
+    """scale(loss).backward(); scaler.step(optimizer); scaler.update() — torch's loop.
+    unscale_(optimizer) first if the gradients are to be read or clipped unscaled.
+    `device` ("cpu" or "cuda") is accepted for torch's signature: the gradients are
+    unscaled on whichever device they live."""
+
+    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
+                 backoff_factor=0.5, growth_interval=2000, enabled=True):
+        name = getattr(device, "type", device)
+        if name not in ("cpu", "cuda"):
+            raise ValueError(f"GradScaler: device must be 'cpu' or 'cuda', got {device!r}")
+        if not growth_factor > 1.0:
+            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got "
+                             f"{backoff_factor}")
+        if not (isinstance(growth_interval, int) and growth_interval > 0):
+            raise ValueError(f"GradScaler: growth_interval must be a positive int, got "
+                             f"{growth_interval!r}")
+        self.device, self._enabled = name, bool(enabled)
+        self._scale, self._growth_tracker = _f32(init_scale), 0
+        self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
+        self._growth_interval = growth_interval
+        self._per_optimizer = {}         # id(optimizer) -> {"stage", "found_inf"}
+
+    def is_enabled(self):
+        return self._enabled
+
+    def get_scale(self):
+        """The scale as a Python float (1.0 when disabled)."""
+        return self._scale if self._enabled else 1.0
+
+    def get_growth_factor(self): return self._growth_factor
+    def get_backoff_factor(self): return self._backoff_factor
+    def get_growth_interval(self): return self._growth_interval
+
+    def scale(self, outputs):
+        """outputs (a tensor, or a list/tuple of them, nested) times the scale. A float16
+        loss stays float16 (the scale is a 0-d float32, which does not promote)."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, Tensor):
+            s = Tensor._make(outputs.backend.xp.asarray(self._scale, dtype=backend.float32),
+                             outputs.device)
+            return outputs * s
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        raise TypeError(f"GradScaler.scale: expected a Tensor or a list/tuple of them, got "
+                        f"{type(outputs).__name__}")
+
+    def _state(self, optimizer):
+        return self._per_optimizer.setdefault(id(optimizer),
+                                              {"stage": _READY, "found_inf": None})
+
+    def unscale_(self, optimizer):
+        """Divide the gradients of optimizer's parameters by the scale, in place, and note
+        whether any holds inf or NaN. Once per optimizer between two update()s."""
+        if not self._enabled:
+            return
+        state = self._state(optimizer)
+        if state["stage"] is _UNSCALED:
+            raise RuntimeError("GradScaler.unscale_: already called on this optimizer "
+                               "since the last update()")
+        if state["stage"] is _STEPPED:
+            raise RuntimeError("GradScaler.unscale_: called after step(); call update() "
+                               "first")
+        inv = np.float32(1.0 / np.float64(self._scale))   # as torch: 1/scale in double
+        found = False
+        with _GradMode(False):
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if g.dtype == backend.float16:
+                        raise ValueError("GradScaler.unscale_: a parameter has a float16 "
+                                         "gradient; keep parameters in float32 (autocast "
+                                         "casts them for the ops that run in float16)")
+                    xp = g.backend.xp
+                    found = found or not bool(xp.isfinite(g._data).all())
+                    g.mul_(Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device))
+        state["found_inf"], state["stage"] = found, _UNSCALED
+
+    def step(self, optimizer, *args, **kwargs):
+        """optimizer.step(...) with unscaled gradients (unscale_ first unless done), or
+        nothing when they hold inf or NaN; returns what step returned, or None if skipped."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("GradScaler.step: a closure is not supported while the "
+                               "scaler is enabled")
+        state = self._state(optimizer)
+        if state["stage"] is _STEPPED:
+            raise RuntimeError("GradScaler.step: already called on this optimizer since the "
+                               "last update()")
+        if state["stage"] is _READY:
+            self.unscale_(optimizer)
+        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = _STEPPED
+        return result
+
+    def update(self, new_scale=None):
+        """Adjust the scale after this iteration's steps (or set it to new_scale, a float or
+        a one-element tensor), and start the next iteration's bookkeeping."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            if isinstance(new_scale, Tensor):
+                if new_scale.numel() != 1 or new_scale.requires_grad:
+                    raise ValueError("GradScaler.update: new_scale must be a one-element "
+                                     "tensor that does not require grad")
+                new_scale = new_scale.item()
+            self._scale = _f32(new_scale)
+        else:
+            found = [s["found_inf"] for s in self._per_optimizer.values()
+                     if s["found_inf"] is not None]
+            if not found:
+                raise RuntimeError("GradScaler.update: no inf checks were recorded; call "
+                                   "step(optimizer) (or unscale_) before update()")
+            if any(found):
+                self._scale = _f32(np.float32(self._scale) * np.float32(self._backoff_factor))
+                self._growth_tracker = 0
+            elif self._growth_tracker + 1 == self._growth_interval:
+                grown = np.float32(self._scale) * np.float32(self._growth_factor)
+                if np.isfinite(grown):     # never grown to inf
+                    self._scale = _f32(grown)
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+        self._per_optimizer = {}
+
+    def state_dict(self):
+        """scale, growth/backoff factors, growth_interval, _growth_tracker ({} disabled)."""
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict):
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("GradScaler.load_state_dict: the state dict is empty, "
+                               "possibly saved from a disabled GradScaler")
+        self._scale = _f32(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])

@@ -1,0 +1,215 @@
+"""Automatic mixed precision (minigrad/amp.py, amp_scaler.py): autocast's policy, its
+scoping (nesting, threads, decorator), gradients in the parameters' dtype, and GradScaler
+against torch.amp.GradScaler."""
+import threading
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.functional as F
+
+
+def test_policy_half_float_and_promote():
+    lin = mg.nn.Linear(4, 3)
+    x = mg.randn(2, 4)
+    with mg.autocast("cpu"):
+        y = lin(x)
+        assert y.dtype == mg.float16                        # GEMM: float16
+        assert mg.nn.Linear(3, 2)(y).dtype == mg.float16    # float16 input, float32 weight
+        assert (x @ x.T).dtype == mg.float16
+        assert F.softmax(y, -1).dtype == mg.float32          # float32 list
+        assert F.log_softmax(y, -1).dtype == mg.float32
+        assert F.cross_entropy(y, mg.tensor([0, 1])).dtype == mg.float32
+        assert y.exp().dtype == mg.float32 and y.sum().dtype == mg.float32
+        assert (y + x[:, :3]).dtype == mg.float32            # promote: the widest
+        assert F.relu(y).dtype == mg.float16                 # anything else: as it is
+        assert (x.double() @ x.double().T).dtype == mg.float64   # float64 is never cast
+    assert lin(x).dtype == mg.float32                        # off again after the block
+    assert F.softmax(y, -1).dtype == mg.float16              # float16 in, float16 out
+
+
+def test_values_match_float16_computation():
+    lin = mg.nn.Linear(5, 3)
+    x = mg.randn(4, 5)
+    with mg.autocast("cpu"):
+        y = lin(x)
+    want = (x.numpy().astype(np.float16) @ lin.weight.numpy().astype(np.float16).T
+            + lin.bias.numpy().astype(np.float16))
+    np.testing.assert_allclose(y.numpy(), want, rtol=2e-3, atol=2e-3)
+
+
+def test_gradients_in_the_parameters_dtype():
+    lin = mg.nn.Linear(4, 3)
+    x = mg.randn(2, 4, requires_grad=True)
+    with mg.autocast("cpu"):
+        loss = F.cross_entropy(lin(x), mg.tensor([0, 2]))
+    loss.backward()
+    assert lin.weight.grad.dtype == mg.float32 and lin.bias.grad.dtype == mg.float32
+    assert x.grad.dtype == mg.float32
+    # the same gradient as float32 to float16 precision
+    lin.zero_grad()
+    F.cross_entropy(lin(x), mg.tensor([0, 2])).backward()
+    want = lin.weight.grad.numpy().copy()
+    lin.zero_grad()
+    with mg.autocast("cpu"):
+        loss = F.cross_entropy(lin(x), mg.tensor([0, 2]))
+        loss.backward()               # backward inside the block: not autocast again
+    assert lin.weight.grad.dtype == mg.float32
+    np.testing.assert_allclose(lin.weight.grad.numpy(), want, rtol=1e-2, atol=1e-3)
+
+
+def test_checkpoint_recomputes_in_the_forwards_precision():
+    lin = mg.nn.Linear(4, 4)
+    x = mg.randn(3, 4, requires_grad=True)
+    with mg.autocast("cpu"):
+        y = mg.utils.checkpoint.checkpoint(lambda t: lin(t).relu(), x, use_reentrant=False)
+    assert y.dtype == mg.float16
+    y.float().sum().backward()        # its dtype check would refuse a float32 recompute
+    assert lin.weight.grad.dtype == mg.float32
+
+
+def test_nesting_disable_and_restore():
+    x = mg.randn(2, 2)
+    with mg.autocast("cpu"):
+        with mg.autocast("cpu", enabled=False):
+            assert not mg.is_autocast_enabled("cpu")
+            assert (x @ x).dtype == mg.float32
+        assert mg.is_autocast_enabled("cpu") and (x @ x).dtype == mg.float16
+        with mg.autocast("cuda"):     # another device type: cpu tensors still autocast
+            assert (x @ x).dtype == mg.float16 and mg.is_autocast_enabled("cuda")
+        assert not mg.is_autocast_enabled("cuda")
+    assert not mg.is_autocast_enabled("cpu") and mg.get_autocast_dtype("cpu") == mg.float16
+
+
+def test_other_device_type_leaves_cpu_tensors():
+    x = mg.randn(2, 2)
+    with mg.autocast("cuda"), mg.cuda.amp.autocast():
+        assert (x @ x).dtype == mg.float32
+
+
+def test_per_thread_and_decorator():
+    seen = []
+
+    @mg.autocast("cpu")
+    def product(a):
+        return a @ a
+
+    x = mg.randn(2, 2)
+    assert product(x).dtype == mg.float16 and not mg.is_autocast_enabled("cpu")
+    with mg.amp.autocast("cpu"):
+        t = threading.Thread(target=lambda: seen.append((x @ x).dtype))
+        t.start()
+        t.join()
+    assert seen == [mg.float32]       # the other thread's ops are not autocast
+
+
+@pytest.mark.parametrize("args, kwargs, err, words", [
+    (("mps",), {}, ValueError, "device_type must be one of"),
+    (("cpu",), {"dtype": "bfloat16"}, TypeError, "bfloat16 is not available"),
+    (("cpu",), {"dtype": mg.float32}, TypeError, "must be float16"),
+    (("cpu",), {"enabled": 1}, TypeError, "enabled must be a bool"),
+])
+def test_bad_arguments(args, kwargs, err, words):
+    with pytest.raises(err, match=words):
+        mg.autocast(*args, **kwargs)
+
+
+def test_training_loop_with_scaler_lowers_the_loss():
+    mg.manual_seed(0)
+    model = mg.nn.Sequential(mg.nn.Linear(4, 16), mg.nn.ReLU(), mg.nn.Linear(16, 3))
+    opt = mg.optim.SGD(model.parameters(), lr=0.5)
+    scaler = mg.amp.GradScaler("cpu", init_scale=2.0 ** 10)
+    x = mg.randn(32, 4)
+    t = (x[:, :3] * 2).argmax(1)      # learnable classes
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        with mg.autocast("cpu"):
+            loss = F.cross_entropy(model(x), t)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    assert all(p.dtype == mg.float32 for p in model.parameters())
+
+
+def _torch_run(torch, w0, xs, inject):
+    w = torch.nn.Parameter(torch.tensor(w0))
+    opt = torch.optim.SGD([w], lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 4, growth_interval=2)
+    scales, skipped = [], []
+    for i, x in enumerate(xs):
+        opt.zero_grad()
+        loss = ((torch.tensor(x) @ w) ** 2).sum()
+        scaler.scale(loss).backward()
+        if i == inject:
+            w.grad[0, 0] = float("inf")
+        skipped.append(scaler.step(opt) is None and i == inject)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return scales, skipped, w.detach().numpy()
+
+
+def test_grad_scaler_matches_torch_with_an_injected_inf():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((3, 2)).astype(np.float32)
+    xs = [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(6)]
+    w = mg.nn.Parameter(mg.tensor(w0))
+    opt = mg.optim.SGD([w], lr=0.1)
+    scaler = mg.amp.GradScaler("cpu", init_scale=2.0 ** 4, growth_interval=2)
+    scales, skipped = [], []
+    for i, x in enumerate(xs):
+        opt.zero_grad()
+        loss = ((mg.tensor(x) @ w) ** 2).sum()
+        scaler.scale(loss).backward()
+        if i == 2:
+            w.grad[0, 0] = float("inf")
+        before = w.numpy().copy()
+        skipped.append(scaler.step(opt) is None and i == 2)
+        if i == 2:
+            np.testing.assert_array_equal(w.numpy(), before)    # the step was skipped
+        scaler.update()
+        scales.append(scaler.get_scale())
+    t_scales, t_skipped, t_w = _torch_run(torch, w0, xs, 2)
+    assert scales == t_scales == [16.0, 32.0, 16.0, 16.0, 32.0, 32.0]
+    assert skipped == t_skipped
+    np.testing.assert_allclose(w.numpy(), t_w, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_scaler_bookkeeping_and_state():
+    w = mg.nn.Parameter(mg.ones(2))
+    opt = mg.optim.SGD([w], lr=1.0)
+    scaler = mg.amp.GradScaler("cpu", init_scale=8.0)
+    scaler.scale(w.sum()).backward()
+    assert w.grad.tolist() == [8.0, 8.0]
+    scaler.unscale_(opt)
+    assert w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="already called"):
+        scaler.unscale_(opt)
+    scaler.step(opt)                  # not unscaled a second time
+    assert w.tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="after step"):
+        scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="already called"):
+        scaler.step(opt)
+    scaler.update(new_scale=2.0)
+    assert scaler.get_scale() == 2.0
+    with pytest.raises(RuntimeError, match="no inf checks"):
+        scaler.update()
+    state = scaler.state_dict()
+    other = mg.cuda.amp.GradScaler()
+    other.load_state_dict(state)
+    assert other.state_dict() == state == {"scale": 2.0, "growth_factor": 2.0,
+                                           "backoff_factor": 0.5, "growth_interval": 2000,
+                                           "_growth_tracker": 0}
+    off = mg.amp.GradScaler("cpu", enabled=False)
+    assert not off.is_enabled() and off.get_scale() == 1.0 and off.state_dict() == {}
+    loss = w.sum()
+    assert off.scale(loss) is loss
+    with pytest.raises(RuntimeError, match="empty"):
+        other.load_state_dict({})
+    with pytest.raises(ValueError, match="device must be"):
+        mg.amp.GradScaler("tpu")
