@@ -275,7 +275,8 @@ OPS = [
         F.interpolate(a, size=(2, 3), mode="area"),
         F.interpolate(a, size=(2, 3), mode="bilinear", antialias=True),
         F.interpolate(a, scale_factor=(2, 0.5), mode="bicubic", align_corners=True,
-                      antialias=True)), [(1, 2, 3, 4)]),
+                      antialias=True),
+        F.interpolate(a, size=(5, 2), mode="lanczos", antialias=True)), [(1, 2, 3, 4)]),
     ("older_spellings", lambda a, w, b: (    # F.upsample*, F.conv_tbc (composites)
         F.upsample_bilinear(a, scale_factor=2), F.upsample_nearest(a, size=(3, 5)),
         F.conv_tbc(a[0], w, b, 1)), [(1, 2, 3, 4), (2, 4, 3), (3,)]),

@@ -1,5 +1,5 @@
 """The image-style layers besides pooling and normalisation: F.interpolate / nn.Upsample
-(all modes, antialias; and nn.UpsamplingNearest2d / UpsamplingBilinear2d),
+(all modes, antialias, lanczos; and nn.UpsamplingNearest2d / UpsamplingBilinear2d),
 pixel (un)shuffle, channel shuffle, Softmax2d, F.bilinear / nn.Bilinear, F.pad's reflect,
 replicate and circular modes and the padding modules, and channel / alpha dropout — against
 torch (values, gradients, second order), gradcheck, the spy device, reprs and errors."""
@@ -86,7 +86,12 @@ RESAMPLE_CASES = (
     [_case(f"interpolate_{mode}_antialias_{kw}_{corners}",
            lambda F, x, mode=mode, kw=kw, c=corners: F.interpolate(
                x, mode=mode, align_corners=c, antialias=True, **kw), ((1, 1, 9, 7),))
-     for mode in ("bilinear", "bicubic") for kw in AA_RESIZES for corners in (False, True)])
+     for mode in ("bilinear", "bicubic") for kw in AA_RESIZES for corners in (False, True)] +
+    [_case(f"interpolate_lanczos_{kw}_{corners}",        # (antialias only, no align_corners)
+           lambda F, x, kw=kw, c=corners: F.interpolate(
+               x, mode="lanczos", align_corners=c, antialias=True, **kw), ((2, 3, 9, 7),))
+     for kw in AA_RESIZES + [dict(size=(9, 16)), dict(scale_factor=2.5)]
+     for corners in (None, False)])
 
 
 @pytest.mark.parametrize("case", RESAMPLE_CASES, ids=str)
@@ -114,7 +119,8 @@ def test_bicubic_area_antialias_on_the_gpu_stand_in(case, spy):
     ("bilinear", (1, 2, 3, 4), (1.2, 2.0)), ("trilinear", (1, 1, 2, 3, 3), (1.5, 2.0, 1.2)),
     ("nearest", (1, 2, 4, 3), (1.7, 1.2)), ("nearest", (1, 2, 3), (1.2,)),
     ("nearest", (1, 1, 3, 2, 3), (1.2, 2.0, 1.2)), ("bicubic", (1, 2, 3, 4), (1.2, 2.0)),
-    ("bicubic", (1, 2, 3, 3), (1.2, 1.2)), ("bilinear_aa", (1, 2, 3, 5), (1.2, 0.5))])
+    ("bicubic", (1, 2, 3, 3), (1.2, 1.2)), ("bilinear_aa", (1, 2, 3, 5), (1.2, 0.5)),
+    ("lanczos_aa", (1, 2, 5, 3), (0.5, 1.2))])
 def test_dims_that_keep_their_size_as_torch(mode, shape, scale):
     """A scale_factor that leaves a dim's size as it was (3·1.2 -> 3) but would shift its
     places: PyTorch's linear modes, 2-D nearest and antialias copy that dim, bicubic and 1-D
@@ -138,15 +144,31 @@ def test_antialias_to_one_column_as_torch_on_the_transposed_image():
     the first one's value (its backward is right); minigrad's is the transposed image's."""
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(1).standard_normal((2, 3, 9, 4))
-    for mode in ("bilinear", "bicubic"):
+    for mode in ("bilinear", "bicubic", "lanczos"):
         mine = F.interpolate(mg.tensor(x), size=(3, 1), mode=mode, antialias=True).numpy()
         theirs = torch.nn.functional.interpolate(torch.tensor(x).transpose(2, 3), size=(1, 3),
                                                  mode=mode, antialias=True)
         np.testing.assert_allclose(mine, theirs.transpose(2, 3).numpy(), rtol=1e-12)
 
 
+def test_lanczos_values():
+    """Lanczos-3, sinc(x)·sinc(x/3), normalised over the places in its support (stretched
+    by the scale when shrinking); PyTorch 2.13's values, float64, which it keeps."""
+    down = F.interpolate(mg.arange(8.0, dtype=mg.float64).reshape(1, 1, 1, 8), size=(1, 3),
+                         mode="lanczos", antialias=True)
+    assert down.dtype == mg.float64
+    np.testing.assert_allclose(down.numpy().ravel(), [0.8111426507713778, 3.5,
+                                                      6.188857349228622], rtol=1e-12)
+    up = F.interpolate(mg.arange(4.0, dtype=mg.float64).reshape(1, 1, 1, 4) ** 2,
+                       size=(1, 9), mode="lanczos", antialias=True)
+    np.testing.assert_allclose(up.numpy().ravel(), [
+        -0.020562539188673956, 0.025290012207117477, 0.39424000824695765, 1.0918601677357072,
+        1.9285714285714288, 3.68646352663503, 6.395430474129288, 8.510522270841529,
+        9.59069537090698], rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value")    # (a real tap's 0·inf, as PyTorch's)
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
 def test_antialias_an_infinite_or_nan_place_reaches_only_the_outputs_reading_it(mode):
     """Each output reads as many places as the widest one's filter; the extra ones are
     padding and must add nothing, not 0·inf = NaN, as PyTorch's."""
@@ -356,11 +378,22 @@ def test_shuffles_that_move_nothing_are_copies(call):
     (lambda x: F.interpolate(x, scale_factor=2, mode="bicubic"), NotImplementedError,
      "bicubic mode needs 4D input"),
     (lambda x: F.interpolate(x, scale_factor=2, mode="lanczos"), NotImplementedError,
-     "'lanczos' is not implemented"),
+     "lanczos mode needs 4D input"),
+    (lambda x: F.interpolate(x, scale_factor=2, mode="lanczos2"), NotImplementedError,
+     "'lanczos2' is not implemented; the modes are .*'lanczos'"),
+    (lambda x: F.interpolate(x[None], size=2, mode="lanczos"), ValueError,
+     "lanczos mode requires antialias=True"),
+    (lambda x: F.interpolate(x[None], size=2, mode="lanczos", align_corners=True,
+                             antialias=True), ValueError,
+     "lanczos mode does not support align_corners=True"),
+    (lambda x: F.interpolate(x, size=2, mode="lanczos", antialias=True), ValueError,
+     "restricted to the bilinear, bicubic and lanczos modes, with a 4D input"),
+    (lambda x: F.interpolate(x[None].int(), size=2, mode="lanczos", antialias=True),
+     TypeError, "'lanczos' needs a floating-point input"),
     (lambda x: F.interpolate(x, size=2, mode="area", align_corners=False), ValueError,
      "align_corners option can only be set"),
     (lambda x: F.interpolate(x, size=2, mode="linear", antialias=True), ValueError,
-     "antialias=True is restricted to the bilinear and bicubic"),
+     "antialias=True is restricted to the bilinear, bicubic and lanczos"),
     (lambda x: F.interpolate(x[None], size=2, mode="nearest", antialias=True), ValueError,
      "antialias=True is restricted"),
     (lambda x: F.interpolate(x[None].int(), size=2, mode="bicubic"), TypeError,

@@ -1,10 +1,11 @@
 """Resampling and rearranging an (N, C, *spatial) input, as torch.nn.functional's
 interpolate (modes 'nearest', 'nearest-exact', 'linear', 'bilinear', 'trilinear',
-'bicubic', 'area'; antialias for 'bilinear' and 'bicubic'), pixel_shuffle, pixel_unshuffle
-and channel_shuffle. All are composed of differentiable ops: interpolation picks, along each
-spatial dim in turn, the input's slices at the source places of the output's (indexing,
-whose gradient adds them back) and blends them with host-computed weights; 'area' is
-adaptive average pooling; the shuffles are reshapes and a permute."""
+'bicubic', 'area', and 'lanczos', which is antialias only; antialias for 'bilinear' and
+'bicubic' too), pixel_shuffle, pixel_unshuffle and channel_shuffle. All are composed of
+differentiable ops: interpolation picks, along each spatial dim in turn, the input's
+slices at the source places of the output's (indexing, whose gradient adds them back) and
+blends them with host-computed weights; 'area' is adaptive average pooling; the shuffles
+are reshapes and a permute."""
 import contextlib
 import math
 
@@ -19,12 +20,15 @@ from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp          # NumPy: the source places and weights, on the host
 
-_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}     # mode: spatial dims
+_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3,     # mode: spatial dims
+         "lanczos": 2}
 _LINEAR = ("linear", "bilinear", "trilinear")
 _NEAREST = ("nearest", "nearest-exact")
 _MODES = _NEAREST + tuple(_DIMS) + ("area",)
-_AA_WIDTH = {"bilinear": 2, "bicubic": 4}    # antialias: the filter's support, unstretched
+_AA_WIDTH = {"bilinear": 2, "bicubic": 4,     # antialias: the filter's support, unstretched
+             "lanczos": 6}
 _AA_CUBIC_A = -0.5                           # antialiased bicubic's Keys parameter (Pillow's)
+_LANCZOS_A = 3                               # lanczos: sinc windowed by sinc(x/3), as Pillow's
 
 
 def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, n, low=1):
@@ -107,12 +111,18 @@ def _check(op, input, mode, align_corners, antialias):
         raise ValueError(f"{op}: expected an input with non-empty spatial dims, got shape "
                          f"{input.shape}")
     if antialias and (mode not in _AA_WIDTH or input.ndim != 4):
-        raise ValueError(f"{op}: antialias=True is restricted to the bilinear and bicubic "
-                         f"modes, with a 4D input (N, C, H, W); got mode {mode!r} and shape "
-                         f"{input.shape}")
+        raise ValueError(f"{op}: antialias=True is restricted to the bilinear, bicubic and "
+                         f"lanczos modes, with a 4D input (N, C, H, W); got mode {mode!r} and "
+                         f"shape {input.shape}")
     if mode in _DIMS and _DIMS[mode] != input.ndim - 2:
         raise NotImplementedError(f"{op}: got {input.ndim}D input, but {mode} mode needs "
                                   f"{_DIMS[mode] + 2}D input")
+    if mode == "lanczos" and align_corners:
+        raise ValueError(f"{op}: lanczos mode does not support align_corners=True (use "
+                         f"None or False)")
+    if mode == "lanczos" and not antialias:
+        raise ValueError(f"{op}: lanczos mode requires antialias=True (it is an "
+                         f"antialiasing filter only), got antialias={antialias!r}")
     if not backend.is_floating(input.dtype) and mode not in _NEAREST:
         raise TypeError(f"{op}: mode {mode!r} needs a floating-point input, got "
                         f"{input.dtype}")
@@ -127,8 +137,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     (align_corners=True: the corners' centres line up, source place o·(L-1)/(out-1);
     False, the default: the corners' edges, (o + ½)·scale - ½); 'bicubic' (4D) the four
     around it by Keys' cubic convolution (A = -0.75), their places clamped to the border;
-    'area' averages windows (adaptive_avg_pool). antialias (bilinear, bicubic): when
-    shrinking, the filter is widened by the scale so every input place counts, as Pillow.
+    'area' averages windows (adaptive_avg_pool). antialias (bilinear, bicubic; and
+    'lanczos', 4D, which requires it): when shrinking, the filter is widened by the scale so
+    every input place counts, as Pillow; lanczos's is Lanczos-3, sinc(x)·sinc(x/3) on |x| < 3.
     As PyTorch's, the linear modes, antialias and 2-D 'nearest' to an output of H + W <= 128
     leave a dim whose size does not change as it is, even when a scale_factor would shift
     it."""
@@ -180,11 +191,11 @@ def _taps(mode, o, L, scale, align_corners):
 
 
 def _antialias_taps(mode, o, L, scale):
-    """As Pillow's (and PyTorch's antialias): the filter (triangle, or Keys' cubic with
-    A = -0.5) centred on (o + ½)·scale, stretched by the scale when shrinking (scale > 1),
-    read at the input places' centres within its support, and normalised to sum 1 (so at
-    the border the places outside count for nothing). Also which taps are an output's own
-    (each output has as many as the widest; the others are padding)."""
+    """As Pillow's (and PyTorch's antialias): the filter (triangle, Keys' cubic with
+    A = -0.5, or Lanczos-3) centred on (o + ½)·scale, stretched by the scale when shrinking
+    (scale > 1), read at the input places' centres within its support, and normalised to
+    sum 1 (so at the border the places outside count for nothing). Also which taps are an
+    output's own (each output has as many as the widest; the others are padding)."""
     width = _AA_WIDTH[mode] / 2
     stretch = max(scale, 1.0)
     support = width * stretch
@@ -197,6 +208,8 @@ def _antialias_taps(mode, o, L, scale):
     x = np.abs((places - centre[:, None] + 0.5) / stretch)
     if mode == "bilinear":
         weights = np.maximum(1 - x, 0.0)
+    elif mode == "lanczos":            # (np.sinc is sin(πx)/(πx), 1 at 0)
+        weights = np.where(x < _LANCZOS_A, np.sinc(x) * np.sinc(x / _LANCZOS_A), 0.0)
     else:
         weights = np.where(x < 1, _keys_near(x, _AA_CUBIC_A),
                            np.where(x < 2, _keys_far(x, _AA_CUBIC_A), 0.0))
