@@ -66,7 +66,9 @@ def check_device(device):
         hint = "" if ".[cuda12]" in str(e) else (
             "\nFor an NVIDIA GPU install CuPy with the project's extra: "
             "pip install -e \".[cuda12]\" (CUDA 12) or \".[cuda13]\" (CUDA 13).")
-        raise DeviceError(f"--device {device} is not usable here: {e}{hint}") from None
+        # the backend speaks to Python callers (device='cpu'); here the fix is a flag
+        message = str(e).replace("device='cpu'", "--device cpu")
+        raise DeviceError(f"--device {device} is not usable here: {message}{hint}") from None
 
 
 def dropout_seed(seed, it):

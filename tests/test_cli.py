@@ -209,6 +209,7 @@ def test_cuda_without_cupy_names_the_extra(text_file, tmp_path, capsys):
     assert rc == 1 and 'pip install -e ".[cuda12]"' in err
     rc, _, err = run(capsys, "sample", "--ckpt", tmp_path, "--device", "cuda")
     assert rc == 1 and 'pip install -e ".[cuda12]"' in err
+    assert "or use --device cpu" in err and "device='cpu'" not in err   # the CLI's flag
 
 
 def test_corrupted_checkpoint_via_cli(text_file, tmp_path, capsys):
