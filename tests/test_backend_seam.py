@@ -125,7 +125,9 @@ OPS = [
     ("astype", lambda a: a.float() * 2, [(3,)]),
     ("softmax", lambda a: (a.softmax(-1), F.log_softmax(a, 0)), [(2, 3)]),
     ("cross_entropy", lambda a: (F.cross_entropy(a, _IDX), F.cross_entropy(
-        a, _t(np.array([1, -100, 2]), a), label_smoothing=0.1, reduction="none")), [(3, 4)]),
+        a, _t(np.array([1, -100, 2]), a), label_smoothing=0.1, reduction="none"),
+        F.cross_entropy(a, a.detach().softmax(1), a[0].detach(), label_smoothing=0.1)),
+     [(3, 4)]),
     ("bce", lambda a, b: F.binary_cross_entropy(a.sigmoid(), b.sigmoid(), reduction="none"),
      [(2, 3), (2, 3)]),
     ("bce_with_logits", lambda a, b, w: (F.binary_cross_entropy_with_logits(

@@ -112,10 +112,16 @@ def test_modules_keep_weight_as_a_buffer():
     (lambda: F.cross_entropy(mg.ones(2, 3, 4), mg.tensor([[0, 1, 2]] * 2)), ValueError,
      ["(2, 3, 4)", "(2, 3)", "class dim second"]),
     (lambda: F.cross_entropy(mg.ones(3), mg.tensor([1])), ValueError, ["(3,)", "(1,)"]),
-    # torch takes class probabilities of the input's shape too; here that is said, not a
-    # bare shape mismatch
-    (lambda: F.cross_entropy(mg.ones(2, 3), mg.full((2, 3), 1 / 3)), ValueError,
-     ["(2, 3) and (2, 3)", "class probabilities", "not supported: give class indices"]),
+    # a target of the input's shape holds class probabilities: integers there are refused
+    # (as torch), naming both readings; nll_loss takes none (as torch)
+    (lambda: F.cross_entropy(mg.ones(2, 3), mg.zeros(2, 3, dtype=mg.int64)), TypeError,
+     ["class probabilities", "floating-point", "int64", "(2,)"]),
+    (lambda: F.nll_loss(mg.ones(2, 3), mg.full((2, 3), 1 / 3)), ValueError,
+     ["(2, 3) and (2, 3)", "class probabilities", "cross_entropy's, not nll_loss's"]),
+    (lambda: F.cross_entropy(mg.ones(2, 3), mg.full((2, 3), 1 / 3), ignore_index=0),
+     ValueError, ["ignore_index=0", "class probabilities"]),
+    (lambda: F.cross_entropy(mg.ones(2, 3), mg.full((2, 3), 1 / 3), mg.ones(4)), TypeError,
+     ["weight", "shape (3,)", "(4,)"]),
     (lambda: F.cross_entropy(mg.ones(2, 3), [0, 1], 0, 1), TypeError, ["positional"]),
     (lambda: F.cross_entropy(mg.tensor([[1, 2]]), [0]), TypeError,
      ["cross_entropy", "floating-point", "int64"]),
@@ -233,9 +239,10 @@ def test_linear_cross_entropy_loss_module_as_torch():
     (lambda: F.linear_cross_entropy(mg.ones(4), mg.ones(3, 2, 4), mg.tensor([0, 1])),
      ValueError, ["needs batched input", "(4,)"]),
     (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.full((2, 3), 1 / 3),
-                                    ignore_index=-100), ValueError, ["probabilities"]),
-    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.full((2, 3), 1 / 3)),
-     ValueError, ["class probabilities", "not supported"]),
+                                    ignore_index=-100), ValueError, ["probabilities", "None"]),
+    # a float target of the wrong shape is no probability target: cross_entropy's error
+    (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.full((2,), 0.5),
+                                    ignore_index=-100), TypeError, ["integer class indices"]),
     (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.tensor([0, 1]),
                                     options={}), TypeError, ["LinearCrossEntropyOptions"]),
     (lambda: F.linear_cross_entropy(mg.ones(2, 4), mg.ones(3, 4), mg.tensor([0, 1]),
@@ -249,3 +256,97 @@ def test_linear_cross_entropy_loss_module_as_torch():
 ])
 def test_linear_cross_entropy_bad_input(call, error, words):
     test_bad_input(call, error, words)
+
+
+# ---- cross_entropy against class probabilities (a floating target of the input's shape) --
+PROB_CASES = [  # input shape, kwargs (weight=True: WEIGHT)
+    ((5, 4), dict()),
+    ((5, 4), dict(reduction="sum", label_smoothing=0.3)),
+    ((5, 4), dict(weight=True, label_smoothing=0.2)),          # mean: over rows, not Σ w
+    ((5, 4), dict(weight=True, reduction="none", ignore_index=-1)),
+    ((4,), dict(weight=True, label_smoothing=0.1)),              # unbatched
+    ((4,), dict(reduction="none")),
+    ((2, 4, 3, 2), dict(weight=True, label_smoothing=0.1)),      # (N, C, d1, d2)
+    ((2, 4, 3), dict(weight=True, reduction="none")),
+    ((0, 4), dict()),                                            # no rows: nan, as torch
+]
+
+
+@pytest.mark.parametrize("shape, kw", PROB_CASES, ids=[str(c) for c in PROB_CASES])
+def test_probability_targets_as_torch(shape, kw):
+    """Soft labels, as torch: -Σ_c w_c·q_ic·log softmax(x)_ic, q = (1-ε)·t + ε/C, with
+    gradients in the input, the target and the weight (torch gives all three)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x, t = rng.normal(size=shape), rng.dirichlet(np.ones(4), size=shape[:1] + shape[2:])
+    t = np.moveaxis(t, -1, 1) if len(shape) > 1 else t[0]
+    got, want = [], []
+    for lib, Fn, out in ((mg, F, got), (torch, torch.nn.functional, want)):
+        k = dict(kw)
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, t, WEIGHT)]
+        k["weight"] = leaves[2] if kw.get("weight") else None
+        loss = Fn.cross_entropy(leaves[0], leaves[1], **k)
+        loss.sum().backward()
+        used = leaves if kw.get("weight") else leaves[:2]
+        out += [loss.detach().numpy()] + [a.grad.numpy() for a in used]
+    assert got[0].shape == want[0].shape
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def test_probability_targets_mean_divides_by_rows_and_smooths_uniformly():
+    """Without torch: 'mean' is the sum over N rows / N (class-index targets divide by
+    Σ w[t_i] instead), and label smoothing mixes t with the uniform 1/C."""
+    x, t = LOGITS[:3], np.array([[0.5, 0.5, 0, 0], [0, 0, 1, 0], [0.1, 0.2, 0.3, 0.4]])
+    logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    q = 0.8 * t + 0.2 / 4
+    want = -(WEIGHT * q * logp).sum(1)
+    got = F.cross_entropy(mg.tensor(x), mg.tensor(t), mg.tensor(WEIGHT), label_smoothing=0.2)
+    np.testing.assert_allclose(got.item(), want.mean(), rtol=1e-12)
+    module = mg.nn.CrossEntropyLoss(mg.tensor(WEIGHT), label_smoothing=0.2, reduction="none")
+    np.testing.assert_allclose(module(mg.tensor(x), mg.tensor(t)).numpy(), want, rtol=1e-12)
+
+
+def test_probability_targets_gradcheck():
+    from minigrad.gradcheck import gradcheck, gradgradcheck
+    x = mg.tensor(RNG.normal(size=(3, 4, 2)), requires_grad=True)
+    t = mg.tensor(RNG.random((3, 4, 2)), requires_grad=True)
+    w = mg.tensor(WEIGHT, requires_grad=True)
+
+    def f(a, b, c):
+        return F.cross_entropy(a, b, c, label_smoothing=0.1)
+    assert gradcheck(f, (x, t, w)) and gradgradcheck(f, (x, t, w))
+
+
+def test_probability_targets_dtypes_as_torch():
+    """The loss takes the promoted dtype, as torch (a float64 target with float32 logits is
+    float64, not refused); float16 logits and target give float16, computed in float32."""
+    torch = pytest.importorskip("torch")
+    x, t = LOGITS[:3], RNG.dirichlet(np.ones(4), size=3)
+    for dx, dt in (("float32", "float64"), ("float64", "float32"), ("float32", "float16"),
+                   ("float16", "float16")):
+        got = F.cross_entropy(mg.tensor(x, dtype=dx), mg.tensor(t, dtype=dt))
+        want = torch.nn.functional.cross_entropy(torch.tensor(x, dtype=getattr(torch, dx)),
+                                                 torch.tensor(t, dtype=getattr(torch, dt)))
+        assert str(got.dtype) == str(want.dtype).replace("torch.", ""), (dx, dt)
+        ref = F.cross_entropy(mg.tensor(x, dtype=dx).double(), mg.tensor(t, dtype=dt).double())
+        np.testing.assert_allclose(got.item(), ref.item(), rtol=1e-3 if "16" in dx else 1e-6)
+
+
+@pytest.mark.parametrize("xs, ws, kw", [((5, 4), (6, 4), dict(label_smoothing=0.1)),
+                                        ((4,), (6, 4), dict(reduction="none")),
+                                        ((5, 4), (6, 3, 4), dict(reduction="sum"))])
+def test_linear_cross_entropy_probability_targets_as_torch(xs, ws, kw):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=xs), rng.normal(size=ws)
+    tshape = (xs[0], *ws[:-1]) if len(xs) == 2 else ws[:-1]
+    t = rng.random(tshape)
+    got, want = [], []
+    for lib, Fn, out in ((mg, F, got), (torch, torch.nn.functional, want)):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, w, t)]
+        loss = Fn.linear_cross_entropy(*leaves, **kw)
+        loss.sum().backward()
+        out += [loss.detach().numpy()] + [a.grad.numpy() for a in leaves]
+    for g, wnt in zip(got, want):
+        np.testing.assert_allclose(g, wnt, rtol=1e-10, atol=1e-12)

@@ -12,7 +12,8 @@ from minigrad.nn.module import Module
 
 class CrossEntropyLoss(Module):
     """F.cross_entropy as a module: logits and class targets ((N, C) and (N,), or (N, C, d1,
-    ...) and (N, d1, ...)). `weight` (one per class) is a buffer, as PyTorch."""
+    ...) and (N, d1, ...)), or class probabilities of the logits' shape. `weight` (one per
+    class) is a buffer, as PyTorch."""
 
     def __init__(self, weight=None, *, ignore_index=-100, reduction="mean",
                  label_smoothing=0.0):

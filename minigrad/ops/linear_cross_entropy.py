@@ -11,6 +11,7 @@ from minigrad import backend
 from minigrad.tensor import Tensor
 from minigrad.ops.linear import linear
 from minigrad.ops.loss import cross_entropy, check_reduction
+from minigrad.ops.cross_entropy_probs import is_probabilities
 
 _ACC_POLICIES = ("accurate", "balanced", "compact", "auto")
 
@@ -69,7 +70,8 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     input (in_features,) or (N, in_features); linear_weight (C, in_features), or (C, d1, ...,
     dK, in_features) for a K-dimensional loss (batched input only) whose targets are (N, d1,
     ..., dK); linear_bias of linear_weight's shape less its last dim. ignore_index=None means
-    -100. Targets of class probabilities are not supported (as minigrad's cross_entropy)."""
+    -100. Targets of class probabilities (the logits' shape: (N, C, d1, ..., dK), or (C,))
+    take cross_entropy's probability path; ignore_index must then be None, as PyTorch."""
     op = "linear_cross_entropy"
     for name, t in (("input", input), ("linear_weight", linear_weight)):
         if not isinstance(t, Tensor):
@@ -99,9 +101,9 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     check_reduction(reduction, op)
     if ignore_index is None:
         ignore_index = -100
-    elif isinstance(target, Tensor) and target.dtype.kind == "f":
+    elif is_probabilities((input.shape[0], *out) if input.ndim == 2 else out, target):
         raise ValueError(f"{op}: ignore_index cannot be given with targets of class "
-                         f"probabilities (as PyTorch)")
+                         f"probabilities (the logits' shape), as PyTorch; leave it None")
     w2 = linear_weight.reshape(-1, linear_weight.shape[-1])
     b2 = None if linear_bias is None else linear_bias.reshape(-1)
     logits = linear(input, w2, b2)                   # (N, C·d1···dK) or (C,)

@@ -1,7 +1,7 @@
 """Losses. Cross-entropy is fused (log-softmax and negative log-likelihood in one op, with
-PyTorch's `ignore_index` and `label_smoothing`; with a class `weight` it is composed); the
-others are compositions of differentiable ops, so their gradients and gradients of gradients
-come from those ops."""
+PyTorch's `ignore_index` and `label_smoothing`; with a class `weight` it is composed, as it
+is against class probabilities, cross_entropy_probs.py); the others are compositions of
+differentiable ops, so their gradients and gradients of gradients come from those ops."""
 import math
 import warnings
 
@@ -16,6 +16,7 @@ from minigrad.args import check_broadcast, int_arg, number_arg
 from minigrad.ops.elementwise import where, log, exp, lift, maximum
 from minigrad.ops.math import log1p
 from minigrad.ops.activations import log1p_exp_parts
+from minigrad.ops.cross_entropy_probs import is_probabilities, probability_cross_entropy
 
 
 class CrossEntropy(Function):
@@ -77,13 +78,19 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     (N,), (N, C, d1, ...) against (N, d1, ...) (the class dim second), or (C,) against a 0-d
     target. The mean over the targets that are not ignore_index (reduction="mean"), their
     sum ("sum"), or one loss per target ("none"); label_smoothing mixes in the uniform
-    distribution. With `weight` (one per class) the mean is weighted, as nll_loss's."""
-    logits, t, shape = _class_targets(autocast_float32(input), target, ignore_index,
-                                      "cross_entropy")
+    distribution. With `weight` (one per class) the mean is weighted, as nll_loss's.
+    A floating target of the input's shape holds class probabilities, as PyTorch's
+    (probability_cross_entropy, in cross_entropy_probs.py)."""
+    int_arg("cross_entropy", "ignore_index", ignore_index)
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     if not 0.0 <= number_arg("cross_entropy", "label_smoothing", label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
     check_reduction(reduction, "cross_entropy")
+    if is_probabilities(input.shape, target):
+        return probability_cross_entropy(input, target, weight, ignore_index, reduction,
+                                         float(label_smoothing))
+    logits, t, shape = _class_targets(input, target, ignore_index, "cross_entropy")
     if weight is None:                               # the fused op: GPT's loss
         half = logits.dtype == backend.float16       # float32 inside, as softmax's
         loss = CrossEntropy.apply(logits.to(dtype=backend.float32) if half else logits,
@@ -167,8 +174,9 @@ def _class_targets(input, target, ignore_index, op):
             input = input.permute((0, *range(2, input.ndim), 1)).reshape(-1, input.shape[1])
             t = t.reshape(-1)
     else:
-        probs = ("; targets of class probabilities (the input's shape, as PyTorch also "
-                 "takes) are not supported: give class indices") if shape == input.shape else ""
+        probs = ("; targets of class probabilities (the input's shape) are cross_entropy's, "
+                 "not nll_loss's (as PyTorch)") if shape == input.shape and op == "nll_loss" \
+            else ""
         raise ValueError(f"{op}: expected input (N, C) with targets (N,), or (N, C, d1, ...) "
                          f"with targets (N, d1, ...) (the class dim second, as PyTorch), got "
                          f"{input.shape} and {shape}{probs}")
