@@ -9,6 +9,9 @@ While autocast is on, Function.apply (autograd.py) hands each op's inputs to
          exp/log/pow, sums and products, layer norm...): float16 inputs are cast to float32;
   anything else runs as it is: ops with inputs of two float dtypes already compute in the
          widest (float16 + float32 is float32), which is torch's "promote" rule.
+Attention (scaled_dot_product_attention, qkv_attention) is on torch's float16 list too,
+but cast by its functions (grad_mode.autocast_half), not here: their float16 path computes
+in float32 inside, which a cast in apply would turn back into float16 (NaN scores).
 The lists follow torch's CUDA autocast lists on both devices (torch's CPU lists differ:
 there softmax, for one, stays float16). The casts are ordinary differentiable ops, so a
 float32 weight used in float16 gets a float32 gradient."""
@@ -21,7 +24,7 @@ from minigrad.grad_mode import _state
 HALF, FLOAT = "half", "float"
 POLICY = dict.fromkeys(
     ["Linear", "MatMul", "Einsum", "Conv", "ConvTranspose", "DepthwiseConv", "LSTMCell",
-     "GRUCell", "QKVAttention", "ScaledDotProductAttention"], HALF)
+     "GRUCell"], HALF)
 POLICY.update(dict.fromkeys(
     ["Softmax", "LogSoftmax", "CrossEntropy", "BCEWithLogits", "BinaryCrossEntropy",
      "CTCLoss", "Huber", "LayerNorm", "Cdist", "Exp", "Expm1", "Log", "Log2", "Log10",

@@ -85,6 +85,18 @@ def autocast_float32(x):
     return x.float()
 
 
+def autocast_half(x):
+    """x as autocast's float16 when it is float32 and autocast is on for its device, else x:
+    for the functions on torch's float16 list whose float16 path computes in float32 inside
+    (attention): they cast first, then run that path with autocast off (autocast_set(None)),
+    which Function.apply's cast would otherwise turn back into a float16 computation."""
+    on = _state.autocast
+    if on is None or getattr(x, "dtype", None) != "float32":
+        return x
+    half = on.dtypes.get(str(x.device).partition(":")[0])
+    return x if half is None else x.to(dtype=half)
+
+
 def is_grad_enabled():
     return _state.grad_enabled
 

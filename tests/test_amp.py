@@ -59,6 +59,56 @@ def test_gradients_in_the_parameters_dtype():
     np.testing.assert_allclose(lin.weight.grad.numpy(), want, rtol=1e-2, atol=1e-3)
 
 
+def test_attention_computes_in_float32_inside():
+    # float16 in, float32 scores inside: autocast used to cast the fused ops' float32
+    # inputs back to float16, whose scores (~10^5 here) overflowed into NaN rows
+    r = np.random.RandomState(0)
+    q = mg.tensor((r.randn(1, 2, 4, 2) * 300).astype(np.float32), requires_grad=True)
+    qkv = mg.tensor((r.randn(1, 4, 6) * 300).astype(np.float32), requires_grad=True)
+    want = F.scaled_dot_product_attention(q.half(), q.half(), q.half(), is_causal=True)
+    want_qkv = F.qkv_attention(qkv.half(), 1, is_causal=True)
+    with mg.autocast("cpu"):
+        got = F.scaled_dot_product_attention(q, q.half(), q, is_causal=True)  # mixed: cast
+        got_qkv = F.qkv_attention(qkv, 1, is_causal=True)
+    for g, w in ((got, want), (got_qkv, want_qkv)):
+        assert g.dtype == mg.float16 and np.isfinite(g.numpy()).all()
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    (got.float().sum() + got_qkv.float().sum()).backward()
+    assert q.grad.dtype == qkv.grad.dtype == mg.float32
+    assert np.isfinite(q.grad.numpy()).all() and np.isfinite(qkv.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("name, args", [
+    ("addmm", [(2, 2), (2, 3), (3, 2)]), ("baddbmm", [(1, 2, 2), (1, 2, 3), (1, 3, 2)]),
+    ("addbmm", [(2, 2), (1, 2, 3), (1, 3, 2)]), ("addmv", [(2,), (2, 3), (3,)]),
+    ("addr", [(2, 3), (2,), (3,)]), ("linalg.vecdot", [(2, 3), (2, 3)]),
+    ("linalg.multi_dot", [(2, 3), (3, 2), (2, 2)])])
+def test_composed_products_are_float16(name, args):
+    # on torch's float16 list: the input term too (addmm's float32 input promoted the sum
+    # to float32; baddbmm and the others refused a float16 operand beside float32 ones)
+    fn = mg
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    ts = [mg.randn(*s, dtype=mg.float16 if i == 1 else mg.float32, requires_grad=True)
+          for i, s in enumerate(args)]
+    with mg.autocast("cpu"):
+        out = fn(ts) if name.endswith("multi_dot") else fn(*ts)
+    assert out.dtype == mg.float16
+    want = fn([t.half() for t in ts]) if name.endswith("multi_dot") else \
+        fn(*(t.half() for t in ts))
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=2e-3, atol=2e-3)
+    out.float().sum().backward()
+    assert [t.grad.dtype for t in ts] == [t.dtype for t in ts]
+
+
+def test_vector_norm_is_float32():
+    # on torch's float32 list (as norm): float16 squares overflow past 256
+    x = mg.tensor(np.full(4, 300.0, np.float16))
+    with mg.autocast("cpu"):
+        n = mg.linalg.vector_norm(x)
+    assert n.dtype == mg.float32 and float(n) == 600.0
+
+
 def test_checkpoint_recomputes_in_the_forwards_precision():
     lin = mg.nn.Linear(4, 4)
     x = mg.randn(3, 4, requires_grad=True)

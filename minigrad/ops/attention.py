@@ -16,7 +16,7 @@ from minigrad.ops.rows import row_sum
 from minigrad.ops.elementwise import where
 from minigrad.ops.index import raw_index
 from minigrad.ops.random import dropout
-from minigrad.grad_mode import is_grad_enabled
+from minigrad.grad_mode import autocast_half, autocast_set, is_grad_enabled
 
 
 class ScaledDotProductAttention(Function):
@@ -268,6 +268,7 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: q, k, v need at least 2 dims, got "
                          f"{q.shape}, {k.shape}, {v.shape}")
+    q, k, v = (autocast_half(t) for t in (q, k, v))     # on autocast's float16 list
     if enable_gqa:
         k, v = _shared_heads(q, k, v)
     if not all(backend.is_floating(t.dtype) for t in (q, k, v)):
@@ -282,8 +283,9 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
                          f"{dropout_p}")
     if q.dtype == backend.float16:   # scores leave float16's range (65504) easily: float32
         up = [t.to(dtype=backend.float32) for t in (q, k, v)]        # inside, as PyTorch
-        return scaled_dot_product_attention(*up, attn_mask, dropout_p, is_causal,
-                                            scale).to(dtype=q.dtype)
+        with autocast_set(None):     # (autocast would cast them back to float16)
+            out = scaled_dot_product_attention(*up, attn_mask, dropout_p, is_causal, scale)
+        return out.to(dtype=q.dtype)
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
         # a learned additive bias (relative positions, ALiBi): composed from ops that carry
         # its gradient; the fused op treats masks as constants
@@ -328,8 +330,9 @@ def attention_with_weights(q, k, v, attn_mask=None, is_causal=False, scale=None)
     readable reference the fused op is tested against. The weights are differentiable too."""
     _check_one_dtype("attention_with_weights", q, k, v)
     if q.dtype == backend.float16:   # in float32, as the fused op (see there)
-        out, p = attention_with_weights(*(t.to(dtype=backend.float32) for t in (q, k, v)),
-                                        attn_mask, is_causal, scale)
+        with autocast_set(None):     # (autocast would run its matmuls in float16)
+            out, p = attention_with_weights(*(t.to(dtype=backend.float32) for t in (q, k, v)),
+                                            attn_mask, is_causal, scale)
         return out.to(dtype=q.dtype), p.to(dtype=q.dtype)
     allowed, additive = _mask_arrays(q, k, attn_mask, is_causal, "attention_with_weights")
     scale = default_scale(q) if scale is None else scale

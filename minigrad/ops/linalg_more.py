@@ -8,11 +8,12 @@ import math
 
 from minigrad import backend
 from minigrad.args import check_broadcast, int_arg, number_arg
+from minigrad.grad_mode import autocast_float32
 from minigrad.tensor import Tensor
 from minigrad.ops.linalg import inv, solve
 from minigrad.ops.linalg_decomp import svdvals
 from minigrad.ops.layout import diagonal as _diagonal, movedim
-from minigrad.ops.matmul import matmul, cross as _cross
+from minigrad.ops.matmul import autocast_operands, matmul, cross as _cross
 from minigrad.ops.norms import p_norm
 from minigrad.ops.reduce import normalize_dim
 from minigrad.ops.shape import cat
@@ -60,7 +61,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     dtype= converts x first. Gradients as PyTorch's: 0 where the norm is 0 (no NaN)."""
     op = "linalg.vector_norm"
     ord = _order(op, ord)
-    return p_norm(_float_input(op, x, dtype), ord, dim, keepdim, op)
+    return p_norm(autocast_float32(_float_input(op, x, dtype)), ord, dim, keepdim, op)
 
 
 _MATRIX_ORDS = "'fro', 'nuc', inf, -inf, 1, -1, 2 or -2"
@@ -194,6 +195,7 @@ def multi_dot(tensors):
                         f"{type(tensors).__name__}")
     if len(tensors) < 2:
         raise ValueError(f"{op}: expected at least 2 tensors, got {len(tensors)}")
+    tensors = autocast_operands(*tensors)   # on autocast's float16 list
     ms = []
     for i, t in enumerate(tensors):
         _tensors(op, **{f"tensor {i}": t})
@@ -225,6 +227,7 @@ def vecdot(x, y, *, dim=-1):
     """Σ x·y along dim, after broadcasting, as torch.linalg.vecdot (real: no conjugate)."""
     op = "linalg.vecdot"
     _tensors(op, x=x, y=y)
+    x, y = autocast_operands(x, y)       # on autocast's float16 list
     for t in (x, y):
         if not backend.is_floating(t.dtype):
             raise TypeError(f"{op}: expected floating-point tensors, got {t.dtype}; "
@@ -233,7 +236,8 @@ def vecdot(x, y, *, dim=-1):
         raise TypeError(f"{op}: x and y have dtypes {x.dtype} and {y.dtype}; convert one "
                         f"first")
     shape = check_broadcast(op, x.shape, y.shape)
-    return (x * y).sum(normalize_dim(dim, len(shape), op))
+    return (x * y).sum(normalize_dim(dim, len(shape), op)).to(dtype=x.dtype)  # (autocast
+    # sums in float32; the product is on its float16 list)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -6,7 +6,7 @@ import math
 from minigrad import backend
 from minigrad.args import check_broadcast
 from minigrad.autograd import Function
-from minigrad.grad_mode import _state
+from minigrad.grad_mode import _state, autocast_half
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, expand
 # elementwise's _pair and where are imported where used: elementwise imports this module
@@ -51,6 +51,13 @@ def _rows(a):
     """(..., n) as rows (r, n), for an array or a tensor; not reshape(-1, n), which NumPy
     cannot resolve when n is 0 (a (2, 3, 0) @ (0, 4) product is zeros, as PyTorch)."""
     return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+
+
+def autocast_operands(*tensors):
+    """The tensors of a product composed from other ops (addmm and its kin, vecdot,
+    multi_dot), all float16 under autocast as torch's float16 list has them: their input
+    term too, which would otherwise promote the sum back to float32 (or be refused)."""
+    return tuple(autocast_half(t) if isinstance(t, Tensor) else t for t in tensors)
 
 
 def check_same_float(op, a, b, autocast=False):
@@ -126,6 +133,7 @@ def addmm(x, mat1, mat2, *, beta=1, alpha=1):
     to (n, m). With beta=0, x is ignored (a NaN in it does not spread) and its gradient is 0,
     as PyTorch's. An integer result takes integer beta and alpha only (PyTorch would
     truncate 0.5 to 0)."""
+    x, mat1, mat2 = autocast_operands(x, mat1, mat2)
     return _scaled_sum("addmm", x, mm(mat1, mat2), beta, alpha)
 
 
@@ -165,6 +173,7 @@ def _same_dtype(op, *tensors):
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta·input + alpha·(mat @ vec), as torch.addmv: mat (n, m), vec (m,), input
     broadcast to (n,)."""
+    input, mat, vec = autocast_operands(input, mat, vec)
     _same_dtype("addmv", input, mat, vec)
     if mat.ndim != 2 or vec.ndim != 1 or mat.shape[1] != vec.shape[0]:
         raise ValueError(f"addmv: needs a matrix (n, m) and a vector (m,), got shapes "
@@ -174,6 +183,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta·input + alpha·outer(vec1, vec2), as torch.addr: input broadcast to (n, m)."""
+    input, vec1, vec2 = autocast_operands(input, vec1, vec2)
     _same_dtype("addr", input, vec1, vec2)
     return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha)
 
@@ -181,6 +191,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta·input + alpha·(batch1 @ batch2) batch by batch, as torch.baddbmm: batch1
     (B, n, k), batch2 (B, k, m), input broadcast to (B, n, m)."""
+    input, batch1, batch2 = autocast_operands(input, batch1, batch2)
     _same_dtype("baddbmm", input, batch1, batch2)
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
@@ -188,8 +199,10 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """beta·input + alpha·Σ_b batch1[b] @ batch2[b], as torch.addbmm: the products of the
     batches summed, input broadcast to (n, m)."""
+    input, batch1, batch2 = autocast_operands(input, batch1, batch2)
     _same_dtype("addbmm", input, batch1, batch2)
-    return _scaled_sum("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)
+    total = bmm(batch1, batch2).sum(0).to(dtype=batch1.dtype)   # (autocast sums in float32)
+    return _scaled_sum("addbmm", input, total, beta, alpha)
 
 
 def chain_matmul(*matrices):

@@ -17,6 +17,7 @@ import math
 import numbers
 
 from minigrad import backend
+from minigrad.grad_mode import autocast_half, autocast_set
 from minigrad.ops.attention import (ScaledDotProductAttention, _causal, _causal_ceiling,
                                     scaled_dot_product_attention)
 from minigrad.tensor import Tensor
@@ -75,8 +76,10 @@ def qkv_attention(qkv, n_head, dropout_p=0.0, is_causal=False):
         raise TypeError(f"qkv_attention: qkv must be floating-point, got {qkv.dtype}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"qkv_attention: dropout_p must be in [0, 1), got {dropout_p}")
+    qkv = autocast_half(qkv)             # on autocast's float16 list
     if qkv.dtype == backend.float16:     # float32 inside, as scaled_dot_product_attention:
-        up = qkv_attention(qkv.to(dtype=backend.float32), n_head, dropout_p, is_causal)
+        with autocast_set(None):         # (autocast would cast it back to float16)
+            up = qkv_attention(qkv.to(dtype=backend.float32), n_head, dropout_p, is_causal)
         return up.to(dtype=qkv.dtype)    # float16 scores overflow (65504) into NaN rows
     if qkv.numel() == 0:             # an empty batch, sequence or width: the readable lines
         B, T, C3 = qkv.shape
