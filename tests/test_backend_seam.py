@@ -19,6 +19,7 @@ import minigrad.functional as F
 import spy_backend
 from minigrad import backend, nn
 from minigrad.autograd import Function
+from minigrad.ops.gamma_sample import standard_gamma
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
 from minigrad.ops.rnn_scan import rnn_scan, rnn_layer
 from minigrad.nn.utils.rnn import (pack_padded_sequence, pad_packed_sequence, pad_sequence,
@@ -236,6 +237,7 @@ OPS = [
     ("special", lambda a, b: (a.lgamma(), mg.digamma(a), a.polygamma(2), (a / 3).erfinv(),
                               mg.xlogy(a, b), b.xlogy(2.0), (a / 3).logit(),
                               (a / 3).logit(eps=0.4)), [(2, 3), (3,)], "pos"),
+    ("standard_gamma", _seeded(lambda a: standard_gamma(a * 3)), [(2, 3)], "pos"),
     ("running", lambda a: (a.logcumsumexp(1), mg.logcumsumexp(a, 0), a.cummax(1),
                            mg.cummin(a, 0)), [(2, 5)]),
     ("statistics", lambda a: (mg.where(_t(_MASK, a), a, float("nan")).nansum(1),

@@ -1,6 +1,8 @@
 """mg.distributions, the most used part of torch.distributions: Normal, Uniform, Bernoulli,
-Categorical, OneHotCategorical, MultivariateNormal, Independent and kl_divergence, built
-from Tensor ops so log_prob, entropy, rsample and the KLs carry gradients."""
+Categorical, OneHotCategorical, MultivariateNormal, Independent, Exponential, Laplace,
+Cauchy, Gumbel, LogNormal, Poisson, Binomial, Gamma, Chi2, Beta, Dirichlet and
+kl_divergence, built from Tensor ops so log_prob, entropy, rsample and the KLs carry
+gradients (Gamma, Chi2, Beta and Dirichlet draws through ops/gamma_sample.py)."""
 from minigrad.distributions import constraints  # noqa: F401
 from minigrad.distributions.distribution import Distribution  # noqa: F401
 from minigrad.distributions.normal import Normal  # noqa: F401
@@ -10,8 +12,22 @@ from minigrad.distributions.categorical import Categorical  # noqa: F401
 from minigrad.distributions.one_hot_categorical import OneHotCategorical  # noqa: F401
 from minigrad.distributions.multivariate_normal import MultivariateNormal  # noqa: F401
 from minigrad.distributions.independent import Independent  # noqa: F401
+from minigrad.distributions.exponential import Exponential  # noqa: F401
+from minigrad.distributions.laplace import Laplace  # noqa: F401
+from minigrad.distributions.cauchy import Cauchy  # noqa: F401
+from minigrad.distributions.gumbel import Gumbel  # noqa: F401
+from minigrad.distributions.log_normal import LogNormal  # noqa: F401
+from minigrad.distributions.poisson import Poisson  # noqa: F401
+from minigrad.distributions.binomial import Binomial  # noqa: F401
+from minigrad.distributions.gamma import Gamma  # noqa: F401
+from minigrad.distributions.chi2 import Chi2  # noqa: F401
+from minigrad.distributions.beta import Beta  # noqa: F401
+from minigrad.distributions.dirichlet import Dirichlet  # noqa: F401
 from minigrad.distributions.kl import kl_divergence, register_kl  # noqa: F401
+from minigrad.distributions import kl_families  # noqa: F401  (registers its KLs)
 
 __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
-           "OneHotCategorical", "MultivariateNormal", "Independent", "kl_divergence",
+           "OneHotCategorical", "MultivariateNormal", "Independent", "Exponential",
+           "Laplace", "Cauchy", "Gumbel", "LogNormal", "Poisson", "Binomial", "Gamma", "Chi2",
+           "Beta", "Dirichlet", "kl_divergence",
            "register_kl", "constraints"]

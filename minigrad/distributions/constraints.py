@@ -41,6 +41,31 @@ class _GreaterThan(Constraint):
         return f"GreaterThan(lower_bound={self.lower_bound})"
 
 
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return value >= self.lower_bound
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _IntegerGreaterThan(Constraint):
+    """Integers >= lower_bound (PyTorch's name, though the bound is included)."""
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value >= self.lower_bound) & (value == value.floor())
+
+    def __repr__(self):
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
 class _LessThan(Constraint):
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
@@ -123,11 +148,14 @@ real = _Real()
 real_vector = _Independent(real, 1)
 boolean = _Boolean()
 positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+nonnegative_integer = _IntegerGreaterThan(0)
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
 greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 interval = _Interval
 integer_interval = _IntegerInterval
