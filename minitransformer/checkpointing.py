@@ -3,7 +3,8 @@ leaves a complete one, and reading one back (checked against the sha256 it recor
 
 A checkpoint is a directory `OUT/ckpt-NNNNNNN/` (N = optimiser steps taken) holding
 `model.safetensors`, `optimizer.safetensors` and `config.json` (model config, tokenizer, train
-arguments, RNG state, iteration, and the sha256 of the two weight files). It is written into a
+arguments, RNG state, iteration, a float16 run's GradScaler state, and the sha256 of the two
+weight files). It is written into a
 temporary directory, renamed into place, and only then does the one-line file `OUT/latest` get
 atomically replaced to name it; older checkpoints are deleted last. Each rename is made durable
 (an fsync of OUT) before the next step, so even after a power loss `latest` names a complete
@@ -79,9 +80,10 @@ def checkpoint_dirs(out, complete=True):
 
 
 def save_checkpoint(out, model, optimizer, *, train_args, tokenizer, iter, elapsed_s, rng,
-                    val_loss=None, data_sha256=None):
+                    val_loss=None, data_sha256=None, scaler=None):
     """Write a complete checkpoint directory and point OUT/latest at it (see module doc).
-    `train_args` is the run's TrainConfig as a dict."""
+    `train_args` is the run's TrainConfig as a dict; `scaler` a GradScaler's state_dict
+    (float16 runs; None otherwise)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     current = pointed_checkpoint(out)
@@ -98,6 +100,7 @@ def save_checkpoint(out, model, optimizer, *, train_args, tokenizer, iter, elaps
                 "model": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
                 "train": train_args, "iter": iter, "elapsed_s": elapsed_s,
                 "val_loss": val_loss, "rng": rng, "data_sha256": data_sha256,
+                "scaler": scaler,
                 "files": {name: _file_sha256(tmp / name)
                           for name in ("model.safetensors", "optimizer.safetensors")}}
         write_atomic(tmp / "config.json", json.dumps(meta, indent=1).encode())
@@ -165,7 +168,8 @@ def find_checkpoint(path):
 
 class Checkpoint:
     """A checkpoint read from disk: its metadata, model config and tokenizer; `model(device)`
-    builds the model, `restore(model, optimizer)` loads weights and optimiser state."""
+    builds the model, `restore(model, optimizer, scaler)` loads weights, optimiser state and
+    a float16 run's loss scale."""
 
     def __init__(self, path, meta):
         self.path, self.meta = Path(path), meta
@@ -218,7 +222,9 @@ class Checkpoint:
         self.load_weights(model)
         return model.to(device)
 
-    def restore(self, model, optimizer):
+    def restore(self, model, optimizer, scaler=None):
+        """Weights, optimiser state, and into an enabled `scaler` (a float16 run) the saved
+        loss scale; a checkpoint of a float32 run has none, and the scaler starts afresh."""
         self.load_weights(model)
         tensors, metadata = self._tensors("optimizer.safetensors")
         try:
@@ -226,6 +232,13 @@ class Checkpoint:
         except (KeyError, ValueError) as e:
             raise CheckpointError(f"checkpoint {self.path}: optimizer state does not fit: "
                                   f"{e}") from None
+        saved = self.meta.get("scaler")
+        if scaler is not None and scaler.is_enabled() and saved is not None:
+            try:
+                scaler.load_state_dict(saved)
+            except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:
+                raise CheckpointError(f"checkpoint {self.path} is corrupted: the GradScaler "
+                                      f"state in config.json is not valid ({e!r})") from None
 
 
 def read_checkpoint(path):

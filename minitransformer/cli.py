@@ -16,6 +16,7 @@ from minigrad.data_parallel import WorkerLost
 from minitransformer.argtypes import non_negative_int, positive_float, positive_int
 from minitransformer.data import DataError, DATA_ENV
 from minitransformer.plot import PlotUnavailable
+from minitransformer.precision import autocast, check_dtype
 from minitransformer.tokenizer import UnknownCharacterError
 from minitransformer.train import (PRESETS, MODEL_FIELDS, TrainConfig, CheckpointError,
                                    TrainingDiverged, DeviceError, train, resume_config,
@@ -54,7 +55,8 @@ TRAIN_FLAGS = [
 
 # the other TrainConfig fields a flag sets, for error messages
 OTHER_FLAGS = [("--seed", "seed", int, ""), ("--device", "device", str, ""),
-               ("--data", "data", str, ""), ("--matmul-precision", "matmul_precision", str, "")]
+               ("--data", "data", str, ""), ("--matmul-precision", "matmul_precision", str, ""),
+               ("--dtype", "dtype", str, "")]
 
 class RunStopped(RuntimeError):
     """Training stopped by something outside it (a lost worker process)."""
@@ -114,6 +116,12 @@ def build_parser():
                    help="float32 GEMMs on an NVIDIA GPU: high (or medium) lets them use "
                         "TensorFloat-32 tensor cores, as nanoGPT; highest keeps them float32. "
                         "The CPU computes in float32 either way (default: high)")
+    # not argparse choices: bfloat16 gets its own message (precision.check_dtype)
+    t.add_argument("--dtype", default=None,
+                   help="float32, or float16: mixed precision as nanoGPT's --dtype (the "
+                        "forward under autocast, the loss scaled by a GradScaler), meant for "
+                        "--device cuda: on the CPU float16 is slower than float32. No "
+                        "bfloat16 (NumPy and CuPy lack it) (default: float32)")
     t.add_argument("--resume", action="store_true",
                    help="continue the run in --out from its latest checkpoint, with its "
                         "saved values (flags given override them). Exact (the losses of a "
@@ -142,6 +150,9 @@ def build_parser():
     s.add_argument("--seed", type=non_negative_int, default=1337,
                    help="random seed (default: 1337)")
     s.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    s.add_argument("--dtype", default=None,
+                   help="float32, or float16 (generation under autocast, as the run's "
+                        "evaluations) (default: the run's --dtype)")
     s.add_argument("--no-cache", action="store_true",
                    help="recompute the whole context for every token (no KV cache)")
 
@@ -157,7 +168,7 @@ def build_parser():
 def cmd_train(args):
     overrides = {name: getattr(args, name) for _, name, _, _ in TRAIN_FLAGS}
     overrides.update(data=args.data, device=args.device, seed=args.seed, bias=args.bias,
-                     matmul_precision=args.matmul_precision,
+                     matmul_precision=args.matmul_precision, dtype=args.dtype,
                      checkpoint_activations=args.checkpoint_activations)
     preset = args.preset or "baby"
     out = args.out or f"out-{preset}"
@@ -212,8 +223,11 @@ def cmd_sample(args):
     if not args.prompt:
         raise ValueError("--prompt must hold at least one character (the default is a "
                          "newline)")
+    if args.dtype is not None:
+        check_dtype(args.dtype, "--dtype")
     check_device(args.device)
-    model, tokenizer, _ = load_checkpoint(args.ckpt, device=args.device)
+    model, tokenizer, ckpt = load_checkpoint(args.ckpt, device=args.device)
+    dtype = args.dtype or ckpt.meta["train"].get("dtype", "float32")
     try:
         ids = tokenizer.encode(args.prompt)
     except UnknownCharacterError as e:
@@ -228,9 +242,11 @@ def cmd_sample(args):
         _show(args.prompt)
         # each character as it is sampled: a long sample shows itself growing, and Ctrl-C
         # keeps what was printed
-        for step in model.stream([ids], args.max_new_tokens, temperature=args.temperature,
-                                 top_k=args.top_k, use_cache=not args.no_cache):
-            _show(tokenizer.decode(step[0]))
+        with autocast(dtype, args.device):
+            for step in model.stream([ids], args.max_new_tokens,
+                                     temperature=args.temperature, top_k=args.top_k,
+                                     use_cache=not args.no_cache):
+                _show(tokenizer.decode(step[0]))
         _show("\n")
     return 0
 

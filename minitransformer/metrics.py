@@ -1,5 +1,6 @@
 """metrics.jsonl: one JSON line per evaluation of a training run (iter, train_loss, val_loss,
-lr, tokens_per_sec, elapsed_s), appended by the trainer, read by the plot."""
+lr, tokens_per_sec, elapsed_s, and loss_scale in a --dtype float16 run), appended by the
+trainer, read by the plot."""
 import json
 import os
 from pathlib import Path

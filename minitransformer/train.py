@@ -1,13 +1,14 @@
 """Training a GPT on a text, nanoGPT's train.py loop: AdamW with weight decay on matrices only,
 warmup + cosine learning rate, gradient clipping, gradient accumulation over micro-batches,
 periodic train/val evaluation, checkpoints (every eval_interval steps and at the end; see
-`minitransformer.checkpointing`).
+`minitransformer.checkpointing`); --dtype float16 as nanoGPT's (precision.py).
 
 Resuming (`--resume`, `train(cfg, resume=True)`) continues from the latest checkpoint in OUT,
 with the arguments saved there (flags given override them). Exact, i.e. the same losses as if
 the run had never stopped, when an interrupted run continues with the same arguments: the
-data-sampling generator's state is saved, and the dropout generator is re-seeded from
-(seed, iteration) at every evaluation and at the start of a run, so it restarts identically
+data-sampling generator's state is saved (and a --dtype float16 run's GradScaler), and the
+dropout generator is re-seeded from (seed, iteration) at every evaluation and at the start
+of a run, so it restarts identically
 (on any device: no generator state to save; another device only rounds differently).
 The learning-rate schedule is kept too: the resolved --lr-decay-iters (by default the first
 run's --max-iters) is saved, and a resume keeps it unless --lr-decay-iters is given again. So
@@ -33,6 +34,7 @@ from minitransformer.checkpointing import (  # noqa: F401 (re-exported: the trai
 from minitransformer.data import load_text, train_val_split, check_split, get_batch, sha256_of
 from minitransformer.gpt import GPT
 from minitransformer.metrics import append_row, keep_rows_up_to
+from minitransformer.precision import ScaledLoss, autocast, grad_scaler
 from minitransformer.tokenizer import CharTokenizer
 from minitransformer.train_config import (  # noqa: F401 (re-exported)
     MODEL_FIELDS, PRESETS, TrainConfig, check_memory)
@@ -142,9 +144,10 @@ def _train(cfg, out, resume, log):
     model.gradient_checkpointing = cfg.checkpoint_activations
     optimizer = model.configure_optimizers(cfg.weight_decay, cfg.lr, (cfg.beta1, cfg.beta2))
     data_rng = np.random.default_rng(cfg.seed)
+    scaler = grad_scaler(cfg.dtype, cfg.device)      # float32: disabled, every call a no-op
     it, elapsed_before = 0, 0.0
     if ckpt is not None:
-        ckpt.restore(model, optimizer)
+        ckpt.restore(model, optimizer, scaler)
         try:
             data_rng.bit_generator.state = ckpt.meta["rng"]["data"]
         except (ValueError, TypeError, KeyError) as e:
@@ -162,16 +165,19 @@ def _train(cfg, out, resume, log):
         f"the position embedding), vocab {tokenizer.vocab_size}, "
         f"{len(train_ids):,} train / {len(val_ids):,} val tokens from {data_path}; "
         f"device {cfg.device}" + (f" ({_cpu_work(cfg)})" if cfg.device == "cpu" else "")
+        + ("; float16 mixed precision (autocast, loss scaling)" if scaler.is_enabled() else "")
         + (f"; resuming at iter {it} from {ckpt.path}" if ckpt else ""))
 
     result = TrainResult(out=out, start_iter=it, checkpoint=ckpt.path if ckpt else None)
     run_start = time.perf_counter()
     bar = _progress(cfg, it)
     steps = _StepLosses(result, bar, tokens_per_step=cfg.grad_accum * cfg.batch_size *
-                                                   cfg.block_size)
+                                                   cfg.block_size, scaler=scaler)
     start_it = it
     # each batch split over processes, one core each (minigrad/data_parallel.py says why)
-    dp = ProcessDataParallel(model, _lm_loss, cfg.processes_used(), optimizer=optimizer) \
+    # (float16: each part's forward under autocast and its backward on the scaled loss)
+    loss_fn = ScaledLoss(cfg.device) if scaler.is_enabled() else _lm_loss
+    dp = ProcessDataParallel(model, loss_fn, cfg.processes_used(), optimizer=optimizer) \
         if cfg.processes_used() > 1 else None
     try:
         while True:
@@ -185,6 +191,8 @@ def _train(cfg, out, resume, log):
                 row = dict(iter=it, train_loss=losses["train"], val_loss=losses["val"],
                            lr=cfg.lr_at(it), tokens_per_sec=round(tokens_per_sec, 1),
                            elapsed_s=round(elapsed, 3))
+                if scaler.is_enabled():
+                    row["loss_scale"] = scaler.get_scale()
                 # the row first, then the checkpoint: killed in between, a resume starts
                 # from the previous checkpoint, drops this row and writes it again; the
                 # other order would lose the row for good (a resume never re-evaluates
@@ -193,12 +201,13 @@ def _train(cfg, out, resume, log):
                 result.checkpoint = save_checkpoint(
                     out, model, optimizer, train_args=cfg.to_dict(), tokenizer=tokenizer,
                     iter=it, elapsed_s=elapsed, rng={"data": data_rng.bit_generator.state},
-                    val_loss=losses["val"], data_sha256=data_sha256)
+                    val_loss=losses["val"], data_sha256=data_sha256,
+                    scaler=scaler.state_dict() if scaler.is_enabled() else None)
                 result.history.append(row)
                 speed = f"{row['tokens_per_sec']:,.0f} tok/s, " if it > start_it else ""
                 _say(bar, log, f"iter {it}: train loss {losses['train']:.4f}, val loss "
-                               f"{losses['val']:.4f}, lr {row['lr']:.2e}, {speed}"
-                               f"{elapsed:.0f} s")
+                               f"{losses['val']:.4f}, lr {row['lr']:.2e}, "
+                               f"{_scale_text(scaler)}{speed}{elapsed:.0f} s")
                 steps.restart_window()
             if it % cfg.eval_interval == 0 or it == start_it:
                 # dropout's generator restarts at every checkpoint, so a resumed run draws
@@ -209,7 +218,7 @@ def _train(cfg, out, resume, log):
             lr = cfg.lr_at(it)
             optim.set_lr(optimizer, lr)
             optimizer.zero_grad()
-            step_loss = _train_step(model, optimizer, dp, cfg, train_ids, data_rng)
+            step_loss = _train_step(model, optimizer, dp, cfg, train_ids, data_rng, scaler)
             steps.add(mg.as_tensor(step_loss), lr)
             it += 1
             if it % cfg.log_interval == 0:
@@ -228,28 +237,43 @@ def _train(cfg, out, resume, log):
     return result
 
 
-def _train_step(model, optimizer, dp, cfg, train_ids, data_rng):
+def _train_step(model, optimizer, dp, cfg, train_ids, data_rng, scaler):
     """One optimiser step over grad_accum micro-batches: their mean loss (a tensor on the
-    device, or a float from the processes)."""
-    if dp is not None and cfg.grad_accum == 1:
-        # the whole step split over the processes, the update too (the same numbers)
+    device, or a float from the processes). float16: nanoGPT's loop, the forward under
+    autocast, the backward on the scaled loss, the gradients unscaled before the clipping,
+    the step skipped where they overflowed."""
+    if dp is not None and cfg.grad_accum == 1 and not scaler.is_enabled():
+        # the whole step split over the processes, the update too (the same numbers); it
+        # clips and steps without a scaler, so float16 takes the three calls below
         x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
         return dp.train_step(x, y, max_norm=cfg.grad_clip or None)
     step_loss = 0.0
+    if dp is not None and scaler.is_enabled():
+        dp.loss_fn.value = scaler.get_scale()         # the workers' scale for this step
     for _ in range(cfg.grad_accum):
         x, y = get_batch(train_ids, cfg.batch_size, cfg.block_size, data_rng, cfg.device)
         if dp is not None:
-            step_loss += dp.forward_backward(x, y, scale=1 / cfg.grad_accum)
+            # (float16: the parts' losses were scaled by a power of two; exactly undone)
+            step_loss += dp.forward_backward(x, y, scale=1 / cfg.grad_accum) / \
+                scaler.get_scale()
             continue
-        _, loss = model(x, y)
+        with autocast(cfg.dtype, cfg.device):
+            _, loss = model(x, y)
         # each micro-batch's graph is freed by its backward; the gradients add up in .grad
         # to those of the mean loss over all of them
-        (loss / cfg.grad_accum).backward()
+        scaler.scale(loss / cfg.grad_accum).backward()
         step_loss = step_loss + loss.detach()
+    scaler.unscale_(optimizer)              # the clipping sees the true gradients
     if cfg.grad_clip > 0:
         optim.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-    optimizer.step()
+    scaler.step(optimizer)
+    scaler.update()
     return step_loss / cfg.grad_accum
+
+
+def _scale_text(scaler):
+    """"loss scale 65536, " for a float16 run's log lines; "" for float32."""
+    return f"loss scale {scaler.get_scale():g}, " if scaler.is_enabled() else ""
 
 
 def _lm_loss(model, x, y):
@@ -284,8 +308,11 @@ def estimate_loss(model, train_ids, val_ids, cfg, it, dp=None):
             batch_losses = []
             for _ in range(cfg.eval_iters):
                 x, y = get_batch(ids, cfg.batch_size, cfg.block_size, rng, cfg.device)
-                batch_losses.append(mg.as_tensor(dp.loss(x, y)) if dp is not None
-                                    else model(x, y)[1])
+                if dp is not None:     # (its loss_fn autocasts where the run does)
+                    batch_losses.append(mg.as_tensor(dp.loss(x, y)))
+                    continue
+                with autocast(cfg.dtype, cfg.device):
+                    batch_losses.append(model(x, y)[1])
             # averaged on the device: one wait for it per split, not one per batch
             out[name] = mg.stack(batch_losses).mean().item()
     model.train()
@@ -298,8 +325,9 @@ class _StepLosses:
     log_interval steps (and before each evaluation), all in one transfer, instead of
     stalling the loop at every step. Also the training throughput since the last evaluation."""
 
-    def __init__(self, result, bar, tokens_per_step):
+    def __init__(self, result, bar, tokens_per_step, scaler):
         self.result, self.bar, self.tokens_per_step = result, bar, tokens_per_step
+        self.scaler = scaler
         self.pending, self.lr = [], None
         self.restart_window()
 
@@ -328,6 +356,7 @@ class _StepLosses:
         if self.bar is not None:
             self.bar.update(len(values))
             self.bar.set_postfix_str(f"loss {values[-1]:.4f}, lr {self.lr:.2e}, "
+                                     f"{_scale_text(self.scaler)}"
                                      f"{self.tokens_per_sec():,.0f} tok/s", refresh=False)
 
 

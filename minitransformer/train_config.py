@@ -11,6 +11,7 @@ from minigrad.backend import MATMUL_PRECISIONS
 from minigrad.data_parallel import default_processes
 from minigrad.host_memory import available_host_bytes
 from minitransformer.gpt import GPTConfig
+from minitransformer.precision import check_dtype
 
 MODEL_FIELDS = ("n_layer", "n_head", "n_embd", "block_size", "bias")
 
@@ -34,6 +35,7 @@ class TrainConfig:
     seed: int = 1337
     matmul_precision: str = "high"  # TF32 GEMMs on an NVIDIA GPU, as nanoGPT; CPU: float32
     processes: int = None         # CPU processes sharing each batch; None: one per core
+    dtype: str = "float32"        # or "float16": autocast + GradScaler (precision.py)
     # model
     n_layer: int = 4
     n_head: int = 4
@@ -103,6 +105,7 @@ class TrainConfig:
         if self.lr_decay_iters is not None and self.lr_decay_iters < 0:
             raise ValueError(f"TrainConfig: lr_decay_iters must be >= 0, got "
                              f"{self.lr_decay_iters}")
+        check_dtype(self.dtype)
         if self.matmul_precision not in MATMUL_PRECISIONS:
             raise ValueError(f"TrainConfig: matmul_precision must be one of "
                              f"{', '.join(MATMUL_PRECISIONS)}, got "

@@ -305,3 +305,38 @@ def test_the_cache_folder_follows_xdg(tmp_path, monkeypatch):
     assert data.cache_dir() == tmp_path / "minitransformer"
     monkeypatch.setenv(data.CACHE_ENV, str(tmp_path / "mine"))
     assert data.cache_dir() == tmp_path / "mine"
+
+
+def test_dtype_float16_trains_shows_the_scale_and_samples_under_autocast(
+        text_file, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    rc, stdout, err = run(capsys, "train", "--data", text_file, "--out", out, "--max-iters", 2,
+                          "--eval-interval", 2, "--dtype", "float16", "--processes", 1,
+                          "--no-plot", *TINY)
+    assert rc == 0, err
+    assert "float16 mixed precision" in stdout and "loss scale 65536, " in stdout
+    from minitransformer import cli, precision
+    seen = []
+
+    def spy(dtype, device):
+        seen.append(dtype)
+        return precision.autocast(dtype, device)
+    monkeypatch.setattr(cli, "autocast", spy)
+    for flags, want in (([], "float16"), (["--dtype", "float32"], "float32")):
+        rc, sample, err = run(capsys, "sample", "--ckpt", out, "--max-new-tokens", 3,
+                              "--prompt", "R", *flags)
+        assert rc == 0, err
+        assert seen[-1] == want and len(sample) == 5      # the run's dtype by default
+
+
+@pytest.mark.parametrize("command", ["train", "sample"])
+def test_dtype_bfloat16_is_refused_saying_float16_is_there(command, text_file, tmp_path,
+                                                           capsys):
+    argv = ["--data", text_file, "--out", tmp_path / "run"] if command == "train" else \
+        ["--ckpt", tmp_path / "run"]
+    rc, _, err = run(capsys, command, "--dtype", "bfloat16", *argv)
+    assert rc == 1
+    assert "--dtype bfloat16 is not available: NumPy and CuPy have no bfloat16; use " \
+           "float16" in err
+    rc, _, err = run(capsys, command, "--dtype", "half", *argv)
+    assert rc == 1 and "--dtype must be one of float32, float16, got 'half'" in err
