@@ -82,7 +82,10 @@ class GradScaler:
             raise RuntimeError("GradScaler.unscale_: called after step(); call update() "
                                "first")
         inv = np.float32(1.0 / np.float64(self._scale))   # as torch: 1/scale in double
-        found = False
+        # device -> a 0-d array, True while every gradient there is finite: read back once
+        # per device at the end (one read per parameter would make the CPU wait for a GPU
+        # once per parameter)
+        finite = {}
         with _GradMode(False):
             for group in optimizer.param_groups:
                 for p in group["params"]:
@@ -94,8 +97,11 @@ class GradScaler:
                                          "gradient; keep parameters in float32 (autocast "
                                          "casts them for the ops that run in float16)")
                     xp = g.backend.xp
-                    found = found or not bool(xp.isfinite(g._data).all())
+                    ok = xp.isfinite(g._data).all()
+                    finite[g.device] = ok if g.device not in finite else \
+                        xp.logical_and(finite[g.device], ok)
                     g.mul_(Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device))
+        found = any(not bool(ok) for ok in finite.values())
         state["found_inf"], state["stage"] = found, _UNSCALED
 
     def step(self, optimizer, *args, **kwargs):

@@ -263,3 +263,18 @@ def test_grad_scaler_bookkeeping_and_state():
         other.load_state_dict({})
     with pytest.raises(ValueError, match="device must be"):
         mg.amp.GradScaler("tpu")
+
+
+def test_unscale_reads_the_device_once_not_per_parameter(spy):
+    """The inf check is one device-to-host read per device: one per parameter would make
+    the CPU wait for a GPU that many times each step."""
+    import spy_backend
+    params = [mg.randn(3, device=spy, requires_grad=True) for _ in range(5)]
+    opt = mg.optim.SGD(params, lr=0.1)
+    scaler = mg.amp.GradScaler("cuda", init_scale=4.0)  # (the spy device stands in)
+    sum((p * p).sum() for p in params).backward()
+    params[3].grad.data[1] = float("inf")
+    with spy_backend.counted() as n:
+        scaler.unscale_(opt)
+    assert n["sync"] == 1
+    assert scaler.step(opt) is None                      # the inf was still found
