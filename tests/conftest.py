@@ -33,3 +33,11 @@ def spy():
     spy_backend.register()
     yield "spy"
     spy_backend.unregister()
+
+
+@pytest.fixture
+def torch():
+    """PyTorch, the reference, for a test that compares with it: skipped where it is not
+    installed (CI installs none), so the file's other tests still run. A file whose helpers
+    use torch at module level imports it with a `torch = None` fallback."""
+    return pytest.importorskip("torch")
