@@ -67,7 +67,7 @@ class profile:
         self.wait_for_gpu = ProfilerActivity.CUDA in activities
         self.record_shapes, self.enabled = record_shapes, enabled
         self._events = []                # (name, kind, start_ns, end_ns, self_ns, tid, shapes)
-        self._stacks = threading.local()  # per thread: [child time so far] of open events
+        self._stacks = threading.local()  # per thread: the frames of its open events
         self._t0 = None
         self._running = False
 
