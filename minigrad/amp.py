@@ -12,6 +12,9 @@ While autocast is on, Function.apply (autograd.py) hands each op's inputs to
 Attention (scaled_dot_product_attention, qkv_attention) is on torch's float16 list too,
 but cast by its functions (grad_mode.autocast_half), not here: their float16 path computes
 in float32 inside, which a cast in apply would turn back into float16 (NaN scores).
+So are the listed functions built from several ops that have no class of their own here
+(rsqrt, 1 / x, pdist, renorm, most losses: autocast_float32; prelu, the RNN cells and
+nn.RNN/GRU/LSTM, inputs, states and weights alike: autocast_half).
 The lists follow torch's CUDA autocast lists on both devices (torch's CPU lists differ:
 there softmax, for one, stays float16). The casts are ordinary differentiable ops, so a
 float32 weight used in float16 gets a float32 gradient."""

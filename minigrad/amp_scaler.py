@@ -101,7 +101,8 @@ class GradScaler:
                     finite[g.device] = ok if g.device not in finite else \
                         xp.logical_and(finite[g.device], ok)
                     g.mul_(Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device))
-        found = any(not bool(ok) for ok in finite.values())
+        # None: no gradient to check (step refuses it, and update counts it as no check)
+        found = any(not bool(ok) for ok in finite.values()) if finite else None
         state["found_inf"], state["stage"] = found, _UNSCALED
 
     def step(self, optimizer, *args, **kwargs):
@@ -118,6 +119,10 @@ class GradScaler:
                                "last update()")
         if state["stage"] is _READY:
             self.unscale_(optimizer)
+        if state["found_inf"] is None:      # as torch: stepping unchecked would be blind
+            raise RuntimeError("GradScaler.step: no inf checks were recorded for this "
+                               "optimizer: none of its parameters has a gradient (did "
+                               "backward run on the scaled loss of these parameters?)")
         result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
         state["stage"] = _STEPPED
         return result

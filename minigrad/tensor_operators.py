@@ -4,6 +4,7 @@ x.div(y, rounding_mode=)), comparisons (boolean tensors, outside the graph), `in
 & | ^ ~ (logical on bools, bitwise on integers). `Tensor` inherits them."""
 from minigrad import backend
 from minigrad.args import is_device_array as _is_device_array
+from minigrad.grad_mode import autocast_float32
 from minigrad.tensor_inplace import times_alpha
 
 ops = None      # the package minigrad.ops, bound by tensor.py once Tensor exists
@@ -20,7 +21,8 @@ class TensorOperators:
     def __mul__(self, o): return ops.elementwise.mul(self, o)
     def __rmul__(self, o): return ops.elementwise.mul(o, self)
     def __truediv__(self, o): return ops.elementwise.div(self, o)
-    def __rtruediv__(self, o): return ops.elementwise.div(o, self)
+    # number / x, reciprocal and rsqrt are on torch's float32 autocast list (x / y is not)
+    def __rtruediv__(self, o): return ops.elementwise.div(o, autocast_float32(self))
     def __mod__(self, o): return ops.math.remainder(self, o)
     def __rmod__(self, o): return ops.math.remainder(o, self)
     def __floordiv__(self, o): return ops.math.floor_divide(self, o)
@@ -45,8 +47,9 @@ class TensorOperators:
     def square(self):                   # of a bool tensor: int64 0/1, as PyTorch (not and)
         x = self.long() if self.dtype == backend.bool_ else self
         return ops.elementwise.mul(x, x)
-    def reciprocal(self): return ops.elementwise.div(1.0, self)
-    def rsqrt(self): return ops.elementwise.div(1.0, self.sqrt())  # -0 -> -inf, as PyTorch
+    def reciprocal(self): return ops.elementwise.div(1.0, autocast_float32(self))
+    def rsqrt(self):                                             # -0 -> -inf, as PyTorch
+        return ops.elementwise.div(1.0, autocast_float32(self).sqrt())
     def mm(self, o): return ops.matmul.mm(self, o)
     def bmm(self, o): return ops.matmul.bmm(self, o)
     def dot(self, o): return ops.matmul.dot(self, o)

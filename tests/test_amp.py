@@ -101,6 +101,115 @@ def test_composed_products_are_float16(name, args):
     assert [t.grad.dtype for t in ts] == [t.dtype for t in ts]
 
 
+_LABELS = mg.tensor([1.0, -1.0, 1.0])
+_CLASSES = mg.tensor([0, 3, 1])
+
+
+# torch's CUDA float32 autocast list, each with float16 inputs (3, 4) a, b in (0.5, 1.5)
+@pytest.mark.parametrize("name, fn", [
+    ("__pow__", lambda a, b: a ** 2), ("__rtruediv__", lambda a, b: 1 / a),
+    ("__rpow__", lambda a, b: 2 ** a), ("acos", lambda a, b: (a - 1).acos()),
+    ("asin", lambda a, b: (a - 1).asin()),
+    ("binary_cross_entropy_with_logits",
+     lambda a, b: F.binary_cross_entropy_with_logits(a, b / 2, reduction="none")),
+    ("cosh", lambda a, b: a.cosh()),
+    ("cosine_embedding_loss", lambda a, b: F.cosine_embedding_loss(a, b, _LABELS)),
+    ("cdist", lambda a, b: mg.cdist(a, b)), ("cosine_similarity", F.cosine_similarity),
+    ("cross_entropy", lambda a, b: F.cross_entropy(a, _CLASSES, reduction="none")),
+    ("cumprod", lambda a, b: a.cumprod(1)), ("cumsum", lambda a, b: a.cumsum(1)),
+    ("dist", lambda a, b: mg.dist(a, b)), ("erfinv", lambda a, b: (a - 1).erfinv()),
+    ("exp", lambda a, b: a.exp()), ("expm1", lambda a, b: a.expm1()),
+    ("group_norm", lambda a, b: F.group_norm(a, 2)),
+    ("hinge_embedding_loss", lambda a, b: F.hinge_embedding_loss(a, b.sign(), reduction="none")),
+    ("kl_div", lambda a, b: F.kl_div(a.log(), b, reduction="none")),
+    ("l1_loss", lambda a, b: F.l1_loss(a, b, reduction="none")),
+    ("layer_norm", lambda a, b: F.layer_norm(a, (4,))), ("log", lambda a, b: a.log()),
+    ("log_softmax", lambda a, b: F.log_softmax(a, -1)), ("log10", lambda a, b: a.log10()),
+    ("log1p", lambda a, b: a.log1p()), ("log2", lambda a, b: a.log2()),
+    ("margin_ranking_loss",
+     lambda a, b: F.margin_ranking_loss(a[:, 0], b[:, 0], _LABELS, reduction="none")),
+    ("mse_loss", lambda a, b: F.mse_loss(a, b, reduction="none")),
+    ("multilabel_margin_loss", lambda a, b: F.multilabel_margin_loss(
+        a, mg.tensor([[0, 2, -1, 0]] * 3), reduction="none")),
+    ("multi_margin_loss", lambda a, b: F.multi_margin_loss(a, _CLASSES, reduction="none")),
+    ("nll_loss", lambda a, b: F.nll_loss(a, _CLASSES, reduction="none")),
+    ("norm", lambda a, b: a.norm(dim=1)), ("normalize", lambda a, b: F.normalize(a)),
+    ("F.pdist", lambda a, b: F.pdist(a)), ("pdist", lambda a, b: mg.pdist(a)),
+    ("poisson_nll_loss", lambda a, b: F.poisson_nll_loss(a, b, reduction="none")),
+    ("pow", lambda a, b: a.pow(b)), ("prod", lambda a, b: a.prod(1)),
+    ("reciprocal", lambda a, b: a.reciprocal()), ("rsqrt", lambda a, b: a.rsqrt()),
+    ("sinh", lambda a, b: a.sinh()),
+    ("smooth_l1_loss", lambda a, b: F.smooth_l1_loss(a, b, reduction="none")),
+    ("soft_margin_loss", lambda a, b: F.soft_margin_loss(a, b.sign(), reduction="none")),
+    ("softmax", lambda a, b: F.softmax(a, -1)), ("softmin", lambda a, b: F.softmin(a, -1)),
+    ("softplus", lambda a, b: F.softplus(a)), ("sum", lambda a, b: a.sum(1)),
+    ("renorm", lambda a, b: a.renorm(2, 0, 1.0)), ("tan", lambda a, b: a.tan()),
+    ("triplet_margin_loss",
+     lambda a, b: F.triplet_margin_loss(a, b, a.flip(0), reduction="none"))])
+def test_float32_list_gives_float32(name, fn):
+    # rsqrt, reciprocal, 1 / x, renorm, pdist, margin_ranking, hinge_embedding,
+    # multilabel_margin and nll_loss (reduction="none") used to stay float16
+    r = np.random.RandomState(0)
+    a, b = (mg.tensor((r.rand(3, 4) + 0.5).astype(np.float16)) for _ in range(2))
+    with mg.autocast("cpu"):
+        out = fn(a, b)
+    assert out.dtype == mg.float32
+    want = fn(a.float(), b.float())             # the same inputs, computed in float32
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _rnn_cell(kind, x, hx=None):
+    """mg.nn.<kind>(4, 3) (the same weights each call) run on x."""
+    mg.manual_seed(0)
+    out = getattr(mg.nn, kind)(4, 3)(x, hx)
+    return out[1] if kind == "LSTMCell" else out
+
+
+# torch's CUDA float16 autocast list, each with float32 inputs: x (2, 4), w (3, 4)
+@pytest.mark.parametrize("name, fn", [
+    ("__matmul__", lambda x, w: x @ w.T), ("matmul", lambda x, w: mg.matmul(x, w.T)),
+    ("mm", lambda x, w: mg.mm(x, w.T)), ("mv", lambda x, w: mg.mv(w, x[0])),
+    ("bmm", lambda x, w: mg.bmm(x[None], w.T[None])),
+    ("addmm", lambda x, w: mg.addmm(x[:, :3], x, w.T)),
+    ("addmv", lambda x, w: mg.addmv(w[:, 0], w, x[0])),
+    ("addr", lambda x, w: mg.addr(w, w[:, 0], x[0])),
+    ("baddbmm", lambda x, w: mg.baddbmm(x[None, :, :3], x[None], w.T[None])),
+    ("addbmm", lambda x, w: mg.addbmm(x[:, :3], x[None], w.T[None])),
+    ("chain_matmul", lambda x, w: mg.chain_matmul(x, w.T, w)),
+    ("multi_dot", lambda x, w: mg.linalg.multi_dot([x, w.T, w])),
+    ("linear", lambda x, w: F.linear(x, w, w[:, 0])),
+    ("conv1d", lambda x, w: F.conv1d(x[None], w[:, :2, None])),
+    ("conv2d", lambda x, w: F.conv2d(x[None, None], w[:, None, None, :2])),
+    ("conv3d", lambda x, w: F.conv3d(x[None, None, None], w[:, None, None, None, :2])),
+    ("conv_tbc", lambda x, w: F.conv_tbc(x.T[:, None], w[:2, :, None].transpose(0, 2)
+                                         .transpose(1, 2)[..., :2].contiguous(), w[:2, 0])),
+    ("conv_transpose1d", lambda x, w: F.conv_transpose1d(x[None], w[:2, None])),
+    ("conv_transpose2d", lambda x, w: F.conv_transpose2d(x[None, None], w[None, None])),
+    ("conv_transpose3d",
+     lambda x, w: F.conv_transpose3d(x[None, None, None], w[None, None, None])),
+    ("prelu", lambda x, w: F.prelu(x, w[0, :1])),
+    ("prelu float16 input", lambda x, w: F.prelu(  # (float32 for the reference)
+        x.half() if mg.is_autocast_enabled("cpu") else x, w[0, :1])),
+    ("GRUCell", lambda x, w: _rnn_cell("GRUCell", x)),
+    ("GRUCell with a state", lambda x, w: _rnn_cell("GRUCell", x, w[:2, :3])),
+    ("LSTMCell", lambda x, w: _rnn_cell("LSTMCell", x)),
+    ("LSTMCell with a state", lambda x, w: _rnn_cell("LSTMCell", x, (w[:2, :3], w[:2, 1:]))),
+    ("RNNCell", lambda x, w: _rnn_cell("RNNCell", x, w[:2, :3])),
+    ("GRU", lambda x, w: _rnn_cell("GRU", x[None])[0]),
+    ("LSTM", lambda x, w: _rnn_cell("LSTM", x[None], (w[None, :2, :3], w[None, :2, 1:]))[1][1])])
+def test_float16_list_gives_float16(name, fn):
+    # prelu stayed float32 (and refused a float16 input beside its float32 weight), the
+    # cells and GRU/RNN refused a float32 state beside their float16 gates, LSTM ran float32
+    r = np.random.RandomState(1)
+    x, w = mg.tensor(r.randn(2, 4).astype(np.float32)), mg.tensor(r.randn(3, 4).astype(np.float32))
+    with mg.autocast("cpu"):
+        out = fn(x, w)
+    assert out.dtype == mg.float16
+    want = fn(x, w)                              # in float32: float16's rounding apart
+    np.testing.assert_allclose(out.numpy(), want.numpy().astype(np.float16), rtol=1e-2,
+                               atol=1e-2)
+
+
 def test_vector_norm_is_float32():
     # on torch's float32 list (as norm): float16 squares overflow past 256
     x = mg.tensor(np.full(4, 300.0, np.float16))
@@ -263,6 +372,19 @@ def test_grad_scaler_bookkeeping_and_state():
         other.load_state_dict({})
     with pytest.raises(ValueError, match="device must be"):
         mg.amp.GradScaler("tpu")
+
+
+def test_grad_scaler_step_refuses_an_optimizer_without_gradients():
+    # as torch: all gradients None means nothing was checked for inf, and the step used to
+    # run blind (here: weight decay moved w although backward never reached it)
+    w = mg.nn.Parameter(mg.ones(2))
+    opt = mg.optim.SGD([w], lr=1.0, weight_decay=0.5)
+    scaler = mg.amp.GradScaler("cpu")
+    with pytest.raises(RuntimeError, match="no inf checks were recorded for this optimizer"):
+        scaler.step(opt)
+    assert w.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="no inf checks"):
+        scaler.update()
 
 
 def test_unscale_reads_the_device_once_not_per_parameter(spy):

@@ -24,6 +24,7 @@ own last step (in reverse: its first), as PyTorch.
 import warnings
 
 from minigrad import backend, creation, functional as F
+from minigrad.grad_mode import autocast_half
 from minigrad.ops.rnn_scan import rnn_layer
 from minigrad.ops.shape import stack, cat, unbind, split
 from minigrad.nn.module import Module, Parameter
@@ -173,7 +174,8 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outputs = []
             for d in range(self.num_directions):
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, d)
+                w_ih, w_hh, b_ih, b_hh, w_hr = (autocast_half(w)
+                                                for w in self._weights(layer, d))
                 k = layer * self.num_directions + d
                 initial = tuple(s[k] if s is not None else creation.zeros(
                     B, size, dtype=x.dtype, device=x.device)
@@ -265,6 +267,8 @@ class RNNBase(Module):
         else:
             (x, batched), batch_sizes = self._check_input(input), None
             B = x.shape[1]
+        # torch's autocast runs RNNs in float16: input, states and weights (_run) alike
+        x, hx = autocast_half(x), tuple(autocast_half(s) for s in hx)
         states = tuple(self._initial_state(s, batched, B, x, what, size)
                        for s, what, size in zip(hx, names, self._state_sizes()))
         if packed and input.sorted_indices is not None:

@@ -9,6 +9,7 @@ initialisation U(-1/√H, 1/√H) of every parameter, so a PyTorch state dict lo
 import math
 
 from minigrad import backend, creation, functional as F
+from minigrad.grad_mode import autocast_half
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
 from minigrad.ops.rnn_cells import lstm_cell, gru_cell
@@ -124,6 +125,9 @@ class RNNCellBase(Module):
         """(input, hx, was_batched) with a batch dim added to unbatched (F,) input."""
         name = type(self).__name__
         _check_tensor(name, input, "input")
+        # the cells are on torch's float16 autocast list: input and state alike (a float32
+        # state would meet float16 gates)
+        input = autocast_half(input)
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: expected input of shape (batch, {self.input_size}) or "
                              f"({self.input_size},), got shape {input.shape}")
@@ -140,6 +144,7 @@ class RNNCellBase(Module):
             if s is None:
                 s = creation.zeros(B, H, dtype=input.dtype, device=input.device)
             else:
+                s = autocast_half(s)
                 _check_tensor(name, s, "hidden state", input)
                 want = (B, H) if batched else (H,)
                 if s.shape != want:
@@ -156,7 +161,8 @@ class RNNCellBase(Module):
                                       f"its own (as PyTorch's); use RNNCell, GRUCell or "
                                       f"LSTMCell, or set mode in a subclass")
         if hx is not None:                               # one tensor (a tuple is LSTM's)
-            _check_tensor(type(self).__name__, hx, "hidden state", input)
+            _check_tensor(type(self).__name__, autocast_half(hx), "hidden state",
+                          autocast_half(input))
         x, h, batched = self._batched(input, hx)
         gi = F.linear(x, self.weight_ih, self.bias_ih)
         h = _STEPS[self.mode](gi, h, self.weight_hh, self.bias_hh)

@@ -18,7 +18,7 @@ import functools
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import Function
-from minigrad.grad_mode import autocast_float32
+from minigrad.grad_mode import autocast_float32, autocast_half
 from minigrad.ops.blocks import in_pieces, contiguous
 from minigrad.ops.elementwise import where, exp, log, tanh, sigmoid, relu, clip
 from minigrad.ops.reduce import normalize_dim
@@ -407,6 +407,7 @@ def prelu(x, weight):
     _floating(x, "prelu")
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu: weight must be a tensor, got {type(weight).__name__}")
+    x, weight = autocast_half(x), autocast_half(weight)     # on torch's float16 list
     if weight.dtype != x.dtype:
         raise TypeError(f"prelu: type promoting is not supported: input is {x.dtype}, "
                         f"weight {weight.dtype}; give both the same dtype")

@@ -126,6 +126,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     cross_entropy): loss_i = -weight[t_i]·input[i, t_i], and 0 where t_i is ignore_index.
     "mean" divides the sum by the summed weights of the targets that count (a weighted mean,
     as PyTorch); with none counting it is nan, with a zero gradient."""
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     input, t, shape = _class_targets(input, target, ignore_index, "nll_loss")
     check_reduction(reduction, "nll_loss")
     xp, dtype, device = input.backend.xp, input.dtype, input.device

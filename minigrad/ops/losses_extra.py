@@ -4,6 +4,7 @@ gradients of gradients come from those, with PyTorch's arguments (less the depre
 size_average and reduce), its reductions and its gradient at each kink."""
 from minigrad import backend
 from minigrad.args import number_arg
+from minigrad.grad_mode import autocast_float32
 from minigrad.ops.elementwise import where, minimum
 from minigrad.ops.index import raw_index
 from minigrad.ops.loss import check_reduction, _reduce
@@ -65,6 +66,7 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     if tuple(t.shape) != input.shape:
         raise ValueError(f"{op}: inconsistent target size: {tuple(t.shape)} for input of "
                          f"size: {input.shape} (target has input's shape)")
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     rows = input.reshape(1, -1) if input.ndim < 2 else input
     t = t.reshape(rows.shape).astype(backend.int64, copy=False)
     xp, c = rows.backend.xp, rows.shape[1]
@@ -135,5 +137,6 @@ def pdist(input, p=2):
         raise ValueError(f"pdist: only supports non-negative p values, got {p}")
     i, j = np.triu_indices(input.shape[0], 1)
     be = backend.get(input.device)
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     diff = input[be.from_numpy(i)] - input[be.from_numpy(j)]
     return p_norm(diff, float(p), 1, False, "pdist")

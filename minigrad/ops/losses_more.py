@@ -9,6 +9,7 @@ import math
 
 from minigrad import backend
 from minigrad.args import check_broadcast, number_arg
+from minigrad.grad_mode import autocast_float32
 from minigrad.ops.activations import logsigmoid, softplus
 from minigrad.ops.elementwise import where, log, exp, clip, relu, minimum
 from minigrad.ops.index import gather, raw_index
@@ -41,6 +42,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     check_reduction(reduction, op)
     margin = number_arg(op, "margin", margin)
     target = _target(target, input1)
+    input1, input2 = autocast_float32(input1), autocast_float32(input2)   # (float32 list)
     if not input1.ndim == input2.ndim == target.ndim:
         raise ValueError(f"{op}: input1, input2 and target must have the same number of "
                          f"dims, got shapes {input1.shape}, {input2.shape} and "
@@ -58,6 +60,7 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
     margin = number_arg(op, "margin", margin)
     target = lift(target, input)
     check_broadcast(op, input.shape, target.shape)
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     # where, not a product with a 0/1 mask: an inf distance must not give inf·0
     apart = where(target != 1, clip(margin - input, min=0), 0.0)
     alike = where(target != -1, input, 0.0)
@@ -110,6 +113,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
     if input.ndim > 2 or (input.ndim and input.shape[-1] == 0):
         raise ValueError(f"{op}: expected a non-empty (C,) vector or (N, C) matrix (N may "
                          f"be 0), got shape {input.shape}")
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     rows = input.reshape(1, 1) if input.ndim == 0 else \
         input.reshape(1, -1) if input.ndim == 1 else input
     target = target if isinstance(target, Tensor) else lift(target, input)
@@ -179,6 +183,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8,
     eps = number_arg(op, "eps", eps)
     target = _target(target, input)
     check_broadcast(op, input.shape, target.shape)
+    input, target = autocast_float32(input), autocast_float32(target)   # (float32 list)
     if log_input:
         loss = exp(input) - target * input
     else:
@@ -247,7 +252,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     check_broadcast(op, input1.shape, input2.shape)
     check_broadcast(op, input1.shape[:-1], input2.shape[:-1], target.shape)
     d = want - 1
-    dot = (input1 * input2).sum(d)
+    input1, input2 = autocast_float32(input1), autocast_float32(input2)   # (float32 list:
+    dot = (input1 * input2).sum(d)                      # the products too, not just sums)
     norms = ((input1 * input1).sum(d) + 1e-12) * ((input2 * input2).sum(d) + 1e-12)
     cos = dot / norms.sqrt()
     loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, clip(cos - margin, min=0),

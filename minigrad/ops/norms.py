@@ -132,6 +132,7 @@ def pdist(input, p=2):
     host = backend.get("cpu").xp
     first, second = (Tensor._make(input.backend.from_numpy(i.astype(backend.int64)),
                                   input.device) for i in host.triu_indices(input.shape[0], k=1))
+    input = autocast_float32(input)     # (on torch's float32 autocast list)
     return p_norm(input[first] - input[second], p, 1, False, op)
 
 

@@ -9,6 +9,7 @@ from collections import namedtuple
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import Function
+from minigrad.grad_mode import autocast_float32
 from minigrad.tensor import Tensor
 from minigrad.ops.activations import _overflow_quietly
 from minigrad.ops.elementwise import _floating, exp, where
@@ -186,6 +187,7 @@ def renorm(x, p, dim, maxnorm):
     if not maxnorm >= 0:
         raise ValueError(f"{op}: maxnorm must be >= 0, got {maxnorm}")
     d = normalize_dim(dim, x.ndim, op)
+    x = autocast_float32(x)             # (on torch's float32 autocast list)
     norms = p_norm(x, p, tuple(i for i in range(x.ndim) if i != d), True, op)
     return x * where(norms.data > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
