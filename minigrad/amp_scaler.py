@@ -18,14 +18,15 @@ def _f32(x):
 class GradScaler:
     """scale(loss).backward(); scaler.step(optimizer); scaler.update() — torch's loop.
     unscale_(optimizer) first if the gradients are to be read or clipped unscaled.
-    `device` ("cpu" or "cuda") is accepted for torch's signature: the gradients are
+    `device` (any of minigrad's: "cpu", "cuda") is for torch's signature: the gradients are
     unscaled on whichever device they live."""
 
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
-        name = getattr(device, "type", device)
-        if name not in ("cpu", "cuda"):
-            raise ValueError(f"GradScaler: device must be 'cpu' or 'cuda', got {device!r}")
+        try:                             # any device minigrad has ("cpu", "cuda", ...)
+            name = str(backend.device_name(getattr(device, "type", device)))
+        except ValueError as e:
+            raise ValueError(f"GradScaler: {e}") from None
         if not growth_factor > 1.0:
             raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
         if not 0.0 < backoff_factor < 1.0:
