@@ -61,6 +61,10 @@ class Module(ModuleState, ForwardHooks):
                 return
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() "
                                f"before assigning parameters or submodules")
+        p = self._modules.get("parametrizations")
+        if hasattr(p, "_parametrized_assign") and name in p._modules:  # nn.utils.parametrize
+            p._parametrized_assign(name, value)
+            return
         if isinstance(value, Buffer) and name not in self._parameters and \
                 name not in self._modules:            # nn.Buffer registers itself, as torch's
             self.register_buffer(name, value, value.persistent)
@@ -108,6 +112,9 @@ class Module(ModuleState, ForwardHooks):
             d = self.__dict__.get(store)
             if d is not None and name in d:
                 return d[name]
+        p = self.__dict__.get("_modules", {}).get("parametrizations")
+        if hasattr(p, "_parametrized_value") and name in p._modules:   # nn.utils.parametrize
+            return p._parametrized_value(self, name)
         raise AttributeError(f"'{type(self).__name__}' has no attribute '{name}'")
 
     def __delattr__(self, name):

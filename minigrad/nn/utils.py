@@ -1,7 +1,11 @@
 """Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`; all
 parameters as one vector and back (`parameters_to_vector`, `vector_to_parameters`); and
-`functional_call`. `utils.rnn` is packed.py (padding and packing variable-length batches), by
-PyTorch's name: `mg.nn.utils.rnn.pack_padded_sequence`, `from minigrad.nn.utils.rnn import ...`.
+`functional_call`; `get_total_norm` and `clip_grads_with_norm_`, clip_grad_norm_'s two
+halves. `utils.parametrize` and `utils.parametrizations` are parametrize.py and
+parametrizations.py (weight_norm, spectral_norm), whose old hook-based spellings
+(`utils.weight_norm`, ...) come from there too. `utils.rnn` is packed.py (padding and
+packing variable-length batches), by PyTorch's name: `mg.nn.utils.rnn.pack_padded_sequence`,
+`from minigrad.nn.utils.rnn import ...`.
 
 Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never in place:
 plain backward() stores a fresh array in each .grad, but a gradient stored with
@@ -15,8 +19,15 @@ from minigrad.autograd import no_grad
 from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
 from minigrad.nn import packed as rnn
+from minigrad.nn import parametrize, parametrizations
+from minigrad.nn.parametrizations import (old_weight_norm as weight_norm,  # noqa: F401
+                                          old_spectral_norm as spectral_norm,
+                                          remove_weight_norm, remove_spectral_norm)
 
-sys.modules[__name__ + ".rnn"] = rnn      # so that `import minigrad.nn.utils.rnn` finds it
+# so that `import minigrad.nn.utils.rnn` (.parametrize, .parametrizations) finds them
+for _name, _m in (("rnn", rnn), ("parametrize", parametrize),
+                  ("parametrizations", parametrizations)):
+    sys.modules[f"{__name__}.{_name}"] = _m
 
 
 def _with_grads(parameters):
@@ -43,27 +54,106 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     """
     params = _with_grads(parameters)
     max_norm = float(number_arg("clip_grad_norm_", "max_norm", max_norm))
-    norm_type = float(number_arg("clip_grad_norm_", "norm_type", norm_type)) \
-        if norm_type != "inf" else float("inf")
     if not params:
         return Tensor(0.0)
-    # everything stays on the device (no sync per parameter); the sums are 0-d arrays
+    total, flat = _total_norm("clip_grad_norm_", [p.grad for p in params], norm_type,
+                              error_if_nonfinite, foreach)
+    # the concatenation is ours, to scale in place, where it has every gradient's dtype
+    # (not float16's float32) and no parameter is listed twice (PyTorch's per-gradient
+    # multiply scales one twice)
+    if flat is not None and (len({id(p) for p in params}) < len(params) or
+                             any(p.grad.dtype != flat.dtype for p in params)):
+        flat = None
+    _scale(params, clip_coefficient(total.backend.xp, total.data, max_norm), flat)
+    return total
+
+
+@no_grad()
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The norm of order norm_type of all the tensors' elements as one vector (a 0-d
+    tensor), as torch.nn.utils.get_total_norm: clip_grad_norm_'s first half, for
+    gradients. float16 tensors are summed in float32 (their squares overflow) and give a
+    float32 norm; `foreach` as in clip_grad_norm_."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if not tensors:
+        return Tensor(0.0)
+    return _total_norm("get_total_norm", tensors, norm_type, error_if_nonfinite, foreach)[0]
+
+
+@no_grad()
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale every gradient by min(1, max_norm / (total_norm + 1e-6)), as
+    torch.nn.utils.clip_grads_with_norm_: clip_grad_norm_'s second half, given the total
+    norm (from get_total_norm, perhaps of more gradients than these). Returns None."""
+    params = _with_grads(parameters)
+    max_norm = float(number_arg("clip_grads_with_norm_", "max_norm", max_norm))
+    if not params:
+        return
     first = params[0].grad
+    if isinstance(total_norm, Tensor):
+        total_norm = total_norm.to(first.device).data
+    elif backend.is_scalar(total_norm):
+        total_norm = first.backend.xp.asarray(float(total_norm), dtype=backend.float32)
+    else:
+        raise TypeError(f"clip_grads_with_norm_: total_norm must be a tensor or a number "
+                        f"(as get_total_norm returns), got {type(total_norm).__name__}")
+    _scale(params, clip_coefficient(first.backend.xp, total_norm, max_norm), None)
+
+
+def _total_norm(op, tensors, norm_type, error_if_nonfinite, foreach):
+    """(the norm as a 0-d tensor, the concatenation of the tensors' arrays if `foreach`
+    made one, else None), everything on the device (no sync per tensor)."""
+    norm_type = float(number_arg(op, "norm_type", norm_type)) \
+        if norm_type != "inf" else float("inf")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected tensors, got a {type(t).__name__} among them")
+    first = tensors[0]
     xp, dtype = first.backend.xp, first.dtype
     # float16 squares overflow (a norm above 256 would be inf and zero every gradient):
     # float16 gradients are summed in float32, and a float16 norm is returned as float32
-    grads = [g.astype(backend.float32) if g.dtype == backend.float16 else g
-             for g in (p.grad.data for p in params)]
+    arrays = [g.astype(backend.float32) if g.dtype == backend.float16 else g
+              for g in (t.data for t in tensors)]
     if dtype == backend.float16:
         dtype = backend.float32
     flat = None
     if foreach if foreach is not None else not first.backend.host:
-        grads = [xp.concatenate([g.reshape(-1) for g in grads])]
-        # ours, scaled in place below; not for a parameter listed twice (then scaled twice,
-        # as PyTorch's per-gradient multiply does)
-        if all(p.grad.dtype == grads[0].dtype for p in params) and \
-                len({id(p) for p in params}) == len(params):
-            flat = grads[0]
+        arrays = [xp.concatenate([g.reshape(-1) for g in arrays])]
+        flat = arrays[0]
+    total = _norm_of(xp, arrays, norm_type, dtype)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):   # the one sync, when asked
+        raise RuntimeError(f"{op}: the total norm of order {norm_type} of the "
+                           f"gradients is {float(total)}, so they cannot be clipped; pass "
+                           f"error_if_nonfinite=False to clip anyway")
+    return Tensor._make(total, first.device), flat
+
+
+def _scale(params, coef, flat):
+    """Each .grad times coef (a 0-d array); `flat`, where given, the concatenation of the
+    gradients, ours to scale in place."""
+    # within the norm the factor is 1 and g·1 is g to the bit: the host skips the multiply (a
+    # pass over every gradient); a GPU always multiplies, as deciding would need a sync
+    if params[0].grad.backend.host and coef >= 1:
+        return
+    if flat is not None:     # one multiply, then each .grad a view of its part (no launch)
+        flat *= coef.astype(flat.dtype)
+        start = 0
+        for p in params:
+            n = p.grad.numel()
+            p._grad = Tensor._make(flat[start:start + n].reshape(p.grad.shape), p.grad.device)
+            start += n
+        return
+    coefs = {}                                           # the factor in each grad dtype, once
+    for p in params:
+        c = coefs.get(p.grad.dtype)
+        if c is None:
+            c = coefs[p.grad.dtype] = coef.astype(p.grad.dtype)
+        p._grad = Tensor._make(p.grad.data * c, p.grad.device)
+
+
+def _norm_of(xp, grads, norm_type, dtype):
+    """The norm of order norm_type of the arrays `grads` as one vector (a 0-d array of
+    dtype), computed on their device: no sync."""
     if norm_type == float("inf"):
         total = xp.max(xp.stack([xp.abs(g).max() if g.size else xp.zeros((), dtype=g.dtype)
                                  for g in grads]))
@@ -79,31 +169,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         total = xp.sqrt(sum(squared_norm(xp, g) for g in grads))
     else:
         total = sum(xp.sum(xp.abs(g) ** norm_type) for g in grads) ** (1.0 / norm_type)
-    total = xp.asarray(total).astype(dtype)
-    if error_if_nonfinite and not bool(xp.isfinite(total)):   # the one sync, when asked
-        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
-                           f"gradients is {float(total)}, so they cannot be clipped; pass "
-                           f"error_if_nonfinite=False to clip anyway")
-    coef = clip_coefficient(xp, total, max_norm)
-    # within the norm the factor is 1 and g·1 is g to the bit: the host skips the multiply (a
-    # pass over every gradient); a GPU always multiplies, as deciding would need a sync
-    if first.backend.host and coef >= 1:
-        return Tensor._make(total, first.device)
-    if flat is not None:     # one multiply, then each .grad a view of its part (no launch)
-        flat *= coef.astype(flat.dtype)
-        start = 0
-        for p in params:
-            n = p.grad.numel()
-            p._grad = Tensor._make(flat[start:start + n].reshape(p.grad.shape), p.grad.device)
-            start += n
-        return Tensor._make(total, first.device)
-    coefs = {}                                           # the factor in each grad dtype, once
-    for p in params:
-        c = coefs.get(p.grad.dtype)
-        if c is None:
-            c = coefs[p.grad.dtype] = coef.astype(p.grad.dtype)
-        p._grad = Tensor._make(p.grad.data * c, p.grad.device)
-    return Tensor._make(total, first.device)
+    return xp.asarray(total).astype(dtype)
 
 
 def squared_norm(xp, g):
