@@ -1,8 +1,10 @@
 """mg.distributions, the most used part of torch.distributions: Normal, Uniform, Bernoulli,
 Categorical, OneHotCategorical, MultivariateNormal, Independent, Exponential, Laplace,
-Cauchy, Gumbel, LogNormal, Poisson, Binomial, Gamma, Chi2, Beta, Dirichlet and
-kl_divergence, built from Tensor ops so log_prob, entropy, rsample and the KLs carry
-gradients (Gamma, Chi2, Beta and Dirichlet draws through ops/gamma_sample.py)."""
+Cauchy, Gumbel, LogNormal, Poisson, Binomial, Gamma, Chi2, Beta, Dirichlet, HalfNormal,
+StudentT, Geometric, NegativeBinomial, Multinomial, MixtureSameFamily, RelaxedBernoulli,
+RelaxedOneHotCategorical, transforms with TransformedDistribution, and kl_divergence, built
+from Tensor ops so log_prob, entropy, rsample and the KLs carry gradients (Gamma, Chi2,
+Beta, Dirichlet and StudentT draws through ops/gamma_sample.py)."""
 from minigrad.distributions import constraints  # noqa: F401
 from minigrad.distributions.distribution import Distribution  # noqa: F401
 from minigrad.distributions.normal import Normal  # noqa: F401
@@ -23,11 +25,25 @@ from minigrad.distributions.gamma import Gamma  # noqa: F401
 from minigrad.distributions.chi2 import Chi2  # noqa: F401
 from minigrad.distributions.beta import Beta  # noqa: F401
 from minigrad.distributions.dirichlet import Dirichlet  # noqa: F401
+from minigrad.distributions import transforms  # noqa: F401
+from minigrad.distributions.transformed_distribution import TransformedDistribution  # noqa
+from minigrad.distributions.half_normal import HalfNormal  # noqa: F401
+from minigrad.distributions.student_t import StudentT  # noqa: F401
+from minigrad.distributions.geometric import Geometric  # noqa: F401
+from minigrad.distributions.negative_binomial import NegativeBinomial  # noqa: F401
+from minigrad.distributions.multinomial import Multinomial  # noqa: F401
+from minigrad.distributions.mixture_same_family import MixtureSameFamily  # noqa: F401
+from minigrad.distributions.relaxed_bernoulli import (LogitRelaxedBernoulli,  # noqa: F401
+                                                      RelaxedBernoulli)
+from minigrad.distributions.relaxed_categorical import (ExpRelaxedCategorical,  # noqa: F401
+                                                        RelaxedOneHotCategorical)
 from minigrad.distributions.kl import kl_divergence, register_kl  # noqa: F401
 from minigrad.distributions import kl_families  # noqa: F401  (registers its KLs)
 
 __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
            "OneHotCategorical", "MultivariateNormal", "Independent", "Exponential",
            "Laplace", "Cauchy", "Gumbel", "LogNormal", "Poisson", "Binomial", "Gamma", "Chi2",
-           "Beta", "Dirichlet", "kl_divergence",
-           "register_kl", "constraints"]
+           "Beta", "Dirichlet", "HalfNormal", "StudentT", "Geometric", "NegativeBinomial",
+           "Multinomial", "MixtureSameFamily", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+           "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "TransformedDistribution",
+           "kl_divergence", "register_kl", "constraints", "transforms"]

@@ -160,3 +160,32 @@ less_than = _LessThan
 interval = _Interval
 integer_interval = _IntegerInterval
 independent = _Independent
+
+
+class _HalfOpenInterval(_Interval):
+    """[lower_bound, upper_bound): the upper end excluded."""
+    def check(self, value):
+        return (value >= self.lower_bound) & (value < self.upper_bound)
+
+    def __repr__(self):
+        return "HalfOpen" + super().__repr__()
+
+
+class _Multinomial(Constraint):
+    """Vectors of non-negative integers summing to at most upper_bound."""
+    event_dim = 1
+    is_discrete = True
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value == value.floor()).all(-1) & \
+            (value.sum(-1) <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
+half_open_interval = _HalfOpenInterval
+multinomial = _Multinomial

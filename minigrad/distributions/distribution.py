@@ -44,6 +44,14 @@ def broadcast_all(*values):
     return mg.broadcast_tensors(*values)
 
 
+def one_stream(generator):
+    """generator for two draws in a row: an int seed becomes one seeded mg.Generator, so
+    the second draw continues the first's stream instead of restarting it."""
+    if backend.is_integer(generator) and not isinstance(generator, bool):
+        return mg.Generator().manual_seed(int(generator))
+    return generator
+
+
 def sum_rightmost(value, dims):
     """value summed over its last `dims` dims."""
     return value.sum(tuple(range(-dims, 0))) if dims > 0 else value
