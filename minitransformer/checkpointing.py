@@ -233,12 +233,34 @@ class Checkpoint:
             raise CheckpointError(f"checkpoint {self.path}: optimizer state does not fit: "
                                   f"{e}") from None
         saved = self.meta.get("scaler")
-        if scaler is not None and scaler.is_enabled() and saved is not None:
+        if scaler is None or not scaler.is_enabled():
+            return
+        if saved is None and self.meta["train"].get("dtype") == "float16":
+            # every float16 checkpoint has one: a fresh scale would not resume exactly
+            raise CheckpointError(f"checkpoint {self.path} is corrupted: it is of a "
+                                  f"--dtype float16 run but config.json has no GradScaler "
+                                  f"state (\"scaler\")")
+        if saved is not None:
             try:
                 scaler.load_state_dict(saved)
+                _check_scaler_state(scaler.state_dict())
             except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:
                 raise CheckpointError(f"checkpoint {self.path} is corrupted: the GradScaler "
                                       f"state in config.json is not valid ({e!r})") from None
+
+
+def _check_scaler_state(state):
+    """A loaded scale of NaN, inf or <= 0 would skip every step (or step on NaN gradients)
+    without a word: refuse it, and the other values a GradScaler would refuse at build."""
+    if not 0.0 < state["scale"] < float("inf"):
+        raise ValueError(f"scale must be a finite number > 0, got {state['scale']}")
+    if not state["growth_factor"] > 1.0:
+        raise ValueError(f"growth_factor must be > 1, got {state['growth_factor']}")
+    if not 0.0 < state["backoff_factor"] < 1.0:
+        raise ValueError(f"backoff_factor must be in (0, 1), got {state['backoff_factor']}")
+    if not 0 <= state["_growth_tracker"] < state["growth_interval"]:
+        raise ValueError(f"_growth_tracker must be in [0, growth_interval "
+                         f"{state['growth_interval']}), got {state['_growth_tracker']}")
 
 
 def read_checkpoint(path):

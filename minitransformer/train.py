@@ -186,7 +186,7 @@ def _train(cfg, out, resume, log):
                 steps.report(it)    # a NaN step stops before any checkpoint
                 tokens_per_sec = steps.tokens_per_sec()
                 losses = estimate_loss(model, train_ids, val_ids, cfg, it, dp)
-                _check_finite(losses, it, result.checkpoint, "evaluation")
+                _check_finite(losses, it, result.checkpoint, "evaluation", cfg.dtype)
                 elapsed = elapsed_before + time.perf_counter() - run_start
                 row = dict(iter=it, train_loss=losses["train"], val_loss=losses["val"],
                            lr=cfg.lr_at(it), tokens_per_sec=round(tokens_per_sec, 1),
@@ -351,7 +351,8 @@ class _StepLosses:
         values = mg.stack(self.pending).numpy().tolist()
         self.pending.clear()
         for step, value in enumerate(values, start=it - len(values)):
-            _check_finite({"train": value}, step, self.result.checkpoint, "training")
+            _check_finite({"train": value}, step, self.result.checkpoint, "training",
+                          "float16" if self.scaler.is_enabled() else "float32")
         self.result.losses.extend(values)
         if self.bar is not None:
             self.bar.update(len(values))
@@ -360,7 +361,7 @@ class _StepLosses:
                                      f"{self.tokens_per_sec():,.0f} tok/s", refresh=False)
 
 
-def _check_finite(losses, it, checkpoint, where):
+def _check_finite(losses, it, checkpoint, where, dtype="float32"):
     bad = {k: v for k, v in losses.items() if not math.isfinite(v)}
     if bad:
         kept = f"the last good checkpoint is kept: {checkpoint}" if checkpoint else \
@@ -368,7 +369,13 @@ def _check_finite(losses, it, checkpoint, where):
         raise TrainingDiverged(
             f"the {where} loss became {_show_losses(bad)} at iteration "
             f"{it}; training stopped and {kept}. Try a lower --lr, a smaller --grad-clip, or "
-            f"check the data.")
+            f"check the data." + _HALF_HINT * (dtype == "float16"))
+
+
+# the GradScaler skips a step whose gradients overflow; a forward that overflows is a loss
+# of inf or NaN, which it cannot mend
+_HALF_HINT = (" Under --dtype float16 the forward's matrix products overflow past 65504, "
+              "which the loss scaling does not prevent: --dtype float32 avoids it.")
 
 
 def _show_losses(losses):

@@ -104,3 +104,32 @@ def test_the_progress_bar_shows_the_loss_scale():
 def test_unavailable_dtypes_are_refused(dtype, words):
     with pytest.raises(ValueError, match=words):
         TrainConfig(dtype=dtype)
+
+
+@pytest.mark.parametrize("scaler, words", [
+    ({"scale": float("nan")}, "scale must be a finite number > 0, got nan"),
+    ({"scale": float("inf")}, "scale must be a finite number > 0, got inf"),
+    ({"scale": 0.0}, "scale must be a finite number > 0, got 0.0"),
+    ({"_growth_tracker": 2000}, r"_growth_tracker must be in \[0, growth_interval 2000\)"),
+    (None, "it is of a --dtype float16 run but config.json has no GradScaler state")])
+def test_a_corrupted_loss_scale_is_refused_on_resume(text_file, tmp_path, scaler, words):
+    """A NaN or inf scale skipped every step (no learning, no word), 0 made NaN weights and
+    a "lower --lr" message; a float16 checkpoint without one restarted the scale."""
+    import json
+    train(tiny(text_file, tmp_path, dtype="float16", processes=1, max_iters=3), log=quiet)
+    path = find_checkpoint(tmp_path) / "config.json"
+    meta = json.loads(path.read_text())
+    meta["scaler"] = None if scaler is None else {**meta["scaler"], **scaler}
+    path.write_text(json.dumps(meta))
+    with pytest.raises(train_mod.CheckpointError, match=f"is corrupted: .*{words}"):
+        train(resume_config(tmp_path, max_iters=6), resume=True, log=quiet)
+
+
+def test_a_float16_forward_overflow_stops_saying_float32_avoids_it(text_file, tmp_path):
+    """The scaler mends overflowing gradients, not a forward past 65504 (a NaN loss)."""
+    cfg = dict(processes=1, lr=50.0, grad_clip=0.0, warmup_iters=0, log_interval=1)
+    with pytest.raises(train_mod.TrainingDiverged, match="--dtype float32 avoids it"):
+        train(tiny(text_file, tmp_path / "16", dtype="float16", **cfg), log=quiet)
+    with pytest.raises(train_mod.TrainingDiverged) as e:       # float32: no such hint
+        train_mod._check_finite({"train": float("nan")}, 1, None, "training")
+    assert "--dtype" not in str(e.value)
