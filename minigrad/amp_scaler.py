@@ -6,6 +6,7 @@ in a row without one. The scale is a float32 number, computed in float32 as torc
 from minigrad import backend
 from minigrad.backend import np
 from minigrad.grad_mode import _GradMode
+from minigrad.ops.activations import _overflow_quietly
 from minigrad.tensor import Tensor
 
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
@@ -27,14 +28,7 @@ class GradScaler:
             name = str(backend.device_name(getattr(device, "type", device)))
         except ValueError as e:
             raise ValueError(f"GradScaler: {e}") from None
-        if not growth_factor > 1.0:
-            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
-        if not 0.0 < backoff_factor < 1.0:
-            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got "
-                             f"{backoff_factor}")
-        if not (isinstance(growth_interval, int) and growth_interval > 0):
-            raise ValueError(f"GradScaler: growth_interval must be a positive int, got "
-                             f"{growth_interval!r}")
+        _check("GradScaler", init_scale, growth_factor, backoff_factor, growth_interval, 0)
         self.device, self._enabled = name, bool(enabled)
         self._scale, self._growth_tracker = _f32(init_scale), 0
         self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
@@ -98,10 +92,13 @@ class GradScaler:
                                          "gradient; keep parameters in float32 (autocast "
                                          "casts them for the ops that run in float16)")
                     xp = g.backend.xp
+                    with _overflow_quietly(xp):      # (an overflow is what is checked)
+                        g.mul_(Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device))
+                    # checked after the division, as torch's: it may overflow itself (a
+                    # huge gradient over a tiny scale)
                     ok = xp.isfinite(g._data).all()
                     finite[g.device] = ok if g.device not in finite else \
                         xp.logical_and(finite[g.device], ok)
-                    g.mul_(Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device))
         # None: no gradient to check (step refuses it, and update counts it as no check)
         found = any(not bool(ok) for ok in finite.values()) if finite else None
         state["found_inf"], state["stage"] = found, _UNSCALED
@@ -173,8 +170,29 @@ class GradScaler:
         if len(state_dict) == 0:
             raise RuntimeError("GradScaler.load_state_dict: the state dict is empty, "
                                "possibly saved from a disabled GradScaler")
-        self._scale = _f32(state_dict["scale"])
-        self._growth_factor = float(state_dict["growth_factor"])
-        self._backoff_factor = float(state_dict["backoff_factor"])
-        self._growth_interval = int(state_dict["growth_interval"])
-        self._growth_tracker = int(state_dict["_growth_tracker"])
+        values = [state_dict[k] for k in ("scale", "growth_factor", "backoff_factor",
+                                          "growth_interval", "_growth_tracker")]
+        # a scale of NaN, inf or 0 would skip every step, or step on NaN gradients, without
+        # a word: refused, as what __init__ refuses
+        _check("GradScaler.load_state_dict", *values)
+        self._scale = _f32(values[0])
+        self._growth_factor, self._backoff_factor = float(values[1]), float(values[2])
+        self._growth_interval, self._growth_tracker = int(values[3]), int(values[4])
+
+
+def _check(where, scale, growth_factor, backoff_factor, growth_interval, tracker):
+    """Refuse a scaler's settings that would make it misbehave, naming what would be valid."""
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+    if not (isinstance(scale, (int, float)) and 0.0 < scale < float("inf")):
+        raise ValueError(f"{where}: the scale must be a finite number > 0, got {scale!r}")
+    if not (isinstance(growth_factor, (int, float)) and growth_factor > 1.0):
+        raise ValueError(f"{where}: growth_factor must be > 1, got {growth_factor!r}")
+    if not (isinstance(backoff_factor, (int, float)) and 0.0 < backoff_factor < 1.0):
+        raise ValueError(f"{where}: backoff_factor must be in (0, 1), got {backoff_factor!r}")
+    if not (is_int(growth_interval) and growth_interval > 0):
+        raise ValueError(f"{where}: growth_interval must be a positive int, got "
+                         f"{growth_interval!r}")
+    if not (is_int(tracker) and 0 <= tracker < growth_interval):
+        raise ValueError(f"{where}: _growth_tracker must be an int in [0, growth_interval), "
+                         f"got {tracker!r}")

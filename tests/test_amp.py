@@ -400,3 +400,33 @@ def test_unscale_reads_the_device_once_not_per_parameter(spy):
         scaler.unscale_(opt)
     assert n["sync"] == 1
     assert scaler.step(opt) is None                      # the inf was still found
+
+
+def test_unscale_checks_the_unscaled_gradients():
+    """The inf check is of the gradients after the division, as torch's: a huge gradient
+    over a tiny scale overflows there, and that step must be skipped."""
+    w = mg.nn.Parameter(mg.ones(2))
+    opt = mg.optim.SGD([w], lr=0.1)
+    scaler = mg.amp.GradScaler("cpu", init_scale=2.0 ** -10)
+    w.grad = mg.tensor([1e36, 1.0])              # finite, but 1e36 * 2**10 is not (float32)
+    scaler.unscale_(opt)
+    assert not mg.isfinite(w.grad).all().item()
+    assert scaler.step(opt) is None
+    np.testing.assert_array_equal(w.data, [1.0, 1.0])     # not stepped
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("scale", float("nan"), "scale must be a finite number > 0"),
+    ("scale", float("inf"), "scale must be a finite number > 0"),
+    ("scale", 0.0, "scale must be a finite number > 0"),
+    ("growth_factor", 1.0, "growth_factor must be > 1"),
+    ("backoff_factor", 1.5, "backoff_factor must be in"),
+    ("growth_interval", 0, "growth_interval must be a positive int"),
+    ("_growth_tracker", 2000, "_growth_tracker must be an int in"),
+])
+def test_load_state_dict_refuses_what_init_refuses(key, value, words):
+    scaler = mg.amp.GradScaler("cpu")
+    state = dict(scaler.state_dict(), **{key: value})
+    with pytest.raises(ValueError, match=words):
+        scaler.load_state_dict(state)
+    assert scaler.get_scale() == 2.0 ** 16                # unchanged

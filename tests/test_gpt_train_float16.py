@@ -110,7 +110,7 @@ def test_unavailable_dtypes_are_refused(dtype, words):
     ({"scale": float("nan")}, "scale must be a finite number > 0, got nan"),
     ({"scale": float("inf")}, "scale must be a finite number > 0, got inf"),
     ({"scale": 0.0}, "scale must be a finite number > 0, got 0.0"),
-    ({"_growth_tracker": 2000}, r"_growth_tracker must be in \[0, growth_interval 2000\)"),
+    ({"_growth_tracker": 2000}, r"_growth_tracker must be an int in \[0, growth_interval\)"),
     (None, "it is of a --dtype float16 run but config.json has no GradScaler state")])
 def test_a_corrupted_loss_scale_is_refused_on_resume(text_file, tmp_path, scaler, words):
     """A NaN or inf scale skipped every step (no learning, no word), 0 made NaN weights and
