@@ -210,3 +210,27 @@ def test_float16_softmax_family_computes_in_float32(device, op):
     got = out.cpu().numpy().astype(np.float64)
     assert np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-3)) < 7e-4  # was 1e-3
     assert grad_err.max() < 1e-3              # was 3.6e-3, 4.9e-2 and 2.5e-3 in float16
+
+
+def test_float16_products_on_the_cpu_are_float32_sums_rounded_once(monkeypatch):
+    """NumPy has no float16 BLAS: Linear's and matmul's float16 GEMMs run in float32 and
+    round once (PyTorch's CPU result), not through NumPy's ~100x slower float16 loop."""
+    seen, matmul = [], np.matmul
+
+    def spy(a, b, *args, **kwargs):                     # which dtypes reach NumPy's GEMM
+        seen.append(np.result_type(a, b))
+        return matmul(a, b, *args, **kwargs)
+    monkeypatch.setattr(np, "matmul", spy)
+    rng = np.random.default_rng(0)
+    x = mg.tensor(rng.standard_normal((6, 5, 16)), dtype=mg.float16, requires_grad=True)
+    w = mg.tensor(rng.standard_normal((8, 16)), dtype=mg.float16, requires_grad=True)
+    y = F.linear(x, w)
+    y.backward(mg.ones_like(y))
+    x32, w32 = x.data.astype(np.float32), w.data.astype(np.float32)
+    np.testing.assert_array_equal(y.data, (x32 @ w32.T).astype(np.float16))
+    np.testing.assert_array_equal(w.grad.data, np.ones((30, 8), np.float32).T.__matmul__(
+        x32.reshape(30, 16)).astype(np.float16))
+    z = x @ w.mT
+    assert z.dtype == mg.float16
+    np.testing.assert_array_equal(z.data, (x32 @ w32.T).astype(np.float16))
+    assert seen and np.float16 not in seen

@@ -9,7 +9,7 @@ several times faster than NumPy's reduction over the leading axis.
 import math
 
 from minigrad.autograd import Function
-from minigrad.ops.matmul import check_same_float
+from minigrad.ops.matmul import check_same_float, gemm
 from minigrad.ops.rows import col_sum
 from minigrad.tensor import Tensor
 
@@ -18,7 +18,7 @@ class Linear(Function):
     fresh_grads = True                                   # see Function.fresh_grads
     def forward(self, x, w, *b):                     # y = x·Wᵀ (+ b)
         rows = _rows(x)                              # (..., in) -> (rows, in)
-        y = self.xp.matmul(rows, w.T)
+        y = gemm(self.xp, rows, w.T)
         if b:
             y += b[0]
         return y.reshape(x.shape[:-1] + (w.shape[0],))
@@ -35,8 +35,8 @@ class Linear(Function):
         x, w = self.inputs[0].data, self.inputs[1].data
         need = self.needs_input_grad
         g2 = _rows(g)
-        gx = xp.matmul(g2, w).reshape(x.shape) if need[0] else None
-        gw = xp.matmul(g2.T, _rows(x)) if need[1] else None
+        gx = gemm(xp, g2, w).reshape(x.shape) if need[0] else None
+        gw = gemm(xp, g2.T, _rows(x)) if need[1] else None
         if len(self.inputs) == 2:
             return gx, gw
         return gx, gw, col_sum(xp, g2) if need[2] else None   # db = Σ of G's rows

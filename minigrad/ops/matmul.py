@@ -12,15 +12,25 @@ from minigrad.ops.reduce import normalize_dim, expand
 # elementwise's _pair and where are imported where used: elementwise imports this module
 
 
+def gemm(xp, a, b):
+    """a @ b on arrays. float16 on the CPU goes through float32, rounded once: NumPy has no
+    float16 BLAS, and its own float16 loop ran a Linear of the GPT ~100x slower than
+    float32 (the result is what PyTorch's CPU kernel gives: float32 sums, one rounding)."""
+    if a.dtype == backend.float16 and xp is backend.np:
+        f32 = backend.float32
+        return xp.matmul(a.astype(f32), b.astype(f32)).astype(backend.float16)
+    return xp.matmul(a, b)
+
+
 class MatMul(Function):
     product = True                                       # see Function.product
     def forward(self, a, b):                              # d(AB) = dA·B + A·dB
         if a.ndim > 2 and b.ndim == 2:
             # (..., n, k) @ (k, m): fold the batch into rows for one GEMM; NumPy's matmul
             # over a broadcast batch skips BLAS and runs ~20x slower
-            out = self.xp.matmul(_rows(a), b)
+            out = gemm(self.xp, _rows(a), b)
             return out.reshape(a.shape[:-1] + (b.shape[-1],))
-        return self.xp.matmul(a, b)
+        return gemm(self.xp, a, b)
 
     def backward(self, g):
         a, b = self.inputs
