@@ -172,12 +172,13 @@ class CountingState:
 
 
 def test_off_an_op_pays_one_read_for_checkpoint_and_anomaly(monkeypatch):
-    """Function.apply and record_outputs read grad mode and _state.marks, nothing more."""
+    """Function.apply reads autocast, grad mode and _state.marks, nothing more, and
+    record_outputs grad mode and _state.marks."""
     counting = CountingState(autograd._state)
     monkeypatch.setattr(autograd, "_state", counting)
     x = mg.ones(2, 3, requires_grad=True)
     x * 2                                                    # apply
-    assert counting.reads == ["grad_enabled", "marks"]
+    assert counting.reads == ["autocast", "grad_enabled", "marks"]
     counting.reads.clear()
     mg.unbind(x)                                             # record_outputs
     assert counting.reads == ["grad_enabled", "marks"]
