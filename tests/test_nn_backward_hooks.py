@@ -166,8 +166,10 @@ def test_hooks_change_no_gradient_of_a_model(which):
         np.testing.assert_allclose(h, p, rtol=1e-6, atol=1e-7)
     # the block's hook runs last, with its input's gradient; the GPT's, none of whose
     # inputs needs one, first, as soon as its output's gradient is known (as PyTorch)
-    assert count[-1 if which == "block" else 0] == type(model).__name__ and len(count) >= 5
-    assert "MultiheadAttention" in count or which == "gpt"
+    assert count[-1 if which == "block" else 0] == type(model).__name__ and len(count) >= 4
+    # MultiheadAttention applies out_proj's weights through F.multi_head_attention_forward,
+    # so out_proj's own hooks do not run, as PyTorch's do not
+    assert which == "gpt" or count == ["Linear", "LayerNorm", "MultiheadAttention", "_Block"]
 
 
 def test_retain_graph_create_graph_mg_grad_and_no_grad():
