@@ -1,5 +1,7 @@
-"""Datasets and batches, as torch.utils.data: `Dataset`, `TensorDataset`, `Subset`,
-`random_split`, `DataLoader` and its `default_collate`.
+"""Datasets and batches, as torch.utils.data. Here: the datasets (`Dataset`,
+`IterableDataset`, `TensorDataset`, `StackDataset`, `ConcatDataset`, `ChainDataset`,
+`Subset`, `random_split`) and `default_collate` / `default_convert`; the samplers live in
+utils/sampler.py and `DataLoader` in utils/dataloader.py, all importable from here.
 
     loader = DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True)
     for epoch in range(10):
@@ -11,10 +13,13 @@ indexing of each tensor by the batch's indices (a copy, as PyTorch's), not a sta
 rows; any other dataset's items are collated one by one.
 Loading runs in the calling process: there are no worker processes to start.
 """
+import bisect
 import math
 import numbers
+from collections.abc import Mapping
 
 from minigrad import backend
+from minigrad.backend import np
 from minigrad.args import int_arg
 from minigrad.tensor import Tensor
 from minigrad.creation import tensor as _tensor
@@ -29,6 +34,96 @@ class Dataset:
 
     def __len__(self):
         raise NotImplementedError(f"{type(self).__name__} must define __len__")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of items: `iter(dataset)` yields them (no indexing). A DataLoader batches
+    them as they come; it takes no shuffle, sampler or batch_sampler for one."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class StackDataset(Dataset):
+    """Item i is (d[i] for each dataset), or, from keywords, {name: d[i]}: datasets of one
+    length side by side (inputs and targets kept apart)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset: give the datasets either as arguments (items are "
+                             "tuples) or as keywords (items are dicts), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: needs at least one dataset")
+        self.datasets = args or kwargs
+        lengths = {len(d) for d in (args or kwargs.values())}
+        if len(lengths) > 1:
+            raise ValueError(f"StackDataset: the datasets must have one length, got lengths "
+                             f"{sorted(lengths)}")
+        self._length = lengths.pop()
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length
+
+
+class ConcatDataset(Dataset):
+    """The items of several map-style datasets, one after the other; `cumulative_sizes[k]`
+    is how many items datasets 0..k hold."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ConcatDataset does not support IterableDataset (chain "
+                                "streams with ChainDataset)")
+        self.cumulative_sizes = []
+        for d in self.datasets:
+            self.cumulative_sizes.append(len(d) + (self.cumulative_sizes[-1]
+                                                   if self.cumulative_sizes else 0))
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        index = int_arg("ConcatDataset", "an index", index)
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"ConcatDataset: index {index} is out of range for {n} items")
+        index %= n
+        k = bisect.bisect_right(self.cumulative_sizes, index)
+        return self.datasets[k][index - (self.cumulative_sizes[k - 1] if k else 0)]
+
+
+class ChainDataset(IterableDataset):
+    """The items of several iterable datasets, one stream after the other (each is
+    iterated anew on each pass)."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset only supports IterableDataset, got "
+                                f"{type(d).__name__} (join map-style ones with "
+                                f"ConcatDataset)")
+
+    def __iter__(self):
+        for d in self.datasets:
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
 
 
 class TensorDataset(Dataset):
@@ -100,8 +195,9 @@ def random_split(dataset, lengths, generator=None):
 
 def default_collate(items):
     """A list of items as one batch, as PyTorch's default: tensors stacked (a new first
-    dim), numbers and host arrays made a tensor, tuples/lists and dicts collated field by
-    field, strings kept as a list."""
+    dim), numbers and host arrays made a tensor, tuples/lists and dicts (any mapping, its
+    type kept) collated field by field, strings kept as a list. Unlike PyTorch's, a batch of
+    tuples is a tuple (PyTorch's is a list), as a TensorDataset's one-gather batch is."""
     first = items[0]
     if isinstance(first, Tensor):
         return stack(items)
@@ -109,8 +205,9 @@ def default_collate(items):
         return list(items)
     if isinstance(first, (numbers.Number, bool)) or hasattr(first, "__array__"):
         return _tensor(backend.to_host(items))
-    if isinstance(first, dict):
-        return {k: default_collate([item[k] for item in items]) for k in first}
+    if isinstance(first, Mapping):
+        return _same_mapping(first, {k: default_collate([item[k] for item in items])
+                                     for k in first})
     if isinstance(first, (tuple, list)):
         if len({len(item) for item in items}) > 1:
             raise ValueError(f"default_collate: the items of a batch must have one length, "
@@ -124,68 +221,38 @@ def default_collate(items):
                     f"lists and dicts of them (or pass collate_fn=)")
 
 
-class DataLoader:
-    """Batches of `batch_size` items of `dataset`, in order or shuffled anew each epoch;
-    `drop_last` leaves out a last, smaller batch. `generator` (an mg.Generator, an int
-    seed or a NumPy Generator) draws the orders; by default the CPU generator that mg.manual_seed seeds."""
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-                 generator=None):
-        if not backend.is_integer(batch_size) or batch_size < 1:
-            raise ValueError(f"DataLoader: batch_size must be a positive integer, got "
-                             f"{batch_size!r}")
-        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
-            raise TypeError(f"DataLoader: the dataset must support len() and indexing (a "
-                            f"Dataset, a list), got {type(dataset).__name__}")
-        if collate_fn is not None and not callable(collate_fn):
-            raise TypeError(f"DataLoader: collate_fn must be a function of a list of items, "
-                            f"got {type(collate_fn).__name__}")
-        self.dataset, self.batch_size = dataset, batch_size
-        shuffle = False if shuffle is None else shuffle      # None: PyTorch's default
-        for name, flag in (("shuffle", shuffle), ("drop_last", drop_last)):
-            if flag not in (True, False) or isinstance(flag, str):   # "no" would be true
-                raise TypeError(f"DataLoader: {name} must be True or False, got {flag!r}")
-        self.shuffle, self.drop_last, self.collate_fn = bool(shuffle), bool(drop_last), \
-            collate_fn
-        # an int seed makes one generator now, so each epoch draws a new, reproducible order
-        self.generator = None if generator is None else backend.host_rng(generator,
-                                                                         "DataLoader")
-
-    def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def __iter__(self):
-        n = len(self.dataset)
-        order = backend.host_rng(self.generator, "DataLoader").permutation(n) \
-            if self.shuffle else range(n)
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            yield self._batch(order[start:start + self.batch_size])
-
-    def _batch(self, indices):
-        if self.collate_fn is None:
-            rows = _tensor_rows(self.dataset, indices)
-            if rows is not None:
-                return rows
-        items = [self.dataset[int(i)] for i in indices]
-        return (self.collate_fn or default_collate)(items)
+def default_convert(item):
+    """An item as DataLoader(batch_size=None) yields it: host arrays and NumPy scalars made
+    tensors (inside tuples, lists and mappings too), everything else as it is."""
+    if isinstance(item, Tensor) or isinstance(item, (str, bytes)):
+        return item
+    if hasattr(item, "__array__") and not isinstance(item, numbers.Number) or \
+            isinstance(item, np.generic):
+        array = backend.to_host(item)
+        return item if array.dtype.kind in "USO" else _tensor(array)
+    if isinstance(item, Mapping):
+        return _same_mapping(item, {k: default_convert(v) for k, v in item.items()})
+    if isinstance(item, tuple) and hasattr(item, "_fields"):
+        return type(item)(*(default_convert(v) for v in item))
+    if isinstance(item, (tuple, list)):
+        return type(item)(default_convert(v) for v in item)
+    return item
 
 
-def _tensor_rows(dataset, indices):
-    """The batch at `indices` as one gather per tensor, where the items are a
-    TensorDataset's rows: of a TensorDataset, or of a Subset of one (random_split's; a
-    Subset of a Subset...); None for any other dataset. Not where a subclass has its own
-    __getitem__ (an augmentation), which must see every item. The same batch as stacking
-    the items one by one (a copy, as PyTorch's), in one step instead of one per item."""
-    while isinstance(dataset, Subset) and type(dataset).__getitem__ is Subset.__getitem__:
-        indices = [dataset.indices[i] for i in indices]
-        dataset = dataset.dataset
-    if not isinstance(dataset, TensorDataset) or \
-            type(dataset).__getitem__ is not TensorDataset.__getitem__:
-        return None
-    index = backend.to_host(list(indices)).astype(backend.int64)
-    return tuple(t[index] for t in dataset.tensors)
+def _same_mapping(like, fields):
+    """`fields` as a mapping of like's type (an OrderedDict stays one), else a dict."""
+    try:
+        return type(like)(fields)
+    except TypeError:                    # a mapping type not built from a dict
+        return fields
 
 
 def _describe(t):
     return f"Tensor{t.shape}" if isinstance(t, Tensor) else type(t).__name__
+
+
+# the samplers and the loader, under their torch.utils.data names (imported last: they use
+# the datasets above)
+from minigrad.utils.sampler import (Sampler, SequentialSampler, RandomSampler,  # noqa: E402,F401
+                                    SubsetRandomSampler, WeightedRandomSampler, BatchSampler)
+from minigrad.utils.dataloader import DataLoader, get_worker_info  # noqa: E402,F401

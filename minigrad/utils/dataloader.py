@@ -1,0 +1,169 @@
+"""DataLoader, as torch.utils.data's: batches of a map-style dataset in a sampler's order
+(in order, shuffled, or `sampler=` / `batch_sampler=` yours), or of an IterableDataset's
+items as they come; `batch_size=None` yields the items unbatched.
+
+Loading runs in the calling process. `num_workers > 0` is accepted (ported scripts pass it)
+and loads in this process all the same: the same batches, in the same order, as with 0 (a
+NumPy engine has no worker processes to feed; get_worker_info() is None, as in PyTorch's main
+process, so an IterableDataset yields its whole stream once). `pin_memory`,
+`pin_memory_device`, `timeout`, `worker_init_fn` (never called: there are no workers),
+`multiprocessing_context`, `prefetch_factor`, `persistent_workers` and `in_order` are
+accepted, checked as PyTorch checks them, and do nothing.
+"""
+from minigrad import backend
+from minigrad.utils.data import (IterableDataset, Subset, TensorDataset, default_collate,
+                                 default_convert)
+from minigrad.utils.sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def get_worker_info():
+    """None: loading runs in the calling process (PyTorch's answer outside a worker)."""
+    return None
+
+
+class DataLoader:
+    """Batches of `batch_size` items of `dataset`, in order or shuffled anew each epoch;
+    `drop_last` leaves out a last, smaller batch. `generator` (an mg.Generator, an int
+    seed or a NumPy Generator) draws the orders; by default the CPU generator that
+    mg.manual_seed seeds. The arguments are PyTorch's, in its order."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        self._check_workers(num_workers, timeout, prefetch_factor, persistent_workers,
+                            multiprocessing_context, worker_init_fn)
+        if batch_size is not None and (not backend.is_integer(batch_size) or
+                                       isinstance(batch_size, bool) or batch_size < 1):
+            raise ValueError(f"DataLoader: batch_size must be a positive integer (or None: "
+                             f"no batching), got {batch_size!r}")
+        if collate_fn is not None and not callable(collate_fn):
+            raise TypeError(f"DataLoader: collate_fn must be a function of a list of items, "
+                            f"got {type(collate_fn).__name__}")
+        for name, flag in (("shuffle", shuffle), ("drop_last", drop_last)):
+            if (flag is not None or name == "drop_last") and (     # shuffle=None: the default
+                    flag not in (True, False) or isinstance(flag, str)):   # "no" would be true
+                raise TypeError(f"DataLoader: {name} must be True or False, got {flag!r}")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            for name, value in (("shuffle", shuffle), ("sampler", sampler),
+                                ("batch_sampler", batch_sampler)):
+                if value is not None and value is not False:     # PyTorch's words
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                     f"{name} option, but got {name}={value!r}")
+        elif not hasattr(dataset, "__getitem__") or (
+                sampler is None and batch_sampler is None and not hasattr(dataset, "__len__")):
+            raise TypeError(f"DataLoader: the dataset must support len() and indexing (a "
+                            f"Dataset, a list), or be an IterableDataset, got "
+                            f"{type(dataset).__name__}")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("DataLoader: batch_sampler option is mutually exclusive with "
+                                 "batch_size, shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("DataLoader: batch_size=None option disables auto-batching and "
+                             "is mutually exclusive with drop_last")
+        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, bool(drop_last)
+        self.shuffle, self.collate_fn = bool(shuffle), collate_fn
+        # an int seed makes one generator now, so each epoch draws a new, reproducible order
+        self.generator = None if generator is None else backend.host_rng(generator,
+                                                                         "DataLoader")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=self.generator) if shuffle else \
+                SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self.num_workers, self.timeout, self.worker_init_fn = num_workers, timeout, \
+            worker_init_fn
+        self.pin_memory, self.pin_memory_device = bool(pin_memory), pin_memory_device
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.multiprocessing_context, self.in_order = multiprocessing_context, in_order
+
+    @staticmethod
+    def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, context,
+                       worker_init_fn):
+        """PyTorch's checks of the worker options, though no worker ever starts."""
+        if not backend.is_integer(num_workers) or num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers option should be a non-negative "
+                             f"integer, got {num_workers!r}; use num_workers=0 (loading "
+                             f"runs in this process either way)")
+        if not isinstance(timeout, (int, float)) or timeout < 0:
+            raise ValueError(f"DataLoader: timeout option should be non-negative, got "
+                             f"{timeout!r}")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified "
+                             "with num_workers > 0; set prefetch_factor to None")
+        if prefetch_factor is not None and (not backend.is_integer(prefetch_factor) or
+                                            prefetch_factor < 0):
+            raise ValueError(f"DataLoader: prefetch_factor should be a non-negative integer, "
+                             f"got {prefetch_factor!r}")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+        if context is not None and num_workers == 0:
+            raise ValueError("DataLoader: multiprocessing_context can only be used with "
+                             "multi-process loading (num_workers > 0), but got num_workers=0")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise TypeError(f"DataLoader: worker_init_fn must be a function of the worker "
+                            f"id, got {type(worker_init_fn).__name__}")
+
+    def __len__(self):
+        if self._iterable:      # the dataset's own length, if it has one (a TypeError if not)
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+
+    def __iter__(self):
+        if self._iterable:
+            yield from self._stream()
+        elif self.batch_sampler is None:        # batch_size=None: each item as it is
+            for i in self.sampler:
+                yield (self.collate_fn or default_convert)(self.dataset[i])
+        else:
+            for indices in self.batch_sampler:
+                yield self._batch(indices)
+
+    def _stream(self):
+        """An IterableDataset's items, batched as they come."""
+        if self.batch_size is None:
+            for item in self.dataset:
+                yield (self.collate_fn or default_convert)(item)
+            return
+        batch = []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield (self.collate_fn or default_collate)(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield (self.collate_fn or default_collate)(batch)
+
+    def _batch(self, indices):
+        if self.collate_fn is None:
+            rows = _tensor_rows(self.dataset, indices)
+            if rows is not None:
+                return rows
+        items = [self.dataset[int(i)] for i in indices]
+        return (self.collate_fn or default_collate)(items)
+
+
+def _tensor_rows(dataset, indices):
+    """The batch at `indices` as one gather per tensor, where the items are a
+    TensorDataset's rows: of a TensorDataset, or of a Subset of one (random_split's; a
+    Subset of a Subset...); None for any other dataset. Not where a subclass has its own
+    __getitem__ (an augmentation), which must see every item. The same batch as stacking
+    the items one by one (a copy, as PyTorch's), in one step instead of one per item."""
+    while isinstance(dataset, Subset) and type(dataset).__getitem__ is Subset.__getitem__:
+        indices = [dataset.indices[i] for i in indices]
+        dataset = dataset.dataset
+    if not isinstance(dataset, TensorDataset) or \
+            type(dataset).__getitem__ is not TensorDataset.__getitem__:
+        return None
+    index = backend.to_host(list(indices)).astype(backend.int64)
+    return tuple(t[index] for t in dataset.tensors)

@@ -1,0 +1,232 @@
+"""minigrad.utils.data's samplers, iterable and combined datasets, and DataLoader's sampler=,
+batch_sampler=, batch_size=None and worker options, as torch.utils.data (the batches' structure,
+lengths and errors; the random draws are minigrad's own, reproducible from mg.manual_seed or
+generator=)."""
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.utils import data
+from minigrad.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset,
+                                 ConcatDataset, ChainDataset, StackDataset, Sampler,
+                                 SequentialSampler, RandomSampler, SubsetRandomSampler,
+                                 WeightedRandomSampler, BatchSampler, default_collate,
+                                 default_convert)
+
+
+class Stream(IterableDataset):
+    def __init__(self, n, sized=False):
+        self.n, self.sized = n, sized
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        if not self.sized:
+            raise TypeError("Stream has no len()")
+        return self.n
+
+
+def _values(loader):
+    return [b.tolist() if isinstance(b, mg.Tensor) else b for b in loader]
+
+
+def test_the_modules_and_the_data_spellings_are_one():
+    from minigrad.utils import sampler, dataloader
+    assert data.RandomSampler is sampler.RandomSampler and data.DataLoader is dataloader.DataLoader
+    assert mg.utils.data.BatchSampler is BatchSampler and data.get_worker_info() is None
+
+
+@pytest.mark.parametrize("kw", [dict(batch_size=2), dict(batch_size=2, drop_last=True),
+                                dict(batch_size=None), dict(batch_size=3)])
+def test_an_iterable_dataset_is_batched_as_it_comes(torch, kw):
+    class TStream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+    got = _values(DataLoader(Stream(5), **kw))
+    want = [b.tolist() if hasattr(b, "tolist") else b
+            for b in torch.utils.data.DataLoader(TStream(), **kw)]
+    assert got == want
+    sized = DataLoader(Stream(5, sized=True), **kw)
+    assert len(sized) == len(torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.arange(5)), **kw)) == len(got)
+    with pytest.raises(TypeError):
+        len(DataLoader(Stream(5), **kw))                 # no len(), as PyTorch
+
+
+@pytest.mark.parametrize("kw, name", [(dict(shuffle=True), "shuffle"),
+                                      (dict(sampler=[0]), "sampler"),
+                                      (dict(batch_sampler=[[0]]), "batch_sampler")])
+def test_an_iterable_dataset_refuses_orders_as_torch(torch, kw, name):
+    class TStream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+    with pytest.raises(ValueError) as want:
+        torch.utils.data.DataLoader(TStream(), **kw)
+    with pytest.raises(ValueError) as got:
+        DataLoader(Stream(5), **kw)
+    assert str(want.value) in str(got.value)
+    assert _values(DataLoader(Stream(3), shuffle=False)) == [[0], [1], [2]]
+
+
+@pytest.mark.parametrize("kw", [
+    dict(sampler=[0], shuffle=True), dict(batch_sampler=[[0]], batch_size=2),
+    dict(batch_sampler=[[0]], shuffle=True), dict(batch_sampler=[[0]], sampler=[0]),
+    dict(batch_sampler=[[0]], drop_last=True), dict(batch_sampler=[[0]], batch_size=None),
+    dict(batch_size=None, drop_last=True), dict(num_workers=-1), dict(timeout=-1),
+    dict(prefetch_factor=2), dict(persistent_workers=True),
+    dict(multiprocessing_context="spawn"), dict(batch_size=0)])
+def test_loader_option_errors_as_torch(torch, kw):
+    with pytest.raises(ValueError) as want:
+        torch.utils.data.DataLoader(list(range(5)), **kw)
+    with pytest.raises(ValueError) as got:
+        DataLoader(list(range(5)), **kw)
+    words = str(want.value).split(" option")[0].split(" should")[0]   # the option's name
+    assert words in str(got.value), (str(got.value), str(want.value))
+
+
+def test_worker_options_are_accepted_and_load_in_process():
+    calls = []
+    ds = TensorDataset(mg.arange(7))
+    plain = [t.tolist() for (t,) in DataLoader(ds, batch_size=3)]
+    loader = DataLoader(ds, batch_size=3, num_workers=4, pin_memory=True, timeout=5,
+                        prefetch_factor=2, persistent_workers=True, worker_init_fn=calls.append,
+                        multiprocessing_context="spawn")
+    assert [t.tolist() for (t,) in loader] == plain and calls == []   # no worker, same batches
+    assert loader.num_workers == 4 and loader.pin_memory
+    # one process: a stream is read once (PyTorch's unsharded workers would each read it all)
+    assert _values(DataLoader(Stream(5), batch_size=3, num_workers=2)) == [[0, 1, 2], [3, 4]]
+    with pytest.raises(TypeError, match="worker_init_fn"):
+        DataLoader(ds, num_workers=1, worker_init_fn=3)
+
+
+def test_sampler_and_batch_sampler(torch):
+    items = list(range(10, 20))
+    assert _values(DataLoader(items, sampler=[3, 1, 1], batch_size=2)) == [[13, 11], [11]]
+    assert _values(DataLoader(items, batch_sampler=[[0, 9], [5]])) == [[10, 19], [15]]
+    bs = BatchSampler(SequentialSampler(range(7)), 3, drop_last=False)
+    tbs = torch.utils.data.BatchSampler(torch.utils.data.SequentialSampler(range(7)), 3, False)
+    assert list(bs) == list(tbs) and len(bs) == len(tbs) == 3
+    bs = BatchSampler(range(7), 3, drop_last=True)
+    assert list(bs) == [[0, 1, 2], [3, 4, 5]] and len(bs) == 2
+    loader = DataLoader(items, batch_sampler=bs)
+    assert len(loader) == 2 and loader.batch_size is None and not loader.drop_last
+    ds = TensorDataset(mg.arange(10) * 2)                    # the one-gather path too
+    assert [t.tolist() for (t,) in DataLoader(ds, batch_sampler=[[4, 1]])] == [[8, 2]]
+    assert [t.tolist() for (t,) in DataLoader(ds, sampler=SubsetRandomSampler([7], 0))] == [[14]]
+
+
+def test_batch_size_none_yields_items_as_they_are(torch):
+    items = [(np.arange(2), 3, "a"), (np.arange(2) + 1, 4, "b")]
+    got = list(DataLoader(items, batch_size=None))
+    want = list(torch.utils.data.DataLoader(items, batch_size=None))
+    assert len(got) == len(want) == len(DataLoader(items, batch_size=None)) == 2
+    for g, w in zip(got, want):
+        assert isinstance(g[0], mg.Tensor) and g[0].tolist() == w[0].tolist()
+        assert g[1:] == tuple(w[1:])                      # numbers and strings unchanged
+    mg.manual_seed(0)
+    first = list(DataLoader(list(range(6)), batch_size=None, shuffle=True))
+    assert sorted(first) == list(range(6))
+    mg.manual_seed(0)
+    assert list(DataLoader(list(range(6)), batch_size=None, shuffle=True)) == first
+
+
+def test_random_sampler_is_reproducible_and_as_torch_in_shape(torch):
+    perm = RandomSampler(range(6), generator=3)
+    a, b = list(perm), list(perm)
+    assert sorted(a) == sorted(b) == list(range(6)) and a != b     # a new order each epoch
+    assert list(RandomSampler(range(6), generator=3)) == a
+    mg.manual_seed(5)
+    c = list(RandomSampler(range(6)))
+    mg.manual_seed(5)
+    assert list(RandomSampler(range(6))) == c
+    many = list(RandomSampler(range(4), num_samples=10, generator=0))
+    assert len(many) == 10 and sorted(many[:8]) == sorted(list(range(4)) * 2)
+    assert len(set(many[8:])) == 2                        # part of a third permutation
+    drawn = list(RandomSampler(range(3), replacement=True, num_samples=50, generator=0))
+    assert len(drawn) == 50 and set(drawn) == {0, 1, 2}
+    assert len(RandomSampler(range(4), num_samples=9)) == len(
+        torch.utils.data.RandomSampler(range(4), num_samples=9)) == 9
+    sub = SubsetRandomSampler(mg.tensor([5, 7, 9]), generator=1)
+    assert sorted(sub) == [5, 7, 9] and len(sub) == 3
+
+
+def test_weighted_random_sampler():
+    w = WeightedRandomSampler([0.0, 1.0, 3.0], num_samples=4000, generator=0)
+    counts = np.bincount(list(w), minlength=3)
+    assert counts[0] == 0 and 2.6 < counts[2] / counts[1] < 3.4 and len(w) == 4000
+    assert list(WeightedRandomSampler(mg.tensor([1.0, 2.0]), 5, generator=4)) == \
+        list(WeightedRandomSampler(np.array([1.0, 2.0]), 5, generator=4))
+    once = list(WeightedRandomSampler([1, 1, 5, 0], 3, replacement=False, generator=0))
+    assert sorted(once) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: RandomSampler(range(3), replacement=1.5), TypeError, ["replacement", "boolean"]),
+    (lambda: RandomSampler(range(3), num_samples=0), ValueError, ["num_samples", "positive"]),
+    (lambda: BatchSampler(range(3), 0, False), ValueError, ["batch_size", "positive"]),
+    (lambda: BatchSampler(range(3), 2, "no"), ValueError, ["drop_last", "boolean"]),
+    (lambda: WeightedRandomSampler([[1.0]], 2), ValueError, ["1d", "(1, 1)"]),
+    (lambda: WeightedRandomSampler([1.0, -1.0], 2), ValueError, ["non-negative"]),
+    (lambda: WeightedRandomSampler([0.0, 0.0], 2), ValueError, ["not all zero"]),
+    (lambda: WeightedRandomSampler([1.0, 0.0], 2, replacement=False), ValueError,
+     ["without replacement", "1 non-zero"]),
+    (lambda: iter(Sampler()).__next__(), NotImplementedError, ["__iter__"]),
+    (lambda: ConcatDataset([]), ValueError, ["empty"]),
+    (lambda: ConcatDataset([Stream(2)]), TypeError, ["IterableDataset", "ChainDataset"]),
+    (lambda: ChainDataset([[1, 2]]), TypeError, ["IterableDataset", "ConcatDataset"]),
+    (lambda: StackDataset([1], b=[2]), ValueError, ["not both"]),
+    (lambda: StackDataset([1], [2, 3]), ValueError, ["one length", "[1, 2]"]),
+    (lambda: ConcatDataset([[1], [2]])[2], IndexError, ["index 2", "2 items"]),
+    (lambda: DataLoader(iter([1, 2])), TypeError, ["IterableDataset"]),
+])
+def test_bad_input(call, error, words):
+    with pytest.raises(error) as e:
+        call()
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+def test_concat_chain_and_stack_datasets_as_torch(torch):
+    tu = torch.utils.data
+    cat, tcat = ConcatDataset([[1, 2], [], [3]]), tu.ConcatDataset([[1, 2], [], [3]])
+    assert [cat[i] for i in range(-3, 3)] == [tcat[i] for i in range(-3, 3)]
+    assert cat.cumulative_sizes == tcat.cumulative_sizes and len(cat) == 3
+
+    class Items(Dataset):
+        def __init__(self, xs):
+            self.xs = xs
+
+        def __getitem__(self, i):
+            return self.xs[i]
+
+        def __len__(self):
+            return len(self.xs)
+    both = Items([1]) + Items([2, 3])
+    assert isinstance(both, ConcatDataset) and [both[i] for i in range(3)] == [1, 2, 3]
+    chain = Stream(2, sized=True) + Stream(3, sized=True)
+    assert isinstance(chain, ChainDataset) and list(chain) == [0, 1, 0, 1, 2] and len(chain) == 5
+    assert _values(DataLoader(chain, batch_size=2)) == [[0, 1], [0, 1], [2]]
+    st = StackDataset(x=[1, 2], y=["a", "b"])
+    assert st[1] == tu.StackDataset(x=[1, 2], y=["a", "b"])[1] and len(st) == 2
+    assert StackDataset([1, 2], [3, 4])[0] == (1, 3)
+    batch = next(iter(DataLoader(st, batch_size=2)))
+    assert batch["x"].tolist() == [1, 2] and batch["y"] == ["a", "b"]
+
+
+def test_collate_and_convert_keep_mapping_and_namedtuple_types(torch):
+    Pair = namedtuple("Pair", "a b")
+    items = [OrderedDict(p=Pair(1, "s"), q={"r": 2.5}) for _ in range(3)]
+    got = default_collate(items)
+    want = torch.utils.data.default_collate(items)
+    assert type(got) is type(want) is OrderedDict and isinstance(got["p"], Pair)
+    assert got["p"].a.tolist() == want["p"].a.tolist() and got["p"].b == list(want["p"].b)
+    assert str(got["q"]["r"].dtype) == str(want["q"]["r"].dtype).replace("torch.", "")
+    conv = default_convert(OrderedDict(a=np.float32(1.5), b=[np.zeros(2)], c="s", d=3))
+    tconv = torch.utils.data.default_convert(OrderedDict(a=np.float32(1.5), b=[np.zeros(2)],
+                                                         c="s", d=3))
+    assert type(conv) is OrderedDict and conv["a"].dtype == mg.float32
+    assert conv["b"][0].tolist() == tconv["b"][0].tolist() and conv["c"] == "s" and conv["d"] == 3
+    assert default_convert(np.array(["x"])).tolist() == ["x"]          # strings stay an array
