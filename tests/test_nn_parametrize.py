@@ -1,4 +1,5 @@
-"""nn.utils.parametrize, nn.utils.parametrizations (weight_norm, spectral_norm) and the
+"""nn.utils.parametrize, nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal),
+fuse_conv_bn_eval / fuse_linear_bn_eval, parametrized RNN weights, and the
 gradient-norm halves get_total_norm / clip_grads_with_norm_, against PyTorch where it is
 installed (the `torch` fixture)."""
 import copy
@@ -8,7 +9,7 @@ import pytest
 
 import minigrad as mg
 from minigrad.nn.utils import parametrize as P
-from minigrad.nn.utils.parametrizations import spectral_norm, weight_norm
+from minigrad.nn.utils.parametrizations import orthogonal, spectral_norm, weight_norm
 
 
 class Symmetric(mg.nn.Module):
@@ -227,3 +228,136 @@ def test_old_spellings_delegate_to_the_parametrizations():
     np.testing.assert_allclose(m.weight.numpy(), w)
     m = mg.nn.utils.remove_spectral_norm(mg.nn.utils.spectral_norm(_lin()))
     assert list(m.state_dict()) == ["bias", "weight"]
+
+
+@pytest.mark.parametrize("shape,orthogonal_map,triv", [
+    ((4, 4), None, True), ((4, 4), "cayley", False), ((4, 4), "householder", False),
+    ((5, 3), None, False), ((3, 5), "matrix_exp", True), ((3, 5), "cayley", True),
+    ((3, 5), "householder", True)])
+def test_orthogonal_matches_torch(torch, shape, orthogonal_map, triv):
+    from torch.nn.utils.parametrizations import orthogonal as t_orth
+    torch.manual_seed(0)
+    t = t_orth(torch.nn.Linear(shape[1], shape[0]), orthogonal_map=orthogonal_map,
+               use_trivialization=triv)
+    m = orthogonal(mg.nn.Linear(shape[1], shape[0]), orthogonal_map=orthogonal_map,
+                   use_trivialization=triv)
+    assert list(m.state_dict()) == list(t.state_dict())
+    with torch.no_grad():                  # off the identity; householder's diagonal stays ±1
+        o = t.parametrizations.weight.original
+        o.add_(0.3 * torch.randn(o.shape).tril(-1) + 0.3 * torch.randn(o.shape).triu(1))
+    m.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, shape[1])).astype("float32")
+    (t(torch.tensor(x)) ** 2).sum().backward()
+    (m(mg.tensor(x)) ** 2).sum().backward()
+    W = m.weight.numpy()
+    np.testing.assert_allclose(W, t.weight.detach().numpy(), atol=2e-6)
+    G = W.T @ W if shape[0] >= shape[1] else W @ W.T
+    np.testing.assert_allclose(G, np.eye(len(G)), atol=2e-6)
+    np.testing.assert_allclose(m.parametrizations.weight.original.grad.numpy(),
+                               t.parametrizations.weight.original.grad.numpy(), atol=1e-5)
+    A = np.random.default_rng(1).standard_normal(shape).astype("float32")
+    if not triv and orthogonal_map == "cayley":
+        with pytest.raises(NotImplementedError, match="use_trivialization=True"):
+            m.weight = mg.tensor(A)
+        return
+    t.weight, m.weight = torch.tensor(A), mg.tensor(A)    # right_inverse: QR's Q of A
+    np.testing.assert_allclose(m.weight.numpy(), t.weight.detach().numpy(), atol=2e-6)
+
+
+def test_orthogonal_errors():
+    with pytest.raises(ValueError, match="expected a matrix or batch of matrices, got a "
+                                         "tensor of 1 dims"):
+        orthogonal(_lin(), "bias")
+    with pytest.raises(ValueError, match="orthogonal_map must be one of 'matrix_exp', "
+                                         "'cayley', 'householder', got 'qr'"):
+        orthogonal(_lin(), orthogonal_map="qr")
+    m = orthogonal(_lin(3, 4))
+    assert isinstance(m.parametrizations.weight[0], type(orthogonal(_lin()).parametrizations
+                                                        .weight[0]))
+    with pytest.raises(ValueError, match=r"expected a matrix or batch of matrices of shape "
+                                         r"\(4, 3\), got a tensor of shape \(3, 4\)"):
+        m.weight = mg.ones(3, 4)
+
+
+def _bn_pair(torch, bn_cls, t_bn_cls, n, affine=True):
+    t = t_bn_cls(n, affine=affine)
+    with torch.no_grad():
+        t.running_mean.copy_(torch.randn(n))
+        t.running_var.copy_(torch.rand(n) + 0.5)
+        if affine:
+            t.weight.copy_(torch.randn(n))
+            t.bias.copy_(torch.randn(n))
+    m = bn_cls(n, affine=affine)
+    m.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    return t.eval(), m.eval()
+
+
+@pytest.mark.parametrize("kind", ["conv", "convT", "linear", "linear_bn1"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fuse_bn_eval_matches_torch_and_the_two_layers(torch, kind, bias):
+    from torch.nn.utils import fuse_conv_bn_eval as t_conv, fuse_linear_bn_eval as t_lin
+    torch.manual_seed(0)
+    x = np.random.default_rng(0).standard_normal((2, 2, 5, 5) if kind.startswith("conv")
+                                                 else (2, 4)).astype("float32")
+    if kind.startswith("conv"):
+        cls = "ConvTranspose2d" if kind == "convT" else "Conv2d"
+        tl, ml = getattr(torch.nn, cls)(2, 3, 3, bias=bias), getattr(mg.nn, cls)(2, 3, 3, bias=bias)
+        tb, mb = _bn_pair(torch, mg.nn.BatchNorm2d, torch.nn.BatchNorm2d, 3)
+    else:
+        tl, ml = torch.nn.Linear(4, 3, bias=bias), mg.nn.Linear(4, 3, bias=bias)
+        n = 1 if kind == "linear_bn1" else 3
+        tb, mb = _bn_pair(torch, mg.nn.BatchNorm1d, torch.nn.BatchNorm1d, n)
+    ml.load_state_dict({k: v.numpy() for k, v in tl.state_dict().items()})
+    tl.eval(), ml.eval()
+    if kind.startswith("conv"):
+        tf, mf = t_conv(tl, tb, kind == "convT"), mg.nn.utils.fuse_conv_bn_eval(ml, mb,
+                                                                                 kind == "convT")
+    else:
+        tf, mf = t_lin(tl, tb), mg.nn.utils.fuse_linear_bn_eval(ml, mb)
+    out = mf(mg.tensor(x)).numpy()
+    np.testing.assert_allclose(out, tf(torch.tensor(x)).detach().numpy(), atol=2e-6)
+    if kind != "linear_bn1":           # BatchNorm1d(1) does not take 3 features
+        np.testing.assert_allclose(out, mb(ml(mg.tensor(x))).numpy(), atol=2e-6)
+    assert isinstance(mf.weight, mg.nn.Parameter) and mf.bias.requires_grad == bias
+    assert mf is not ml and ml.training is False
+
+
+def test_fuse_bn_errors_and_affine_false():
+    lin, bn = _lin(4, 3), mg.nn.BatchNorm1d(3, affine=False)
+    with pytest.raises(ValueError, match="fuse_linear_bn_eval: fusion is only for eval mode "
+                                         r".*the Linear is in training mode"):
+        mg.nn.utils.fuse_linear_bn_eval(lin, bn.eval())
+    lin.eval()
+    with pytest.raises(ValueError, match="num_features \\(2\\) must equal "
+                                         "linear.out_features \\(3\\) or be 1"):
+        mg.nn.utils.fuse_linear_bn_eval(lin, mg.nn.BatchNorm1d(2).eval())
+    with pytest.raises(ValueError, match="keeps no running statistics"):
+        mg.nn.utils.fuse_conv_bn_eval(mg.nn.Conv1d(2, 3, 1).eval(),
+                                      mg.nn.BatchNorm1d(3, track_running_stats=False).eval())
+    bn.running_mean.data[...] = 1.0                # affine=False: γ = 1, β = 0
+    x = mg.randn(2, 4)
+    np.testing.assert_allclose(mg.nn.utils.fuse_linear_bn_eval(lin, bn)(x).numpy(),
+                               bn(lin(x)).numpy(), atol=1e-6)
+
+
+def test_rnn_weights_read_through_their_parametrizations(torch):
+    from torch.nn.utils.parametrizations import weight_norm as t_wn
+    torch.manual_seed(0)
+    t = t_wn(t_wn(torch.nn.LSTM(3, 4), "weight_hh_l0"), "weight_ih_l0")
+    m = weight_norm(weight_norm(mg.nn.LSTM(3, 4), "weight_hh_l0"), "weight_ih_l0")
+    with torch.no_grad():
+        t.parametrizations.weight_hh_l0.original0.mul_(2)     # not the weight's own norms
+    assert list(m.state_dict()) == list(t.state_dict())
+    m.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype("float32")
+    to, mo = t(torch.tensor(x))[0], m(mg.tensor(x))[0]
+    to.sum().backward()
+    mo.sum().backward()
+    np.testing.assert_allclose(mo.numpy(), to.detach().numpy(), atol=1e-6)
+    for k in ("weight_hh_l0", "weight_ih_l0"):
+        np.testing.assert_allclose(m.parametrizations[k].original0.grad.numpy(),
+                                   t.parametrizations[k].original0.grad.numpy(), atol=1e-5)
+    P.register_parametrization(m, "weight_hh_l0", Counting())
+    Counting.calls = 0                     # computed once per forward, not once per step
+    m(mg.tensor(x))
+    assert Counting.calls == 1

@@ -62,7 +62,10 @@ class ParametrizationList(ModuleList):
         with no_grad():                   # right_inverse, where given; else the identity
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:     # taken as the identity, as PyTorch
+                        pass
         if isinstance(new, Tensor):
             self.is_tensor, self.ntensors = True, 1
             if new.dtype != dtype:

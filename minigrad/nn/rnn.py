@@ -28,6 +28,7 @@ from minigrad.grad_mode import autocast_half
 from minigrad.ops.rnn_scan import rnn_layer
 from minigrad.ops.shape import stack, cat, unbind, split
 from minigrad.nn.module import Module, Parameter
+from minigrad.nn import parametrize
 from minigrad.nn.packed import PackedSequence, _batch_sizes
 from minigrad.nn.rnn_cells import (RNNCell, GRUCell, LSTMCell, rnn_tanh_step,  # noqa: F401
                                    rnn_relu_step, gru_step, lstm_step, _STEPS, _GATES, _mode,
@@ -106,9 +107,10 @@ class RNNBase(Module):
     def _weights(self, layer, direction):
         """w_ih, w_hh, b_ih, b_hh, w_hr of one layer and direction (None where absent)."""
         sfx = f"_l{layer}" + ("_reverse" if direction else "")
-        p = self._parameters
-        return tuple(p.get(name + sfx) for name in ("weight_ih", "weight_hh", "bias_ih",
-                                                     "bias_hh", "weight_hr"))
+        # attribute access, not _parameters: a parametrized weight (weight_norm, ...) is not
+        # there, and is computed (once per forward: _forward caches it)
+        return tuple(getattr(self, name + sfx, None) for name in
+                     ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _check_input(self, input):
         """The input as (T, B, F), and whether it had a batch dim."""
@@ -131,7 +133,7 @@ class RNNBase(Module):
         if x.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input feature size (last dim) "
                              f"{self.input_size}, got {x.shape[-1]} (input shape {x.shape})")
-        weight = self._parameters["weight_ih_l0"]
+        weight = self.weight_ih_l0
         if x.dtype != weight.dtype:
             raise ValueError(f"{name}: input dtype {x.dtype} does not match the weights' "
                              f"{weight.dtype}; convert one (input.to(dtype) or "
@@ -257,9 +259,13 @@ class RNNBase(Module):
         out, (h_n, c_n) = self._forward(input, tuple(hx), ("h0", "c0"))
         return out, (h_n, c_n)
 
+    @parametrize.cached()
     def _forward(self, input, hx, names):
         """forward for every kind: the initial states hx (a tuple, each a tensor or None,
-        named `names`) checked, the layers run, the results in the input's layout."""
+        named `names`) checked, the layers run, the results in the input's layout. Each
+        parametrized weight is computed once (PyTorch's computes it at each of several
+        accesses, so a spectral_norm weight in training mode takes several power-iteration
+        steps per forward there, one here)."""
         packed = isinstance(input, PackedSequence)
         if packed:
             (x, batch_sizes), batched = self._check_packed(input), True

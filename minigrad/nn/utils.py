@@ -1,8 +1,9 @@
 """Gradient clipping: `clip_grad_norm_` (as torch.nn.utils) and `clip_grad_value_`; all
 parameters as one vector and back (`parameters_to_vector`, `vector_to_parameters`); and
 `functional_call`; `get_total_norm` and `clip_grads_with_norm_`, clip_grad_norm_'s two
-halves. `utils.parametrize` and `utils.parametrizations` are parametrize.py and
-parametrizations.py (weight_norm, spectral_norm), whose old hook-based spellings
+halves; `fuse_conv_bn_eval`, `fuse_linear_bn_eval` and their `_weights` forms (fusion.py).
+`utils.parametrize` and `utils.parametrizations` are parametrize.py and
+parametrizations.py (weight_norm, spectral_norm, orthogonal), whose old hook-based spellings
 (`utils.weight_norm`, ...) come from there too. `utils.rnn` is packed.py (padding and
 packing variable-length batches), by PyTorch's name: `mg.nn.utils.rnn.pack_padded_sequence`,
 `from minigrad.nn.utils.rnn import ...`.
@@ -20,6 +21,8 @@ from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
 from minigrad.nn import packed as rnn
 from minigrad.nn import parametrize, parametrizations
+from minigrad.nn.fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: F401
+                                fuse_linear_bn_eval, fuse_linear_bn_weights)
 from minigrad.nn.parametrizations import (old_weight_norm as weight_norm,  # noqa: F401
                                           old_spectral_norm as spectral_norm,
                                           remove_weight_norm, remove_spectral_norm)
