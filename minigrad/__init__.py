@@ -95,6 +95,7 @@ from minigrad.creation_extra import (logspace, hann_window, hamming_window,  # n
 from minigrad.draws import binomial, poisson  # noqa: F401
 from minigrad.dtypes import result_type, can_cast  # noqa: F401
 from minigrad import linalg  # noqa: F401,E402
+from minigrad import special  # noqa: F401,E402
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401
                                 initial_seed, seed)

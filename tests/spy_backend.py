@@ -199,7 +199,9 @@ FUNCTIONS |= {"frexp", "nextafter"}
 
 # the special functions CuPy has in cupyx.scipy.special (the Backend's `special`)
 SPECIAL_FUNCTIONS = ("gammaln", "digamma", "polygamma", "erfinv", "erfc",
-                     "i0", "i1", "gammainc", "gammaincc")      # (ops/torch_extra.py's)
+                     "i0", "i1", "gammainc", "gammaincc",      # (ops/torch_extra.py's)
+                     "erfcx", "ndtr", "log_ndtr", "ndtri", "i0e", "i1e", "zeta",
+                     "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e")   # special_more.py's
 
 
 def _function(fn, allow_host=False):
