@@ -4,6 +4,7 @@ installed), on the same weights and batches, interleaved in one run.
     python benchmarks/bench_train.py --preset baby --steps 20
     python benchmarks/bench_train.py --preset small --steps 3 --device cuda
     python benchmarks/bench_train.py --preset small --device cuda --matmul-precision highest
+    python benchmarks/bench_train.py --preset small --device cuda --dtype float16
 
 Each framework runs in its own worker process and the two take turns, a few steps each
 (with a short pause between turns), so neither one's idle-spinning BLAS/OpenMP threads slow
@@ -11,6 +12,13 @@ the other; the median step time is reported. Prints ms/step, tokens/s, each work
 model-FLOPs utilisation against a float32 GEMM peak measured on this machine. On a GPU both
 sides use the same float32 matmul precision (default "high": TensorFloat-32 tensor cores,
 as the trainer and nanoGPT; "highest": float32), and the peak is measured with it.
+
+--dtype float16: mixed precision, the same recipe on both sides, as the trainer's --dtype
+float16 (minitransformer/precision.py): the forward and loss under autocast (mg.autocast /
+torch.autocast, dtype float16), then a GradScaler's scale, backward, unscale_, clip, step,
+update (mg.amp.GradScaler / torch.amp.GradScaler). On a GPU the MFU is then against a
+float16 GEMM peak; on the CPU against float32's (minigrad runs float16 products in float32
+there, NumPy having no float16 BLAS), where float16 is slower than float32 on both sides.
 """
 import argparse
 import json
@@ -27,10 +35,10 @@ from minitransformer.argtypes import positive_int, non_negative_int  # noqa: E40
 VOCAB = 65  # Tiny Shakespeare's characters
 
 
-def gemm_peak(device, n=2048, reps=5):
-    """Float32 GEMM GFLOP/s of the array library itself: the ceiling for MFU."""
+def gemm_peak(device, n=2048, reps=5, dtype="float32"):
+    """GEMM GFLOP/s of the array library itself in `dtype`: the ceiling for MFU."""
     import minigrad as mg
-    a, b = mg.randn(n, n, device=device).data, mg.randn(n, n, device=device).data
+    a, b = (mg.randn(n, n, device=device).to(dtype=dtype).data for _ in range(2))
     xp = mg.backend.get(device).xp
     xp.matmul(a, b)
     best = float("inf")
@@ -74,7 +82,12 @@ class MinigradRun:
     def __init__(self, cfg, args):
         import minigrad as mg
         from minitransformer.gpt import GPT
+        from minitransformer.precision import ScaledLoss, autocast, grad_scaler
         self.mg, self.device = mg, args.device
+        # float16 as the trainer's (train.py's _train_step); float32: a disabled scaler,
+        # whose calls are no-ops, and no autocast
+        self.autocast = lambda: autocast(args.dtype, args.device)
+        self.scaler = grad_scaler(args.dtype, args.device)
         mg.set_float32_matmul_precision(args.matmul_precision)
         mg.manual_seed(args.seed)
         self.model = GPT(cfg).to(args.device)
@@ -87,20 +100,31 @@ class MinigradRun:
         from minitransformer.train_config import TrainConfig
         n = TrainConfig.from_preset(args.preset, device=args.device,
                                     processes=args.processes).processes_used()
-        self.dp = ProcessDataParallel(self.model, lambda m, x, y: m(x, y)[1], n,
-                                      optimizer=self.opt) if n > 1 else None
+        loss_fn = ScaledLoss(args.device) if self.scaler.is_enabled() else \
+            (lambda m, x, y: m(x, y)[1])
+        self.dp = ProcessDataParallel(self.model, loss_fn, n, optimizer=self.opt) \
+            if n > 1 else None
 
     def step(self, x, y):
         mg = self.mg
         xb, yb = mg.tensor(x, device=self.device), mg.tensor(y, device=self.device)
         self.opt.zero_grad(set_to_none=True)
-        if self.dp is not None:          # the trainer's step: clip and update split too
+        scaler = self.scaler
+        if self.dp is not None and not scaler.is_enabled():
+            # the trainer's float32 step: clip and update split over the processes too
             loss = self.dp.train_step(xb, yb, max_norm=1.0)
         else:
-            _, loss = self.model(xb, yb)
-            loss.backward()
+            if self.dp is not None:      # each part's loss scaled (precision.ScaledLoss)
+                self.dp.loss_fn.value = scaler.get_scale()
+                loss = self.dp.forward_backward(xb, yb) / scaler.get_scale()
+            else:
+                with self.autocast():
+                    _, loss = self.model(xb, yb)
+                scaler.scale(loss).backward()
+            scaler.unscale_(self.opt)    # the clipping sees the true gradients
             mg.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-            self.opt.step()
+            scaler.step(self.opt)
+            scaler.update()
         _sync(self.device)
         return float(loss)
 
@@ -122,15 +146,22 @@ class TorchRun:
         self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                                       {"params": no_decay, "weight_decay": 0.0}],
                                      lr=1e-3, betas=(0.9, 0.99), foreach=True)
+        # minigrad's recipe for float16 (disabled, both no-ops, for float32)
+        half = args.dtype == "float16"
+        self.autocast = lambda: torch.autocast(self.dev, dtype=torch.float16, enabled=half)
+        self.scaler = torch.amp.GradScaler(self.dev, enabled=half)
 
     def step(self, x, y):
         torch = self.torch
         xb, yb = torch.from_numpy(x).to(self.dev), torch.from_numpy(y).to(self.dev)
-        _, loss = self.model(xb, yb)
+        with self.autocast():
+            _, loss = self.model(xb, yb)
         self.opt.zero_grad(set_to_none=True)
-        loss.backward()
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.opt)
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.opt.step()
+        self.scaler.step(self.opt)
+        self.scaler.update()
         if self.dev == "cuda":
             torch.cuda.synchronize()
         return loss.item()
@@ -212,7 +243,7 @@ def worker(args):
 def start_worker(name, args, weights):
     cmd = [sys.executable, __file__, "--child", name, "--weights", weights,
            "--preset", args.preset, "--steps", str(args.steps), "--warmup", str(args.warmup),
-           "--device", args.device, "--seed", str(args.seed),
+           "--device", args.device, "--seed", str(args.seed), "--dtype", args.dtype,
            "--matmul-precision", args.matmul_precision] + \
         ([] if args.processes is None else ["--processes", str(args.processes)])
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -247,6 +278,9 @@ def main():
     ap.add_argument("--seed", type=non_negative_int, default=0)
     ap.add_argument("--matmul-precision", choices=["highest", "high", "medium"], default="high",
                     help="float32 GEMMs on a GPU: high/medium allow TF32 (default: high)")
+    ap.add_argument("--dtype", choices=["float32", "float16"], default="float32",
+                    help="float16: mixed precision (autocast + GradScaler) on both sides, "
+                         "as the trainer's --dtype float16 (default: float32)")
     ap.add_argument("--processes", type=positive_int, default=None,
                     help="minigrad's processes per batch, as the trainer's --processes "
                          "(default: the trainer's, one per core)")
@@ -272,7 +306,9 @@ def main():
     # reading alone, taken while a worker still spun or freed its memory, came out at half.
     import minigrad as mg
     mg.set_float32_matmul_precision(args.matmul_precision)
-    peak = gemm_peak(args.device)
+    # float16 products run as float16 GEMMs on a GPU, as float32 ones on the CPU (matmul.py)
+    peak_dtype = "float16" if args.dtype == "float16" and args.device != "cpu" else "float32"
+    peak = gemm_peak(args.device, dtype=peak_dtype)
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "init.safetensors")
         workers = {"minigrad": start_worker("minigrad", args, weights)}
@@ -300,13 +336,15 @@ def main():
     mg.manual_seed(args.seed)
     n_params = sum(q.numel() for q in GPT(cfg).parameters())
     time.sleep(args.pause)
-    peak = max(peak, gemm_peak(args.device))
+    peak = max(peak, gemm_peak(args.device, dtype=peak_dtype))
     print(f"preset {args.preset}: {n_params / 1e6:.2f}M params, {tokens} tokens/step, "
-          f"device {args.device}, {os.cpu_count()} cores; minigrad in {_processes(args)} "
-          f"process(es) (--processes)")
+          f"device {args.device}, dtype {args.dtype}"
+          + (" (autocast + GradScaler on both sides)" if args.dtype == "float16" else "")
+          + f", {os.cpu_count()} cores; minigrad in {_processes(args)} process(es) "
+          f"(--processes)")
     print(f"machine: {machine()}")
     lib = f"CuPy, matmul precision {args.matmul_precision}" if args.device == "cuda" else "NumPy"
-    print(f"float32 GEMM peak (2048^3, {lib}): {peak:.0f} GFLOP/s")
+    print(f"{peak_dtype} GEMM peak (2048^3, {lib}): {peak:.0f} GFLOP/s")
     print("losses, step by step (same weights, same batches): " + "; ".join(
         f"{name} " + " ".join(f"{v:.4f}" for v in losses[name][:4]) for name in losses))
     rows = {}

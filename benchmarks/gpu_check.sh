@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU check in one run, for a session that is lent a GPU for a few minutes: the test
 # suite's GPU cases (tests/test_gpu.py first, then the op suite on "cuda"), the side-by-side training
-# benchmark (CuPy vs PyTorch CUDA), mg.profiler's table of one small-preset step (where the
+# benchmark (CuPy vs PyTorch CUDA) in float32 and then in float16 mixed precision (autocast +
+# GradScaler on both sides: bench16), mg.profiler's table of one small-preset step (where the
 # GPU's time goes, op by op) and nanoGPT's GPU run (`--preset small`, val loss target
 # 1.47). Each stage writes its output under $OUT (default gpu-check/) and a failing stage
 # does not stop the later ones.
@@ -11,18 +12,22 @@
 # Each stage has its own time limit, and the defaults add up to under 10 minutes, so the
 # whole check fits one call of a machine lent for a few minutes: tests first (CuPy compiles
 # each kernel on first use and caches it, so the later stages start warm), then the
-# benchmark, then the training run, which writes its val loss every 250 steps, so a run cut
+# benchmarks, then the training run, which writes its val loss every 250 steps, so a run cut
 # short still shows how far it got in how long. A longer lease: STAGES=train TRAIN_TIMEOUT=580.
 #
-# Knobs (environment): STAGES (device gputests tests bench profile train), DEVICE (cuda), DATA (the
-# corpus; the machine may be offline: copy it into the tree), GPU_TESTS_TIMEOUT (60 s: the
-# GPU's own tests, whole even where the op suite runs out of time), TESTS_TIMEOUT (100 s),
-# BENCH_PRESET (small), BENCH_STEPS (10), BENCH_TIMEOUT (100 s), PROFILE_TIMEOUT (30 s),
-# MAX_ITERS (5000, the
-# preset's), TRAIN_TIMEOUT (290 s), TRAIN_ARGS (more `train` flags, e.g.
-# --matmul-precision highest).
-# A dry run of the script itself on a CPU:
-#   DEVICE=cpu BENCH_PRESET=baby BENCH_STEPS=2 MAX_ITERS=4 \
+# Knobs (environment): STAGES (device gputests tests bench bench16 profile train), DEVICE
+# (cuda), DATA (the corpus; the machine may be offline: copy it into the tree),
+# GPU_TESTS_TIMEOUT (60 s: the GPU's own tests, whole even where the op suite runs out of
+# time), TESTS_TIMEOUT (100 s), BENCH_PRESET (small), BENCH_STEPS (10), BENCH_TIMEOUT
+# (80 s), BENCH16_TIMEOUT (60 s: the same benchmark, --dtype float16), PROFILE_TIMEOUT
+# (30 s), MAX_ITERS (5000, the preset's), TRAIN_TIMEOUT (250 s), TRAIN_ARGS (more `train`
+# flags, e.g. --matmul-precision highest). The train stage runs in float32 unless
+# TRAIN_ARGS="--dtype float16": mixed precision, the faster way to nanoGPT's val loss 1.47 on
+# a GPU (bench16 says by how much). The defaults sum to 580 s (bench16 came in at 60 s;
+# BENCH_TIMEOUT went from 100 to 80 s and TRAIN_TIMEOUT from 290 to 250 s to make room).
+# A dry run of the script itself on a CPU (float16 is slow there: NumPy has no float16
+# BLAS, so bench16 gets more time):
+#   DEVICE=cpu BENCH_PRESET=baby BENCH_STEPS=2 MAX_ITERS=4 BENCH16_TIMEOUT=300 \
 #   TRAIN_ARGS="--batch-size 2 --eval-iters 2 --eval-interval 2" bash benchmarks/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
@@ -38,14 +43,15 @@ if [ -z "${DATA:-}" ]; then
 fi
 BENCH_PRESET=${BENCH_PRESET:-small}
 BENCH_STEPS=${BENCH_STEPS:-10}
-BENCH_TIMEOUT=${BENCH_TIMEOUT:-100}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-80}
+BENCH16_TIMEOUT=${BENCH16_TIMEOUT:-60}
 GPU_TESTS_TIMEOUT=${GPU_TESTS_TIMEOUT:-60}
 TESTS_TIMEOUT=${TESTS_TIMEOUT:-100}
 PROFILE_TIMEOUT=${PROFILE_TIMEOUT:-30}
 MAX_ITERS=${MAX_ITERS:-5000}
-TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-290}
+TRAIN_TIMEOUT=${TRAIN_TIMEOUT:-250}
 TRAIN_ARGS=${TRAIN_ARGS:-}
-STAGES=" ${STAGES:-device gputests tests bench profile train} "
+STAGES=" ${STAGES:-device gputests tests bench bench16 profile train} "
 mkdir -p "$OUT"
 status=0
 
@@ -81,6 +87,9 @@ if [ "$DEVICE" = cuda ]; then
 fi
 stage bench timeout "$BENCH_TIMEOUT" python benchmarks/bench_train.py \
     --preset "$BENCH_PRESET" --device "$DEVICE" --steps "$BENCH_STEPS" --warmup 2
+stage bench16 timeout "$BENCH16_TIMEOUT" python benchmarks/bench_train.py \
+    --preset "$BENCH_PRESET" --device "$DEVICE" --steps "$BENCH_STEPS" --warmup 2 \
+    --dtype float16
 stage profile timeout "$PROFILE_TIMEOUT" python benchmarks/profile_step.py \
     --preset "$BENCH_PRESET" --device "$DEVICE" --steps 2 --warmup 1 --rows 30
 stage train timeout "$TRAIN_TIMEOUT" python -m minitransformer train --preset small \

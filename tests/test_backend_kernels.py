@@ -436,6 +436,74 @@ def test_the_whole_trainer_on_the_gpu_stand_in(fused_spy, tmp_path):
     np.testing.assert_array_equal(samples[0], samples[1])
 
 
+def test_the_whole_float16_trainer_on_the_gpu_stand_in(fused_spy, tmp_path, monkeypatch):
+    """`train(dtype="float16")` on the CuPy-like device with the fused kernels: autocast and
+    the GradScaler through the trainer give the CPU's losses and loss scales, with a
+    scaler (init 2^19, growing every step) that both skips overflowing steps (halved) and
+    steps (doubled), and a run stopped and resumed gives the run never stopped."""
+    from minitransformer import train as train_module
+    from minitransformer.train import TrainConfig, train
+    monkeypatch.setattr(train_module, "grad_scaler", lambda dtype, device: mg.amp.GradScaler(
+        device, init_scale=2.0 ** 19, growth_interval=1))
+    text = tmp_path / "text.txt"
+    text.write_text("ROMEO:\nBut soft, what light through yonder window breaks?\n" * 40)
+    kw = dict(n_layer=2, n_head=2, n_embd=16, block_size=16, batch_size=4, max_iters=6,
+              lr_decay_iters=6, eval_interval=1, eval_iters=1, data=str(text),
+              progress=False, plot=False, processes=1, dtype="float16", dropout=0.0)
+
+    def run(name, device, resume=False, **more):
+        cfg = TrainConfig.from_preset("baby", device=device, out=str(tmp_path / name),
+                                      **{**kw, **more})
+        train(cfg, resume=resume, log=lambda *a: None)
+        return _trainer_metrics(tmp_path / name)
+
+    cpu, dev = run("cpu", "cpu"), run("dev", "fused")
+    assert {"minigrad_adam", "minigrad_ln_out"} <= set(fused_spy.calls)
+    scales = [m["loss_scale"] for m in dev]
+    assert scales == [m["loss_scale"] for m in cpu]
+    assert any(b < a for a, b in zip(scales, scales[1:])) and \
+        any(b > a for a, b in zip(scales, scales[1:])), scales    # skipped and stepped
+    np.testing.assert_allclose([[m["train_loss"], m["val_loss"]] for m in dev],
+                               [[m["train_loss"], m["val_loss"]] for m in cpu], rtol=1e-5)
+    run("cut", "fused", max_iters=3)
+    resumed = run("cut", "fused", resume=True)
+    assert [(m["iter"], m["train_loss"], m["loss_scale"]) for m in resumed] == \
+        [(m["iter"], m["train_loss"], m["loss_scale"]) for m in dev]
+
+
+def test_an_autocast_gpt_step_reads_the_device_only_for_the_scaler(spy):
+    """An autocast forward + scaled backward + unscale_/clip/step/update of the GPT never
+    waits for the device but for the float32 step's 3 reads (the forward's index and
+    target checks) and the scaler's one inf check per step: on a GPU every read stalls the
+    host until the queued kernels finish."""
+    from minitransformer.gpt import GPT, GPTConfig
+    cfg = GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, n_embd=8, dropout=0.1)
+    mg.manual_seed(0)
+    model = GPT(cfg).to(spy)
+    opt = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-2, betas=(0.9, 0.99))
+    scaler = mg.amp.GradScaler(spy)
+    x = mg.tensor(np.random.default_rng(0).integers(0, 11, (3, 8)), device=spy)
+
+    def step():
+        counts = {}
+        with spy_backend.counted() as counts["forward"]:
+            with mg.autocast(spy):
+                _, loss = model(x, x)
+        opt.zero_grad(set_to_none=True)
+        with spy_backend.counted() as counts["backward"]:
+            scaler.scale(loss).backward()
+        with spy_backend.counted() as counts["unscale"]:
+            scaler.unscale_(opt)
+        with spy_backend.counted() as counts["update"]:
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(opt)
+            scaler.update()
+        assert loss.dtype == mg.float32 and opt.state     # autocast on, the step taken
+        return {k: n["sync"] for k, n in counts.items()}
+    step()                                               # the first step builds state
+    assert step() == {"forward": 3, "backward": 0, "unscale": 1, "update": 0}
+
+
 def test_a_gpt_training_step_launch_budget(fused_spy):
     """How many kernels a GPU training step launches, counted on the spy device (each array
     operation but views and allocations, plus each fused kernel): on a GPU each launch
