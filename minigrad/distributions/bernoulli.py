@@ -14,7 +14,30 @@ def one_of(probs, logits, name):
     return ("probs", probs) if probs is not None else ("logits", logits)
 
 
-class Bernoulli(Distribution):
+class TrialParams:
+    """A mixin: a trial's success parameter, given as probs or as logits; the other is
+    derived when first read (Bernoulli, Geometric, Binomial, NegativeBinomial)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return self.logits.sigmoid()
+
+    def _expanded(self, cls, batch_shape, *counts):
+        """A `cls` over batch_shape from the parameter given (and `counts`, such as
+        total_count, expanded too), validating as self does."""
+        batch_shape = tuple(batch_shape)
+        given = "probs" if "probs" in self.__dict__ else "logits"
+        new = cls(*(c.expand(batch_shape) for c in counts),
+                  **{given: self.__dict__[given].expand(batch_shape)}, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+
+class Bernoulli(TrialParams, Distribution):
     """1 with probability probs (or sigmoid(logits)), else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -31,20 +54,7 @@ class Bernoulli(Distribution):
         return self.__dict__["probs"] if "probs" in self.__dict__ else self.logits
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        given = "probs" if "probs" in self.__dict__ else "logits"
-        new = Bernoulli(**{given: self.__dict__[given].expand(batch_shape)},
-                        validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return self.logits.sigmoid()
+        return self._expanded(Bernoulli, batch_shape)
 
     @property
     def mean(self):

@@ -3,12 +3,11 @@ mg.binomial (the host generator); not reparameterisable."""
 import minigrad as mg
 import minigrad.functional as F
 from minigrad.distributions import constraints
-from minigrad.distributions.bernoulli import one_of
-from minigrad.distributions.distribution import (Distribution, broadcast_all, lazy_property,
-                                                 probs_to_logits)
+from minigrad.distributions.bernoulli import TrialParams, one_of
+from minigrad.distributions.distribution import Distribution, broadcast_all
 
 
-class Binomial(Distribution):
+class Binomial(TrialParams, Distribution):
     """The number of successes in total_count trials of probability probs (or
     sigmoid(logits)); total_count and the probability broadcast."""
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -26,21 +25,7 @@ class Binomial(Distribution):
         return constraints.integer_interval(0, self.total_count)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        given = "probs" if "probs" in self.__dict__ else "logits"
-        new = Binomial(self.total_count.expand(batch_shape),
-                       **{given: self.__dict__[given].expand(batch_shape)},
-                       validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return self.logits.sigmoid()
+        return self._expanded(Binomial, batch_shape, self.total_count)
 
     @property
     def mean(self):

@@ -23,11 +23,7 @@ class Geometric(Bernoulli):
                                  f"positive but found invalid values:\n{bad!r}")
 
     def expand(self, batch_shape, _instance=None):
-        given = "probs" if "probs" in self.__dict__ else "logits"
-        new = Geometric(**{given: self.__dict__[given].expand(tuple(batch_shape))},
-                        validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Geometric, batch_shape)
 
     @property
     def mean(self):

@@ -4,13 +4,13 @@ the Gamma-Poisson mixture Poisson(Gamma(total_count, (1 - p) / p)), not reparame
 import minigrad as mg
 import minigrad.functional as F
 from minigrad.distributions import constraints
-from minigrad.distributions.bernoulli import one_of
+from minigrad.distributions.bernoulli import TrialParams, one_of
 from minigrad.distributions.distribution import (Distribution, broadcast_all, lazy_property,
                                                  one_stream, probs_to_logits)
 from minigrad.ops.gamma_sample import standard_gamma
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(TrialParams, Distribution):
     """Counts k >= 0 with probability C(k + r - 1, k) (1 - p)^r p^k, r = total_count > 0
     (not necessarily an integer) and p = probs in [0, 1) (or sigmoid(logits))."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0.0),
@@ -26,21 +26,7 @@ class NegativeBinomial(Distribution):
         super().__init__(param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        given = "probs" if "probs" in self.__dict__ else "logits"
-        new = NegativeBinomial(self.total_count.expand(batch_shape),
-                               **{given: self.__dict__[given].expand(batch_shape)},
-                               validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return self.logits.sigmoid()
+        return self._expanded(NegativeBinomial, batch_shape, self.total_count)
 
     @property
     def mean(self):
