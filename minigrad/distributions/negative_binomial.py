@@ -5,8 +5,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad.distributions import constraints
 from minigrad.distributions.bernoulli import TrialParams, one_of
-from minigrad.distributions.distribution import (Distribution, broadcast_all, lazy_property,
-                                                 one_stream, probs_to_logits)
+from minigrad.distributions.distribution import Distribution, broadcast_all, one_stream
 from minigrad.ops.gamma_sample import standard_gamma
 
 
