@@ -86,6 +86,15 @@ def test_unary_gradients_as_torch(torch, name):
                                equal_nan=True, err_msg=name)
 
 
+def test_log_ndtr_gradient_is_exact_far_below_zero():
+    # φ(x)/Φ(x) ≈ -x - 1/x there; exp(-x²/2 - log Φ(x)) lost it to cancellation in float32
+    # (64930 at x = -1e4, 986 at -1e3)
+    x = mg.tensor([-1e4, -1e3, -40.0, 0.0, 40.0], dtype=mg.float32, requires_grad=True)
+    mg.special.log_ndtr(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1e4 + 1e-4, 1e3 + 1e-3, 40.02493, 0.7978846, 0],
+                               rtol=1e-6)
+
+
 @pytest.mark.parametrize("name", ["erfcx", "ndtr", "log_ndtr", "ndtri", "i0e", "i1", "i1e",
                                   "entr"])
 def test_new_unary_ops_pass_gradcheck(name):
