@@ -67,6 +67,26 @@ def test_default_collate_as_torch():
     assert stacked.shape == (2, 2, 3)
 
 
+def test_default_collate_dtypes_and_shapes_as_torch(torch):
+    from torch.utils.data import default_collate as t_collate
+    for items in ([1, 2.5], [2.5, 1], [True, 2], [True, False], [3, 4], [1.0, 2.0]):
+        assert str(default_collate(items).dtype) == str(t_collate(items).dtype)[6:], items
+    arrays = [np.zeros(2), np.zeros(3)]
+    with pytest.raises(RuntimeError):
+        t_collate(arrays)
+    with pytest.raises(ValueError, match=r"one shape.*\(2,\), \(3,\)"):
+        default_collate(arrays)                          # not NumPy's "inhomogeneous"
+
+
+def test_a_sampler_s_keys_reach_the_dataset_as_they_are(torch):
+    table = {"a": 1, "b": 2, "c": 3}                     # a map-style dataset keyed by name
+    for kw in (dict(sampler=["c", "a", "b"], batch_size=2), dict(batch_sampler=[["b", "c"]]),
+               dict(sampler=[np.int64(0)], batch_size=1)):
+        ds = [7] if "sampler" in kw and kw["sampler"][0] == 0 else table
+        want = [b.tolist() for b in torch.utils.data.DataLoader(ds, **kw)]
+        assert [b.tolist() for b in DataLoader(ds, **kw)] == want
+
+
 def test_a_namedtuple_stays_one_and_a_subset_takes_a_list_of_indices():
     from collections import namedtuple
     Pair = namedtuple("Pair", "x y")

@@ -56,6 +56,23 @@ def test_an_iterable_dataset_is_batched_as_it_comes(torch, kw):
         len(DataLoader(Stream(5), **kw))                 # no len(), as PyTorch
 
 
+def test_a_stream_without_len_can_be_listed_and_chained(torch):
+    class Bare(IterableDataset):                         # no __len__ of its own
+        def __iter__(self):
+            return iter(range(5))
+
+    class TBare(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(5))
+    # list() asks for a length hint: "no length" must be a TypeError, as len() of PyTorch's
+    assert _values(DataLoader(Bare(), batch_size=2)) == \
+        [b.tolist() for b in torch.utils.data.DataLoader(TBare(), batch_size=2)]
+    assert list(ChainDataset([Bare(), Bare()])) == list(torch.utils.data.ChainDataset(
+        [TBare(), TBare()]))
+    with pytest.raises(TypeError, match="Bare"):
+        len(Bare())
+
+
 @pytest.mark.parametrize("kw, name", [(dict(shuffle=True), "shuffle"),
                                       (dict(sampler=[0]), "sampler"),
                                       (dict(batch_sampler=[[0]]), "batch_sampler")])
@@ -151,6 +168,39 @@ def test_random_sampler_is_reproducible_and_as_torch_in_shape(torch):
         torch.utils.data.RandomSampler(range(4), num_samples=9)) == 9
     sub = SubsetRandomSampler(mg.tensor([5, 7, 9]), generator=1)
     assert sorted(sub) == [5, 7, 9] and len(sub) == 3
+
+
+def test_an_mg_generator_reseeded_before_each_epoch_repeats_the_order(torch):
+    g, tg = mg.Generator(), torch.Generator()
+    loader = DataLoader(list(range(8)), batch_size=8, shuffle=True, generator=g)
+    samplers = [RandomSampler(range(8), generator=g), SubsetRandomSampler(range(8), g),
+                WeightedRandomSampler([1.0] * 8, 8, generator=g)]
+    tloader = torch.utils.data.DataLoader(list(range(8)), batch_size=8, shuffle=True,
+                                          generator=tg)
+    assert loader.generator is g and tloader.generator is tg     # kept, as PyTorch's
+    def epoch(it):
+        return [b.tolist() if hasattr(b, "tolist") else b for b in it]
+    for it, reseed in [(loader, g)] + [(s, g) for s in samplers] + [(tloader, tg)]:
+        reseed.manual_seed(1)
+        first = epoch(it)
+        reseed.manual_seed(1)                             # the seed set now decides
+        assert epoch(it) == first
+        assert epoch(it) != first                         # and the next epoch moves on
+
+
+def test_an_empty_data_source_is_refused_as_torch(torch):
+    with pytest.raises(ValueError, match="num_samples=0"):
+        torch.utils.data.DataLoader([], shuffle=True)
+    with pytest.raises(ValueError, match="num_samples=0"):
+        DataLoader([], shuffle=True)                      # not a ZeroDivisionError later
+    source = [1, 2, 3]
+    sampler = RandomSampler(source, replacement=True, num_samples=4)
+    source.clear()                                        # emptied since
+    with pytest.raises(ValueError, match="empty data_source"):
+        list(sampler)
+    whole = RandomSampler(source + [1])
+    whole.data_source = []                                # its length follows the source
+    assert list(whole) == [] and len(whole) == 0
 
 
 def test_weighted_random_sampler():

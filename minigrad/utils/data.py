@@ -33,7 +33,10 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
     def __len__(self):
-        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+        # a TypeError, as len() of an object without one: list(loader) asks for a length
+        # hint and takes a TypeError as "unknown" (a stream of no length), nothing else
+        raise TypeError(f"{type(self).__name__} has no len(): a map-style dataset must "
+                        f"define __len__")
 
     def __add__(self, other):
         return ConcatDataset([self, other])
@@ -203,7 +206,15 @@ def default_collate(items):
         return stack(items)
     if isinstance(first, (str, bytes)):
         return list(items)
-    if isinstance(first, (numbers.Number, bool)) or hasattr(first, "__array__"):
+    if isinstance(first, int):         # ints and bools: the dtype tensor() infers, as
+        return _tensor(list(items))    # PyTorch's (a float among ints: float32)
+    if isinstance(first, numbers.Number) and not hasattr(first, "__array__"):
+        return _tensor(backend.to_host(items))         # floats: float64, as PyTorch's
+    if hasattr(first, "__array__"):
+        shapes = [tuple(getattr(a, "shape", ())) for a in items]
+        if len(set(shapes)) > 1:
+            raise ValueError(f"default_collate: the arrays of a batch must have one shape, "
+                             f"got shapes {shapes}")
         return _tensor(backend.to_host(items))
     if isinstance(first, Mapping):
         return _same_mapping(first, {k: default_collate([item[k] for item in items])

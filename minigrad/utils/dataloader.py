@@ -13,7 +13,7 @@ accepted, checked as PyTorch checks them, and do nothing.
 from minigrad import backend
 from minigrad.utils.data import (IterableDataset, Subset, TensorDataset, default_collate,
                                  default_convert)
-from minigrad.utils.sampler import BatchSampler, RandomSampler, SequentialSampler
+from minigrad.utils.sampler import BatchSampler, RandomSampler, SequentialSampler, _rng
 
 
 def get_worker_info():
@@ -70,8 +70,7 @@ class DataLoader:
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, bool(drop_last)
         self.shuffle, self.collate_fn = bool(shuffle), collate_fn
         # an int seed makes one generator now, so each epoch draws a new, reproducible order
-        self.generator = None if generator is None else backend.host_rng(generator,
-                                                                         "DataLoader")
+        self.generator = _rng(generator, "DataLoader")
         if sampler is None and not self._iterable:
             sampler = RandomSampler(dataset, generator=self.generator) if shuffle else \
                 SequentialSampler(dataset)
@@ -149,7 +148,8 @@ class DataLoader:
             rows = _tensor_rows(self.dataset, indices)
             if rows is not None:
                 return rows
-        items = [self.dataset[int(i)] for i in indices]
+        # a sampler's keys as they are (a dict's may be strings), NumPy ints made ints
+        items = [self.dataset[int(i) if backend.is_integer(i) else i] for i in indices]
         return (self.collate_fn or default_collate)(items)
 
 

@@ -35,8 +35,13 @@ class SequentialSampler(Sampler):
 
 
 def _rng(generator, op):
-    # an int seed makes one generator now: each epoch then draws a new, reproducible order
-    return None if generator is None else backend.host_rng(generator, op)
+    """The generator a sampler keeps: an int seed makes one now (each epoch then draws a
+    new, reproducible order); an mg.Generator is kept itself, not its NumPy generator of
+    the moment, so its manual_seed / set_state later still decide the next epoch's order."""
+    if generator is None or not backend.is_integer(generator):
+        backend.host_rng(generator, op)               # checked now, looked up each epoch
+        return generator
+    return backend.host_rng(generator, op)
 
 
 def _positive_int(op, name, value):
@@ -63,6 +68,9 @@ class RandomSampler(Sampler):
         self._num_samples = None if num_samples is None else \
             _positive_int("RandomSampler", "num_samples", num_samples)
         self.generator = _rng(generator, "RandomSampler")
+        if self.num_samples == 0:                     # as PyTorch: refused now
+            raise ValueError("RandomSampler: num_samples should be a positive integer value, "
+                             "but got num_samples=0 (the data_source is empty)")
 
     @property
     def num_samples(self):
@@ -70,6 +78,11 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n, k = len(self.data_source), self.num_samples
+        if n == 0:                                    # emptied since: nothing to draw from
+            if k:
+                raise ValueError(f"RandomSampler: cannot draw num_samples={k} from an empty "
+                                 f"data_source")
+            return
         rng = backend.host_rng(self.generator, "RandomSampler")
         if self.replacement:
             yield from rng.integers(0, n, size=k).tolist()
