@@ -361,3 +361,13 @@ def test_rnn_weights_read_through_their_parametrizations(torch):
     Counting.calls = 0                     # computed once per forward, not once per step
     m(mg.tensor(x))
     assert Counting.calls == 1
+
+
+def test_rnn_parametrization_raising_attribute_error_is_not_a_missing_bias():
+    class Broken(mg.nn.Module):           # a bug in the parametrization: no self.scale
+        def forward(self, x):
+            return x * self.scale
+    m = mg.nn.RNN(3, 4)
+    P.register_parametrization(m, "bias_ih_l0", Broken(), unsafe=True)
+    with pytest.raises(AttributeError, match="scale"):   # not a silent run without the bias
+        m(mg.randn(5, 3))

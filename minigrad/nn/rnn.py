@@ -108,9 +108,12 @@ class RNNBase(Module):
         """w_ih, w_hh, b_ih, b_hh, w_hr of one layer and direction (None where absent)."""
         sfx = f"_l{layer}" + ("_reverse" if direction else "")
         # attribute access, not _parameters: a parametrized weight (weight_norm, ...) is not
-        # there, and is computed (once per forward: _forward caches it)
-        return tuple(getattr(self, name + sfx, None) for name in
-                     ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
+        # there, and is computed (once per forward: _forward caches it). Not getattr's
+        # default: an AttributeError raised inside a parametrization must not read as "no bias"
+        return tuple(getattr(self, n) if n in self._parameters or
+                     parametrize.is_parametrized(self, n) else None
+                     for n in (name + sfx for name in
+                               ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")))
 
     def _check_input(self, input):
         """The input as (T, B, F), and whether it had a batch dim."""
