@@ -42,7 +42,7 @@ class Adam(Optimizer):
         """What copy and pickle take: all but the foreach cache, whose flat arrays would
         double what is copied (the state's moments are views of them, copied apart) and
         whose keys, ids of the groups, name nothing in the copy; the next step rebuilds it."""
-        return {**self.__dict__, "_flat": {}}
+        return {**super().__getstate__(), "_flat": {}}
 
     def _validate_options(self, options, where):
         super()._validate_options(options, where)

@@ -19,10 +19,9 @@ import collections
 import numbers
 
 from minigrad import backend
-from minigrad.autograd import enable_grad, no_grad
+from minigrad.autograd import enable_grad
 from minigrad.nn.module_state import host as _host
 from minigrad.optim.optimizer import Optimizer, is_number
-from minigrad.profiler import record_function
 from minigrad.tensor import Tensor
 
 np = backend.get("cpu").xp              # NumPy (host scalars and dtypes)
@@ -99,15 +98,10 @@ class LBFGS(Optimizer):
         later arithmetic with Python floats stays in that dtype, NEP 50 as PyTorch)."""
         return np.dtype(self._params[0].dtype).type(float(a))
 
-    @no_grad()
-    def step(self, closure):
+    def _step(self, closure):
         """Up to max_iter iterations; `closure` re-computes the loss with its gradients
         (zero them, forward, backward, return the loss) and is required. Returns the loss
-        of the first evaluation."""
-        with record_function("Optimizer.step#LBFGS.step"):
-            return self._step(closure)
-
-    def _step(self, closure):
+        of the first evaluation. (Optimizer.step runs it, under no_grad, with the hooks.)"""
         if closure is None or not callable(closure):
             raise TypeError("LBFGS.step: a closure is required (a function that zeroes the "
                             "gradients, computes the loss, calls backward and returns it)")
@@ -215,17 +209,17 @@ class LBFGS(Optimizer):
         return r
 
     # ---- state: one entry, with lists and flat vectors -----------------------------------
-    def state_dict(self):
+    def _state_dict(self):
         """As PyTorch's: the state under index 0, flat vectors and the numbers of the
         search (t, H_diag, ro, al) as tensors (copies), lists as lists."""
-        sd = super().state_dict()
+        sd = super()._state_dict()
         s = self.state.get(self._params[0])
         if s:
             device = self._params[0].device
             sd["state"] = {0: {k: _saved(v, device) for k, v in s.items()}}
         return sd
 
-    def load_state_dict(self, state_dict):
+    def _load_state_dict(self, state_dict):
         """Restore what state_dict() saved, a PyTorch LBFGS's included: its tensors become
         arrays (vectors) and numbers of the parameters' dtype (0-d ones)."""
         saved = dict(state_dict["state"])
@@ -238,7 +232,7 @@ class LBFGS(Optimizer):
         n = sum(p.data.size for p in self._params)
         if s is not None:
             s = {k: _loaded(v, p0, n, k, self._num) for k, v in s.items()}
-        super().load_state_dict({"state": {}, "param_groups": state_dict["param_groups"]})
+        super()._load_state_dict({"state": {}, "param_groups": state_dict["param_groups"]})
         self.state = collections.defaultdict(dict, {p0: s} if s else {})
 
     def flat_state_dict(self, prefix="optimizer."):

@@ -6,9 +6,11 @@ import json
 import numbers
 
 from minigrad.autograd import no_grad, enable_grad
-from minigrad.profiler import record_function
 from minigrad.nn.module import zero_grads
 from minigrad.nn.module_state import host as _host
+from minigrad.optim.optimizer_hooks import (OptimizerHooks, step_hooks,
+                                            register_optimizer_step_pre_hook,  # noqa: F401
+                                            register_optimizer_step_post_hook)  # noqa: F401
 from minigrad.tensor import Tensor
 
 
@@ -17,7 +19,7 @@ def is_number(x):
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
-class Optimizer:
+class Optimizer(OptimizerHooks):
     """Base class. Subclasses set `defaults` (the per-group options) and implement
     `_update(param, grad, state, group)`: from the parameter (a Tensor; its array module is
     `param.backend.xp`) and its gradient array, update the array `param.data` in place (as
@@ -33,9 +35,15 @@ class Optimizer:
 
     Every optimiser has PyTorch's `maximize` option: it ascends the objective, the gradient
     negated before anything else (weight decay, momentum) sees it.
+
+    Hooks, as PyTorch's (optimizer_hooks.py): register_step_pre_hook / _post_hook, the
+    state-dict ones, and the global register_optimizer_step_pre_hook / _post_hook. They run
+    in the public step, state_dict and load_state_dict, so a subclass that changes those
+    overrides `_step`, `_state_dict` or `_load_state_dict` instead (as LBFGS does).
     """
 
     def __init__(self, params, defaults):
+        self._init_hooks()
         self.defaults = {**dict(defaults), "maximize": defaults.get("maximize", False)}
         # param -> dict of its state (arrays, step); as PyTorch's, a defaultdict: a parameter
         # not yet stepped reads as {}
@@ -141,12 +149,13 @@ class Optimizer:
         """Forget the gradients: set to None, or to zeros (nn.module.zero_grads)."""
         zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
-    @no_grad()
+    @step_hooks
     def step(self, closure=None):
         """One update of every parameter that has a gradient. `closure` (optional) re-computes
         and returns the loss, as in PyTorch. The profiler shows it as one event,
-        "Optimizer.step#<class>.step" (PyTorch's name)."""
-        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+        "Optimizer.step#<class>.step" (PyTorch's name). The step hooks run around it, in
+        the caller's grad mode (the update itself runs under no_grad)."""
+        with no_grad():
             return self._step(closure)
 
     def _step(self, closure):
@@ -187,7 +196,11 @@ class Optimizer:
     def state_dict(self):
         """{"state": {index: {name: Tensor or number}}, "param_groups": [options + "params":
         [indices]]}, as PyTorch: parameters are named by their position across groups. The
-        tensors are copies, so later steps do not change a saved state dict."""
+        tensors are copies, so later steps do not change a saved state dict. The state-dict
+        hooks run around it."""
+        return self._hooked_state_dict(self._state_dict)
+
+    def _state_dict(self):
         index = {}
         groups = []
         for g in self.param_groups:
@@ -215,7 +228,10 @@ class Optimizer:
         Adagrad, Adadelta, Adamax, NAdam, RAdam, whose options and state are named as ours):
         its tensors become arrays, its 0-d `step` tensor a count, and the options only
         PyTorch has (capturable, differentiable, fused) are accepted where they are off,
-        refused where they are on."""
+        refused where they are on. The load-state-dict hooks run around it."""
+        self._hooked_load_state_dict(self._load_state_dict, state_dict)
+
+    def _load_state_dict(self, state_dict):
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError(f"{type(self).__name__}.load_state_dict: the saved state has "
