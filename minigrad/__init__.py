@@ -71,7 +71,8 @@ from minigrad.ops.statistics_more import (quantile, nanquantile, nanmedian, mode
                                           cov, corrcoef, dist, histc)
 from minigrad.ops.linalg_decomp import svd_v as svd, qr_some as qr  # noqa: F401
 from minigrad.ops.linalg_solvers import pinverse, matrix_exp  # noqa: F401
-from minigrad.ops.linalg_householder import orgqr  # noqa: F401
+from minigrad.ops.linalg_householder import orgqr, ormqr  # noqa: F401
+from minigrad.tensor_more import strided  # noqa: F401  (the one layout: x.layout)
 from minigrad.ops.linalg_lu import (lu_unpack, cholesky_solve, cholesky_inverse,  # noqa
                                     lu_legacy as lu, lu_solve_legacy as lu_solve)
 from minigrad.ops.torch_extra import (frexp, nextafter, i0, igamma, igammac,  # noqa

@@ -1,8 +1,8 @@
 """Random draws beyond the factories of creation.py, as torch's: normal(mean, std) with
 tensors or numbers, bernoulli(probabilities), binomial(count, prob), poisson(rates), and the
-in-place fills bernoulli_, exponential_ and random_ (Tensor methods). None of them is
-differentiable: for a draw that gradients flow through, write mean + std *
-mg.randn_like(mean) (the reparameterisation).
+in-place fills bernoulli_, exponential_, random_, cauchy_, log_normal_ and geometric_
+(Tensor methods). None of them is differentiable: for a draw that gradients flow through,
+write mean + std * mg.randn_like(mean) (the reparameterisation).
 
 Each draws on the host, from `generator` (mg.Generator, a NumPy Generator or an int seed)
 or else from the CPU generator that mg.manual_seed seeds, and copies the values to the
@@ -178,3 +178,42 @@ def poisson(input, generator=None):
     # (a 0-d rate: NumPy gives a Python int, not an array)
     return Tensor._make(input.backend.from_numpy(xp.asarray(k, dtype=input.dtype)),
                         input.device)
+
+
+def cauchy_(t, median=0.0, sigma=1.0, generator=None):
+    """t filled with draws of the Cauchy distribution of that median and scale sigma."""
+    _check_fill(t, "cauchy_", True, (("median", median, False), ("sigma", sigma, True)))
+    rng = backend.host_rng(generator, "cauchy_")
+    return _fill_checked(t, "cauchy_",
+                         lambda: median + sigma * rng.standard_cauchy(t.shape))
+
+
+def log_normal_(t, mean=1.0, std=2.0, generator=None):
+    """t filled with exp of normal draws of that mean and std (those of the log, as
+    PyTorch's)."""
+    _check_fill(t, "log_normal_", True, (("mean", mean, False), ("std", std, True)))
+    rng = backend.host_rng(generator, "log_normal_")
+    return _fill_checked(t, "log_normal_", lambda: rng.lognormal(mean, std, t.shape))
+
+
+def geometric_(t, p, generator=None):
+    """t filled with the number of trials of success probability p up to the first success
+    (1, 2, ...), as PyTorch's; t may be floating or integer (not bool)."""
+    _check_fill(t, "geometric_", False, ())
+    if not backend.is_scalar(p) or isinstance(p, bool) or not 0 < p < 1:
+        raise ValueError(f"geometric_: p must be a number in (0, 1), got {p!r}")
+    rng = backend.host_rng(generator, "geometric_")
+    return _fill_checked(t, "geometric_", lambda: rng.geometric(p, t.shape))
+
+
+def _check_fill(t, op, floating, numbers):
+    """Refuse a dtype the fill cannot hold, or a parameter that is no number, or (positive
+    ones) not > 0, before anything is drawn."""
+    if floating and not backend.is_floating(t.dtype) or t.dtype == backend.bool_:
+        raise TypeError(f"{op}: needs a {'floating-point' if floating else 'numeric'} "
+                        f"tensor, got {t.dtype}")
+    for name, v, positive in numbers:
+        if not backend.is_scalar(v) or isinstance(v, bool) or v != v or \
+                (positive and not v > 0):
+            raise ValueError(f"{op}: {name} must be a {'number > 0' if positive else 'number'}"
+                             f", got {v!r}")

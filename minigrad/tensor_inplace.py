@@ -65,6 +65,23 @@ class TensorInplace:
     def exponential_(self, lambd=1.0, *, generator=None):
         from minigrad import draws
         return draws.exponential_(self, lambd, generator)
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        from minigrad import draws
+        return draws.cauchy_(self, median, sigma, generator)
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        from minigrad import draws
+        return draws.log_normal_(self, mean, std, generator)
+    def geometric_(self, p, *, generator=None):
+        from minigrad import draws
+        return draws.geometric_(self, p, generator)
+    def apply_(self, callable):
+        """Each element x becomes callable(x) (a Python number in, one out), in a Python
+        loop over a CPU tensor, as PyTorch's: slow, for tests and small tensors."""
+        return _map_elements(self, "apply_", callable)
+    def map_(self, tensor, callable):
+        """Each element x becomes callable(x, y), y tensor's element there (tensor, of
+        self's dtype, broadcast to self's shape), as apply_."""
+        return _map_elements(self, "map_", callable, tensor)
     def random_(self, *bounds, to=None, generator=None):  # random_(), (to), (from, to)
         from minigrad import draws
         return draws.random_(self, *(bounds + (to,) if to is not None else bounds),
@@ -159,3 +176,33 @@ def times_alpha(x, o, alpha, op):
         raise TypeError(f"{op}: alpha={alpha!r}, but for a tensor of dtype {o.dtype} alpha "
                         f"must be an integer (as PyTorch); convert the tensor with .float()")
     return o * alpha
+
+
+def _map_elements(t, op, fn, other=None):
+    """apply_'s and map_'s loop: host values through fn, written into t in place."""
+    if t.device != "cpu":
+        raise RuntimeError(f"{op}: only for CPU tensors (it calls a Python function on each "
+                           f"element), got one on {t.device}; move it with .cpu() first")
+    if t.requires_grad:
+        raise RuntimeError(f"{op}: cannot be called on a tensor that requires grad (the "
+                           f"function's gradient is unknown); use x.detach().{op}() instead")
+    args = [t.data.reshape(-1).tolist()]
+    if other is not None:
+        if not isinstance(other, type(t)) or other.dtype != t.dtype or other.device != "cpu":
+            raise TypeError(f"{op}: expected a CPU tensor of {t.dtype}, got "
+                            f"{getattr(other, 'dtype', type(other).__name__)} on "
+                            f"{getattr(other, 'device', '-')}")
+        try:
+            y = t.backend.xp.broadcast_to(other.data, t.shape)
+        except ValueError:
+            raise ValueError(f"{op}: tensor of shape {other.shape} does not broadcast to "
+                             f"self's shape {t.shape}") from None
+        args.append(y.reshape(-1).tolist())
+    out = [fn(*xs) for xs in zip(*args)]
+    bad = next((r for r in out if not backend.is_scalar(r)), None)
+    if bad is not None:
+        raise TypeError(f"{op}: the function must return a number, got "
+                        f"{type(bad).__name__}")
+    values = t.backend.xp.asarray(out, dtype=backend.float64 if t.dtype.kind == "f"
+                                  else None).reshape(t.shape)
+    return ops.inplace.fill_random(t, op, lambda target: nn.init._fill(target, values))

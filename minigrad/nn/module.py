@@ -6,6 +6,7 @@ from collections import OrderedDict
 from minigrad import backend
 from minigrad.nn.buffer import Buffer
 from minigrad.nn.hooks import ForwardHooks
+from minigrad.nn.module_more import ModuleMore
 from minigrad.nn.module_state import ModuleState
 from minigrad.tensor import Tensor, split_device_dtype
 
@@ -44,7 +45,7 @@ def zero_grads(params, set_to_none=True):
             g._version_counter[0] += 1
 
 
-class Module(ModuleState, ForwardHooks):
+class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_submodule...)
     """Base class of every layer: subclasses set attributes in __init__ and define forward."""
 
     def __init__(self):
@@ -314,12 +315,17 @@ class Module(ModuleState, ForwardHooks):
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point type "
                             f"(float16, float32, float64), got {dtype}; a module's weights "
                             f"cannot become integers")
-        for m in self.modules():
+        return self._convert(self.modules(), device, dtype)
+
+    def _convert(self, modules, device, dtype, every_dtype=False):
+        """to()'s work on these modules' own parameters and buffers (every_dtype: the
+        integer and boolean buffers cast too, as PyTorch's Module.type)."""
+        for m in modules:
             for store in (m._parameters, m._buffers):
                 for n, t in store.items():
                     if t is None:
                         continue
-                    cast = dtype if backend.is_floating(t.dtype) else None
+                    cast = dtype if every_dtype or backend.is_floating(t.dtype) else None
                     moved = t.detach().to(device=device, dtype=cast)
                     if moved.data is not t.data and store is m._buffers:
                         store[n] = moved
