@@ -12,12 +12,53 @@ PyTorch's gives NaN; and with add_bias_kv or add_zero_attn, is_causal=True with
 need_weights=False keeps to the attn_mask given (the added key visible to every query, as
 with need_weights=True), where PyTorch's attends by the hint alone and so hides that key
 from queries 0..L-1.
+
+Also torch.nn.attention's `sdpa_kernel(backends)` and `SDPBackend`: minigrad's attention has
+one path, so the context manager only checks its argument and, inside it, reports through
+mg.backends.cuda.*_sdp_enabled() the kernels it names, as PyTorch's does.
 """
+import contextlib
+import enum
+
+from minigrad import backends as _backends
 from minigrad.creation import empty
 from minigrad.nn import init
 from minigrad.nn.layers import Linear
 from minigrad.nn.module import Module, Parameter
 from minigrad.ops.multi_head_attention import attend
+
+
+class SDPBackend(enum.IntEnum):
+    """The attention kernels PyTorch can choose among (their values as its)."""
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+_SWITCH = {SDPBackend.MATH: "math", SDPBackend.FLASH_ATTENTION: "flash",
+           SDPBackend.EFFICIENT_ATTENTION: "mem_efficient", SDPBackend.CUDNN_ATTENTION: "cudnn"}
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends, set_priority=False):
+    """Within it, only the kernels named are enabled (mg.backends.cuda.*_sdp_enabled());
+    restored on exit. It changes no result: minigrad's attention has one path."""
+    named = list(backends) if isinstance(backends, (list, tuple)) else [backends]
+    for b in named:
+        if not isinstance(b, SDPBackend):
+            raise TypeError(f"sdpa_kernel: backends must be an SDPBackend or a list of them "
+                            f"(SDPBackend.{', SDPBackend.'.join(SDPBackend.__members__)}); "
+                            f"got {type(b).__name__} {b!r}")
+    sdp = _backends.cuda._sdp
+    saved = dict(sdp)
+    sdp.update({kind: key in named for key, kind in _SWITCH.items()})
+    try:
+        yield
+    finally:
+        sdp.update(saved)
 
 
 class MultiheadAttention(Module):
