@@ -77,10 +77,10 @@ class GradScaler:
             raise RuntimeError("GradScaler.unscale_: called after step(); call update() "
                                "first")
         inv = np.float32(1.0 / np.float64(self._scale))   # as torch: 1/scale in double
-        # device -> a 0-d array, True while every gradient there is finite: read back once
-        # per device at the end (one read per parameter would make the CPU wait for a GPU
-        # once per parameter)
-        finite = {}
+        # device -> (its xp, each gradient's 0-d "all finite"), stacked and read back once
+        # per device at the end: one read per parameter would make the CPU wait for a GPU
+        # once per parameter, and and-ing them as they come would launch once more each
+        finite, invs = {}, {}
         with _GradMode(False):
             for group in optimizer.param_groups:
                 for p in group["params"]:
@@ -92,15 +92,17 @@ class GradScaler:
                                          "gradient; keep parameters in float32 (autocast "
                                          "casts them for the ops that run in float16)")
                     xp = g.backend.xp
+                    key = (g.device, g.dtype)        # 1/scale made once per device and dtype
+                    if key not in invs:
+                        invs[key] = Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device)
                     with _overflow_quietly(xp):      # (an overflow is what is checked)
-                        g.mul_(Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device))
+                        g.mul_(invs[key])
                     # checked after the division, as torch's: it may overflow itself (a
                     # huge gradient over a tiny scale)
-                    ok = xp.isfinite(g._data).all()
-                    finite[g.device] = ok if g.device not in finite else \
-                        xp.logical_and(finite[g.device], ok)
+                    finite.setdefault(g.device, (xp, []))[1].append(xp.isfinite(g._data).all())
         # None: no gradient to check (step refuses it, and update counts it as no check)
-        found = any(not bool(ok) for ok in finite.values()) if finite else None
+        found = any(not bool(xp.stack(oks).all()) for xp, oks in finite.values()) \
+            if finite else None
         state["found_inf"], state["stage"] = found, _UNSCALED
 
     def step(self, optimizer, *args, **kwargs):

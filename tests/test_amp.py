@@ -399,6 +399,9 @@ def test_unscale_reads_the_device_once_not_per_parameter(spy):
     with spy_backend.counted() as n:
         scaler.unscale_(opt)
     assert n["sync"] == 1
+    # per parameter the multiply and its write, isfinite, all; once: 1/scale, stack, all
+    # (it was 6 a parameter: 1/scale made and the results and-ed one by one)
+    assert n["launch"] == 4 * 5 + 3
     assert scaler.step(opt) is None                      # the inf was still found
 
 

@@ -207,3 +207,20 @@ def test_a_subset_of_an_augmenting_dataset_still_sees_every_item():
     assert next(iter(DataLoader(sub, batch_size=2)))[0].tolist() == [300.0, 100.0]
     picky = Picky(TensorDataset(mg.arange(4.0)), [3, 1])
     assert next(iter(DataLoader(picky, batch_size=2)))[0].tolist() == [4.0, 2.0]
+
+
+def test_the_batching_attributes_are_fixed_after_construction_as_torch(torch):
+    # setting batch_size used to be silently ignored: the BatchSampler kept the old one
+    data = list(range(10))
+    ours, theirs = DataLoader(data, batch_size=2), torch.utils.data.DataLoader(data, batch_size=2)
+    for name, value in (("batch_size", 5), ("batch_sampler", None), ("sampler", None),
+                        ("drop_last", True), ("dataset", [1]), ("persistent_workers", False)):
+        with pytest.raises(ValueError, match=f"{name} attribute should not be set"):
+            setattr(theirs, name, value)
+        with pytest.raises(ValueError, match=f"{name} attribute should not be set after "
+                                             f"DataLoader is initialized; make a new"):
+            setattr(ours, name, value)
+    for name, value in (("generator", None), ("collate_fn", None), ("timeout", 1)):
+        setattr(theirs, name, value)                    # the others may change, as in torch
+        setattr(ours, name, value)
+    assert len(ours) == 5 and next(iter(ours)).tolist() == [0, 1]

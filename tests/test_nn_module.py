@@ -301,8 +301,24 @@ def test_functional_call_follows_tied_weights():
     with pytest.raises(ValueError, match="tied"):
         nn.utils.functional_call(m, {"emb.weight": mg.zeros(3, 3),
                                      "head.weight": mg.ones(3, 3)}, (x,))
-    with pytest.raises(KeyError, match="no parameter 'nope'"):
-        nn.utils.functional_call(m, {"nope": mg.zeros(3, 3)}, (x,))
+    # a name the module lacks is set as an attribute for the call, as PyTorch's
+    np.testing.assert_array_equal(
+        nn.utils.functional_call(m, {"nope": mg.zeros(3, 3)}, (x,)).numpy(), before)
+    assert not hasattr(m, "nope")
+
+
+def test_functional_call_of_a_parametrized_name_as_mg_func(torch):
+    # nn.utils' own copy raised KeyError for a weight_norm's `weight`; it is mg.func's now
+    m = nn.utils.parametrizations.weight_norm(nn.Linear(2, 3))
+    x, w = mg.ones(1, 2), mg.arange(6.0).reshape(3, 2).requires_grad_()
+    for call in (nn.utils.functional_call, mg.func.functional_call):
+        out = call(m, {"weight": w}, (x,))
+        np.testing.assert_allclose(out.numpy(), (x @ w.T + m.bias).numpy(), rtol=1e-6)
+        assert "weight" not in m.__dict__ and nn.utils.parametrize.is_parametrized(m, "weight")
+    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(2, 3))
+    tw = torch.arange(6.0).reshape(3, 2)                 # (torch's goes through right_inverse)
+    torch.testing.assert_close(torch.nn.utils.stateless.functional_call(
+        t, {"weight": tw}, (torch.ones(1, 2),)), torch.ones(1, 2) @ tw.T + t.bias)
 
 
 def test_apply_visits_children_before_their_parent():

@@ -86,6 +86,25 @@ def test_remove_parametrizations_keeps_the_parameter_object():
         P.remove_parametrizations(m, "weight")
 
 
+def test_remove_parametrizations_refuses_a_dtype_changing_parametrization(torch):
+    # it used to leave the Parameter quietly in float64; PyTorch raises a RuntimeError
+    class Wider(mg.nn.Module):
+        def forward(self, X):
+            return X.double()
+    m = P.register_parametrization(_lin(), "weight", Wider(), unsafe=True)
+    orig = m.parametrizations.weight.original
+    with pytest.raises(RuntimeError, match="changes its dtype \\(float32 to float64\\).*"
+                                           "leave_parametrized=False"):
+        P.remove_parametrizations(m, "weight")
+    assert P.is_parametrized(m, "weight") and orig.dtype == mg.float32   # left as it was
+    P.remove_parametrizations(m, "weight", leave_parametrized=False)
+    assert m.weight is orig and m.weight.dtype == mg.float32
+    t = torch.nn.Linear(3, 3)
+    torch.nn.utils.parametrize.register_parametrization(t, "weight", type(
+        "Wider", (torch.nn.Module,), {"forward": lambda self, X: X.double()})(), unsafe=True)
+    with pytest.raises(RuntimeError):
+        torch.nn.utils.parametrize.remove_parametrizations(t, "weight")
+
 def test_chained_parametrizations_and_cached():
     m = P.register_parametrization(_lin(), "weight", Counting())
     P.register_parametrization(m, "weight", Double())
@@ -136,6 +155,21 @@ def test_weight_norm_dims_and_old_state_dict_keys():
     m.load_state_dict({"weight_g": g, "weight_v": v, "bias": np.zeros(5, "float32")})
     np.testing.assert_allclose(m.weight.numpy(), np.ones((5, 4)))   # 2 · v/‖v‖, ‖v‖ = 2
 
+
+@pytest.mark.parametrize("remove", [mg.nn.utils.remove_weight_norm,
+                                    lambda m: P.remove_parametrizations(m, "weight")])
+def test_removing_weight_norm_removes_its_old_keys_hook(remove):
+    # the hook stayed: old weight_g / weight_v keys were renamed to keys nothing has
+    m = remove(weight_norm(_lin(4, 5)))
+    state = {"weight": np.ones((5, 4), "float32"), "bias": np.zeros(5, "float32"),
+             "weight_g": np.ones((5, 1), "float32"), "weight_v": np.ones((5, 4), "float32")}
+    assert m.load_state_dict(state, strict=False).unexpected_keys == ["weight_g", "weight_v"]
+    m = weight_norm(weight_norm(_lin(4, 5)), "bias", dim=None)
+    P.remove_parametrizations(m, "bias")                 # the weight's hook stays
+    state = {"weight_g": np.full((5, 1), 2.0, "float32"), "bias": np.zeros(5, "float32"),
+             "weight_v": np.ones((5, 4), "float32")}
+    m.load_state_dict(state)
+    np.testing.assert_allclose(m.weight.numpy(), np.ones((5, 4)))
 
 def test_weight_norm_matches_torch(torch):
     from torch.nn.utils.parametrizations import weight_norm as t_wn

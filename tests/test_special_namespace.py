@@ -95,6 +95,23 @@ def test_log_ndtr_gradient_is_exact_far_below_zero():
                                rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype, rtol", [(mg.float32, 2e-7), (mg.float64, 5e-14)])
+def test_erfcx_gradient_for_large_x_does_not_cancel(dtype, rtol):
+    # 2x·erfcx(x) - 2/√π cancelled: float32 gave -7.15e-7 at x = 1e3, float64 was 7e9 ulps
+    # off at 1e5; the values are mpmath's
+    x = mg.tensor([2.0, 8.0, 30.0, 1e3, 1e5], dtype=dtype, requires_grad=True)
+    mg.special.erfcx(x).sum().backward()
+    assert x.grad.dtype == dtype
+    np.testing.assert_allclose(x.grad.numpy(), [
+        -0.1067964618534896, -0.008616507881417731, -0.0006258354105074841,
+        -5.641887372654967e-07, -5.641895834631278e-11], rtol=rtol)
+    x = mg.tensor([0.5, 20.0], dtype=mg.float64, requires_grad=True)   # and differentiable
+    g, = mg.autograd.grad(mg.special.erfcx(x).sum(), x, create_graph=True)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.7186918654832648, 1.3999934371059262e-4],
+                               rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["erfcx", "ndtr", "log_ndtr", "ndtri", "i0e", "i1", "i1e",
                                   "entr"])
 def test_new_unary_ops_pass_gradcheck(name):

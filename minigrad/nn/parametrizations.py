@@ -58,6 +58,7 @@ def weight_norm(module, name="weight", dim=0):
         if g in state_dict and v in state_dict:
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
             state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
+    old_keys.parametrized_tensor = name      # remove_parametrizations removes it with it
     module.register_load_state_dict_pre_hook(old_keys)
     return module
 

@@ -203,7 +203,9 @@ def is_parametrized(module, tensor_name=None):
 def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     """Undo register_parametrization on tensor_name: it becomes a plain parameter (buffer)
     again, holding its current parametrized value (leave_parametrized=True, in the original
-    Parameter object, so optimisers keep it) or the original's. Returns module."""
+    Parameter object, so optimisers keep it: a parametrization that changes the dtype is
+    refused, as PyTorch's) or the original's. A state-dict pre-hook the parametrization
+    brought (weight_norm's, for old keys) goes with it. Returns module."""
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"remove_parametrizations: {type(module).__name__} has no "
                          f"parametrization on '{tensor_name}'")
@@ -212,7 +214,14 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         original = plist.original
         if leave_parametrized:
             with no_grad():
-                _set(original, getattr(module, tensor_name))
+                t = getattr(module, tensor_name)
+            if t.dtype != original.dtype:       # the original keeps its dtype, as PyTorch's
+                raise RuntimeError(
+                    f"remove_parametrizations: the parametrization of '{tensor_name}' changes "
+                    f"its dtype ({original.dtype} to {t.dtype}), which the original tensor "
+                    f"cannot hold in place; use leave_parametrized=False (the original back), "
+                    f"or set module.{tensor_name} yourself after removing it")
+            _set(original, t)
     elif leave_parametrized:
         with no_grad():
             t = getattr(module, tensor_name)
@@ -224,6 +233,10 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
                          "tensor, but this one is parametrized from several (original0, "
                          "original1...)")
     del module.parametrizations[tensor_name]
+    hooks = module.__dict__.get("_load_state_dict_pre_hooks", {})
+    for key, (hook, *_) in list(hooks.items()):     # weight_norm's, for its old keys
+        if getattr(hook, "parametrized_tensor", None) == tensor_name:
+            del hooks[key]
     _register(module, tensor_name, original)
     if not is_parametrized(module):
         del module.parametrizations

@@ -17,6 +17,7 @@ import sys
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.autograd import no_grad
+from minigrad.func_call import functional_call as _functional_call
 from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
 from minigrad.nn import packed as rnn
@@ -241,36 +242,11 @@ def vector_to_parameters(vec, parameters):
         start += p.numel()
 
 
-def functional_call(module, parameters, args=(), kwargs=None):
-    """module(*args, **kwargs) with some parameters replaced by the tensors in `parameters`
-    (name -> Tensor, names as in named_parameters), as torch.func.functional_call. A tied
-    parameter (GPT's head and token embedding) is replaced under every name it has, as
-    PyTorch's tie_weights=True. The module's own parameters are restored afterwards. Useful
-    for gradient checks of a layer and for computing with weights that are themselves
-    outputs of a graph."""
-    owners = dict(module.named_modules())
-    slots = {}                                   # id(Parameter) -> every (module, name) of it
-    for m in owners.values():
-        for n, p in m._parameters.items():
-            if p is not None:
-                slots.setdefault(id(p), []).append((m, n))
-    given = {}                                   # id(original Parameter) -> its new tensor
-    for name, t in parameters.items():
-        mname, _, pname = name.rpartition(".")
-        owner = owners.get(mname)
-        if owner is None or owner._parameters.get(pname) is None:
-            raise KeyError(f"functional_call: {type(module).__name__} has no parameter "
-                           f"{name!r}")
-        if given.setdefault(id(owner._parameters[pname]), t) is not t:
-            raise ValueError(f"functional_call: {name!r} is tied to a parameter given "
-                             f"another tensor under another name; tied names take one")
-    saved = [(m, n, m._parameters[n]) for key in given for m, n in slots[key]]
-    try:
-        for m, n, p in saved:
-            m._parameters[n] = given[id(p)]
-        if not isinstance(args, tuple):
-            args = (args,)
-        return module(*args, **(kwargs or {}))
-    finally:
-        for owner, pname, p in saved:
-            owner._parameters[pname] = p
+def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """module(*args, **kwargs) with the named parameters and buffers replaced, as
+    torch.nn.utils.stateless.functional_call: mg.func.functional_call itself (a tied weight
+    replaced under every name, a parametrized name such as a weight_norm's `weight`
+    replaced as the tensor given, the module's own put back afterwards)."""
+    return _functional_call(module, parameters_and_buffers, args, kwargs,
+                            tie_weights=tie_weights, strict=strict)

@@ -27,6 +27,12 @@ class DataLoader:
     seed or a NumPy Generator) draws the orders; by default the CPU generator that
     mg.manual_seed seeds. The arguments are PyTorch's, in its order."""
 
+    _initialized = False
+    # the batching built from these at construction would not see a new value; PyTorch
+    # refuses setting them too (the others, `generator` among them, it lets through)
+    _FIXED = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+              "persistent_workers")
+
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
@@ -82,6 +88,14 @@ class DataLoader:
         self.pin_memory, self.pin_memory_device = bool(pin_memory), pin_memory_device
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
         self.multiprocessing_context, self.in_order = multiprocessing_context, in_order
+        self._initialized = True
+
+    def __setattr__(self, name, value):
+        if self._initialized and name in self._FIXED:
+            raise ValueError(f"DataLoader: {name} attribute should not be set after "
+                             f"DataLoader is initialized; make a new DataLoader with "
+                             f"{name}={value!r}")
+        super().__setattr__(name, value)
 
     @staticmethod
     def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, context,
