@@ -190,6 +190,9 @@ _BACKENDS = {}
 _SEED = [0]
 _CPU_SEED = [0]                          # initial_seed()'s: _SEED, or a restored state's
 _PRECISION = [None]                      # None: never set, each library's own default
+# whether the precision was set for the matmuls themselves (this function, or
+# backends.cuda.matmul's flags): then backends.fp32_precision, the global one, leaves it
+_PRECISION_SET = [False]
 MATMUL_PRECISIONS = ("highest", "high", "medium")
 
 
@@ -200,6 +203,12 @@ def set_float32_matmul_precision(precision):
     if precision not in MATMUL_PRECISIONS:
         raise ValueError(f"set_float32_matmul_precision: unknown precision {precision!r}; "
                          f"valid: {', '.join(MATMUL_PRECISIONS)}")
+    _PRECISION_SET[0] = True
+    _apply_precision(precision)
+
+
+def _apply_precision(precision):
+    """The precision in effect, without marking it set (mg.backends' global follows)."""
     _PRECISION[0] = precision
     for b in _BACKENDS.values():
         if b.set_matmul_precision is not None:

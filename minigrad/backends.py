@@ -3,8 +3,9 @@
 
 One flag acts: `cuda.matmul.allow_tf32` (and `cuda.matmul.fp32_precision`, `fp32_precision`)
 is minigrad's float32 matmul precision (mg.set_float32_matmul_precision): True is "high",
-False "highest", and setting either side shows on the other, as in PyTorch. The rest are
-recorded and read back, changing nothing: minigrad's conv on CuPy runs no cuDNN algorithm
+False "highest", and setting either side shows on the other, as in PyTorch; the global
+`fp32_precision` moves it only while it is unset (never set, or set to "none"), as
+PyTorch's. The rest are recorded and read back, changing nothing: minigrad's conv on CuPy runs no cuDNN algorithm
 search (`cudnn.benchmark`), is deterministic on the CPU (`cudnn.deterministic`; as in
 PyTorch, a flag apart from mg.use_deterministic_algorithms), and its attention has one path,
 so the SDPA switches (`cuda.enable_flash_sdp` ...) choose nothing.
@@ -89,9 +90,11 @@ class _Matmul(_Flags):
         if value not in _FP32_PRECISIONS:
             raise ValueError(f"{self._path}.fp32_precision: unknown precision {value!r}; "
                              f"valid: {', '.join(_FP32_PRECISIONS)}")
-        if value == "none":               # follow the global setting
-            value = "tf32" if _GLOBAL_FP32[0] == "tf32" else "ieee"
-        backend.set_float32_matmul_precision(_PRECISION_OF[value])
+        if value == "none":               # follow the global setting (again)
+            backend._PRECISION_SET[0] = False
+            backend._apply_precision("high" if _GLOBAL_FP32[0] == "tf32" else "highest")
+        else:
+            backend.set_float32_matmul_precision(_PRECISION_OF[value])
 
 
 class _Cuda(_Flags):
@@ -188,8 +191,10 @@ class _BackendsModule(types.ModuleType):
             raise ValueError(f"backends.fp32_precision: unknown precision {value!r}; valid: "
                              f"{', '.join(_FP32_PRECISIONS)} (no bfloat16 matmuls here)")
         _GLOBAL_FP32[0] = value
-        if value != "none":               # the matmuls follow, as PyTorch's unset ones do
-            backend.set_float32_matmul_precision(_PRECISION_OF[value])
+        # the matmuls follow while their own precision is unset, as PyTorch's (one set by
+        # allow_tf32, cuda.matmul.fp32_precision or set_float32_matmul_precision stays)
+        if not backend._PRECISION_SET[0]:
+            backend._apply_precision("high" if value == "tf32" else "highest")
 
     def __setattr__(self, name, value):
         if not (name.startswith("__") or name == "fp32_precision" or name in self.__dict__):

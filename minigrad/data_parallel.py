@@ -36,6 +36,7 @@ from minigrad import backend, backend_blas, parallel
 from minigrad.autograd import enable_grad, no_grad
 from minigrad.backward import _into_grad
 from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
+from minigrad.optim.optimizer_hooks import has_step_hooks
 from minigrad.data_parallel_step import ShardedStep, sum_parts
 from minigrad.data_parallel_worker import (_part, _scalar, _shared_like, _stop, _survey,
                                            _whole_messages, _worker_loop)
@@ -175,9 +176,9 @@ class ProcessDataParallel:
         parameters at once (data_parallel_step.py): on the baby GPT's step on 2 cores,
         ~39 → ~37 ms. The results are those of the three calls (the same arithmetic); .grad
         ends holding each parameter's clipped gradient, as after them. A step with gradients
-        already in .grad (accumulation), a batch of fewer rows than processes, or optimiser
-        state too big for the shared pool (four arrays per parameter) runs the three calls
-        instead."""
+        already in .grad (accumulation), a batch of fewer rows than processes, optimiser
+        state too big for the shared pool (four arrays per parameter), or a hook (a
+        post-accumulate one, or an optimizer step hook) runs the three calls instead."""
         if self.optimizer is None:
             raise ValueError("ProcessDataParallel.train_step: build it with optimizer=... "
                              "(the optimiser over the model's parameters), or call "
@@ -187,8 +188,10 @@ class ProcessDataParallel:
             raise ValueError(f"ProcessDataParallel.train_step: max_norm must be a positive "
                              f"number or None (no clipping), got {max_norm!r}")
         inputs, parts = self._checked(inputs)
-        # a post-accumulate hook runs between the sum and the update: the three calls do that
-        hooked = any(id(p) in _POST_ACCUMULATE for p in self.params)
+        # a post-accumulate hook runs between the sum and the update, and the optimiser's
+        # step hooks around optimizer.step(): the three calls run them
+        hooked = any(id(p) in _POST_ACCUMULATE for p in self.params) or \
+            has_step_hooks(self.optimizer)
         if self._sharded is None or hooked or parts < self.processes or \
                 not self._sharded.ready(self):
             from minigrad.nn.utils import clip_grad_norm_

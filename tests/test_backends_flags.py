@@ -18,6 +18,7 @@ def flag_state(monkeypatch):
     """Each test starts from a precision never set and the default flags, and leaves the
     process as it was."""
     monkeypatch.setattr(backend, "_PRECISION", [None])
+    monkeypatch.setattr(backend, "_PRECISION_SET", [False])
     monkeypatch.setattr("minigrad.backends._GLOBAL_FP32", ["none"])
     saved = [(d, dict(d)) for d in (B.cuda._sdp, B.cudnn._flags, B.cuda.matmul._flags)]
     yield
@@ -64,14 +65,40 @@ def test_setting_the_precision_shows_on_allow_tf32_as_torchs(torch):
         torch.set_float32_matmul_precision("highest")
 
 
+@pytest.mark.parametrize("steps,want", [          # want: what PyTorch 2.13 reads (run)
+    (("global tf32", "global none"), "ieee"),         # (PyTorch: "none", in effect ieee)
+    (("matmul ieee", "global tf32"), "ieee"),
+    (("allow_tf32 True", "global ieee"), "tf32"),
+    (("legacy high", "global ieee"), "tf32"),
+    (("matmul ieee", "matmul none", "global tf32"), "tf32"),
+    (("global tf32", "matmul ieee", "global none", "matmul none"), "ieee")])
+def test_the_global_fp32_precision_moves_only_unset_matmuls_as_torchs(steps, want):
+    """backends.fp32_precision reaches the matmuls only while their own precision is
+    unset ("none"): one set by cuda.matmul's flags or set_float32_matmul_precision stays."""
+    for step in steps:
+        _mg_step(step)
+    assert B.cuda.matmul.fp32_precision == want
+
+
+def _mg_step(step):
+    where, value = step.split()
+    if where == "global":
+        B.fp32_precision = value
+    elif where == "matmul":
+        B.cuda.matmul.fp32_precision = value
+    elif where == "allow_tf32":
+        B.cuda.matmul.allow_tf32 = value == "True"
+    else:
+        mg.set_float32_matmul_precision(value)
+
+
 def test_fp32_precision_the_matmul_one_and_the_global_one():
     B.cuda.matmul.fp32_precision = "tf32"
     assert mg.get_float32_matmul_precision() == "high" and B.cuda.matmul.allow_tf32
     B.cuda.matmul.fp32_precision = "ieee"
     assert mg.get_float32_matmul_precision() == "highest"
-    B.fp32_precision = "tf32"                     # the matmuls follow the global
-    assert B.fp32_precision == "tf32" and mg.get_float32_matmul_precision() == "high"
-    B.cuda.matmul.fp32_precision = "ieee"
+    B.fp32_precision = "tf32"                     # the matmuls' own setting stays
+    assert B.fp32_precision == "tf32" and mg.get_float32_matmul_precision() == "highest"
     B.cuda.matmul.fp32_precision = "none"         # back to following the global
     assert B.cuda.matmul.fp32_precision == "tf32"
     with pytest.raises(ValueError, match="unknown precision 'bf16'; valid: none, ieee, tf32"):

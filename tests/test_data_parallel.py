@@ -659,3 +659,28 @@ def test_post_accumulate_hooks_run_once_per_step_as_after_backward():
         opt.zero_grad()
         dp.train_step(x, y)
     assert len(seen) == 2
+
+
+@pytest.mark.parametrize("where", ["own", "global"])
+def test_optimizer_step_hooks_run_in_train_step(where):
+    """The optimiser's step hooks (its own, or every optimiser's) run once per train_step,
+    around the update, as around optimizer.step(): such a step takes the three calls."""
+    model, x, y = net(), *data(8)
+    opt = mg.optim.SGD(model.parameters(), lr=0.1)
+    seen = []
+
+    def pre(o, args, kwargs):
+        seen.append(("pre", model.fc1.weight.numpy().copy()))
+
+    def post(o, args, kwargs):
+        seen.append(("post", model.fc1.weight.numpy().copy()))
+    register = (mg.optim.optimizer.register_optimizer_step_pre_hook,
+                mg.optim.optimizer.register_optimizer_step_post_hook) if where == "global" \
+        else (opt.register_step_pre_hook, opt.register_step_post_hook)
+    with register[0](pre), register[1](post):
+        with ProcessDataParallel(model, mse, 2, optimizer=opt) as dp:
+            before = model.fc1.weight.numpy().copy()
+            dp.train_step(x, y)
+    assert [k for k, _ in seen] == ["pre", "post"]
+    np.testing.assert_array_equal(seen[0][1], before)          # before the update
+    assert not np.array_equal(seen[1][1], before)              # after it

@@ -54,14 +54,19 @@ def _hook_name(hook):
     return getattr(hook, "__name__", type(hook).__name__)
 
 
+def has_step_hooks(optimizer):
+    """Whether a step of `optimizer` runs any hook (its own or a global one)."""
+    return bool(_GLOBAL_STEP_PRE_HOOKS or _GLOBAL_STEP_POST_HOOKS or
+                optimizer._step_pre_hooks or optimizer._step_post_hooks)
+
+
 def step_hooks(step):
     """`step` with the step hooks and the profiler region around it. The hooks get the
     arguments as the step was called, `args` starting with the optimiser (PyTorch's)."""
     @functools.wraps(step)
     def hooked(self, *args, **kwargs):
         name = f"Optimizer.step#{type(self).__name__}.step"
-        if not (_GLOBAL_STEP_PRE_HOOKS or self._step_pre_hooks or self._step_post_hooks or
-                _GLOBAL_STEP_POST_HOOKS):
+        if not has_step_hooks(self):
             with record_function(name):
                 return step(self, *args, **kwargs)
         args = (self, *args)
