@@ -199,10 +199,16 @@ def _map_elements(t, op, fn, other=None):
                              f"self's shape {t.shape}") from None
         args.append(y.reshape(-1).tolist())
     out = [fn(*xs) for xs in zip(*args)]
-    bad = next((r for r in out if not backend.is_scalar(r)), None)
-    if bad is not None:
-        raise TypeError(f"{op}: the function must return a number, got "
-                        f"{type(bad).__name__}")
+    for r in out:                     # (None too: NumPy would make it a NaN)
+        if not backend.is_scalar(r):
+            raise TypeError(f"{op}: the function must return a number, got "
+                            f"{type(r).__name__}")
+    if t.dtype.kind in "iu" and out:  # a cast would wrap round silently; PyTorch refuses
+        info = t.backend.xp.iinfo(t.dtype)
+        bad = next((r for r in out if not info.min <= r <= info.max), None)
+        if bad is not None:
+            raise RuntimeError(f"{op}: the function returned {bad}, which {t.dtype} cannot "
+                               f"hold ({info.min} .. {info.max})")
     values = t.backend.xp.asarray(out, dtype=backend.float64 if t.dtype.kind == "f"
                                   else None).reshape(t.shape)
     return ops.inplace.fill_random(t, op, lambda target: nn.init._fill(target, values))

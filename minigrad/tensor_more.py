@@ -68,14 +68,18 @@ class TensorMore:
     def new(self, *args, device=None):
         """PyTorch's legacy constructor: new() an empty 1-D tensor, new(2, 3) an
         uninitialised one of that size (as new_empty), new(data) a tensor of a list or tuple
-        (as new_tensor), new(t) t itself, detached (t of self's dtype); in self's dtype."""
+        (as new_tensor), new(t) an alias of t (t of self's dtype: a view sharing its memory and,
+        as PyTorch's, its graph, so gradients flow back to t); in self's dtype. A tuple is
+        data, as PyTorch's; minigrad's shapes are plain tuples, so new(y.shape) gives y's
+        sizes as values (PyTorch's torch.Size means sizes): write new(*y.shape)."""
         if len(args) == 1 and not backend.is_integer(args[0]):
             data = args[0]
             if isinstance(data, type(self)):
                 if data.dtype != self.dtype:
                     raise TypeError(f"new: expected a tensor of {self.dtype}, got "
                                     f"{data.dtype}; convert it with .to() first")
-                return data.detach() if device is None else data.detach().to(device)
+                alias = data.view(data.shape)
+                return alias if device is None else alias.to(device)
             if not isinstance(data, (list, tuple)):
                 raise TypeError(f"new(): data must be a sequence (a list or tuple), got "
                                 f"{type(data).__name__}; give sizes as ints: new(2, 3)")

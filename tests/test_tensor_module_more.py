@@ -116,11 +116,24 @@ def test_new_as_torch(torch):
         _close(y, u)
     w = mg.ones(2, dtype=mg.float64, requires_grad=True)
     alias = x.new(w)
-    assert alias.data is w.data and not alias.requires_grad
+    assert np.shares_memory(alias.data, w.data) and alias.requires_grad
     with pytest.raises(TypeError, match="float64"):
         x.new(mg.ones(2, dtype=mg.int64))
     with pytest.raises(TypeError, match="sequence"):
         x.new(2.5)
+
+
+def test_new_of_a_tensor_is_an_alias_on_its_graph_as_torch(torch):
+    """torch's t.new(w) aliases w, graph included: gradients through it reach w (it was
+    detached, so they were silently lost)."""
+    w, tw = _pair(torch, [1.0, 2.0])
+    a, ta = mg.zeros(1, dtype=mg.float64).new(w), torch.zeros(1, dtype=torch.float64).new(tw)
+    (a * a).sum().backward()
+    (ta * ta).sum().backward()
+    assert a.requires_grad and not a.is_leaf
+    _close(w.grad, tw.grad)
+    a.data[0] = 7.0                                       # the same memory
+    assert w.data[0] == 7.0
 
 
 # ---- the random fills ----------------------------------------------------------------------
@@ -176,12 +189,28 @@ def test_apply_and_map_refusals(spy):
         (mg.ones(2, requires_grad=True) * 1).apply_(lambda v: v)
     with pytest.raises(TypeError, match="return a number"):
         mg.ones(2).apply_(lambda v: "a")
+    with pytest.raises(TypeError, match="got NoneType"):     # (was a silent NaN)
+        mg.ones(2).apply_(lambda v: None)
+    with pytest.raises(TypeError, match="got NoneType"):
+        mg.ones(2).map_(mg.ones(2), lambda a, b: None)
     with pytest.raises(TypeError, match="float32"):
         mg.ones(2).map_(mg.ones(2, dtype=mg.int64), lambda a, b: a)
     with pytest.raises(ValueError, match="does not broadcast"):
         mg.ones(4).map_(mg.ones(3), lambda a, b: a)
     with pytest.raises(RuntimeError, match="only for CPU tensors"):
         mg.ones(2, device=spy).apply_(lambda v: v)
+
+
+@pytest.mark.parametrize("value", [300, 127.9, -129.0, float("nan")])
+def test_apply_refuses_a_value_its_integer_dtype_cannot_hold_as_torch(torch, value):
+    """int8's apply_ returning 300 wrapped round silently to 44; torch refuses."""
+    with pytest.raises(RuntimeError):
+        torch.tensor([1], dtype=torch.int8).apply_(lambda v: value)
+    x = mg.tensor([1, 2], dtype=mg.int8)
+    with pytest.raises(RuntimeError, match="int8 cannot hold"):
+        x.apply_(lambda v: value)
+    assert x.tolist() == [1, 2]                           # left as it was
+    assert mg.tensor([1, 2], dtype=mg.int8).apply_(lambda v: 126.9 * v - 254).tolist() == [-127, 0]
 
 
 # ---- triangular_solve and ormqr ------------------------------------------------------------
