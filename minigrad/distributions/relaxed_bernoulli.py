@@ -55,22 +55,9 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * F.softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """Values in (0, 1) that approach Bernoulli(probs) draws as temperature goes to 0."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = RelaxedBernoulli.__new__(RelaxedBernoulli)
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         SigmoidTransform(), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+class RelaxedParams:
+    """A mixin: what the relaxed distributions share, a transformed base whose temperature,
+    logits and probs are theirs, and expand (the base expanded, the same transform)."""
 
     @property
     def temperature(self):
@@ -83,5 +70,23 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+    def expand(self, batch_shape, _instance=None):
+        new = type(self).__new__(type(self))
+        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
+                                         type(self.transforms[0])(), validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+
+class RelaxedBernoulli(RelaxedParams, TransformedDistribution):
+    """Values in (0, 1) that approach Bernoulli(probs) draws as temperature goes to 0."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
     __repr__ = Distribution.__repr__

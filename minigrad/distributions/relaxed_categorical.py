@@ -7,6 +7,7 @@ import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.categorical import Categorical
 from minigrad.distributions.distribution import Distribution
+from minigrad.distributions.relaxed_bernoulli import RelaxedParams
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import ExpTransform
 
@@ -70,7 +71,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(RelaxedParams, TransformedDistribution):
     """Simplex points that approach OneHotCategorical(probs) draws as temperature goes
     to 0 (the Gumbel-softmax)."""
     arg_constraints = {"probs": constraints.simplex,
@@ -84,24 +85,5 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def _check_parameters(self):
         pass                                     # the base checked them
-
-    def expand(self, batch_shape, _instance=None):
-        new = RelaxedOneHotCategorical.__new__(RelaxedOneHotCategorical)
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape),
-                                         ExpTransform(), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
     __repr__ = Distribution.__repr__
