@@ -5,7 +5,7 @@ import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.dirichlet import Dirichlet
 from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 
 
 class Beta(Distribution):

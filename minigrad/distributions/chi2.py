@@ -1,6 +1,6 @@
 """Chi2(df), as torch.distributions.Chi2: Gamma(df / 2, 1 / 2)."""
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import broadcast_all
+from minigrad.distributions.distribution import broadcast_all, expand_as
 from minigrad.distributions.gamma import Gamma
 
 
@@ -13,9 +13,7 @@ class Chi2(Gamma):
         super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = Chi2(self.df.expand(tuple(batch_shape)), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_as(self, batch_shape, df=self.df)
 
     @property
     def df(self):

@@ -7,7 +7,7 @@ import minigrad as mg
 import minigrad.functional as F
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 from minigrad.ops.gamma_sample import standard_gamma
 
 

@@ -57,6 +57,15 @@ def sum_rightmost(value, dims):
     return value.sum(tuple(range(-dims, 0))) if dims > 0 else value
 
 
+def expand_as(dist, batch_shape, **params):
+    """A copy of dist of type(dist) with its parameters expanded to batch_shape."""
+    batch_shape = tuple(batch_shape)
+    new = type(dist)(**{k: v.expand(batch_shape) for k, v in params.items()},
+                     validate_args=False)
+    new._validate_args = dist._validate_args
+    return new
+
+
 class lazy_property:
     """An attribute computed on first use and then kept (probs from logits, say): a
     parameter given is stored under its name, and only it is validated."""

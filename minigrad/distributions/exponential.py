@@ -2,16 +2,7 @@
 -log(1 - u) / rate of uniform u."""
 import minigrad as mg
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, broadcast_all
-
-
-def expand_as(dist, batch_shape, **params):
-    """A copy of dist of type(dist) with its parameters expanded to batch_shape."""
-    batch_shape = tuple(batch_shape)
-    new = type(dist)(**{k: v.expand(batch_shape) for k, v in params.items()},
-                     validate_args=False)
-    new._validate_args = dist._validate_args
-    return new
+from minigrad.distributions.distribution import Distribution, broadcast_all, expand_as
 
 
 class Exponential(Distribution):

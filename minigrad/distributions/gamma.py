@@ -4,7 +4,7 @@ reparameterisation of ops/gamma_sample.py."""
 import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 from minigrad.ops.gamma_sample import standard_gamma
 
 

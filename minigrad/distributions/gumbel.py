@@ -5,7 +5,7 @@ import math
 import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 
 EULER_GAMMA = 0.57721566490153286061
 

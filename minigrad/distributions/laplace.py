@@ -5,7 +5,7 @@ import math
 import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 
 
 class Laplace(Distribution):

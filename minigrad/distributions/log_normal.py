@@ -3,7 +3,7 @@ through ExpTransform (log_prob, cdf, icdf, rsample from TransformedDistribution:
 floats as the direct log N(log x) - log x), with the closed-form moments and entropy."""
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 from minigrad.distributions.normal import Normal
 from minigrad.distributions.transformed_distribution import TransformedDistribution
 from minigrad.distributions.transforms import ExpTransform

@@ -3,7 +3,8 @@ import math
 
 import minigrad as mg
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, LOG_SQRT_2PI, broadcast_all
+from minigrad.distributions.distribution import (Distribution, LOG_SQRT_2PI, broadcast_all,
+                                                 expand_as)
 
 
 class Normal(Distribution):
@@ -17,11 +18,7 @@ class Normal(Distribution):
         super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        new = Normal(self.loc.expand(batch_shape), self.scale.expand(batch_shape),
-                     validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_as(self, batch_shape, loc=self.loc, scale=self.scale)
 
     @property
     def mean(self):

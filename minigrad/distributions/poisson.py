@@ -3,7 +3,7 @@ so a seed gives the same counts on every device); not reparameterisable."""
 import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 
 
 class Poisson(Distribution):

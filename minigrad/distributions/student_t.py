@@ -7,7 +7,7 @@ import minigrad as mg
 from minigrad.distributions import constraints
 from minigrad.distributions.chi2 import Chi2
 from minigrad.distributions.distribution import Distribution, broadcast_all, one_stream
-from minigrad.distributions.exponential import expand_as
+from minigrad.distributions.distribution import expand_as
 
 
 class StudentT(Distribution):

@@ -1,7 +1,7 @@
 """Uniform(low, high), as torch.distributions.Uniform: draws low + (high - low) * u."""
 import minigrad as mg
 from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, broadcast_all
+from minigrad.distributions.distribution import Distribution, broadcast_all, expand_as
 
 
 class Uniform(Distribution):
@@ -22,11 +22,7 @@ class Uniform(Distribution):
         return constraints.interval(self.low, self.high)
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = tuple(batch_shape)
-        new = Uniform(self.low.expand(batch_shape), self.high.expand(batch_shape),
-                      validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_as(self, batch_shape, low=self.low, high=self.high)
 
     @property
     def mean(self):
