@@ -98,6 +98,10 @@ class Function:
             hint = "; broadcasting needs each dim, counted from the last, to be equal or 1" \
                 if "broadcast" in str(e) else ""
             raise type(e)(f"{cls.__name__}: {e} (input shapes: {shapes}{hint})") from None
+        except MemoryError as e:        # CuPy's: as torch.cuda.OutOfMemoryError
+            from minigrad.cuda_memory import raise_if_out_of_memory
+            raise_if_out_of_memory(e)
+            raise
         if not isinstance(data, fn.xp.ndarray):  # NumPy reduces to a scalar: keep 0-d arrays
             data = fn.xp.asarray(data)
         out = Tensor._make(data, fn.device)  # fn.device: ToDevice changes it

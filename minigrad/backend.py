@@ -188,6 +188,7 @@ def cupy_matmul_precision(cupy, precision):
 _FACTORIES = {"cpu": _numpy_backend, "cuda": _cupy_backend}
 _BACKENDS = {}
 _SEED = [0]
+_DEVICE_SEEDS = {}                       # a device's own seed (mg.cuda.manual_seed's)
 _CPU_SEED = [0]                          # initial_seed()'s: _SEED, or a restored state's
 _PRECISION = [None]                      # None: never set, each library's own default
 # whether the precision was set for the matmuls themselves (this function, or
@@ -275,7 +276,7 @@ def get(device):
         b = _BACKENDS.get(name)
         if b is None:
             b = _BACKENDS[name] = _FACTORIES[name]()
-            b.rng = b.xp.random.default_rng(_SEED[0])
+            b.rng = b.xp.random.default_rng(device_seed(name))
             if _PRECISION[0] is not None and b.set_matmul_precision is not None:
                 b.set_matmul_precision(_PRECISION[0])    # set before the device's first use
     return b
@@ -412,7 +413,22 @@ def manual_seed(seed):
                          f"2**64, got {seed!r}")
     seed = int(seed)            # a NumPy integer too: get_rng_state packs it, as torch's
     _SEED[0] = _CPU_SEED[0] = seed
+    _DEVICE_SEEDS.clear()
     for b in _BACKENDS.values():
+        b.rng = b.xp.random.default_rng(seed)
+
+
+def device_seed(name):
+    """The seed device `name`'s generator started from: its own, or manual_seed's."""
+    return _DEVICE_SEEDS.get(name, _SEED[0])
+
+
+def set_device_seed(name, seed, reseed=True):
+    """Seed one device's generator (now if built, else when it is; reseed=False: only
+    record the seed, its state having been restored)."""
+    _DEVICE_SEEDS[name] = seed
+    b = _BACKENDS.get(name)
+    if b is not None and reseed:
         b.rng = b.xp.random.default_rng(seed)
 
 

@@ -224,6 +224,9 @@ def _run_node(ctx, g, grads, create_graph, anomaly=None):
     except Exception as e:
         if anomaly is not None:
             anomaly.blame(ctx, e)
+        if isinstance(e, MemoryError):      # CuPy's: as torch.cuda.OutOfMemoryError
+            from minigrad.cuda_memory import raise_if_out_of_memory
+            raise_if_out_of_memory(e)
         raise
 
 

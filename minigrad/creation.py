@@ -87,7 +87,12 @@ def _shape(shape):
 def _new(fill, shape, dtype, device, requires_grad):
     device = backend.device_name(device)
     dtype = backend.dtype(dtype) or backend.DEFAULT_FLOAT
-    data = fill(backend.get(device), _shape(shape), dtype)
+    try:
+        data = fill(backend.get(device), _shape(shape), dtype)
+    except MemoryError as e:        # CuPy's: as torch.cuda.OutOfMemoryError
+        from minigrad.cuda_memory import raise_if_out_of_memory
+        raise_if_out_of_memory(e)
+        raise
     t = Tensor._make(data, device)
     return t.requires_grad_(True) if requires_grad else t
 

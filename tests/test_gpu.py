@@ -172,3 +172,56 @@ def test_fused_kernels_run_and_match_the_cpu():
     np.testing.assert_allclose(d_in.grad.numpy(), kept / 0.75, rtol=1e-6)
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=2e-5, atol=2e-5)
+
+
+def test_cuda_memory_figures_follow_a_real_allocation(cupy):
+    """memory_allocated and the peak count a 4 MiB tensor, as torch's would (rounded to
+    512 bytes), and the peak stays after it is freed (cuda_memory.py)."""
+    mg.cuda.synchronize()
+    mg.cuda.reset_peak_memory_stats()
+    base = mg.cuda.memory_allocated()
+    x = mg.zeros(2 ** 20, device="cuda")                  # 4 MiB of float32
+    assert mg.cuda.memory_allocated() - base == 4 * 2 ** 20
+    assert mg.cuda.memory_reserved() >= mg.cuda.memory_allocated()
+    del x
+    assert mg.cuda.memory_allocated() == base
+    assert mg.cuda.max_memory_allocated() >= base + 4 * 2 ** 20
+    stats = mg.cuda.memory_stats()
+    assert stats["allocated_bytes.all.peak"] == mg.cuda.max_memory_allocated()
+    assert stats["reserved_bytes.all.peak"] >= stats["reserved_bytes.all.current"]
+    mg.cuda.empty_cache()
+    assert mg.cuda.memory_reserved() == cupy.get_default_memory_pool().total_bytes()
+    free, total = mg.cuda.mem_get_info()
+    p = mg.cuda.get_device_properties()
+    assert 0 < free <= total == p.total_memory and p.multi_processor_count > 0
+    assert mg.cuda.get_device_capability() == (p.major, p.minor) and "MiB" in \
+        mg.cuda.memory_summary()
+
+
+def test_cuda_rng_state_round_trip_and_seed(cupy):
+    mg.cuda.manual_seed(11)
+    assert mg.cuda.initial_seed() == 11
+    state = mg.cuda.get_rng_state()
+    a = mg.randn(1000, device="cuda").numpy()
+    mg.cuda.set_rng_state(state)
+    np.testing.assert_array_equal(mg.randn(1000, device="cuda").numpy(), a)
+    mg.cuda.manual_seed(11)
+    np.testing.assert_array_equal(mg.randn(1000, device="cuda").numpy(), a)
+
+
+def test_cuda_events_time_and_streams_run_ops(cupy):
+    start, end = mg.cuda.Event(enable_timing=True), mg.cuda.Event(enable_timing=True)
+    s = mg.cuda.Stream()
+    with mg.cuda.stream(s):
+        assert mg.cuda.current_stream() == s
+        start.record()
+        y = (mg.ones(1000, device="cuda") * 3).sum()
+        end.record()
+    end.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 0 and y.item() == 3000
+    assert mg.cuda.current_stream() == mg.cuda.default_stream()
+
+
+def test_cupy_out_of_memory_is_torchs_error(cupy):
+    with pytest.raises(mg.cuda.OutOfMemoryError):
+        mg.zeros(2 ** 50, device="cuda")                   # 4 PiB
