@@ -2,7 +2,8 @@
 Categorical, OneHotCategorical, MultivariateNormal, Independent, Exponential, Laplace,
 Cauchy, Gumbel, LogNormal, Poisson, Binomial, Gamma, Chi2, Beta, Dirichlet, HalfNormal,
 StudentT, Geometric, NegativeBinomial, Multinomial, MixtureSameFamily, RelaxedBernoulli,
-RelaxedOneHotCategorical, transforms with TransformedDistribution, and kl_divergence, built
+RelaxedOneHotCategorical, LKJCholesky, transforms with TransformedDistribution, the
+constraint registry (biject_to, transform_to), and kl_divergence, built
 from Tensor ops so log_prob, entropy, rsample and the KLs carry gradients (Gamma, Chi2,
 Beta, Dirichlet and StudentT draws through ops/gamma_sample.py)."""
 from minigrad.distributions import constraints  # noqa: F401
@@ -27,6 +28,14 @@ from minigrad.distributions.beta import Beta  # noqa: F401
 from minigrad.distributions.dirichlet import Dirichlet  # noqa: F401
 from minigrad.distributions import transforms  # noqa: F401
 from minigrad.distributions.transformed_distribution import TransformedDistribution  # noqa
+from minigrad.distributions.transforms import (  # noqa: F401
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
+    CumulativeDistributionTransform, ExpTransform, IndependentTransform,
+    LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
+    SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
+    StickBreakingTransform, TanhTransform, Transform, identity_transform)
+from minigrad.distributions.constraint_registry import biject_to, transform_to  # noqa: F401
+from minigrad.distributions.lkj_cholesky import LKJCholesky  # noqa: F401
 from minigrad.distributions.half_normal import HalfNormal  # noqa: F401
 from minigrad.distributions.student_t import StudentT  # noqa: F401
 from minigrad.distributions.geometric import Geometric  # noqa: F401
@@ -46,4 +55,10 @@ __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
            "Beta", "Dirichlet", "HalfNormal", "StudentT", "Geometric", "NegativeBinomial",
            "Multinomial", "MixtureSameFamily", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "TransformedDistribution",
-           "kl_divergence", "register_kl", "constraints", "transforms"]
+           "LKJCholesky", "kl_divergence", "register_kl", "constraints", "transforms", "biject_to",
+           "transform_to", "AbsTransform", "AffineTransform", "CatTransform",
+           "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]

@@ -189,3 +189,75 @@ class _Multinomial(Constraint):
 
 half_open_interval = _HalfOpenInterval
 multinomial = _Multinomial
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower_cholesky with unit-norm rows
+    (to 10 eps per row entry, as PyTorch)."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = mg.finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = linalg.vector_norm(value.detach(), dim=-1)
+        return lower_cholesky.check(value) & ((row_norm - 1).abs() <= tol).all(-1)
+
+
+class _Cat(Constraint):
+    """cseq[i] on the i-th slice (of lengths[i], default 1) of value along dim."""
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"constraints.cat: {len(self.cseq)} constraints but "
+                             f"{len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    def check(self, value):
+        checks, start = [], 0
+        for c, length in zip(self.cseq, self.lengths):
+            checks.append(c.check(value.narrow(self.dim, start, length)))
+            start += length
+        return mg.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """cseq[i] on value.select(dim, i)."""
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    def check(self, value):
+        if value.shape[self.dim] != len(self.cseq):
+            raise ValueError(f"constraints.stack: value has {value.shape[self.dim]} entries "
+                             f"along dim {self.dim}, expected {len(self.cseq)}")
+        return mg.stack([c.check(value.select(self.dim, i))
+                         for i, c in enumerate(self.cseq)], self.dim)
+
+
+class _LowerTriangular(Constraint):
+    """Lower-triangular square matrices."""
+    event_dim = 2
+
+    def check(self, value):
+        return (value.tril() == value).flatten(-2).all(-1)
+
+
+corr_cholesky = _CorrCholesky()
+lower_triangular = _LowerTriangular()
+cat = _Cat
+stack = _Stack

@@ -430,3 +430,13 @@ def _number(value, who, name):
         raise TypeError(f"{who}: {name} must be a tensor or a number, got "
                         f"{type(value).__name__}")
     return float(value)
+
+
+# the rest of torch's transforms live in files by concept; re-exported here as torch has them
+from minigrad.distributions.transforms_elementwise import (  # noqa: E402,F401
+    AbsTransform, CumulativeDistributionTransform, SoftplusTransform, identity_transform)
+from minigrad.distributions.transforms_structural import (  # noqa: E402,F401
+    CatTransform, IndependentTransform, ReshapeTransform, StackTransform)
+from minigrad.distributions.transforms_matrix import (  # noqa: E402,F401
+    CorrCholeskyTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+    StickBreakingTransform)
