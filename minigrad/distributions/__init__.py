@@ -2,10 +2,12 @@
 Categorical, OneHotCategorical, MultivariateNormal, Independent, Exponential, Laplace,
 Cauchy, Gumbel, LogNormal, Poisson, Binomial, Gamma, Chi2, Beta, Dirichlet, HalfNormal,
 StudentT, Geometric, NegativeBinomial, Multinomial, MixtureSameFamily, RelaxedBernoulli,
-RelaxedOneHotCategorical, LKJCholesky, transforms with TransformedDistribution, the
-constraint registry (biject_to, transform_to), and kl_divergence, built
-from Tensor ops so log_prob, entropy, rsample and the KLs carry gradients (Gamma, Chi2,
-Beta, Dirichlet and StudentT draws through ops/gamma_sample.py)."""
+RelaxedOneHotCategorical, LowRankMultivariateNormal, Weibull, Pareto, HalfCauchy,
+InverseGamma, Kumaraswamy, VonMises, ContinuousBernoulli, FisherSnedecor,
+OneHotCategoricalStraightThrough, LKJCholesky, transforms with TransformedDistribution, the
+constraint registry (biject_to, transform_to), and kl_divergence, built from Tensor ops so
+log_prob, entropy, rsample and the KLs carry gradients (Gamma, Chi2, Beta, Dirichlet,
+StudentT, InverseGamma and FisherSnedecor draws through ops/gamma_sample.py)."""
 from minigrad.distributions import constraints  # noqa: F401
 from minigrad.distributions.distribution import Distribution  # noqa: F401
 from minigrad.distributions.normal import Normal  # noqa: F401
@@ -46,8 +48,21 @@ from minigrad.distributions.relaxed_bernoulli import (LogitRelaxedBernoulli,  # 
                                                       RelaxedBernoulli)
 from minigrad.distributions.relaxed_categorical import (ExpRelaxedCategorical,  # noqa: F401
                                                         RelaxedOneHotCategorical)
+from minigrad.distributions.low_rank_multivariate_normal import (  # noqa: F401
+    LowRankMultivariateNormal)
+from minigrad.distributions.weibull import Weibull  # noqa: F401
+from minigrad.distributions.pareto import Pareto  # noqa: F401
+from minigrad.distributions.half_cauchy import HalfCauchy  # noqa: F401
+from minigrad.distributions.inverse_gamma import InverseGamma  # noqa: F401
+from minigrad.distributions.kumaraswamy import Kumaraswamy  # noqa: F401
+from minigrad.distributions.von_mises import VonMises  # noqa: F401
+from minigrad.distributions.continuous_bernoulli import ContinuousBernoulli  # noqa: F401
+from minigrad.distributions.fisher_snedecor import FisherSnedecor  # noqa: F401
+from minigrad.distributions.one_hot_categorical_st import (  # noqa: F401
+    OneHotCategoricalStraightThrough)
 from minigrad.distributions.kl import kl_divergence, register_kl  # noqa: F401
 from minigrad.distributions import kl_families  # noqa: F401  (registers its KLs)
+from minigrad.distributions import kl_more  # noqa: F401  (registers its KLs)
 
 __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
            "OneHotCategorical", "MultivariateNormal", "Independent", "Exponential",
@@ -55,10 +70,13 @@ __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
            "Beta", "Dirichlet", "HalfNormal", "StudentT", "Geometric", "NegativeBinomial",
            "Multinomial", "MixtureSameFamily", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "TransformedDistribution",
-           "LKJCholesky", "kl_divergence", "register_kl", "constraints", "transforms", "biject_to",
-           "transform_to", "AbsTransform", "AffineTransform", "CatTransform",
-           "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
-           "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+           "LowRankMultivariateNormal", "Weibull", "Pareto", "HalfCauchy", "InverseGamma",
+           "Kumaraswamy", "VonMises", "ContinuousBernoulli", "FisherSnedecor",
+           "OneHotCategoricalStraightThrough", "LKJCholesky", "kl_divergence", "register_kl",
+           "constraints", "transforms", "biject_to", "transform_to", "AbsTransform",
+           "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
