@@ -272,6 +272,10 @@ OPS = [
      [(2, 4, 3, 4), (4, 2, 2, 2)]),
     # (a batch of 64x64 images: rows long enough for the shifted forward; on a device the
     # backward is the general path's)
+    ("nn_grad_cross_map_lrn", lambda x, w, go: (   # nn/grad.py, nn/lrn_cross_map.py
+        nn.grad.conv2d_input(x.shape, w, go, stride=2, padding=1, groups=2),
+        nn.grad.conv2d_weight(x, w.shape, go, stride=2, padding=1, groups=2),
+        nn.CrossMapLRN2d(2, 0.3, 0.6, 1.5)(x)), [(1, 2, 4, 3), (2, 1, 2, 2), (1, 2, 3, 2)]),
     ("conv_depthwise", lambda x, w: F.conv2d(x, w, w[:, 0, 0, 0], padding=1, groups=2),
      [(1, 2, 64, 64), (4, 1, 3, 2)]),
     ("pool", lambda a: (F.max_pool2d(a, 2, 1, 1), F.avg_pool2d(a, 3, 2, 1, True),

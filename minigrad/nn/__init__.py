@@ -58,8 +58,11 @@ from minigrad.nn.lazy import (LazyLinear, UninitializedParameter,  # noqa: F401
                               LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
                               LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
                               LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
-from minigrad.nn import init, utils  # noqa: F401
+from minigrad.nn.lrn_cross_map import CrossMapLRN2d  # noqa: F401
+from minigrad.nn.legacy import Container, DataParallel  # noqa: F401
+from minigrad.nn import init, utils, grad, parameter, common_types  # noqa: F401
 from minigrad import functional  # noqa: F401
 import sys as _sys
 
 _sys.modules[__name__ + ".functional"] = functional   # `import minigrad.nn.functional as F`
+from minigrad.nn import modules  # noqa: F401,E402  (every Module class above, by PyTorch's path)

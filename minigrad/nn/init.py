@@ -2,6 +2,7 @@
 CPU generator (or the `generator` given: an mg.Generator, a NumPy Generator or an int
 seed), so one seed gives the same weights on every device."""
 import math
+import threading
 
 from minigrad import backend
 from minigrad.args import number_arg
@@ -227,3 +228,30 @@ def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError(f"init.eye_: needs a 2-D tensor, got shape {tensor.shape}")
     return _fill(tensor, backend.get("cpu").xp.eye(*tensor.shape))
+
+
+from minigrad.nn.init_more import dirac_, sparse_, _deprecated  # noqa: E402
+
+_skipping = threading.local()      # utils.skip_init's switch (nn/utils_more.py), per thread
+
+
+def _skippable(fn):
+    """fn, except that under utils.skip_init it draws and writes nothing."""
+    def init_fn(tensor, *args, **kwargs):
+        if getattr(_skipping, "on", False):
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    init_fn.__name__ = init_fn.__qualname__ = fn.__name__
+    init_fn.__doc__, init_fn.__wrapped__ = fn.__doc__, fn
+    return init_fn
+
+
+_IN_PLACE = ("uniform_", "normal_", "zeros_", "ones_", "constant_", "xavier_uniform_",
+             "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_",
+             "orthogonal_", "eye_", "dirac_", "sparse_")
+for _name in _IN_PLACE:
+    globals()[_name] = _skippable(globals()[_name])
+# PyTorch's old names, without the underscore
+for _name in ("uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
+              "kaiming_uniform", "kaiming_normal", "orthogonal", "eye", "dirac", "sparse"):
+    globals()[_name] = _deprecated(_name, globals()[_name + "_"])

@@ -6,7 +6,9 @@ halves; `fuse_conv_bn_eval`, `fuse_linear_bn_eval` and their `_weights` forms (f
 parametrizations.py (weight_norm, spectral_norm, orthogonal), whose old hook-based spellings
 (`utils.weight_norm`, ...) come from there too. `utils.rnn` is packed.py (padding and
 packing variable-length batches), by PyTorch's name: `mg.nn.utils.rnn.pack_padded_sequence`,
-`from minigrad.nn.utils.rnn import ...`.
+`from minigrad.nn.utils.rnn import ...`. skip_init, the deprecated clip_grad_norm, the
+memory-format no-ops, and the sub-module paths (`utils.clip_grad`, `.stateless`, ...) are
+utils_more.py's.
 
 Gradients are rescaled by assigning a new tensor (p.grad = p.grad * coef), never in place:
 plain backward() stores a fresh array in each .grad, but a gradient stored with
@@ -21,7 +23,10 @@ from minigrad.func_call import functional_call as _functional_call
 from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
 from minigrad.nn import packed as rnn
-from minigrad.nn import parametrize, parametrizations
+from minigrad.nn import fusion, parametrize, parametrizations, utils_more
+from minigrad.nn.utils_more import (skip_init, clip_grad_norm,  # noqa: F401
+                                    convert_conv2d_weight_memory_format,
+                                    convert_conv3d_weight_memory_format)
 from minigrad.nn.fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: F401
                                 fuse_linear_bn_eval, fuse_linear_bn_weights)
 from minigrad.nn.parametrizations import (old_weight_norm as weight_norm,  # noqa: F401
@@ -30,7 +35,7 @@ from minigrad.nn.parametrizations import (old_weight_norm as weight_norm,  # noq
 
 # so that `import minigrad.nn.utils.rnn` (.parametrize, .parametrizations) finds them
 for _name, _m in (("rnn", rnn), ("parametrize", parametrize),
-                  ("parametrizations", parametrizations)):
+                  ("parametrizations", parametrizations), ("fusion", fusion)):
     sys.modules[f"{__name__}.{_name}"] = _m
 
 
@@ -250,3 +255,15 @@ def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
     replaced as the tensor given, the module's own put back afterwards)."""
     return _functional_call(module, parameters_and_buffers, args, kwargs,
                             tie_weights=tie_weights, strict=strict)
+
+
+utils_more.register(__name__, clip_grad=dict(
+    clip_grad_norm_=clip_grad_norm_, clip_grad_value_=clip_grad_value_,
+    clip_grad_norm=clip_grad_norm, get_total_norm=get_total_norm,
+    clip_grads_with_norm_=clip_grads_with_norm_),
+    convert_parameters=dict(parameters_to_vector=parameters_to_vector,
+                            vector_to_parameters=vector_to_parameters),
+    stateless=dict(functional_call=utils_more.stateless_functional_call),
+    init=dict(skip_init=skip_init),
+    memory_format=dict(convert_conv2d_weight_memory_format=convert_conv2d_weight_memory_format,
+                       convert_conv3d_weight_memory_format=convert_conv3d_weight_memory_format))
