@@ -98,6 +98,7 @@ from minigrad.dtypes import result_type, can_cast  # noqa: F401
 from minigrad import linalg  # noqa: F401,E402
 from minigrad import special  # noqa: F401,E402
 from minigrad.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401
+_sys.modules["minigrad.autograd.gradcheck"] = _sys.modules["minigrad.gradcheck"]  # torch's path
 from minigrad.generator import (Generator, get_rng_state, set_rng_state,  # noqa: F401
                                 initial_seed, seed)
 from minigrad.draws import normal, bernoulli  # noqa: F401

@@ -15,6 +15,7 @@ ordinary backward uses instead; their `backward` then runs only under create_gra
 and a test checks that the two agree.
 """
 import inspect
+import sys as _sys
 import weakref
 
 from minigrad import backend, profiler
@@ -23,6 +24,12 @@ from minigrad.grad_mode import (_state, is_grad_enabled, no_grad,  # noqa: F401
                                 enable_grad, set_grad_enabled, inference_mode)
 from minigrad.anomaly import (detect_anomaly, set_detect_anomaly,  # noqa: F401
                               is_anomaly_enabled, is_anomaly_check_nan_enabled)
+from minigrad import forward_ad  # noqa: F401  (mg.autograd.forward_ad)
+from minigrad.autograd_names import (Variable, set_multithreading_enabled,  # noqa: F401
+                                     is_multithreading_enabled, graph)
+# `import minigrad.autograd.forward_ad` (or .graph) as torch's submodules (this is a module)
+_sys.modules.setdefault(__name__ + ".forward_ad", forward_ad)
+_sys.modules.setdefault(__name__ + ".graph", graph)
 
 
 def __getattr__(name):
@@ -32,6 +39,9 @@ def __getattr__(name):
     if name == "functional":
         from minigrad import autograd_functional
         return autograd_functional
+    if name in ("gradcheck", "gradgradcheck"):     # torch.autograd.gradcheck is a function
+        import minigrad.gradcheck                  # (mg.gradcheck is the function)
+        return getattr(_sys.modules["minigrad.gradcheck"], name)
     raise AttributeError(f"module 'minigrad.autograd' has no attribute {name!r}")
 
 

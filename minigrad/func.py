@@ -18,8 +18,9 @@ plain function on the reverse-mode engine, with the same results:
   result that depends on nothing outside is a plain tensor, as PyTorch's.
 - jacrev takes one backward per element of the output; `jacfwd` and `hessian` (PyTorch's
   forward-over-reverse) are the same reverse-mode Jacobians here: minigrad has no
-  forward-mode AD, so jacfwd gives jacrev's values at jacrev's cost, and there is no
-  func.jvp (mg.autograd.functional.jvp computes one by double backward).
+  forward-mode engine, so jacfwd gives jacrev's values at jacrev's cost; `jvp` and
+  `linearize` take J·v by double backward (func_more.py, with functionalize,
+  stack_module_state and replace_all_batch_norm_modules_).
 - vmap runs the function once per index of the mapped dim and stacks the results: the
   values PyTorch's gives, not its speed (see vmap).
 vmap is func_vmap.py's, functional_call func_call.py's, the pytrees pytree.py's.
@@ -282,8 +283,9 @@ def _jacobian(out, inputs, create_graph):
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """torch.func.jacfwd's Jacobian, same structure and values, computed by reverse mode
-    (jacrev): minigrad has no forward-mode AD (module docstring). `randomness` is accepted
-    for the signature: no vmap runs here."""
+    (jacrev): one backward per output element is cheaper here than a J·v per input
+    element by double backward (module docstring). `randomness` is accepted for the
+    signature: no vmap runs here."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', "
                            f"or 'same'. Got {randomness}")
@@ -299,3 +301,5 @@ def hessian(func, argnums=0):
 # vmap and functional_call live in files of their own
 from minigrad.func_call import functional_call  # noqa: E402,F401
 from minigrad.func_vmap import vmap  # noqa: E402,F401
+from minigrad.func_more import (jvp, linearize, functionalize,  # noqa: E402,F401
+                                stack_module_state, replace_all_batch_norm_modules_)
