@@ -78,6 +78,8 @@ from minigrad.ops.linalg_lu import (lu_unpack, cholesky_solve, cholesky_inverse,
 from minigrad.ops.torch_extra import (frexp, nextafter, i0, igamma, igammac,  # noqa
                                       mvlgamma, renorm, angle, real, imag, conj, isreal)
 from minigrad.ops.size_helpers import broadcast_shapes, vander  # noqa: F401
+from minigrad.ops.as_strided import (as_strided, as_strided_copy,  # noqa: F401
+                                     as_strided_scatter, empty_strided)
 from minigrad.printing import set_printoptions  # noqa: F401
 from minigrad.ops.torch_extra_index import (select_scatter, slice_scatter,  # noqa: F401
                                             diagonal_scatter, put, index_reduce, isin,

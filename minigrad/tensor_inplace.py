@@ -178,8 +178,8 @@ def times_alpha(x, o, alpha, op):
     return o * alpha
 
 
-def _map_elements(t, op, fn, other=None):
-    """apply_'s and map_'s loop: host values through fn, written into t in place."""
+def _map_elements(t, op, fn, *others):
+    """apply_'s, map_'s and map2_'s loop: host values through fn, written into t in place."""
     if t.device != "cpu":
         raise RuntimeError(f"{op}: only for CPU tensors (it calls a Python function on each "
                            f"element), got one on {t.device}; move it with .cpu() first")
@@ -187,7 +187,7 @@ def _map_elements(t, op, fn, other=None):
         raise RuntimeError(f"{op}: cannot be called on a tensor that requires grad (the "
                            f"function's gradient is unknown); use x.detach().{op}() instead")
     args = [t.data.reshape(-1).tolist()]
-    if other is not None:
+    for other in others:
         if not isinstance(other, type(t)) or other.dtype != t.dtype or other.device != "cpu":
             raise TypeError(f"{op}: expected a CPU tensor of {t.dtype}, got "
                             f"{getattr(other, 'dtype', type(other).__name__)} on "

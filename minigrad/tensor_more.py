@@ -1,10 +1,11 @@
 """More of PyTorch's Tensor spellings: unfold, sum_to_size, the byte/short/char casts, mH/H,
 new_empty_strided, new, the memory queries storage_offset/data_ptr and the flags of what
 minigrad's tensors never are (conjugate, sparse, pinned...), triangular_solve and ormqr.
-TensorMethods (tensor_methods.py) inherits them."""
+TensorMethods (tensor_methods.py) inherits them; they inherit tensor_rest.py's."""
 from collections import namedtuple
 
 from minigrad import backend
+from minigrad.tensor_rest import TensorRest
 
 TriangularSolveResult = namedtuple("TriangularSolveResult", ("solution", "cloned_coefficient"))
 
@@ -22,7 +23,7 @@ class _Layout:
 strided = _Layout("strided")
 
 
-class TensorMore:
+class TensorMore(TensorRest):      # (tensor_rest.py: as_strided, set_, storage...)
     __slots__ = ()
 
     def unfold(self, dimension, size, step):
@@ -91,13 +92,6 @@ class TensorMore:
     def bfloat16(self):
         raise TypeError("bfloat16: minigrad has no bfloat16 (NumPy and CuPy have none); use "
                         "half() for float16")
-
-    def as_strided(self, size, stride, storage_offset=0):
-        raise NotImplementedError(
-            "as_strided: minigrad does not expose raw strides (a tensor wraps a NumPy/CuPy "
-            "array, whose gradient through arbitrary, maybe overlapping, strides is not "
-            "defined here); use view/reshape, expand, narrow, permute/movedim, diagonal, "
-            "or unfold (sliding windows) instead")
 
     # ---- operations under their Tensor spellings ----------------------------------------
     def hardshrink(self, lambd=0.5):

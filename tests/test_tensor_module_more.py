@@ -1,7 +1,7 @@
 """PyTorch's cheaper Tensor and Module methods that minigrad lacked: hardshrink/prelu,
 narrow_copy, the unsafe_ splits, the flags of what minigrad's tensors never are, layout,
 pin_memory/share_memory_, new, the cauchy_/log_normal_/geometric_ fills, apply_/map_,
-triangular_solve, ormqr, as_strided's refusal; Module.set_submodule, to_empty, type,
+triangular_solve, ormqr, bfloat16's refusal; Module.set_submodule, to_empty, type,
 share_memory, compile, register_backward_hook and bfloat16's refusal."""
 import pickle
 
@@ -97,9 +97,7 @@ def test_pin_memory_refuses_a_gpu_tensor(spy):
         mg.ones(2, device=spy).pin_memory()
 
 
-def test_as_strided_and_bfloat16_are_refused_with_alternatives():
-    with pytest.raises(NotImplementedError, match="unfold"):
-        mg.ones(4).as_strided((2, 2), (1, 1))
+def test_bfloat16_is_refused_with_an_alternative():
     with pytest.raises(TypeError, match="half"):
         mg.ones(2).bfloat16()
 
