@@ -196,7 +196,7 @@ def _bit_generator(op):
 
 def get_rng_state(device="cuda"):
     """The GPU generator's state as a uint8 CPU tensor (its seed, 8 bytes, then CuPy's
-    cuRAND states: about a megabyte, not torch's 16 bytes); for set_rng_state."""
+    cuRAND states: 1.5 MiB in recent CuPy, not torch's 16 bytes); for set_rng_state."""
     _one_gpu(_index(device, "get_rng_state"), "get_rng_state")
     from minigrad.tensor import Tensor
     host = backend.get("cpu").xp
@@ -248,6 +248,9 @@ class Event:
     """
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess and enable_timing:      # (CUDA refuses; CuPy in its own words)
+            raise ValueError("cuda.Event: an interprocess event cannot time; make it with "
+                             "enable_timing=False")
         self.enable_timing = enable_timing
         self.event = _cupy().cuda.Event(block=blocking, disable_timing=not enable_timing,
                                         interprocess=interprocess)

@@ -9,11 +9,14 @@ What the figures count, against torch's caching allocator:
   reserves segments of 2 MiB and more, so this runs lower than torch's figure.
 - max_memory_allocated / max_memory_reserved: the highest of those since the peak was last
   reset. CuPy keeps no peak, so minigrad counts one with a CuPy MemoryHook, put in place by
-  the first reset_peak_memory_stats() or peak query (a hook costs a Python call on every
-  allocation; a program that never asks pays nothing). Until then, and at the first query,
-  the peak is the current figure: call reset_peak_memory_stats() before the code to measure
-  (as with torch after a warm-up). CuPy's hooks are per thread: allocations made by other
-  threads count only when a figure is read.
+  the first reset_peak_memory_stats() or peak query (a hook costs two Python calls on every
+  allocation and every free; a program that never asks pays nothing). Until then, and at
+  the first query, the peak is the current figure: call reset_peak_memory_stats() before
+  the code to measure (as with torch after a warm-up). CuPy's hooks are per thread: what
+  other threads allocate and free is seen only when a figure is read (until then, their
+  frees of this thread's arrays can leave the peak high).
+- CuPy's generator keeps its cuRAND states on the GPU (1.5 MiB in recent CuPy, allocated when
+  the GPU backend starts), so the figures start there rather than at torch's 0.
 Without CuPy or a GPU the figures are 0 and memory_stats() is {} (torch's CPU build); calls
 that only a GPU can answer (mem_get_info, reset_peak_memory_stats, memory_summary) raise a
 RuntimeError saying what to install.

@@ -31,51 +31,84 @@ def no_gpu(monkeypatch):
 
 
 class FakeOOM(MemoryError):
-    pass
+    """CuPy's cupy.cuda.memory.OutOfMemoryError: made from sizes, its message from them."""
+
+    def __init__(self, size, total, limit=0):
+        super().__init__(f"Out of memory allocating {size:,} bytes (allocated so far: "
+                         f"{total:,} bytes).")
 
 
 FakeOOM.__module__, FakeOOM.__name__ = "cupy.cuda.memory", "OutOfMemoryError"
 
 
 class FakePool:
-    """CuPy's memory pool as its hooks see it: blocks rounded to 512 bytes, a block freed
-    stays cached (reserved) until free_all_blocks."""
+    """CuPy's memory pool as its hooks see it (cupy/cuda/memory.pyx, SingleDeviceMemoryPool
+    .malloc, _try_malloc, _alloc and PooledMemory.free): blocks rounded to 512 bytes, a
+    freed block stays cached (reserved) until free_all_blocks; every hook registered gets
+    all the calls CuPy makes, with CuPy's keyword arguments."""
 
     def __init__(self, hooks):
-        self.hooks, self.used, self.total = hooks, 0, 0
+        self.hooks, self.used, self.total, self.fail = hooks, 0, 0, False
 
     def used_bytes(self): return self.used
     def total_bytes(self): return self.total
-    def free_all_blocks(self): self.total = self.used
+    def free_all_blocks(self, stream=None): self.total = self.used
 
     def _call(self, what, **kw):
-        for h in list(self.hooks):
+        for h in list(self.hooks.values()):
             getattr(h, what)(device_id=0, **kw)
 
     def malloc(self, size):
         mem_size = -(-size // 512) * 512
-        if self.total - self.used < mem_size:
-            self.total += mem_size
-            self._call("alloc_postprocess", mem_size=mem_size, mem_ptr=1)
-        self.used += mem_size
-        self._call("malloc_postprocess", size=size, mem_size=mem_size, mem_ptr=1, pmem_id=1)
+        self._call("malloc_preprocess", size=size, mem_size=mem_size)
+        ptr = 0
+        try:
+            if mem_size and self.total - self.used < mem_size:   # no cached block: grow
+                self.total += mem_size
+                self._call("alloc_preprocess", mem_size=mem_size)
+                if self.fail:               # (cudaMalloc failed: CuPy's OutOfMemoryError)
+                    self.total -= mem_size
+                    self._call("alloc_postprocess", mem_size=mem_size, mem_ptr=0)
+                    raise FakeOOM(mem_size, self.total)
+                self._call("alloc_postprocess", mem_size=mem_size, mem_ptr=1)
+            self.used += mem_size
+            ptr = 1 if mem_size else 0      # (size 0: a null pointer, outside the pool)
+        finally:
+            self._call("malloc_postprocess", size=size, mem_size=mem_size, mem_ptr=ptr,
+                       pmem_id=ptr)
         return mem_size
 
     def free(self, mem_size):
+        self._call("free_preprocess", mem_size=mem_size, mem_ptr=1, pmem_id=1)
         self.used -= mem_size
         self._call("free_postprocess", mem_size=mem_size, mem_ptr=1, pmem_id=1)
 
 
 def fake_cupy(capability=(9, 0), count=1):
     """A module standing in for CuPy: NumPy's arrays, plus the runtime calls mg.cuda makes."""
-    hooks = []
+    hooks = {}                   # this thread's registered hooks, by name (CuPy's are too)
 
-    class MemoryHook:
-        def __enter__(self): hooks.append(self); return self
-        def __exit__(self, *exc): hooks.remove(self)
+    class MemoryHook:            # cupy/cuda/memory_hook.pyx: six callbacks, doing nothing
+        name = "MemoryHook"
 
-    class Event:
+        def __enter__(self):
+            if self.name in hooks:
+                raise KeyError(f"memory hook {self.name} already exists")
+            hooks[self.name] = self
+            return self
+
+        def __exit__(self, *exc): del hooks[self.name]
+        def alloc_preprocess(self, **kw): pass
+        def alloc_postprocess(self, **kw): pass
+        def malloc_preprocess(self, **kw): pass
+        def malloc_postprocess(self, **kw): pass
+        def free_preprocess(self, **kw): pass
+        def free_postprocess(self, **kw): pass
+
+    class Event:                 # cupy/cuda/stream.pyx
         def __init__(self, block=False, disable_timing=False, interprocess=False):
+            if interprocess and not disable_timing:
+                raise ValueError("Timing must be disabled for interprocess events")
             self.timing, self.stream, self.done = not disable_timing, None, True
         def record(self, stream=None): self.stream = stream
         def synchronize(self): pass
@@ -83,11 +116,13 @@ def fake_cupy(capability=(9, 0), count=1):
     class Stream:
         ptr_next = [16]
 
-        def __init__(self, null=False, non_blocking=False, priority=None):
+        def __init__(self, null=False, non_blocking=False, ptds=False, priority=None):
             self.ptr, self.done, self.waits = 0 if null else Stream.ptr_next[0], True, []
             Stream.ptr_next[0] += 16
         def __enter__(self): current.append(self); return self
         def __exit__(self, *exc): current.pop()
+        def __eq__(self, other): return isinstance(other, Stream) and self.ptr == other.ptr
+        def __hash__(self): return self.ptr
         def synchronize(self): pass
         def wait_event(self, e): self.waits.append(e)
 
@@ -246,6 +281,21 @@ def test_peaks_are_counted_from_the_reset(gpu):
     assert "allocated" in text and "0.0 MiB" in text and "reserved" in text
 
 
+def test_peaks_skip_failed_and_empty_allocations(gpu):
+    """CuPy calls malloc_postprocess with mem_ptr=0 when an allocation fails (and for a
+    0-byte array, which never enters the pool): neither may count towards the peak."""
+    fake = gpu()
+    c, pool = mg.cuda, fake.pool
+    c.reset_peak_memory_stats()
+    pool.fail = True
+    with pytest.raises(MemoryError, match="allocating 4,096 bytes"):
+        pool.malloc(4096)
+    pool.fail = False
+    pool.malloc(0)
+    assert c.memory_allocated() == c.max_memory_allocated() == 0
+    assert c.max_memory_reserved() == 0
+
+
 def test_memory_stats_keys_are_torchs(gpu, torch):
     gpu()
     # the keys exist in torch's memory_stats (on a GPU); their names, as its docs give them
@@ -309,13 +359,20 @@ def test_events_and_streams_wrap_cupys(gpu):
     assert len(s.stream.waits) == 1 and s.query() and s.cuda_stream == s.stream.ptr
 
 
+def test_an_interprocess_event_cannot_time(gpu):
+    gpu()
+    with pytest.raises(ValueError, match="enable_timing=False"):
+        mg.cuda.Event(enable_timing=True, interprocess=True)
+    assert not mg.cuda.Event(interprocess=True).enable_timing
+
+
 class _OOMForward(Function):
-    def forward(self, a): raise FakeOOM("out of memory allocating 8 bytes")
+    def forward(self, a): raise FakeOOM(8, 0)
 
 
 class _OOMBackward(Function):
     def forward(self, a): return a * 1
-    def backward(self, g): raise FakeOOM("out of memory allocating 8 bytes")
+    def backward(self, g): raise FakeOOM(8, 0)
 
 
 def test_cupys_out_of_memory_is_raised_as_torchs(gpu, monkeypatch):
@@ -327,7 +384,7 @@ def test_cupys_out_of_memory_is_raised_as_torchs(gpu, monkeypatch):
         assert isinstance(e.value, RuntimeError) and isinstance(e.value, MemoryError)
 
     def full(*a, **k):
-        raise FakeOOM("out of memory")
+        raise FakeOOM(1024, 0)
     monkeypatch.setattr(fake, "zeros", full)
     with pytest.raises(mg.cuda.OutOfMemoryError, match="empty_cache"):
         mg.zeros(3, device="cuda")
