@@ -1,7 +1,7 @@
 """minigrad.utils.data's samplers, iterable and combined datasets, and DataLoader's sampler=,
-batch_sampler=, batch_size=None and worker options, as torch.utils.data (the batches' structure,
-lengths and errors; the random draws are minigrad's own, reproducible from mg.manual_seed or
-generator=)."""
+batch_sampler=, batch_size=None and worker options' checks, as torch.utils.data (the batches'
+structure, lengths and errors; the random draws are minigrad's own, reproducible from
+mg.manual_seed or generator=)."""
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -104,19 +104,10 @@ def test_loader_option_errors_as_torch(torch, kw):
     assert words in str(got.value), (str(got.value), str(want.value))
 
 
-def test_worker_options_are_accepted_and_load_in_process():
-    calls = []
-    ds = TensorDataset(mg.arange(7))
-    plain = [t.tolist() for (t,) in DataLoader(ds, batch_size=3)]
-    loader = DataLoader(ds, batch_size=3, num_workers=4, pin_memory=True, timeout=5,
-                        prefetch_factor=2, persistent_workers=True, worker_init_fn=calls.append,
-                        multiprocessing_context="spawn")
-    assert [t.tolist() for (t,) in loader] == plain and calls == []   # no worker, same batches
-    assert loader.num_workers == 4 and loader.pin_memory
-    # one process: a stream is read once (PyTorch's unsharded workers would each read it all)
-    assert _values(DataLoader(Stream(5), batch_size=3, num_workers=2)) == [[0, 1, 2], [3, 4]]
+def test_worker_init_fn_must_be_callable():
+    # the worker processes themselves: tests/test_data_loader_workers.py
     with pytest.raises(TypeError, match="worker_init_fn"):
-        DataLoader(ds, num_workers=1, worker_init_fn=3)
+        DataLoader(TensorDataset(mg.arange(7)), num_workers=1, worker_init_fn=3)
 
 
 def test_sampler_and_batch_sampler(torch):

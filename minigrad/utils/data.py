@@ -11,7 +11,7 @@ utils/sampler.py and `DataLoader` in utils/dataloader.py, all importable from he
 A TensorDataset's batch (also through a Subset of one, as random_split makes) is one
 indexing of each tensor by the batch's indices (a copy, as PyTorch's), not a stack of single
 rows; any other dataset's items are collated one by one.
-Loading runs in the calling process: there are no worker processes to start.
+DataLoader(num_workers=N) loads in N worker processes (utils/dataloader_workers.py).
 """
 import bisect
 import math

@@ -2,23 +2,21 @@
 (in order, shuffled, or `sampler=` / `batch_sampler=` yours), or of an IterableDataset's
 items as they come; `batch_size=None` yields the items unbatched.
 
-Loading runs in the calling process. `num_workers > 0` is accepted (ported scripts pass it)
-and loads in this process all the same: the same batches, in the same order, as with 0 (a
-NumPy engine has no worker processes to feed; get_worker_info() is None, as in PyTorch's main
-process, so an IterableDataset yields its whole stream once). `pin_memory`,
-`pin_memory_device`, `timeout`, `worker_init_fn` (never called: there are no workers),
-`multiprocessing_context`, `prefetch_factor`, `persistent_workers` and `in_order` are
-accepted, checked as PyTorch checks them, and do nothing.
+num_workers=0 (the default) loads in the calling process, below. num_workers > 0 starts
+that many worker processes, as PyTorch's: each fetches and collates whole batches, handed
+out in the sampler's order (or as they come, in_order=False), the same batches as with 0;
+prefetch_factor, persistent_workers, worker_init_fn, timeout and multiprocessing_context
+act as PyTorch's, and in a worker get_worker_info() tells an IterableDataset how to shard
+its stream (unsharded, each worker yields it all, as PyTorch's). The machinery, and how
+workers are seeded, is in utils/dataloader_workers.py. `pin_memory` and
+`pin_memory_device` are accepted and do nothing (no page-locked memory on the CPU).
 """
 from minigrad import backend
 from minigrad.utils.data import (IterableDataset, Subset, TensorDataset, default_collate,
                                  default_convert)
 from minigrad.utils.sampler import BatchSampler, RandomSampler, SequentialSampler, _rng
-
-
-def get_worker_info():
-    """None: loading runs in the calling process (PyTorch's answer outside a worker)."""
-    return None
+from minigrad.utils.dataloader_workers import (WorkerIter, get_worker_info,  # noqa: F401
+                                               start_method, warn_in_process)
 
 
 class DataLoader:
@@ -88,6 +86,9 @@ class DataLoader:
         self.pin_memory, self.pin_memory_device = bool(pin_memory), pin_memory_device
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
         self.multiprocessing_context, self.in_order = multiprocessing_context, in_order
+        if num_workers:
+            start_method(multiprocessing_context)        # checked now, as PyTorch's
+        self._workers = None                    # persistent_workers: the epochs' iterator
         self._initialized = True
 
     def __setattr__(self, name, value):
@@ -100,11 +101,11 @@ class DataLoader:
     @staticmethod
     def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers, context,
                        worker_init_fn):
-        """PyTorch's checks of the worker options, though no worker ever starts."""
+        """PyTorch's checks of the worker options."""
         if not backend.is_integer(num_workers) or num_workers < 0:
             raise ValueError(f"DataLoader: num_workers option should be a non-negative "
-                             f"integer, got {num_workers!r}; use num_workers=0 (loading "
-                             f"runs in this process either way)")
+                             f"integer, got {num_workers!r}; num_workers=0 loads in this "
+                             f"process")
         if not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"DataLoader: timeout option should be non-negative, got "
                              f"{timeout!r}")
@@ -133,38 +134,66 @@ class DataLoader:
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
     def __iter__(self):
-        if self._iterable:
-            yield from self._stream()
-        elif self.batch_sampler is None:        # batch_size=None: each item as it is
-            for i in self.sampler:
-                yield (self.collate_fn or default_convert)(self.dataset[i])
-        else:
-            for indices in self.batch_sampler:
-                yield self._batch(indices)
+        context = start_method(self.multiprocessing_context) if self.num_workers else None
+        if context is not None:
+            return self._worker_iter(context)
+        if self.num_workers:
+            warn_in_process()               # no fork here, and no context given
+        return self._in_process(_Fetch(self))
 
-    def _stream(self):
+    def _in_process(self, fetch):
+        if self._iterable:
+            yield from fetch.stream(self.dataset)
+        else:
+            for index in (self.sampler if self.batch_sampler is None else self.batch_sampler):
+                yield fetch.batch(self.dataset, index)
+
+    def _worker_iter(self, context):
+        if not self.persistent_workers:
+            return WorkerIter(self, context, _Fetch(self))
+        if self._workers is None or not self._workers.running:
+            self._workers = WorkerIter(self, context, _Fetch(self))
+        else:
+            self._workers.reset(self)
+        return self._workers
+
+
+class _Fetch:
+    """How a loader makes its batches, where they are made (this process or a worker): a
+    map-style dataset's batch at a sampler's indices, or an IterableDataset's next batch."""
+
+    def __init__(self, loader):
+        self.iterable, self.batched = loader._iterable, loader.batch_sampler is not None
+        self.batch_size, self.drop_last = loader.batch_size, loader.drop_last
+        self.collate_fn = loader.collate_fn
+
+    def batch(self, dataset, index):
+        """The batch at a batch sampler's `index` list, or (batch_size=None) the item at a
+        sampler's index."""
+        if not self.batched:
+            return (self.collate_fn or default_convert)(dataset[index])
+        if self.collate_fn is None:
+            rows = _tensor_rows(dataset, index)
+            if rows is not None:
+                return rows
+        # a sampler's keys as they are (a dict's may be strings), NumPy ints made ints
+        items = [dataset[int(i) if backend.is_integer(i) else i] for i in index]
+        return (self.collate_fn or default_collate)(items)
+
+    def stream(self, dataset):
         """An IterableDataset's items, batched as they come."""
         if self.batch_size is None:
-            for item in self.dataset:
+            for item in dataset:
                 yield (self.collate_fn or default_convert)(item)
             return
         batch = []
-        for item in self.dataset:
+        for item in dataset:
             batch.append(item)
             if len(batch) == self.batch_size:
                 yield (self.collate_fn or default_collate)(batch)
                 batch = []
         if batch and not self.drop_last:
             yield (self.collate_fn or default_collate)(batch)
-
-    def _batch(self, indices):
-        if self.collate_fn is None:
-            rows = _tensor_rows(self.dataset, indices)
-            if rows is not None:
-                return rows
-        # a sampler's keys as they are (a dict's may be strings), NumPy ints made ints
-        items = [self.dataset[int(i) if backend.is_integer(i) else i] for i in indices]
-        return (self.collate_fn or default_collate)(items)
 
 
 def _tensor_rows(dataset, indices):
