@@ -208,3 +208,12 @@ from minigrad.deterministic import (use_deterministic_algorithms,  # noqa: E402,
                                     are_deterministic_algorithms_enabled,
                                     is_deterministic_algorithms_warn_only_enabled)
 from minigrad.func import vmap  # noqa: E402,F401  (torch.vmap is torch.func.vmap)
+from minigrad.amp_scaler import GradScaler  # noqa: E402,F401  (torch.GradScaler)
+from minigrad.torch_runtime import *  # noqa: E402,F401,F403  (compile, typename, ...)
+from minigrad.torch_copies import *  # noqa: E402,F401,F403  (view_copy, fill, ...)
+from minigrad.torch_native import *  # noqa: E402,F401,F403  (native_layer_norm, ...)
+from minigrad.torch_segments import segment_reduce, histogramdd, nonzero_static  # noqa
+from minigrad import testing, random  # noqa: E402,F401
+# torch's dtype names and constants; last, as mg.float and mg.int shadow the builtins here
+from minigrad.torch_names import (float, double, half, long, int, short, dtype,  # noqa
+                                  pi, e, inf, nan, newaxis)

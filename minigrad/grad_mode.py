@@ -19,6 +19,7 @@ class _ThreadState(threading.local):
         self.marks = None
         # None, or what autocast (amp.py) has on: Function.apply's one read while it is off
         self.autocast = None
+        self.inference = False           # inside inference_mode(True) (is_inference_mode_enabled)
 
 
 _state = _ThreadState()
@@ -113,30 +114,34 @@ class _GradMode:
     def __exit__(self, *exc):
         _state.grad_enabled = self.prev
 
+    def _again(self):
+        """A fresh context manager of this mode, for each call of a decorated function."""
+        return _GradMode(self.enabled)
+
     def __call__(self, fn):
         """As a decorator: fn runs in this mode. A generator function's body runs lazily, at
         each next(), so there the mode is set around every resumption (as PyTorch does),
         not only around the call that makes the generator."""
-        enabled = self.enabled
+        again = self._again
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def generator(*args, **kwargs):
                 gen = fn(*args, **kwargs)
                 try:
-                    with _GradMode(enabled):
+                    with again():
                         value = gen.send(None)
                     while True:            # what the caller sends, throws or closes goes on
                         try:
                             sent = yield value
                         except GeneratorExit:
-                            with _GradMode(enabled):
+                            with again():
                                 gen.close()
                             raise
                         except BaseException as e:
-                            with _GradMode(enabled):
+                            with again():
                                 value = gen.throw(e)
                         else:
-                            with _GradMode(enabled):
+                            with again():
                                 value = gen.send(sent)
                 except StopIteration as stop:
                     return stop.value
@@ -144,7 +149,7 @@ class _GradMode:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with _GradMode(enabled):
+            with again():
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -199,3 +204,19 @@ class inference_mode(_GradMode):
 
     def __init__(self, mode=True):
         super().__init__(not mode)
+
+    def _again(self):
+        return inference_mode(not self.enabled)
+
+    def __enter__(self):
+        super().__enter__()
+        self.prev_inference, _state.inference = _state.inference, not self.enabled
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        _state.inference = self.prev_inference
+
+
+def is_inference_mode_enabled():
+    """Whether an inference_mode(True) block is running in this thread (not no_grad's)."""
+    return _state.inference

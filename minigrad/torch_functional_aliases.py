@@ -52,6 +52,22 @@ def feature_alpha_dropout(input, p, train):
     return F.feature_alpha_dropout(input, p, train)
 
 
+# ... and their in-place twins: input written and returned
+def dropout_(input, p, train):
+    """torch.dropout_(input, p, train)."""
+    return F.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout_(input, p, train):
+    """torch.alpha_dropout_(input, p, train)."""
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout_(input, p, train):
+    """torch.feature_alpha_dropout_(input, p, train)."""
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
 # activations: no inplace argument
 def selu(input):
     return F.selu(input)

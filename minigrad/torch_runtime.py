@@ -1,0 +1,102 @@
+"""torch's top-level switches and queries that a port meets outside the math: mg.compile
+(eager: the model comes back as it is), set_warn_always, the inter-op thread count,
+typename, is_storage, is_inference_mode_enabled and is_inference.
+
+Left out: set_default_device / get_default_device. minigrad's factories and
+Tensor(...) take device=None as "the CPU, or the device of the array given", each where
+it builds its tensor (creation.py, creation_extra.py, draws.py, tensor.py): no one place
+reads a default, and a global one would also move the constants ops build beside their
+inputs. Pass device= (or call .to(device)) instead."""
+from minigrad.grad_mode import is_inference_mode_enabled  # noqa: F401
+from minigrad.tensor import Tensor
+
+_COMPILE_MODES = ("default", "reduce-overhead", "max-autotune",
+                  "max-autotune-no-cudagraphs", "lite")
+
+
+def _check_compile(fullgraph, dynamic, backend, mode, options, disable):
+    """torch.compile's arguments, checked for their types (then unused)."""
+    for name, value in (("fullgraph", fullgraph), ("disable", disable)):
+        if not isinstance(value, bool):
+            raise TypeError(f"mg.compile: {name} must be a bool, got {value!r}")
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise TypeError(f"mg.compile: dynamic must be None, True or False, got {dynamic!r}")
+    if backend is not None and not isinstance(backend, str) and not callable(backend):
+        raise TypeError(f"mg.compile: backend must be a name (\"inductor\", ...) or a "
+                        f"callable, got {type(backend).__name__}")
+    if mode is not None and mode not in _COMPILE_MODES:
+        raise ValueError(f"mg.compile: unknown mode {mode!r}; valid: None, "
+                         f"{', '.join(map(repr, _COMPILE_MODES))}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"mg.compile: options must be a dict, got {type(options).__name__}")
+    if mode is not None and options is not None:
+        raise ValueError("mg.compile: give mode or options, not both (as torch.compile)")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",  # noqa: A001
+            mode=None, options=None, disable=False):
+    """torch.compile's signature; minigrad runs eagerly and has no compiler, so `model` (a
+    module or function) comes back unchanged and runs as it did. As a decorator too:
+    `@mg.compile` or `@mg.compile(mode="max-autotune")`. The arguments are checked, then
+    ignored."""
+    _check_compile(fullgraph, dynamic, backend, mode, options, disable)
+    if model is None:                        # @mg.compile(...): the decorator
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                  mode=mode, options=options, disable=disable)
+    if not callable(model):
+        raise TypeError(f"mg.compile: expected a module or a function to compile, got "
+                        f"{type(model).__name__}")
+    return model
+
+
+_settings = {"warn_always": False, "interop_threads": 1}
+
+
+def set_warn_always(b):
+    """Recorded, as torch's flag (minigrad's warnings follow Python's own filters)."""
+    if not isinstance(b, bool):
+        raise TypeError(f"set_warn_always: expected a bool, got {type(b).__name__} {b!r}")
+    _settings["warn_always"] = b
+
+
+def is_warn_always_enabled():
+    return _settings["warn_always"]
+
+
+def set_num_interop_threads(n):
+    """Recorded only: minigrad runs no inter-op thread pool (mg.set_num_threads sets the
+    threads an op's own work uses)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_interop_threads: expected a positive integer, got {n!r}")
+    _settings["interop_threads"] = n
+
+
+def get_num_interop_threads():
+    return _settings["interop_threads"]
+
+
+def typename(obj):
+    """A tensor's type string (t.type(): 'minigrad.FloatTensor'), else the object's
+    qualified class name ("int", "minigrad.nn.layers.Linear"), as torch.typename."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+
+
+def is_storage(obj):
+    """False: minigrad has no storages (a tensor's data is its array)."""
+    return False
+
+
+def is_inference(input):
+    """False: minigrad's inference_mode is no_grad and makes no inference tensors."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"mg.is_inference: expected a Tensor, got {type(input).__name__}")
+    return input.is_inference()
+
+
+__all__ = [_name for _name, _f in list(globals().items())
+           if callable(_f) and getattr(_f, "__module__", None) == __name__
+           and not _name.startswith("_")] + ["is_inference_mode_enabled"]
