@@ -177,6 +177,34 @@ def test_continuous_bernoulli_gradient_is_finite_and_right_at_one_half(torch):
         np.testing.assert_allclose(g.numpy(), tprobs.grad.numpy(), atol=1e-8)
 
 
+def test_continuous_bernoulli_large_logits_stay_normalised():
+    # sigmoid(50) rounds to 1: forms in p gave inf log_prob, cdf 0, icdf NaN. Torch clamps p
+    # to 1 - eps there, so its log C is log(36.04), not log(50): its density no longer
+    # integrates to 1 (about 0.72), while the closed form log C = log|l| - log|tanh(l/2)|
+    x = np.linspace(0.0, 1.0, 200001)
+    for l in (-50.0, 50.0, -800.0):
+        d = D.ContinuousBernoulli(logits=_t(l))
+        density = np.exp(d.log_prob(_t(x)).numpy())
+        assert abs(np.trapezoid(density, x) - 1) < 1e-5     # the rule's own error
+        s = 1 if l > 0 else -1
+        np.testing.assert_allclose(d.mean.item(), (1 - 1 / abs(l)) if l > 0 else 1 / abs(l))
+        np.testing.assert_allclose(d.variance.item(), 1 / l ** 2, rtol=1e-12)
+        np.testing.assert_allclose(d.entropy().item(), 1 - math.log(abs(l)), rtol=1e-12)
+        u = _t([1e-3, 0.5, 0.999])
+        np.testing.assert_allclose(d.cdf(d.icdf(u)).numpy(), u.numpy(), rtol=1e-9)
+        near = 1 - 0.1 if l > 0 else 0.1          # cdf 0.1 from the heavy end: e^(-|l|/10)
+        want = math.exp(-abs(l) / 10) if l > 0 else 1 - math.exp(-abs(l) / 10)
+        np.testing.assert_allclose(d.cdf(_t(near)).item(), want, rtol=1e-9, atol=1e-300)
+        assert s * (d.icdf(_t(0.5)).item() - 0.5) > 0
+
+
+def test_continuous_bernoulli_float32_from_logits_keeps_float32():
+    d = D.ContinuousBernoulli(logits=mg.tensor([-50.0, 2.0, 50.0], dtype=mg.float32))
+    for out in (d.log_prob(mg.tensor([0.3], dtype=mg.float32)), d.entropy(), d.mean,
+                d.cdf(mg.tensor([0.3], dtype=mg.float32)), d.rsample((2,))):
+        assert out.dtype == mg.float32 and np.isfinite(out.numpy()).all()
+
+
 GRADCHECKS = {
     "Weibull": (lambda a, b: D.Weibull(a, b), [_pos(3), _pos(3)], _pos(3)),
     "Pareto": (lambda a, b: D.Pareto(a, b), [_pos(3) * 0.3, _pos(3)], _pos(3) + 1.0),

@@ -167,6 +167,25 @@ def test_cache_gives_the_input_back():
     assert D.IndependentTransform(D.ExpTransform(), 1).with_cache(1)._cache_size == 1
 
 
+def test_stack_of_vector_transforms_keeps_the_batch_layout(torch):
+    # each slice x[:, i] (shape (2, 4)) has a per-row log-det (2,): the stack's log-det is
+    # (2, 3) like x's batch, entry [b, i] from row b of slice i. Torch stacks at dim=-2
+    # of the log-dets too and returns it transposed, (3, 2)
+    x = RNG.standard_normal((2, 3, 4))
+    t = D.StackTransform([D.IndependentTransform(D.ExpTransform(), 1)] * 3, dim=-2)
+    ladj = t.log_abs_det_jacobian(mg.tensor(x), t(mg.tensor(x)))
+    np.testing.assert_allclose(ladj.numpy(), x.sum(-1))
+    tt = torch.distributions.StackTransform(
+        [torch.distributions.IndependentTransform(torch.distributions.ExpTransform(), 1)] * 3,
+        dim=-2)
+    xt = torch.tensor(x)
+    assert tuple(tt.log_abs_det_jacobian(xt, tt(xt)).shape) == (3, 2)
+    # mixed event dims: the elementwise piece's log-det summed to the vector one's
+    t = D.StackTransform([D.IndependentTransform(D.ExpTransform(), 1), D.ExpTransform()])
+    ladj = t.log_abs_det_jacobian(mg.tensor(x[:2]), t(mg.tensor(x[:2])))
+    np.testing.assert_allclose(ladj.numpy(), x[:2].sum(-1))
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="different numbers of elements"):
         D.ReshapeTransform((2, 3), (5,))

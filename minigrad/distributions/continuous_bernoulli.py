@@ -36,32 +36,37 @@ class ContinuousBernoulli(TrialParams, Distribution):
     def _outside_lims(self):
         return (self.probs <= self._lims[0]) | (self.probs >= self._lims[1])
 
-    def _safe_probs(self):
-        """probs outside lims, lims[0] inside (where only the Taylor branch is read)."""
-        return mg.where(self._outside_lims(), self.probs, mg.full_like(self.probs,
-                                                                        self._lims[0]))
+    def _safe_logits(self):
+        """logits outside lims, logit(lims[0]) inside (where only the Taylor branch is
+        read). The exact branches use logits, not probs: sigmoid(logits) rounds to 1 from
+        logits ~ 37 (float64), where forms in p give inf or NaN (PyTorch clamps p to
+        1 - eps there instead, so its values stop following the logits)."""
+        lo = math.log(self._lims[0]) - math.log1p(-self._lims[0])
+        return mg.where(self._outside_lims(), self.logits, mg.full_like(self.logits, lo))
 
     def _log_normalizer(self):
-        p = self._safe_probs()
-        # log C = log |2 atanh(1 - 2p)| - log |1 - 2p|; near 1/2, with s = (p - 1/2)^2:
-        # log 2 + 4/3 s + 104/45 s^2
-        exact = (2 * (1 - 2 * p).atanh()).abs().log() - (1 - 2 * p).abs().log()
+        # C = 2 atanh(1 - 2p) / (1 - 2p) = l / tanh(l / 2) for l the logits; near 1/2,
+        # with s = (p - 1/2)^2: log C = log 2 + 4/3 s + 104/45 s^2
+        l = self._safe_logits()
+        exact = l.abs().log() - (0.5 * l).tanh().abs().log()
         s = (self.probs - 0.5) ** 2
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * s) * s
         return mg.where(self._outside_lims(), exact, taylor)
 
     @property
     def mean(self):
-        p = self._safe_probs()
-        exact = p / (2 * p - 1) + 1 / (2 * (1 - 2 * p).atanh())
+        # p / (2p - 1) + 1 / (2 atanh(1 - 2p)) = sigmoid(l) / tanh(l / 2) - 1 / l
+        l = self._safe_logits()
+        exact = l.sigmoid() / (0.5 * l).tanh() - 1 / l
         s = self.probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * s ** 2) * s
         return mg.where(self._outside_lims(), exact, taylor)
 
     @property
     def variance(self):
-        p = self._safe_probs()
-        exact = p * (p - 1) / (1 - 2 * p) ** 2 + 1 / (2 * (1 - 2 * p).atanh()) ** 2
+        # p (p - 1) / (1 - 2p)^2 + 1 / (2 atanh(1 - 2p))^2, in l
+        l = self._safe_logits()
+        exact = 1 / l ** 2 - l.sigmoid() * (-l).sigmoid() / (0.5 * l).tanh() ** 2
         s = (self.probs - 0.5) ** 2
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * s) * s
         return mg.where(self._outside_lims(), exact, taylor)
@@ -81,17 +86,24 @@ class ContinuousBernoulli(TrialParams, Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        p = self._safe_probs()
-        exact = ((p ** value) * (1 - p) ** (1 - value) + p - 1) / (2 * p - 1)
+        # (e^(l x) - 1) / (e^l - 1), with a = |l| and no overflow: expm1(-a x) / expm1(-a)
+        # for l < 0, times e^(a (x - 1)) for l > 0
+        l = self._safe_logits()
+        a = l.abs()
+        ratio = (-a * value).expm1() / (-a).expm1()
+        exact = mg.where(l > 0, (a * (value - 1)).exp() * ratio, ratio)
         cdf = mg.where(self._outside_lims(), exact, value)
-        return cdf.clamp(0.0, 1.0)
+        return mg.where(value <= 0, mg.zeros_like(cdf),
+                        mg.where(value >= 1, mg.ones_like(cdf), cdf))
 
     def icdf(self, value):
-        p = self._safe_probs()
-        exact = ((-p + value * (2 * p - 1)).log1p() - (-p).log1p()) / \
-            (p.log() - (-p).log1p())
+        # log1p(u expm1(l)) / l, with a = |l|: for l > 0 through 1 - X ~ CB(-l)
+        l = self._safe_logits()
+        a = l.abs()
+        exact = mg.where(l > 0, 1 + ((1 - value) * (-a).expm1()).log1p() / a,
+                         -(value * (-a).expm1()).log1p() / a)
         return mg.where(self._outside_lims(), exact, value)
 
     def entropy(self):
-        log_p0, log_p1 = (-self.probs).log1p(), self.probs.log()
-        return self.mean * (log_p0 - log_p1) - self._log_normalizer() - log_p0
+        # -E[x l - softplus(l) + log C]
+        return F.softplus(self.logits) - self.mean * self.logits - self._log_normalizer()

@@ -244,8 +244,14 @@ class StackTransform(Transform):
                                                   self._slices(y, "output"))], self.dim)
 
     def log_abs_det_jacobian(self, x, y):
-        return mg.stack([t.log_abs_det_jacobian(a, b) for t, a, b in zip(
-            self.transforms, self._slices(x, "input"), self._slices(y, "output"))], self.dim)
+        terms = [sum_rightmost(t.log_abs_det_jacobian(a, b), self.event_dim - t.event_dim)
+                 for t, a, b in zip(self.transforms, self._slices(x, "input"),
+                                    self._slices(y, "output"))]
+        # the log-dets lack x's event_dim rightmost dims: a batch dim `dim` of x is dim
+        # event_dim further right among them (stacking at `dim` itself misplaced it: a
+        # (3, 2) log-det for x of shape (2, 3, 4), dim=-2 and vector transforms; torch too)
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return mg.stack(terms, dim if dim < 0 else self.dim)
 
     def __repr__(self):
         return f"StackTransform({self.transforms!r}, dim={self.dim})"
