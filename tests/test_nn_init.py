@@ -176,3 +176,18 @@ def test_uniform_refuses_bounds_the_dtype_cannot_hold(a, b):
         init.uniform_(mg.zeros(3), a, b)
     with pytest.raises(ValueError, match="must be finite values"):
         mg.zeros(3).uniform_(a, b)
+
+
+def test_initialisers_take_a_parameters_raw_array_and_write_into_it():
+    """PyTorch's DCGAN idiom `init.normal_(m.weight.data, 0.0, 0.02)`: `.data` is the raw
+    array here, and the initialiser writes into it, so the parameter changes."""
+    conv = nn.Conv2d(3, 8, 3)
+    bn = nn.BatchNorm2d(8)
+    mg.manual_seed(0)
+    out = init.normal_(conv.weight.data, 0.0, 0.02)
+    assert out is conv.weight.data
+    assert abs(float(conv.weight.std()) - 0.02) < 0.004
+    init.constant_(bn.bias.data, 0.5)
+    init.kaiming_uniform_(bn.weight.data.reshape(8, 1), a=1.0)   # a view: written through
+    w = bn.weight.numpy()                                     # bound sqrt(3) for fan_in 1
+    assert bn.bias.numpy().tolist() == [0.5] * 8 and (w != 1).all() and abs(w).max() <= 3 ** .5

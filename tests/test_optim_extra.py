@@ -519,7 +519,9 @@ def test_foreach_is_taken_and_changes_nothing(cls):
     (optim.Adadelta, "capturable", True), (optim.Adadelta, "differentiable", True),
     (optim.Adamax, "capturable", True), (optim.NAdam, "capturable", True),
     (optim.NAdam, "differentiable", True), (optim.RAdam, "capturable", True),
-    (optim.RAdam, "differentiable", True)])
+    (optim.RAdam, "differentiable", True), (optim.SGD, "fused", True),
+    (optim.SGD, "differentiable", True), (optim.Adam, "capturable", True),
+    (optim.AdamW, "differentiable", True), (optim.AdamW, "capturable", True)])
 def test_torch_only_options_are_taken_off_and_refused_on(cls, option, value):
     p = nn.Parameter(mg.zeros(2))
     off = {"fused": None} if option == "fused" else {option: False}
@@ -527,6 +529,24 @@ def test_torch_only_options_are_taken_off_and_refused_on(cls, option, value):
     with pytest.raises(ValueError, match=f"{cls.__name__}: {option}={value!r} is an option of "
                                          f"PyTorch's"):
         cls([p], **{option: value})
+
+
+@pytest.mark.parametrize("cls", [optim.Adam, optim.AdamW])
+def test_adam_takes_fused_either_way_with_the_same_steps(cls):
+    """fused=True (nanoGPT's configure_optimizers passes it where the signature has it) is
+    taken: the step already runs fused where the device can; the numbers are unchanged."""
+    out = []
+    for fused in (None, False, True):
+        p = nn.Parameter(mg.tensor([1.0, -2.0, 3.0]))
+        opt = cls([p], lr=0.1, fused=fused, capturable=False, differentiable=False)
+        for _ in range(2):
+            p.grad = mg.tensor([0.5, 1.0, -1.5])
+            opt.step()
+        out.append(p.numpy())
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[0], out[2])
+    with pytest.raises(TypeError, match=f"{cls.__name__}: fused must be None, True or False"):
+        cls([p], fused="yes")
 
 
 def test_a_torch_state_with_torch_only_options_on_is_refused():

@@ -192,3 +192,10 @@ def test_what_cannot_become_a_tensor_is_named_with_what_can():
         mg.ones(2) * _TorchLike(np.ones(2, np.float32))
     with pytest.raises(TypeError, match=r"BFloat16.*convert it first, e.g. t.float\(\)"):
         mg.tensor(_TorchLike(None))
+
+
+def test_a_raw_array_given_for_a_tensor_names_data_and_detach():
+    """PyTorch's `torch.max(outputs.data, 1)`: `.data` is the raw array here; the error
+    says so and names the fix."""
+    with pytest.raises(TypeError, match=r"t.data is the raw array here: pass t.detach\(\)"):
+        mg.max(mg.ones(2, 3).data, 1)

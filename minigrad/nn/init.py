@@ -5,8 +5,9 @@ import math
 import threading
 
 from minigrad import backend
-from minigrad.args import number_arg
+from minigrad.args import is_device_array, number_arg
 from minigrad.autograd import no_grad
+from minigrad.tensor import Tensor
 
 
 def _fill(tensor, values):
@@ -236,9 +237,14 @@ _skipping = threading.local()      # utils.skip_init's switch (nn/utils_more.py)
 
 
 def _skippable(fn):
-    """fn, except that under utils.skip_init it draws and writes nothing."""
+    """fn, except that under utils.skip_init it draws and writes nothing. It also takes a
+    tensor's raw array (`m.weight.data`, which is one here: PyTorch's DCGAN idiom
+    `init.normal_(m.weight.data, 0.0, 0.02)`), writing into that array in place."""
     def init_fn(tensor, *args, **kwargs):
         if getattr(_skipping, "on", False):
+            return tensor
+        if not isinstance(tensor, Tensor) and is_device_array(tensor):
+            fn(Tensor._make(tensor, backend.device_of_array(tensor)), *args, **kwargs)
             return tensor
         return fn(tensor, *args, **kwargs)
     init_fn.__name__ = init_fn.__qualname__ = fn.__name__

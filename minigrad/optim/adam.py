@@ -11,7 +11,7 @@ AMSGrad (Reddi et al. 2018) divides by the largest second moment seen rather tha
 one, so a parameter's step size never grows back after a burst of large gradients. Its state
 `max_exp_avg_sq` is kept (and saved) beside `exp_avg` and `exp_avg_sq`, as PyTorch's.
 """
-from minigrad.optim.optimizer import Optimizer, is_number
+from minigrad.optim.optimizer import Optimizer, check_torch_only, is_number
 
 
 class Adam(Optimizer):
@@ -26,10 +26,20 @@ class Adam(Optimizer):
     baby GPT's AdamW measured 2.2 ms one by one, 4.3 ms flat).
 
     `amsgrad=True` runs on every path: one by one, flat (a third flat array), and on a GPU
-    as the array chain rather than the fused kernel, which has no v_max."""
+    as the array chain rather than the fused kernel, which has no v_max.
+
+    `fused` (PyTorch's) is taken either way and changes nothing: the step already runs as
+    one fused kernel where the device has one (nanoGPT passes fused=True on "cuda" when
+    the signature has it); `capturable` and `differentiable` only where off."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, foreach=None, maximize=False, decoupled_weight_decay=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        check_torch_only(type(self).__name__, capturable=capturable,
+                         differentiable=differentiable)
+        if fused not in (None, True, False):
+            raise TypeError(f"{type(self).__name__}: fused must be None, True or False, got "
+                            f"{fused!r}")
         # PyTorch's order: amsgrad is the sixth positional argument, the rest keywords
         betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas   # checked below
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
@@ -166,7 +176,10 @@ class AdamW(Adam):
     Adam step, instead of adding λp to the gradient. Default weight_decay=0.01 as PyTorch."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
-                 amsgrad=False, *, foreach=None, maximize=False):
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, decoupled_weight_decay=True)
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
 

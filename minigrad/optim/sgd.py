@@ -6,16 +6,19 @@
     g = g + momentum * b  if nesterov  else  b
     p = p - lr * g
 """
-from minigrad.optim.optimizer import Optimizer, check_foreach, is_number
+from minigrad.optim.optimizer import Optimizer, check_foreach, check_torch_only, is_number
 
 
 class SGD(Optimizer):
     """`foreach` is taken for PyTorch's signature and changes nothing: one loop, the same
-    numbers (as PyTorch's foreach and plain loops give)."""
+    numbers (as PyTorch's foreach and plain loops give); `differentiable` and `fused`
+    (PyTorch's) only where off."""
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False, foreach=None):
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
         # PyTorch's order: weight_decay before nesterov
+        check_torch_only("SGD", differentiable=differentiable, fused=fused)
         check_foreach("SGD", foreach)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, nesterov=nesterov,
                         weight_decay=weight_decay, maximize=maximize)

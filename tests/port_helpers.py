@@ -1,0 +1,41 @@
+"""Helpers of the ported-script tests (test_ported_scripts*.py): each program takes the
+library as `torch` (minigrad or PyTorch) and returns (initial weights, losses)."""
+import importlib
+
+import numpy as np
+
+import minigrad
+
+
+def _libs(lib):
+    """(torch, nn, F, torch.utils.data) of minigrad or PyTorch."""
+    return (lib, lib.nn, importlib.import_module(lib.__name__ + ".nn.functional"),
+            importlib.import_module(lib.__name__ + ".utils.data"))
+
+
+def _state(model, prefix=""):
+    return {prefix + k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def _load(torch, model, state, prefix="", strict=True):
+    if state is not None:
+        model.load_state_dict({k[len(prefix):]: torch.tensor(v) for k, v in state.items()
+                               if k.startswith(prefix)}, strict=strict)
+
+
+def _host(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _compare(torch, program, **kw):
+    """Runs `program` under minigrad, then under PyTorch from minigrad's initial weights
+    (one thread): the same losses, to float32 rounding."""
+    mg_out = program(*_libs(minigrad), **kw)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        pt_out = program(*_libs(torch), init=mg_out[0], **kw)
+    finally:
+        torch.set_num_threads(threads)
+    np.testing.assert_allclose(mg_out[1], pt_out[1], rtol=1e-4, atol=1e-5)
+    return mg_out[1]
