@@ -94,15 +94,17 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if d not in (1, 2, 3):
         raise ValueError(f"mg.convolution: weight must have 3, 4 or 5 dimensions (1d, 2d, "
                          f"3d), got shape {tuple(getattr(weight, 'shape', ()))}")
+    # (ATen takes lists; an int or "same"/"valid" goes on to F as F's conv takes it)
+    stride, padding, dilation, output_padding = (
+        tuple(v) if isinstance(v, (list, tuple)) else v
+        for v in (stride, padding, dilation, output_padding))
     if transposed:
-        return getattr(F, f"conv_transpose{d}d")(input, weight, bias, tuple(stride),
-                                                 tuple(padding), tuple(output_padding),
-                                                 groups, tuple(dilation))
-    if any(output_padding):
-        raise ValueError(f"mg.convolution: output_padding {list(output_padding)} is for a "
+        return getattr(F, f"conv_transpose{d}d")(input, weight, bias, stride, padding,
+                                                 output_padding, groups, dilation)
+    if any(output_padding) if isinstance(output_padding, tuple) else output_padding:
+        raise ValueError(f"mg.convolution: output_padding {output_padding} is for a "
                          f"transposed convolution only")
-    return getattr(F, f"conv{d}d")(input, weight, bias, tuple(stride), tuple(padding),
-                                   tuple(dilation), groups)
+    return getattr(F, f"conv{d}d")(input, weight, bias, stride, padding, dilation, groups)
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -112,13 +114,15 @@ def constant_pad_nd(input, pad, value=0):
 
 def norm_except_dim(v, pow=2, dim=0):
     """The pow-norm of v over every dimension but `dim`, kept (weight norm's g); dim=-1:
-    over all of v, a 0-dim tensor."""
+    over all of v, a 0-dim tensor. Other negative dims count from the end, as torch's
+    (-2 keeps the last dim but one)."""
     _tensor("norm_except_dim", v)
     if dim == -1:
         return linalg.vector_norm(v, pow)
-    if not 0 <= dim < v.ndim:
+    if not -v.ndim <= dim < v.ndim:
         raise IndexError(f"mg.norm_except_dim: dim {dim} is out of range for a tensor of "
                          f"{v.ndim} dimensions (-1: over all of it)")
+    dim %= v.ndim
     return linalg.vector_norm(v, pow, tuple(i for i in range(v.ndim) if i != dim),
                              keepdim=True)
 
@@ -129,16 +133,17 @@ def frobenius_norm(input, dim, keepdim=False):
 
 
 def nuclear_norm(input, dim=None, keepdim=False):
-    """The sum of singular values of each matrix: over the last two dims of a 2-D input
-    (nuclear_norm(A) or nuclear_norm(A, keepdim)), or over dim (two dims)."""
+    """The sum of singular values of each matrix: over the last two dims without dim
+    (nuclear_norm(A) or nuclear_norm(A, keepdim); a batch of matrices gives one per
+    matrix, as torch's), or over dim (two dims)."""
     _tensor("nuclear_norm", input)
     if isinstance(dim, bool):                      # torch's overload nuclear_norm(A, keepdim)
         dim, keepdim = None, dim
     if dim is None:
-        if input.ndim != 2:
-            raise ValueError(f"mg.nuclear_norm: expected a 2-D input without dim, got shape "
-                             f"{tuple(input.shape)}; pass dim=(d0, d1)")
-        dim = (0, 1)
+        if input.ndim < 2:
+            raise ValueError(f"mg.nuclear_norm: expected matrices (at least 2 dims), got "
+                             f"shape {tuple(input.shape)}")
+        dim = (-2, -1)
     return linalg.matrix_norm(input, "nuc", tuple(dim), keepdim)
 
 

@@ -14,11 +14,19 @@ _COMPILE_MODES = ("default", "reduce-overhead", "max-autotune",
                   "max-autotune-no-cudagraphs", "lite")
 
 
-def _check_compile(fullgraph, dynamic, backend, mode, options, disable):
+def _check_compile(fullgraph, dynamic, backend, mode, options, disable, name,
+                   recompile_limit, isolate_recompiles):
     """torch.compile's arguments, checked for their types (then unused)."""
-    for name, value in (("fullgraph", fullgraph), ("disable", disable)):
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"mg.compile: name must be None or a str, got {name!r}")
+    if recompile_limit is not None and (isinstance(recompile_limit, bool) or
+                                        not isinstance(recompile_limit, int)):
+        raise TypeError(f"mg.compile: recompile_limit must be None or an int, got "
+                        f"{recompile_limit!r}")
+    for arg, value in (("fullgraph", fullgraph), ("disable", disable),
+                       ("isolate_recompiles", isolate_recompiles)):
         if not isinstance(value, bool):
-            raise TypeError(f"mg.compile: {name} must be a bool, got {value!r}")
+            raise TypeError(f"mg.compile: {arg} must be a bool, got {value!r}")
     if dynamic is not None and not isinstance(dynamic, bool):
         raise TypeError(f"mg.compile: dynamic must be None, True or False, got {dynamic!r}")
     if backend is not None and not isinstance(backend, str) and not callable(backend):
@@ -34,15 +42,18 @@ def _check_compile(fullgraph, dynamic, backend, mode, options, disable):
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor",  # noqa: A001
-            mode=None, options=None, disable=False):
-    """torch.compile's signature; minigrad runs eagerly and has no compiler, so `model` (a
-    module or function) comes back unchanged and runs as it did. As a decorator too:
-    `@mg.compile` or `@mg.compile(mode="max-autotune")`. The arguments are checked, then
-    ignored."""
-    _check_compile(fullgraph, dynamic, backend, mode, options, disable)
+            mode=None, options=None, name=None, disable=False, recompile_limit=None,
+            isolate_recompiles=False, shapes_spec=None):
+    """torch.compile's signature (PyTorch 2.13's); minigrad runs eagerly and has no
+    compiler, so `model` (a module or function) comes back unchanged and runs as it did.
+    As a decorator too: `@mg.compile` or `@mg.compile(mode="max-autotune")`. The
+    arguments are checked, then ignored."""
+    settings = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                    options=options, name=name, disable=disable,
+                    recompile_limit=recompile_limit, isolate_recompiles=isolate_recompiles)
+    _check_compile(**settings)
     if model is None:                        # @mg.compile(...): the decorator
-        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                  mode=mode, options=options, disable=disable)
+        return lambda fn: compile(fn, **settings, shapes_spec=shapes_spec)
     if not callable(model):
         raise TypeError(f"mg.compile: expected a module or a function to compile, got "
                         f"{type(model).__name__}")
@@ -76,13 +87,17 @@ def get_num_interop_threads():
 
 
 def typename(obj):
-    """A tensor's type string (t.type(): 'minigrad.FloatTensor'), else the object's
-    qualified class name ("int", "minigrad.nn.layers.Linear"), as torch.typename."""
+    """A tensor's type string (t.type(): 'minigrad.FloatTensor'); else, as torch.typename,
+    the qualified name of what has one (a class, a function: "math.sqrt", a module:
+    "os") and of the class of anything else ("int", "minigrad.nn.layers.Linear")."""
     if isinstance(obj, Tensor):
         return obj.type()
-    cls = obj if isinstance(obj, type) else type(obj)
-    module = cls.__module__
-    return cls.__qualname__ if module in (None, "builtins") else f"{module}.{cls.__qualname__}"
+    if hasattr(obj, "__qualname__") or hasattr(obj, "__name__"):
+        module = getattr(obj, "__module__", None)
+        qualname = getattr(obj, "__qualname__", None) or obj.__name__
+    else:
+        module, qualname = type(obj).__module__, type(obj).__qualname__
+    return qualname if module in (None, "", "builtins") else f"{module}.{qualname}"
 
 
 def is_storage(obj):

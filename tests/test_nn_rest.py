@@ -245,6 +245,19 @@ def test_skip_init_draws_nothing_and_leaves_zeros():
     assert nn.Linear(3, 4).weight.numpy().any()             # initialised again afterwards
 
 
+@pytest.mark.parametrize("cls, args", [(nn.LSTM, (3, 4)), (nn.Embedding, (5, 3)),
+                                       (nn.MultiheadAttention, (4, 2)), (nn.LayerNorm, (4,))])
+def test_skip_init_of_modules_that_draw(cls, args):
+    """No random numbers spent; the parameters keep what they are made with (zeros, a
+    norm's weight its ones), as skip_init's docstring says."""
+    state = mg.get_rng_state().tolist()
+    module = nn.utils.skip_init(cls, *args)
+    assert mg.get_rng_state().tolist() == state
+    for name, p in module.named_parameters():
+        expected = 1.0 if cls is nn.LayerNorm and name == "weight" else 0.0
+        assert (p.numpy() == expected).all(), name
+
+
 def test_skip_init_errors():
     class NoDevice(nn.Module):
         def __init__(self, n):

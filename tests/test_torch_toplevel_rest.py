@@ -63,11 +63,15 @@ CASES = [
     C("constant_pad_nd", lambda x: lib(x).constant_pad_nd(x, [1, 2, 0, 1], 0.5), (2, 3)),
     C("norm_except_dim", lambda x: (lib(x).norm_except_dim(x, 2, 0),
                                     lib(x).norm_except_dim(x, 3, 1),
-                                    lib(x).norm_except_dim(x, 2, -1)), (2, 3, 4)),
+                                    lib(x).norm_except_dim(x, 2, -1),
+                                    lib(x).norm_except_dim(x, 2, -2),
+                                    lib(x).norm_except_dim(x, 2, -3)), (2, 3, 4)),
     C("frobenius_nuclear_norm", lambda x: (lib(x).frobenius_norm(x, [1, 2]),
                                            lib(x).frobenius_norm(x, [0], True),
                                            lib(x).nuclear_norm(x[0]),
-                                           lib(x).nuclear_norm(x, [1, 2], True)), (2, 3, 4),
+                                           lib(x).nuclear_norm(x, [1, 2], True),
+                                           lib(x).nuclear_norm(x),       # one per matrix
+                                           lib(x).nuclear_norm(x, True)), (2, 3, 4),
       gradgrad=False),
 ]
 
@@ -144,6 +148,9 @@ def test_compile_returns_the_model_unchanged():
     def g(x):
         return x + 1
     assert f(3) == 6 and g(3) == 4
+    assert mg.compile(model, name="block", recompile_limit=4, isolate_recompiles=True,
+                      shapes_spec=None) is model
+    assert mg.compile(name="f", mode="lite")(print) is print        # torch 2.13's keywords
 
 
 @pytest.mark.parametrize("args, kwargs, error, words", [
@@ -154,6 +161,9 @@ def test_compile_returns_the_model_unchanged():
     ((print,), {"dynamic": "yes"}, TypeError, "dynamic must be"),
     ((print,), {"options": [1]}, TypeError, "options must be a dict"),
     ((print,), {"backend": 3}, TypeError, "backend must be"),
+    ((print,), {"name": 3}, TypeError, "name must be None or a str"),
+    ((print,), {"isolate_recompiles": 1}, TypeError, "isolate_recompiles must be a bool"),
+    ((print,), {"recompile_limit": 1.5}, TypeError, "recompile_limit must be None or an"),
 ])
 def test_compile_errors(args, kwargs, error, words):
     with pytest.raises(error, match=words):
@@ -176,6 +186,8 @@ def test_runtime_switches_and_queries(torch):
     assert mg.typename(mg.randn(2)) == "minigrad.FloatTensor"
     assert mg.typename(1) == torch.typename(1) == "int"
     assert mg.typename(mg.nn.Linear) == "minigrad.nn.layers.Linear"
+    for obj in (math.sqrt, len, math, test_runtime_switches_and_queries, None, [1]):
+        assert mg.typename(obj) == torch.typename(obj), obj   # a function's own name
     assert mg.is_storage(mg.randn(2)) is False
     t = mg.randn(2)
     assert not mg.is_conj(t) and not mg.is_neg(t) and not mg.is_inference(t)
@@ -272,7 +284,8 @@ def test_native_batch_norm_eval_and_running_stats(torch):
     (lambda: mg.convolution(mg.randn(1, 2, 3), mg.randn(2, 2, 1), None, [1], [0], [1], False,
                             [1], 1), ValueError, "transposed convolution only"),
     (lambda: mg.norm_except_dim(mg.randn(2, 3), 2, 2), IndexError, "out of range"),
-    (lambda: mg.nuclear_norm(mg.randn(2, 2, 2)), ValueError, "pass dim"),
+    (lambda: mg.norm_except_dim(mg.randn(2, 3), 2, -3), IndexError, "out of range"),
+    (lambda: mg.nuclear_norm(mg.randn(3)), ValueError, "at least 2 dims"),
     (lambda: mg.slice_copy(mg.randn(3), 0, 0, 2, 0), ValueError, "positive integer"),
     (lambda: mg.slice_copy(mg.randn(3), 1), IndexError, "out of range"),
     (lambda: mg.view_copy([1.0], (1,)), TypeError, "expected a Tensor first"),
@@ -281,6 +294,15 @@ def test_native_batch_norm_eval_and_running_stats(torch):
 def test_layer_and_copy_errors(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_convolution_takes_ints_as_F_does():       # (not a bare "'int' ... not iterable")
+    x, w = mg.randn(2, 3, 5), mg.randn(4, 3, 3)
+    lists = mg.convolution(x, w, None, [1], [1], [1], False, [0], 1).numpy()
+    for padding in (1, "same"):
+        np.testing.assert_allclose(mg.convolution(x, w, None, 1, padding, 1, False, 0, 1)
+                                   .numpy(), lists)
+    assert mg.convolution(x, w.transpose(0, 1), None, 2, 1, 1, True, 1, 1).shape == (2, 4, 10)
 
 
 def test_nuclear_norm_keepdim_overload(torch):

@@ -14,7 +14,8 @@ def skip_init(module_cls, *args, **kwargs):
     """module_cls(*args, **kwargs) built without its initialisation, as
     torch.nn.utils.skip_init: every nn.init function the constructor calls (as all of
     minigrad's modules' reset_parameters do) draws and writes nothing, so no random numbers
-    are spent and the parameters keep the zeros they are made with. (PyTorch builds the
+    are spent and the parameters keep the values they are made with (zeros; the ones of
+    a norm layer's weight). (PyTorch builds the
     module on its "meta" device and leaves the values uninitialised: use them only after
     writing them.) As PyTorch's, module_cls must take a `device` argument."""
     from minigrad.nn.module import Module
