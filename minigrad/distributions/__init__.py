@@ -4,10 +4,11 @@ Cauchy, Gumbel, LogNormal, Poisson, Binomial, Gamma, Chi2, Beta, Dirichlet, Half
 StudentT, Geometric, NegativeBinomial, Multinomial, MixtureSameFamily, RelaxedBernoulli,
 RelaxedOneHotCategorical, LowRankMultivariateNormal, Weibull, Pareto, HalfCauchy,
 InverseGamma, Kumaraswamy, VonMises, ContinuousBernoulli, FisherSnedecor,
-OneHotCategoricalStraightThrough, LKJCholesky, transforms with TransformedDistribution, the
-constraint registry (biject_to, transform_to), and kl_divergence, built from Tensor ops so
-log_prob, entropy, rsample and the KLs carry gradients (Gamma, Chi2, Beta, Dirichlet,
-StudentT, InverseGamma and FisherSnedecor draws through ops/gamma_sample.py)."""
+OneHotCategoricalStraightThrough, LKJCholesky, GeneralizedPareto, LogisticNormal, Wishart,
+transforms with TransformedDistribution, the constraint registry (biject_to, transform_to),
+and kl_divergence, built from Tensor ops so log_prob, entropy, rsample and the KLs carry
+gradients (Gamma, Chi2, Beta, Dirichlet, StudentT, InverseGamma, FisherSnedecor and
+Wishart draws through ops/gamma_sample.py)."""
 from minigrad.distributions import constraints  # noqa: F401
 from minigrad.distributions.distribution import Distribution  # noqa: F401
 from minigrad.distributions.normal import Normal  # noqa: F401
@@ -60,9 +61,13 @@ from minigrad.distributions.continuous_bernoulli import ContinuousBernoulli  # n
 from minigrad.distributions.fisher_snedecor import FisherSnedecor  # noqa: F401
 from minigrad.distributions.one_hot_categorical_st import (  # noqa: F401
     OneHotCategoricalStraightThrough)
+from minigrad.distributions.generalized_pareto import GeneralizedPareto  # noqa: F401
+from minigrad.distributions.logistic_normal import LogisticNormal  # noqa: F401
+from minigrad.distributions.wishart import Wishart  # noqa: F401
 from minigrad.distributions.kl import kl_divergence, register_kl  # noqa: F401
 from minigrad.distributions import kl_families  # noqa: F401  (registers its KLs)
 from minigrad.distributions import kl_more  # noqa: F401  (registers its KLs)
+from minigrad.distributions import kl_mixed  # noqa: F401  (registers its KLs)
 
 __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
            "OneHotCategorical", "MultivariateNormal", "Independent", "Exponential",
@@ -72,7 +77,8 @@ __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical",
            "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "TransformedDistribution",
            "LowRankMultivariateNormal", "Weibull", "Pareto", "HalfCauchy", "InverseGamma",
            "Kumaraswamy", "VonMises", "ContinuousBernoulli", "FisherSnedecor",
-           "OneHotCategoricalStraightThrough", "LKJCholesky", "kl_divergence", "register_kl",
+           "OneHotCategoricalStraightThrough", "LKJCholesky", "GeneralizedPareto",
+           "LogisticNormal", "Wishart", "kl_divergence", "register_kl",
            "constraints", "transforms", "biject_to", "transform_to", "AbsTransform",
            "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",

@@ -3,17 +3,22 @@ before the first success of Bernoulli(probs) trials; draws floor(log u / log(1 -
 import minigrad as mg
 import minigrad.functional as F
 from minigrad.distributions import constraints
-from minigrad.distributions.bernoulli import Bernoulli
+from minigrad.distributions.bernoulli import TrialParams, one_of
+from minigrad.distributions.distribution import Distribution, broadcast_all
 
 
-class Geometric(Bernoulli):
+class Geometric(TrialParams, Distribution):
     """Counts k >= 0 with probability (1 - p)^k p; probs in (0, 1] (or logits)."""
     arg_constraints = {"probs": constraints.interval(0.0, 1.0), "logits": constraints.real}
     support = constraints.nonnegative_integer
     has_enumerate_support = False
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        super().__init__(probs, logits, validate_args=validate_args)
+        # not a Bernoulli subclass: kl_divergence would take Bernoulli's pairs for it
+        name, value = one_of(probs, logits, "Geometric")
+        param, = broadcast_all(value)
+        setattr(self, name, param)
+        super().__init__(param.shape, validate_args=validate_args)
         if self._validate_args and "probs" in self.__dict__:    # p = 0: never a success
             with mg.no_grad():
                 bad = self.probs[self.probs == 0]
