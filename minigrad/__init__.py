@@ -218,4 +218,4 @@ from minigrad.torch_segments import segment_reduce, histogramdd, nonzero_static 
 from minigrad import testing, random  # noqa: E402,F401
 # torch's dtype names and constants; last, as mg.float and mg.int shadow the builtins here
 from minigrad.torch_names import (float, double, half, long, int, short, dtype,  # noqa
-                                  pi, e, inf, nan, newaxis)
+                                  bfloat16, pi, e, inf, nan, newaxis)

@@ -28,12 +28,32 @@ _DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float"
                 "short": np.dtype("int16"), "int8": np.dtype("int8"), "uint8": uint8}
 
 
+class UnavailableDtype:
+    """A dtype PyTorch has and NumPy and CuPy lack (bfloat16): a name that exists, so that
+    code listing dtypes runs (nanoGPT's {'bfloat16': torch.bfloat16, ...}[dtype]), and
+    that is refused, with what to use instead, wherever a dtype is taken."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"minigrad.{self.name}"
+
+
+def _refuse_unavailable(name):
+    raise TypeError(f"dtype {name} is not available: NumPy and CuPy have no {name}; use "
+                    f"mg.float16 (mixed precision: mg.autocast with mg.amp.GradScaler) or "
+                    f"mg.float32")
+
+
 def dtype(d):
     """Normalise a dtype given as a name, a NumPy dtype or a NumPy scalar type."""
     if d is None:
         return None
     if type(d).__module__ == "torch":           # torch.float64: by its name, as a string
         d = str(d).removeprefix("torch.")
+    if isinstance(d, UnavailableDtype) or d == "bfloat16":
+        _refuse_unavailable("bfloat16")
     if hasattr(d, "shape") and not isinstance(d, (type, np.dtype)):   # a tensor, an array
         # or a NumPy number, whose dtype NumPy would read: a mistake, not a dtype
         raise TypeError(f"a dtype is needed (mg.float32, 'float64', ...), got a "

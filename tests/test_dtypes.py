@@ -75,3 +75,21 @@ def test_every_integer_dtype_goes_by_its_torch_name(name):
 
 def test_finfo_without_a_dtype_is_the_defaults(default_float64):
     assert mg.finfo().bits == 64
+
+
+def test_bfloat16_is_a_name_that_is_refused_wherever_it_is_used():
+    """nanoGPT builds {'float32': torch.float32, 'bfloat16': torch.bfloat16, ...} before it
+    picks one: the name must exist; using it is refused, saying what to use instead."""
+    table = {"float32": mg.float32, "bfloat16": mg.bfloat16, "float16": mg.float16}
+    assert table["float16"] == mg.float16 and "bfloat16" in repr(mg.bfloat16)
+    x = mg.ones(2)
+    uses = [lambda: mg.zeros(2, dtype=mg.bfloat16), lambda: x.to(mg.bfloat16),
+            lambda: x.to("bfloat16"), lambda: x.to("cpu", mg.bfloat16),
+            lambda: x.type(mg.bfloat16), lambda: mg.tensor([1.0], dtype="bfloat16"),
+            lambda: mg.finfo(mg.bfloat16), lambda: mg.set_default_dtype(mg.bfloat16),
+            lambda: mg.nn.Linear(2, 2, dtype=mg.bfloat16), lambda: x.sum(dtype=mg.bfloat16)]
+    for use in uses:
+        with pytest.raises(TypeError, match="bfloat16 is not available.*mg.float16"):
+            use()
+    with pytest.raises(TypeError, match="bfloat16"):
+        mg.autocast("cpu", dtype=mg.bfloat16)

@@ -6,7 +6,7 @@ small random data; under PyTorch too, from minigrad's initial weights, the losse
 step by step.
 
 Where a line differs from the tutorial, a comment says why (minigrad deliberately differs:
-`t.data` is the raw array, `torch.save` writes flat .safetensors, no bfloat16)."""
+`t.data` is the raw array, `torch.save` writes flat .safetensors, bfloat16 only a name)."""
 import inspect
 import json
 import math
@@ -197,8 +197,8 @@ def nanogpt(torch, nn, F, data_mod, init=None, flash=True, dtype="float32", ckpt
         x = torch.stack([torch.from_numpy(data[j:j + block_size]) for j in ix])
         y = torch.stack([torch.from_numpy(data[j + 1:j + 1 + block_size]) for j in ix])
         return x, y
-    # nanoGPT's dict also holds 'bfloat16': torch.bfloat16, which minigrad does not have
-    ptdtype = {"float32": torch.float32, "float16": torch.float16}[dtype]
+    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16,
+               "float16": torch.float16}[dtype]
     ctx = nullcontext() if dtype == "float32" else \
         torch.amp.autocast(device_type=device_type, dtype=ptdtype)
     model_args = dict(n_layer=2, n_head=2, n_embd=32, block_size=block_size, bias=False,
