@@ -175,22 +175,65 @@ def jvp_by_double_vjp(outputs, inputs, tangents, create_graph=False):
     which the outputs were computed from), by two backward passes: g = uᵀJ with a dummy u
     per output (recorded), then the gradient of Σ g·v with respect to the u's. Zeros for an
     output that depends on none of the inputs."""
-    from minigrad.creation import zeros_like
+    return second_vjp(outputs, first_vjp(outputs, inputs), tangents, create_graph)
+
+
+def first_vjp(outputs, inputs):
+    """The first pass: (live, us, gs), gs = uᵀJ recorded as a function of the dummies us
+    (one per output of `live`: the floating ones requiring grad), one per input.
+
+    u is ones, not zeros: uᵀJ is linear in u, so any u gives the same derivative, but a
+    backward written as a function of g that is linear only piecewise (logcumsumexp's
+    splits g by sign, through log|g|) has the right derivative only away from g = 0. The
+    pass runs no tensor hooks and fills no retain_grad .grad on the way (they are reverse
+    mode's; PyTorch's forward mode runs no backward at all)."""
+    from minigrad.creation import ones_like
     live = [k for k, o in enumerate(outputs) if o.requires_grad and o.is_floating_point()]
-    results = [zeros_like(o) for o in outputs]
     if not live:
-        return results
-    with enable_grad():
-        us = [zeros_like(outputs[k]).requires_grad_(True) for k in live]
+        return live, [], []
+    with enable_grad(), _quiet([outputs[k] for k in live], inputs):
+        us = [ones_like(outputs[k]).requires_grad_(True) for k in live]
         gs = run_backward([outputs[k] for k in live], us, retain_graph=True,
                           create_graph=True, inputs=list(inputs))
-        pairs = [(g, v.to(g.dtype) if v.dtype != g.dtype else v)
-                 for g, v in zip(gs, tangents) if g is not None and g.requires_grad]
-        if not pairs:       # uᵀJ independent of u: J is 0 there (floor, sign, a constant)
-            return results
+    return live, us, gs
+
+
+def second_vjp(outputs, first, tangents, create_graph=False):
+    """J·v for each of `outputs` from first_vjp's `first`, along `tangents` (one per
+    input): one backward pass, the gradient of Σ g·v with respect to the u's."""
+    from minigrad.creation import zeros_like
+    live, us, gs = first
+    results = [zeros_like(o).detach() for o in outputs]
+    pairs = [(g, v.to(g.dtype) if v.dtype != g.dtype else v)
+             for g, v in zip(gs, tangents) if g is not None and g.requires_grad]
+    if not pairs:           # uᵀJ independent of u: J is 0 there (floor, sign, a constant)
+        return results
+    with enable_grad():
         found = run_backward([g for g, _ in pairs], [v for _, v in pairs], retain_graph=True,
                              create_graph=create_graph, inputs=us)
     for k, g in zip(live, found):
         if g is not None:
             results[k] = g if create_graph else g.detach()
     return results
+
+
+@contextlib.contextmanager
+def _quiet(outputs, inputs):
+    """The tensors between `inputs` and `outputs` keep their hooks and retain_grad off for
+    the block (put back on exit)."""
+    stop, seen, todo, saved = {id(t) for t in inputs}, set(), list(outputs), []
+    while todo:
+        t = todo.pop()
+        if id(t) in seen or not t.requires_grad:
+            continue
+        seen.add(id(t))
+        if t._hooks or t._retains_grad:
+            saved.append((t, t._hooks, t._retains_grad))
+            t._hooks, t._retains_grad = None, False
+        if id(t) not in stop and t._ctx is not None and t._ctx.inputs is not None:
+            todo += t._ctx.inputs
+    try:
+        yield
+    finally:
+        for t, hooks, retains in saved:
+            t._hooks, t._retains_grad = hooks, retains

@@ -7,7 +7,7 @@ jvp and linearize compute J·v by the double-vjp trick on the reverse-mode engin
 carries the tangents along the forward ops; the values are the same. linearize records
 the first pass once, so each call of its jvp_fn is one backward pass.
 """
-from minigrad.forward_ad import jvp_by_double_vjp
+from minigrad.forward_ad import first_vjp, jvp_by_double_vjp, second_vjp
 from minigrad.func import _Inputs, _plain, _split_aux
 from minigrad.grad_mode import enable_grad, is_grad_enabled, no_grad
 from minigrad.ops.shape import stack
@@ -75,32 +75,17 @@ def linearize(func, *primals):
     """(func(*primals), jvp_fn), as torch.func.linearize: jvp_fn(*tangents) (tangents of
     the primals' structure) returns J·tangents at the primals, in the output's structure,
     one backward pass per call (the function runs once, here)."""
-    from minigrad.backward import run_backward
-    from minigrad.creation import zeros_like
     if not primals:
         raise RuntimeError("linearize(f, *primals): expected at least one primal")
     inputs = _Inputs(primals, tuple(range(len(primals))))
     with enable_grad():
         outputs, spec = _outputs(func(*inputs.args), "linearize(f, *primals)")
-        live = [k for k, o in enumerate(outputs) if o.requires_grad and o.is_floating_point()]
-        us = [zeros_like(outputs[k]).requires_grad_(True) for k in live]
-        gs = run_backward([outputs[k] for k in live], us, retain_graph=True,
-                          create_graph=True, inputs=inputs.leaves) if live else []
+        first = first_vjp(outputs, inputs.leaves)
     inputs.spent()
 
     def jvp_fn(*tangents):
         t_leaves = _tangent_leaves(primals, tangents, "linearize: jvp_fn(*tangents)")
-        results = [zeros_like(o).detach() for o in outputs]
-        pairs = [(g, v.to(g.dtype)) for g, v in zip(gs, t_leaves)
-                 if g is not None and g.requires_grad]
-        if pairs:
-            with enable_grad():
-                found = run_backward([g for g, _ in pairs], [v for _, v in pairs],
-                                     retain_graph=True, inputs=us)
-            for k, g in zip(live, found):
-                if g is not None:
-                    results[k] = g.detach()
-        return _unflatten(results, spec)
+        return _unflatten(second_vjp(outputs, first, t_leaves), spec)
 
     return _plain(_unflatten(outputs, spec), False), jvp_fn
 
@@ -157,10 +142,12 @@ def replace_all_batch_norm_modules_(root):
     """Make every BatchNorm in `root` (in place) stop tracking running statistics, as
     torch.func.replace_all_batch_norm_modules_: running_mean, running_var and
     num_batches_tracked become None, so each normalises with its batch's statistics (what
-    vmap over a batch wants). Returns root."""
+    vmap over a batch wants). Returns root. InstanceNorms are left as they are, as
+    PyTorch's (there they are no _BatchNorm; here they derive from it)."""
     from minigrad.nn.batchnorm import _BatchNorm
+    from minigrad.nn.normalization import _InstanceNorm
     for module in root.modules():
-        if isinstance(module, _BatchNorm):
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
             module.running_mean = module.running_var = None
             module.num_batches_tracked = None
             module.track_running_stats = False

@@ -32,11 +32,14 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     # each started device's generator (a backend may be listed under several names)
     others = {id(b): (b, copy.deepcopy(b.rng)) for b in backend._BACKENDS.values()
               if b is not host}
-    seeds = backend._SEED[0]
+    # the seeds too: a manual_seed inside clears those kept for devices not started yet
+    seeds, device_seeds = backend._SEED[0], dict(backend._DEVICE_SEEDS)
     try:
         yield
     finally:
         set_rng_state(cpu)
         backend._SEED[0] = seeds
+        backend._DEVICE_SEEDS.clear()
+        backend._DEVICE_SEEDS.update(device_seeds)
         for b, rng in others.values():
             b.rng = rng

@@ -13,7 +13,8 @@ from minigrad.backend import np
 from minigrad.tensor import Tensor
 
 # (rtol, atol) by dtype, as torch's; integers and bools compare exactly
-_TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+_TOLERANCES = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
 
 def _tolerance(dtype):
@@ -41,7 +42,6 @@ def _values(x):
 def _compare(actual, expected, rtol, atol, equal_nan, check_dtype, check_device, msg, path):
     a, a_dtype, a_device = _values(actual)
     e, e_dtype, e_device = _values(expected)
-    kind = "Tensor-likes" if isinstance(actual, Tensor) else "Scalars"
     for name, x, y, check in (("shape", a.shape, e.shape, True),
                               ("dtype", a_dtype, e_dtype, check_dtype),
                               ("device", a_device, e_device, check_device)):
@@ -49,26 +49,49 @@ def _compare(actual, expected, rtol, atol, equal_nan, check_dtype, check_device,
             _fail(msg, f"The values for attribute '{name}' do not match: {x} != {y}.", path)
     if rtol is None:
         rtol, atol = (max(t) for t in zip(_tolerance(a_dtype), _tolerance(e_dtype)))
-    a64 = a.astype(np.float64) if a.dtype != bool else a.astype(np.int64)
-    e64 = e.astype(np.float64) if e.dtype != bool else e.astype(np.int64)
+    common = _common_type(a, e)
+    a, e = a.astype(common), e.astype(common)
     with np.errstate(invalid="ignore", over="ignore"):
-        diff = np.abs(a64 - e64)
-        close = (a64 == e64) | (diff <= atol + rtol * np.abs(e64))
+        diff = np.abs(a - e)       # exact for integers (float64 would round past 2**53)
+        # an infinity matches only itself (inf <= atol + rtol·inf would let -inf pass)
+        close = (a == e) | (np.isfinite(a) & np.isfinite(e) &
+                            (diff.astype(np.float64) <= atol + rtol * np.abs(e)))
         if equal_nan:
-            close |= np.isnan(a64) & np.isnan(e64)
+            close |= np.isnan(a) & np.isnan(e)
     if close.all():
         return
-    bad = int((~close).sum())
+    _fail(msg, _mismatch(a, e, diff, close, rtol, atol), path)
+
+
+def _common_type(a, e):
+    """The type both are compared in: complex if either is, else float64 if either is
+    floating, else int64 (integers and bools compare exactly)."""
+    kinds = {a.dtype.kind, e.dtype.kind}
+    return np.complex128 if "c" in kinds else np.float64 if "f" in kinds else np.int64
+
+
+def _mismatch(a, e, diff, close, rtol, atol):
+    """The failure message, in torch's words: a 0-d pair as one scalar, else how many
+    elements differ and where the greatest differences are."""
+    equal = rtol == 0 and atol == 0
+    title = "not equal!" if equal else "not close!"
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = diff / np.abs(e64)
-    lines = [f"{kind} are not close!", "",
+        rel = diff / np.abs(e)
+    allowed = {"absolute": "" if equal else f" (up to {atol} allowed)",
+               "relative": "" if equal else f" (up to {rtol} allowed)"}
+    if a.ndim == 0:
+        return "\n".join([f"Scalars are {title}", "", f"Expected {e.item()} but got {a.item()}.",
+                          f"Absolute difference: {diff.item()}{allowed['absolute']}",
+                          f"Relative difference: {rel.item()}{allowed['relative']}"])
+    bad = int((~close).sum())
+    lines = [f"Tensor-likes are {title}", "",
              f"Mismatched elements: {bad} / {close.size} ({100 * bad / close.size:.1f}%)"]
-    for what, d, allowed in (("absolute", diff, atol), ("relative", rel, rtol)):
-        shown = np.where(close, -np.inf, np.nan_to_num(d, nan=np.inf))
-        i = np.unravel_index(int(np.argmax(shown)), d.shape) if d.ndim else ()
-        at = f" at index {tuple(int(k) for k in i)}" if d.ndim else ""
-        lines.append(f"Greatest {what} difference: {d[i]}{at} (up to {allowed} allowed)")
-    _fail(msg, "\n".join(lines), path)
+    for what, d in (("absolute", diff), ("relative", rel)):
+        shown = np.where(close, -np.inf, np.nan_to_num(d.astype(np.float64), nan=np.inf))
+        i = np.unravel_index(int(np.argmax(shown)), d.shape)
+        lines.append(f"Greatest {what} difference: {d[i]} at index "
+                     f"{tuple(int(k) for k in i)}{allowed[what]}")
+    return "\n".join(lines)
 
 
 def _walk(actual, expected, path, **options):

@@ -61,6 +61,35 @@ def test_several_duals_sum_their_contributions_and_cache():
         assert fwAD.unpack_dual(out).tangent is tangent      # computed once per tensor
 
 
+def test_a_backward_linear_only_piecewise_in_its_gradient_gets_its_tangent():
+    """logcumsumexp's backward splits its gradient by sign (through log|g|): its derivative
+    in g is right everywhere but at g = 0, so the dummy of the double-vjp must not be 0."""
+    f = lambda x: x.logcumsumexp(dim=1)
+    eps = 1e-6
+    fd = (f(mg.tensor(X + eps * V)).numpy() - f(mg.tensor(X - eps * V)).numpy()) / (2 * eps)
+    np.testing.assert_allclose(mg_tangent(f, X, V).numpy(), fd, rtol=1e-6, atol=1e-8)
+    _, jvp_fn = mg.func.linearize(f, mg.tensor(X))
+    np.testing.assert_allclose(jvp_fn(mg.tensor(V)).numpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_tangents_run_no_hooks_and_fill_no_retained_grad():
+    """Reverse mode's hooks and retain_grad stay out of the two backward passes (PyTorch's
+    forward mode runs none), and stay on for a backward after."""
+    calls = []
+    with fwAD.dual_level():
+        x = fwAD.make_dual(mg.tensor(X), mg.tensor(V))
+        x.register_hook(lambda g: calls.append("x") or g * 3)
+        h = x * 2
+        h.retain_grad()
+        h.register_hook(lambda g: calls.append("h") or g * 10)
+        y = h.sin()
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(),
+                                   2 * np.cos(2 * X) * V, rtol=1e-12)
+        assert calls == [] and h.grad is None and x.grad is None
+        y.sum().backward()
+        assert calls == ["h", "x"] and h.grad is not None
+
+
 def test_dual_unrelated_tensor_and_exit():
     x, v = mg.tensor(X), mg.tensor(V)
     with fwAD.dual_level() as level:

@@ -130,6 +130,9 @@ def test_stack_module_state_errors():
 
 def test_replace_all_batch_norm_modules_stops_tracking():
     root = models(mg, 1)[0]
+    inorm = nn.InstanceNorm1d(2, track_running_stats=True)        # no BatchNorm in torch
+    mg.func.replace_all_batch_norm_modules_(nn.Sequential(inorm))
+    assert inorm.track_running_stats and inorm.running_mean is not None
     assert mg.func.replace_all_batch_norm_modules_(root) is root
     bn = root[1]
     assert bn.running_mean is None and bn.running_var is None

@@ -1,8 +1,9 @@
 """The last of torch's top-level names a port meets (torch_names.py, torch_runtime.py,
-torch_copies.py, torch_native.py, torch_segments.py, testing.py, random.py): dtype names
-and constants, mg.compile, the *_copy family, ATen's native_* layers, segment_reduce,
-histogramdd, nonzero_static, mg.testing.assert_close and mg.random. Values, shapes and
-dtypes against torch; gradients against torch and by float64 gradcheck; the errors."""
+torch_copies.py, torch_native.py, torch_segments.py): dtype names and constants,
+mg.compile, the *_copy family, ATen's native_* layers, segment_reduce, histogramdd,
+nonzero_static (mg.testing.assert_close and mg.random: test_testing_random.py). Values,
+shapes and dtypes against torch; gradients against torch and by float64 gradcheck; the
+errors."""
 import math
 
 import numpy as np
@@ -390,67 +391,3 @@ def test_new_array_code_stays_on_the_device(spy):
     found = mg.nonzero_static(pts > 0, size=25)
     for t in (hist, *edges, found):
         assert t.device == "spy"
-
-
-# ---- mg.testing.assert_close -----------------------------------------------------------
-def test_assert_close_passes_within_the_dtypes_tolerance():
-    a = mg.tensor([1.0, 2.0, float("nan")])
-    mg.testing.assert_close(a, a + 5e-6, equal_nan=True)            # float32: atol 1e-5
-    mg.testing.assert_close([a[:2], {"k": 1.0}], (a[:2], {"k": 1.0}))
-    mg.testing.assert_close(mg.tensor([1, 2]), mg.tensor([1, 2]))
-    mg.testing.assert_close(1.0, 1.0 + 1e-9)
-    mg.testing.assert_close(a[:2], a[:2].double(), check_dtype=False)
-
-
-def test_assert_close_failures_say_what_and_how_much(torch):
-    a = mg.tensor([1.0, 2.0, 3.0])
-    with pytest.raises(AssertionError) as info:
-        mg.testing.assert_close(a, mg.tensor([1.0, 2.5, 3.0]))
-    text = str(info.value)
-    assert "Mismatched elements: 1 / 3 (33.3%)" in text
-    assert "Greatest absolute difference: 0.5 at index (1,) (up to 1e-05 allowed)" in text
-    assert "Greatest relative difference: 0.2 at index (1,) (up to 1.3e-06 allowed)" in text
-    with pytest.raises(AssertionError):                 # torch fails the same comparison
-        torch.testing.assert_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 3e-5]))
-    with pytest.raises(AssertionError, match="Mismatched elements: 1 / 2"):
-        mg.testing.assert_close(mg.tensor([1.0, 2.0]), mg.tensor([1.0, 2.0 + 3e-5]))
-    with pytest.raises(AssertionError, match="'dtype' do not match: float32 != float64"):
-        mg.testing.assert_close(a, a.double())
-    with pytest.raises(AssertionError, match=r"'shape' do not match: \(3,\) != \(2,\)"):
-        mg.testing.assert_close(a, a[:2])
-    with pytest.raises(AssertionError, match="Mismatched elements: 1 / 1"):
-        mg.testing.assert_close(mg.tensor(float("nan")), mg.tensor(float("nan")))
-    with pytest.raises(AssertionError, match=r"item \[1\]"):
-        mg.testing.assert_close([a, a], [a, a + 1])
-    with pytest.raises(AssertionError, match="custom"):
-        mg.testing.assert_close(a, a + 1, msg="custom")
-    with pytest.raises(TypeError, match="cannot compare a Tensor with a float"):
-        mg.testing.assert_close(a, 1.0)
-    with pytest.raises(ValueError, match="both rtol and atol"):
-        mg.testing.assert_close(a, a, rtol=1e-3)
-
-
-# ---- mg.random ---------------------------------------------------------------------------
-def test_random_module_and_fork_rng():
-    mg.random.manual_seed(3)
-    assert mg.random.initial_seed() == 3
-    first = mg.rand(3).tolist()
-    mg.random.manual_seed(3)
-    with mg.random.fork_rng():
-        inside = mg.rand(3).tolist()
-        mg.manual_seed(99)
-        mg.rand(2)
-    assert inside == first and mg.rand(3).tolist() == first    # the state came back
-    assert mg.random.initial_seed() == 3
-    before = mg.random.get_rng_state().tolist()
-    with pytest.raises(RuntimeError):
-        with mg.random.fork_rng():
-            mg.rand(5)
-            raise RuntimeError("inside")
-    assert mg.random.get_rng_state().tolist() == before                  # on an error too
-    state = mg.random.get_rng_state()
-    with mg.random.fork_rng(enabled=False):
-        mg.rand(2)
-    assert mg.random.get_rng_state().tolist() != state.tolist()
-    mg.random.set_rng_state(state)
-    assert mg.random.get_rng_state().tolist() == state.tolist()
