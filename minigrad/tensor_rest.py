@@ -32,6 +32,26 @@ class _Storage:
     def __repr__(self): return f"minigrad storage of {self.size()} elements at {self._ptr:#x}"
 
 
+def _dense_strides(shape):
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def _channels_last(sizes, strides):
+    """Whether a 4-d tensor lies channels-last: C innermost, then W, H, N (size-1 dims'
+    strides not counted)."""
+    step = 1
+    for d in (1, 3, 2, 0):
+        if sizes[d] != 1:
+            if strides[d] != step:
+                return False
+            step *= sizes[d]
+    return True
+
+
 class TensorRest:
     __slots__ = ()
 
@@ -116,13 +136,46 @@ class TensorRest:
     def const_data_ptr(self): return self.data_ptr()
 
     def dim_order(self, *, ambiguity_check=False):
-        """The dims from the outermost in memory (largest stride) to the innermost, as
-        PyTorch's; ambiguity_check=True refuses a tie (two dims of one stride, a size-1 dim)."""
-        strides = self._data.strides
-        if ambiguity_check and (len(set(strides)) != len(strides) or 1 in self.shape):
-            raise RuntimeError(f"dim_order: the tensor does not have unique dim order "
-                               f"(shape {self.shape}, byte strides {strides})")
-        return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+        """The dims from the outermost in memory to the innermost, as PyTorch's: a
+        contiguous tensor's in order, else sorted by stride, where a stride of 0 (expand)
+        tells nothing and of two equal strides the longer dim is outer.
+        ambiguity_check=True refuses a tensor with more than one such order (a size-1 dim,
+        neighbouring dims of one stride, a stride of 0)."""
+        n, sizes = self.ndim, self.shape
+        strides = self.stride() if self.numel() else _dense_strides(sizes)
+        if ambiguity_check and (1 in sizes or any(a == b for a, b in zip(strides,
+                                                                         strides[1:]))):
+            raise RuntimeError(f"dim_order: the tensor does not have unique dim order (shape "
+                               f"{sizes}, strides {strides})")
+        if n < 2:
+            return tuple(range(n))
+        dense = not self.numel() or self.is_contiguous()
+        last = n == 4 and _channels_last(sizes, strides)
+        if dense != last:                           # PyTorch's shortcuts
+            return tuple(range(n)) if dense else (0, 2, 3, 1)
+
+        def outer(a, b):
+            """1: dim a lies outside dim b, -1: inside, 0: the strides cannot tell."""
+            if strides[a] == 0 or strides[b] == 0:
+                return 0
+            if strides[a] == strides[b]:
+                return 1 if sizes[a] > sizes[b] else 0
+            return 1 if strides[a] > strides[b] else -1
+        inner_first = list(reversed(range(n)))      # an insertion sort that keeps the dims'
+        for i in range(1, n):                       # order where the strides cannot tell
+            j = i
+            for k in reversed(range(i)):
+                order = outer(inner_first[k], inner_first[j])
+                if order < 0:
+                    break
+                if order > 0:
+                    inner_first[k], inner_first[j] = inner_first[j], inner_first[k]
+                    j = k
+        if ambiguity_check and any(outer(a, b) != -1 for a, b in zip(inner_first,
+                                                                    inner_first[1:])):
+            raise RuntimeError(f"dim_order: the tensor does not have unique dim order (shape "
+                               f"{sizes}, strides {strides})")
+        return tuple(reversed(inner_first))
 
     def record_stream(self, stream):
         """A no-op: minigrad runs every op on one stream, so memory is never reused while
@@ -170,6 +223,9 @@ class TensorRest:
         if not backend.is_integer(size) or size < 0:
             raise RuntimeError(f"nonzero_static: 'size' must be a non-negative int, got "
                                f"{size!r}")
+        if not backend.is_integer(fill_value) or isinstance(fill_value, bool):
+            raise TypeError(f"nonzero_static: 'fill_value' must be an int (the padding "
+                            f"index), got {fill_value!r}")
         found = self.nonzero()[:size]
         if found.shape[0] == size:
             return found

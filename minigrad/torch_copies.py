@@ -8,7 +8,7 @@ itself (as torch does for a real one).
 
 Left out: the sparse ones (values_copy, indices_copy, crow_indices_copy...) and the
 complex ones (view_as_real_copy, view_as_complex_copy): minigrad has neither layout nor
-complex dtypes; as_strided_copy (minigrad exposes no raw strides: t.as_strided says why)."""
+complex dtypes. (as_strided_copy is with as_strided, in ops/as_strided.py.)"""
 from minigrad.tensor import Tensor
 
 

@@ -73,6 +73,9 @@ class SpyArray:
     flags = property(lambda self: _Flags(self.a.flags.c_contiguous, self.a.flags.f_contiguous,
                                          self.a.flags.owndata))
     T = property(lambda self: SpyArray(self.a.T))
+    # CuPy's MemoryPointer: .ptr, the address of the array's first element
+    data = property(lambda self: types.SimpleNamespace(
+        ptr=self.a.__array_interface__["data"][0]))
     # every result is a new wrapper, so no spy array is the base of another: Function.apply
     # finds no views here (and version counts are not shared between them)
     base = property(lambda self: None)

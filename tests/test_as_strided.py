@@ -155,8 +155,7 @@ def test_as_strided_in_place_in_a_graph_and_its_refusals():
 
 
 def test_as_strided_scatter_as_torch(torch):
-    """Values as PyTorch's (a transposed x: its memory order; a view: its own memory from
-    0); src's gradient as PyTorch's, x's the weights where x was kept, 0 where src went
+    """Values as PyTorch's (a transposed x: its memory order, its storage); src's gradient as PyTorch's, x's the weights where x was kept, 0 where src went
     (PyTorch 2.13 gives the reverse, its own gradcheck failing, and refuses a non-contiguous
     x that requires grad: not compared)."""
     a = np.arange(12.0).reshape(3, 4)
@@ -183,6 +182,38 @@ def test_as_strided_scatter_as_torch(torch):
     np.testing.assert_array_equal(s.grad.numpy(), ts.grad.numpy())
 
 
+SCATTER_VIEWS = [(lambda t: t[1:], (2, 2), (1, 4), 1),        # places before the view
+                 (lambda t: t[1:], (3,), (2,), 5),             # past the view's own size
+                 (lambda t: t[:, 1:], (2, 2), (1, 3), 1),      # a place off the slice
+                 (lambda t: t[:, ::2], (3,), (2,), 0),
+                 (lambda t: t.t()[1:], (3,), (2,), 0),
+                 (lambda t: t[:, 1:], (2,), (1,), None)]      # the slice's own offset
+
+
+@pytest.mark.parametrize("case", SCATTER_VIEWS, ids=[f"{i}-{c[1:]}" for i, c in enumerate(SCATTER_VIEWS)])
+def test_as_strided_scatter_counts_places_in_the_storage_as_torch(torch, case):
+    """A view's or strided slice's places and offset count in its storage, as as_strided's
+    (PyTorch's too): places that hold none of x's elements are dropped, src's values
+    there get no gradient."""
+    make, size, stride, offset = case
+    a = np.arange(12.0).reshape(3, 4)
+    src = -np.arange(1.0, 1 + np.prod(size)).reshape(size)
+    ref = make(torch.tensor(a)).as_strided_scatter(torch.tensor(src), size, stride, offset)
+    x, s = mg.tensor(a, requires_grad=True), mg.tensor(src, requires_grad=True)
+    out = make(x).as_strided_scatter(s, size, stride, offset)
+    np.testing.assert_array_equal(out.detach().numpy(), ref.numpy())
+    w = np.arange(1.0, out.numel() + 1).reshape(out.shape)
+    (out * mg.tensor(w)).sum().backward()
+    kept = out.detach().numpy() >= 0                 # (src's values are all negative)
+    want = mg.zeros(3, 4, dtype=D)
+    make(want).copy_(mg.tensor(np.where(kept, w, 0)))
+    np.testing.assert_array_equal(x.grad.numpy(), want.numpy())
+    got = {v: wi for v, wi in zip(out.detach().numpy()[~kept], w[~kept])}
+    np.testing.assert_array_equal(s.grad.numpy(), np.vectorize(lambda v: got.get(v, 0))(src))
+    assert mg.gradcheck(lambda t, u: make(t).as_strided_scatter(u, size, stride, offset),
+                        (x, s))
+
+
 def test_as_strided_scatter_gradcheck_and_errors():
     x = mg.tensor(np.random.default_rng(1).standard_normal((2, 3)), requires_grad=True)
     s = mg.tensor([0.5, -0.25], dtype=D, requires_grad=True)
@@ -201,6 +232,8 @@ def test_empty_strided_follows_the_strides(torch):
     assert mg.empty_strided((3, 2), (1, 1)).shape == (3, 2)    # overlapping: contiguous
     with pytest.raises(RuntimeError, match="mismatch in length"):
         mg.empty_strided((2, 3), (1,))
+    with pytest.raises(RuntimeError, match="^empty_strided: Negative strides"):
+        mg.empty_strided((2, 2), (-1, 1))
 
 
 def test_goes_through_the_device_backend(spy):

@@ -229,7 +229,8 @@ OPS = [
      [(3, 4), (3,)]),
     ("as_strided", lambda a: (  # overlapping windows (index_add), stride 0, a scatter
         a.as_strided((3, 3), (1, 1)), a.as_strided((2, 2), (0, 2), 1),
-        a.as_strided_scatter(a[:2] * 2, (2,), (2,))), [(6,)]),
+        a.as_strided_scatter(a[:2] * 2, (2,), (2,)),
+        a.view(2, 3).t().as_strided_scatter(a[:2] * 3, (2,), (3,), 1)), [(6,)]),
     ("pack_pad", lambda a, b: (  # host-side lengths, device-side data and indices
         pad_packed_sequence(pack_padded_sequence(a, [3, 1, 2], enforce_sorted=False),
                             padding_value=0.5)[0],

@@ -47,12 +47,33 @@ def test_dim_order_as_torch(torch):
         mg.zeros(2, 1, 3).dim_order(ambiguity_check=True)
 
 
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.zeros(1, 4).expand(3, 4),                  # a stride 0 tells nothing
+    lambda lib: lib.zeros(3, 4).expand(2, 3, 4),
+    lambda lib: lib.empty_strided((1, 2, 3), (1, 1, 2)),       # a tie: the longer dim outer
+    lambda lib: lib.zeros(2, 3, 4, 5).permute(0, 2, 3, 1),     # channels-last
+    lambda lib: lib.zeros(2, 4, 6)[:, ::2].permute(2, 0, 1),
+    lambda lib: lib.zeros(0, 3)])
+def test_dim_order_of_expanded_and_tied_strides_as_torch(torch, make):
+    for check in (False, True):
+        try:
+            want = tuple(make(torch).dim_order(ambiguity_check=check))
+        except RuntimeError:
+            with pytest.raises(RuntimeError, match="unique dim order"):
+                make(mg).dim_order(ambiguity_check=check)
+        else:
+            assert make(mg).dim_order(ambiguity_check=check) == want
+
+
 def test_nonzero_static_as_torch(torch):
     a = np.array([[0, 1, 0], [2, 0, 3]])
     for size, fill in ((5, -1), (2, 0), (0, 7)):
         np.testing.assert_array_equal(
             mg.tensor(a).nonzero_static(size=size, fill_value=fill).numpy(),
             torch.tensor(a).nonzero_static(size=size, fill_value=fill).numpy())
+    for fill in (1.5, True):                          # an index, not cast to one (as torch)
+        with pytest.raises(TypeError, match="'fill_value' must be an int"):
+            mg.tensor(a).nonzero_static(size=5, fill_value=fill)
 
 
 def test_hash_tensor_as_torch(torch):

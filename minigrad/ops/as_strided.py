@@ -170,16 +170,24 @@ def as_strided_copy(x, size, stride, storage_offset=None):
 
 
 def as_strided_scatter(x, src, size, stride, storage_offset=None):
-    """A copy of x with src's values at the places as_strided(size, stride, storage_offset)
-    picks in that copy's memory, as PyTorch's: the copy's memory holds x's elements in x's
-    memory order (dense x: x.t()'s is x's), starting at 0 (x's own storage offset does not
-    count). Differentiable in x (0 at the written places) and src."""
+    """A copy of x whose elements at the places as_strided(size, stride, storage_offset)
+    picks in x's storage hold src's values, as PyTorch's: the offset and places count in
+    x's storage, as as_strided's (default offset x's own); places that hold no element of
+    x are dropped. An x whose elements share places (expand) is taken as its contiguous
+    copy, offset 0 (PyTorch clones it so). Differentiable in x (0 at the written places)
+    and src (0 for its dropped values)."""
     op = "as_strided_scatter"
     if not isinstance(src, Tensor):
         raise TypeError(f"{op}: src must be a Tensor, got {type(src).__name__}")
     size, stride = _ints(size, "size", op), _ints(stride, "stride", op)
-    offset = _check_offset(storage_offset or 0, op)
-    _check_bounds(size, stride, offset, x.numel(), x.dtype.itemsize, op)
+    a, itemsize = x._data, x.dtype.itemsize
+    if backend.shares_elements(a):             # its contiguous copy: elements in order
+        n, start, x_places = x.numel(), 0, np.arange(x.numel(), dtype=np.int64)
+    else:
+        flat, start, shift = storage_of(a, x.backend.xp)
+        n, x_places = flat.size, _places(x.shape, a.strides, shift).reshape(-1) // itemsize
+    offset = start if storage_offset is None else _check_offset(storage_offset, op)
+    _check_bounds(size, stride, offset, n, itemsize, op)
     if src.shape != size:
         raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. "
                            f"src size = {list(src.shape)}, slice size = {list(size)}")
@@ -188,26 +196,28 @@ def as_strided_scatter(x, src, size, stride, storage_offset=None):
                            f"written-to tensor refers to a single memory location (sizes "
                            f"{list(size)}, strides {list(stride)}); give strides that place "
                            f"every element apart")
-    # x's dims from the outermost in memory (largest stride) on, where x is dense
-    order = sorted(range(x.ndim), key=lambda d: -x._data.strides[d])
-    if not x._data.transpose(order).flags.c_contiguous:
-        order = list(range(x.ndim))
-    inverse = sorted(range(x.ndim), key=order.__getitem__)
-    flat = x.permute(*order).reshape(-1)
-    pos = Tensor._make(x.backend.from_numpy(_places(size, stride, offset).reshape(-1)),
-                       x.device)
-    out = flat.index_put((pos,), src.reshape(-1).to(dtype=x.dtype))
-    return out.reshape(tuple(x.shape[d] for d in order)).permute(*inverse)
+    # which src element (if any) lands on each of x's elements: written places, sorted
+    written = _places(size, stride, offset).reshape(-1)
+    by_place = np.argsort(written)
+    k = np.minimum(np.searchsorted(written[by_place], x_places), max(written.size - 1, 0))
+    hit = np.flatnonzero(written[by_place][k] == x_places) if written.size else \
+        np.zeros(0, np.int64)
+    be = x.backend
+    pos = Tensor._make(be.from_numpy(hit), x.device)
+    which = Tensor._make(be.from_numpy(by_place[k[hit]]), x.device)
+    values = src.reshape(-1).to(dtype=x.dtype)[which]
+    return x.reshape(-1).index_put((pos,), values).reshape(x.shape)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
     """A tensor of `size` laid out with `stride` (elements) in fresh memory of zeros (as
     mg.empty: PyTorch leaves it uninitialised). A layout whose elements overlap other than
-    along stride-0 dims is laid out contiguously instead (x.stride() then differs)."""
+    along stride-0 dims is laid out contiguously instead (x.stride() then differs); one
+    with a stride-0 dim is a broadcast view, which (as expand's) refuses writes."""
     from minigrad.creation import zeros
     op = "empty_strided"
     size, stride = _ints(size, "size", op), _ints(stride, "stride", op)
-    n = _needed(size, stride, 0)
+    n = _needed(size, stride, 0, op)
     memory = zeros(n, dtype=dtype, device=device)
     data = memory._data
     if _layout(size, stride) == "overlap":
@@ -241,7 +251,7 @@ def _check_offset(offset, op):
     return int(offset)
 
 
-def _needed(size, stride, offset):
+def _needed(size, stride, offset, op):
     """The storage elements the layout reaches (0 for no elements), after checking it."""
     if len(size) != len(stride):
         raise RuntimeError(f"mismatch in length of strides and shape: sizes {list(size)}, "
@@ -250,7 +260,7 @@ def _needed(size, stride, offset):
         raise RuntimeError(f"Trying to create tensor with negative dimension: sizes "
                            f"{list(size)}")
     if any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+        raise RuntimeError(f"{op}: Negative strides are not supported at the moment, "
                            f"got strides: {list(stride)}")
     if math.prod(size) == 0:
         return 0
@@ -258,7 +268,7 @@ def _needed(size, stride, offset):
 
 
 def _check_bounds(size, stride, offset, have, itemsize, op):
-    need = _needed(size, stride, offset)
+    need = _needed(size, stride, offset, op)
     if need > have:
         raise RuntimeError(f"{op}: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{offset}, and itemsize {itemsize} requiring a storage size of "
