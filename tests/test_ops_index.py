@@ -475,3 +475,15 @@ def test_median_without_dim_shares_the_gradient_among_equal_values():
                   requires_grad=True)
     assert mg.gradcheck(lambda t: t.median(), [y])
     assert mg.gradgradcheck(lambda t: t.median() ** 2, [y])
+
+
+def test_topk_keeps_only_its_k_elements():
+    """The first k of a full sort, as arrays of their own: a view into the sorted rows kept
+    all n alive (a (B, vocab) buffer behind a top-200 in generate) and had strides torch's
+    topk does not (x.topk(2)[0].stride() is (2, 1) there)."""
+    x = mg.randn(4, 4, requires_grad=True)
+    values, indices = x.topk(2, 1)
+    assert values.stride() == indices.stride() == (2, 1)
+    assert values.data.base is None or values.data.base.size == 8
+    values.sum().backward()
+    assert x.grad.sum().item() == 8.0

@@ -162,10 +162,13 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
         indices = Tensor._make(at, x.device)
         return ValuesIndices(gather(x, d, indices), indices)
     values, indices = sort(x, d, descending=largest)
-    if x.ndim == 0:
+    if x.ndim == 0 or k == n:
         return ValuesIndices(values, indices)
+    # the first k as arrays of their own: slices of the sort would keep all n alive (and
+    # a strided view of them is not the layout torch's topk gives)
     part = (slice(None),) * d + (slice(0, k),)
-    return ValuesIndices(getitem(values, part), getitem(indices, part))
+    indices = Tensor._make(x.backend.xp.ascontiguousarray(indices.data[part]), x.device)
+    return ValuesIndices(gather(x, d, indices), indices)
 
 
 def _topk_positions(xp, a, k, largest):
