@@ -8,19 +8,24 @@ atomically so that a crash mid-save never destroys the previous checkpoint.
 Tensor names are the state dict's names, so a file saved here loads into PyTorch with
 `safetensors.torch.load_file` (and the other way round). Dtypes are kept as they are
 (float32 by default; float64, int64, bool, float16 stay what they are).
+
+Nested objects save too, as torch.save's: nanoGPT's checkpoint
+{"model": model.state_dict(), "optimizer": optimizer.state_dict(), "iter_num": 3000, ...}
+goes in as it is and comes back equal (minigrad/checkpoint_tree.py: the tensors are entries
+named by their path, "optimizer.state.0.exp_avg", the rest JSON in the metadata; no pickle,
+so loading stays safe).
 """
 import json
 import os
 import secrets
 import stat
-from collections.abc import Mapping
 
 import safetensors
 import safetensors.numpy
 from safetensors import safe_open
 
 from minigrad import backend
-from minigrad.creation import from_other_library
+from minigrad.checkpoint_tree import TREE_KEY, TreeError, flatten, host_array, is_flat, unflatten
 from minigrad.tensor import Tensor
 
 
@@ -28,23 +33,37 @@ class CheckpointError(ValueError):
     """A checkpoint file that cannot be read: corrupted, truncated, or not .safetensors."""
 
 
-def save(state_dict, path, metadata=None):
-    """Write `state_dict` (name -> Tensor; a Module's state_dict(), or any flat dict of
-    tensors/arrays) to `path` as .safetensors. `metadata` is a dict of strings; other
-    JSON-able values are stored as their JSON text (read them back with json.loads).
+def save(obj, path, metadata=None):
+    """Write `obj` to `path` as .safetensors. `obj` is a state dict (name -> Tensor or
+    array; a Module or optimiser stands for its state_dict()), or, as torch.save takes,
+    any nesting of dicts (str or int keys), lists and tuples whose leaves are tensors,
+    NumPy/CuPy arrays, NumPy scalars, None, bools, ints, floats (inf and nan too) and
+    strings; anything else (a set, bytes, a class's instance, a function) is refused, naming
+    where it is, before anything is written. `metadata` is a dict of strings; other JSON-able
+    values are stored as their JSON text (read them back with json.loads); with a nested
+    object it is kept beside the structure, whose key (TREE_KEY) it may not use.
+
+    A flat state dict makes the same file as ever (no structure in it: it loads as
+    {name: Tensor}, also with safetensors.torch.load_file). In a nested object a tensor at
+    two places (or two Tensors over one memory: tied weights) is stored once, under the
+    first place's name, and comes back shared (checkpoint_tree.py).
 
     Atomic: the file is written to a temporary file in the same directory, flushed to
     disk, then renamed over `path` (os.replace), so `path` is always either the old
     checkpoint or the complete new one. A symbolic link at `path` stays a link: the file it
     points to is the one replaced. A replaced file keeps its permission bits."""
-    if hasattr(state_dict, "state_dict") and callable(state_dict.state_dict):
-        state_dict = state_dict.state_dict()  # a Module was passed
-    if not isinstance(state_dict, Mapping):
-        raise TypeError(f"mg.save: expected a dict of name -> tensor (or a Module), got a "
-                        f"{type(state_dict).__name__}; a single tensor goes in as "
-                        f"mg.save({{'x': t}}, path)")
-    arrays = {name: _host_array(name, t) for name, t in state_dict.items()}
-    meta = _string_metadata(metadata)
+    if hasattr(obj, "state_dict") and callable(obj.state_dict):
+        obj = obj.state_dict()  # a Module (or an optimiser) was passed
+    if is_flat(obj):
+        arrays = {name: _flat_entry(name, t) for name, t in obj.items()}
+        meta = _string_metadata(metadata)
+    else:
+        arrays, tree = flatten(obj)
+        meta = _string_metadata(metadata) or {}
+        if TREE_KEY in meta:
+            raise ValueError(f"mg.save: the metadata key {TREE_KEY!r} is reserved for a "
+                             f"nested object's structure; use another name")
+        meta[TREE_KEY] = tree
     path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target file
     directory = os.path.dirname(path)
     # a fresh name beside the target (same file system, so the rename is atomic); made
@@ -77,10 +96,19 @@ def save(state_dict, path, metadata=None):
     _fsync_directory(directory)  # make the rename itself durable
 
 
-def load(path, device="cpu", with_metadata=False, map_location=None):
-    """Read a .safetensors file into {name: Tensor} on `device` (dtypes as stored; PyTorch's
-    name, map_location, is taken too). With `with_metadata=True`, returns (tensors, metadata
-    dict)."""
+def load(path, device="cpu", with_metadata=False, map_location=None, *, weights_only=None,
+         mmap=None):
+    """Read a .safetensors file: a flat file as {name: Tensor}, a nested one (see `save`) as
+    the object saved, equal to it: dict keys of their types in their order, tuples as
+    tuples, Tensors (dtypes as stored) on `device`, NumPy arrays and scalars as NumPy's,
+    CuPy arrays as arrays of `device` (NumPy's on the CPU). PyTorch's names are taken too:
+    map_location (a device) for `device`; weights_only (True, False or None) changes
+    nothing, as no file can run code here (there is no pickle); mmap is accepted and ignored
+    (the arrays are read into memory of their own). With `with_metadata=True`, returns
+    (object, metadata dict), the metadata without the structure's key."""
+    for name, flag in (("weights_only", weights_only), ("mmap", mmap)):
+        if flag not in (None, True, False):
+            raise TypeError(f"mg.load: {name} must be True, False or None, got {flag!r}")
     path = os.fspath(path)
     device = device if map_location is None else map_location
     if os.path.isdir(path):
@@ -95,12 +123,18 @@ def load(path, device="cpu", with_metadata=False, map_location=None):
         _refuse_torch_file(path)
         raise CheckpointError(f"mg.load: {path!r} is corrupted or truncated (not a complete "
                               f".safetensors file): {e}") from None
+    # a view of the file's bytes: take our own copy
+    host = {name: a if a.flags.writeable else a.copy() for name, a in host.items()}
+    tree = meta.pop(TREE_KEY, None)
+    if tree is not None:
+        try:
+            obj = unflatten(tree, host, device)
+        except TreeError as e:
+            raise CheckpointError(f"mg.load: {path!r}: {e}") from None
+        return (obj, meta) if with_metadata else obj
     b = backend.get(device)
-    tensors = {}
-    for name, a in host.items():
-        if not a.flags.writeable:  # a view of the file's bytes: take our own copy
-            a = a.copy()
-        tensors[name] = Tensor._make(b.from_numpy(a), backend.device_name(device))
+    tensors = {name: Tensor._make(b.from_numpy(a), backend.device_name(device))
+               for name, a in host.items()}
     return (tensors, meta) if with_metadata else tensors
 
 
@@ -136,11 +170,14 @@ def _refuse_torch_file(path):
 
 
 def load_metadata(path):
-    """Only the metadata dict of a .safetensors file (reads the header, not the tensors)."""
+    """Only the metadata dict of a .safetensors file (reads the header, not the tensors);
+    a nested object's structure (under TREE_KEY) is left out, as mg.load's metadata."""
     path = os.fspath(path)
     try:
         with safe_open(path, framework="np") as f:
-            return dict(f.metadata() or {})
+            meta = dict(f.metadata() or {})
+            meta.pop(TREE_KEY, None)
+            return meta
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except (safetensors.SafetensorError, OSError, ValueError) as e:
@@ -164,34 +201,13 @@ def _write_safetensors(arrays, path, metadata):
         raise OSError(f"mg.save: writing {path!r} failed: {e}") from None
 
 
-_SAVABLE = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-            "float16", "float32", "float64", "complex64")
-
-
-def _host_array(name, t):
-    if not isinstance(name, str):
-        raise TypeError(f"mg.save: tensor names must be strings, got {name!r}")
+def _flat_entry(name, t):
+    """An entry of a flat state dict as its host array (the names checked)."""
     if name == "__metadata__":
         raise ValueError("mg.save: the name '__metadata__' is reserved by the .safetensors "
                          "format for the metadata block; rename that tensor (put strings "
                          "in `metadata` instead)")
-    if isinstance(t, Tensor):
-        a = t.numpy()
-    elif hasattr(t, "shape") and hasattr(t, "dtype"):
-        try:
-            a = backend.to_host(from_other_library(t))     # a PyTorch tensor too
-        except TypeError as e:                             # a dtype NumPy lacks (bfloat16)
-            raise TypeError(f"mg.save: entry {name!r}: {e}") from None
-    else:
-        raise TypeError(f"mg.save: entry {name!r} is of type {type(t).__name__}, not a "
-                        f"tensor; put numbers and strings in `metadata` instead (an "
-                        f"optimiser's state: tensors, metadata = optimizer.flat_state_dict())")
-    if a.dtype.name not in _SAVABLE:
-        raise TypeError(f"mg.save: entry {name!r} has dtype {a.dtype}, which .safetensors "
-                        f"cannot store (it stores {', '.join(_SAVABLE)}); convert it first")
-    # safetensors copies from the array's memory as one block: it must be C-contiguous
-    # (not ascontiguousarray, which would turn a 0-d array into shape (1,))
-    return a if a.flags.c_contiguous else a.copy(order="C")
+    return host_array(f"entry {name!r}", t)
 
 
 def _string_metadata(metadata):
