@@ -6,9 +6,8 @@ small random data; under PyTorch too, from minigrad's initial weights, the losse
 step by step.
 
 Where a line differs from the tutorial, a comment says why (minigrad deliberately differs:
-`t.data` is the raw array, `torch.save` writes flat .safetensors, bfloat16 only a name)."""
+`t.data` is the raw array, `torch.save` writes .safetensors, bfloat16 only a name)."""
 import inspect
-import json
 import math
 import os
 import time
@@ -166,26 +165,6 @@ def _gpt_classes(torch, nn, F):
     return GPTConfig, GPT
 
 
-def _save_checkpoint(torch, checkpoint, optimizer, path):
-    if torch.__name__ != "minigrad":
-        return torch.save(checkpoint, path)
-    # minigrad's save writes .safetensors: flat tensors, the rest as JSON metadata
-    tensors, meta = optimizer.flat_state_dict()
-    tensors.update(checkpoint["model"])
-    meta.update({k: v for k, v in checkpoint.items() if k not in ("model", "optimizer")})
-    torch.save(tensors, path, metadata=meta)
-
-
-def _load_checkpoint(torch, path, optimizer_of):
-    if torch.__name__ != "minigrad":
-        ckpt = torch.load(path, map_location="cpu")
-        return ckpt, lambda opt: opt.load_state_dict(ckpt["optimizer"])
-    tensors, meta = torch.load(path, map_location="cpu", with_metadata=True)
-    ckpt = {k: json.loads(v) for k, v in meta.items() if not k.startswith("optimizer.")}
-    ckpt["model"] = {k: v for k, v in tensors.items() if not k.startswith("optimizer.")}
-    return ckpt, lambda opt: opt.load_flat_state_dict(tensors, meta)
-
-
 def nanogpt(torch, nn, F, data_mod, init=None, flash=True, dtype="float32", ckpt_dir=None):
     GPTConfig, GPT = _gpt_classes(torch, nn, F)
     torch.manual_seed(1337)
@@ -245,8 +224,8 @@ def nanogpt(torch, nn, F, data_mod, init=None, flash=True, dtype="float32", ckpt
                 best_val_loss = val
                 checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                               "model_args": model_args, "iter_num": iter_num,
-                              "best_val_loss": best_val_loss.item()}
-                _save_checkpoint(torch, checkpoint, optimizer, os.path.join(ckpt_dir, "ckpt.pt"))
+                              "best_val_loss": best_val_loss}
+                torch.save(checkpoint, os.path.join(ckpt_dir, "ckpt.pt"))
         for micro_step in range(accum):
             with ctx:
                 logits, loss = model(X, Y)
@@ -264,15 +243,15 @@ def nanogpt(torch, nn, F, data_mod, init=None, flash=True, dtype="float32", ckpt
         assert model.estimate_mfu(batch_size * accum, dt + 1e-9) > 0
         iter_num += 1
     if ckpt_dir:                                          # resume, then sample
-        checkpoint, load_optimizer = _load_checkpoint(torch, os.path.join(ckpt_dir, "ckpt.pt"),
-                                                      optimizer)
+        checkpoint = torch.load(os.path.join(ckpt_dir, "ckpt.pt"), map_location="cpu")
         model = GPT(GPTConfig(**checkpoint["model_args"]))
         state_dict = checkpoint["model"]
         for k in list(state_dict):
             if k.startswith("_orig_mod."):
                 state_dict[k[len("_orig_mod."):]] = state_dict.pop(k)
         model.load_state_dict(state_dict)
-        load_optimizer(model.configure_optimizers(0.1, 1e-3, (0.9, 0.95), device_type))
+        optimizer = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95), device_type)
+        optimizer.load_state_dict(checkpoint["optimizer"])
         assert checkpoint["iter_num"] in (0, 2) and checkpoint["best_val_loss"] < 4
         model.crop_block_size(8)
         model.eval()
