@@ -1,6 +1,7 @@
 """DataLoader(num_workers > 0): real worker processes, as torch.utils.data's (the machinery
 is minigrad/utils/dataloader_workers.py). Small datasets and two workers: each test takes a
 fraction of a second."""
+import collections
 import multiprocessing
 import os
 import pickle
@@ -11,6 +12,8 @@ import time
 import pytest
 
 import minigrad as mg
+from minigrad import parallel
+from minigrad.backend import np
 from minigrad.utils import dataloader_workers
 from minigrad.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset,
                                  get_worker_info)
@@ -41,6 +44,19 @@ class Items(Dataset):
             os.kill(os.getpid(), signal.SIGKILL)
         if i == self.slow:
             time.sleep(0.3)
+        return i
+
+
+class Held(Items):
+    """Items whose item `held` waits (at most 10 s) for the event `until` to be set."""
+
+    def __init__(self, n, held, until):
+        super().__init__(n)
+        self.held, self.until = held, until
+
+    def __getitem__(self, i):
+        if i == self.held:
+            self.until.wait(10)
         return i
 
 
@@ -131,10 +147,17 @@ def test_an_iterable_dataset_shards_by_worker_info_as_torch(torch):
 
 
 def test_in_order_false_hands_out_batches_as_they_come():
-    ds = Items(4, slow=0)                     # worker 0's first batch takes 0.3 s
+    # item 0 waits (in worker 0) until this process has its first batch: no race with
+    # worker 1, however slow the machine
+    ready = multiprocessing.get_context("fork").Event()
+    ready.set()
+    ds = Held(4, held=0, until=ready)
     assert _values(DataLoader(ds, batch_size=1, num_workers=2)) == [[0], [1], [2], [3]]
-    got = _values(DataLoader(ds, batch_size=1, num_workers=2, in_order=False))
-    assert got[0] == [1] and sorted(got) == [[0], [1], [2], [3]]
+    ready.clear()
+    it = iter(DataLoader(ds, batch_size=1, num_workers=2, in_order=False))
+    first = next(it).tolist()
+    ready.set()
+    assert first == [1] and sorted([first] + _values(it)) == [[0], [1], [2], [3]]
 
 
 def test_worker_init_fn_runs_once_in_each_worker_with_its_id():
@@ -294,3 +317,86 @@ def test_worker_info_is_read_only_and_tensors_pickle():
     t = (mg.arange(6).reshape(2, 3).float() * 2)[:, 1]
     back = pickle.loads(pickle.dumps(t))
     assert back.tolist() == [2.0, 8.0] and back.dtype == mg.float32 and back.grad_fn is None
+
+
+Pair = collections.namedtuple("Pair", "index half")
+
+
+class Rich(Dataset):
+    """Items of every kind default_collate takes: a dict of a NumPy array, a string, a
+    namedtuple and a list."""
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return {"x": np.full((2,), i, dtype=np.float32), "name": f"item{i}",
+                "pair": Pair(i, i / 2), "list": [i, -i]}
+
+
+def _plain(batch):
+    """A batch as plain Python values, its containers' types kept."""
+    if isinstance(batch, mg.Tensor):
+        return batch.tolist()
+    if isinstance(batch, dict):
+        return {k: _plain(v) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch).__name__, [_plain(v) for v in batch]
+    return batch
+
+
+def test_items_of_every_kind_are_collated_in_the_workers_as_in_process():
+    for batch_size in (2, None):
+        want = [_plain(b) for b in DataLoader(Rich(), batch_size=batch_size)]
+        got = [_plain(b) for b in DataLoader(Rich(), batch_size=batch_size, num_workers=2)]
+        assert got == want and got[0] != []
+    assert got[1]["pair"] == ("Pair", [1, 0.5]) and got[1]["name"] == "item1"
+
+
+def test_a_batch_with_a_grad_fn_is_refused_as_torch():
+    # rebuilt here as a leaf, it would silently cut the graph back to the dataset's tensor
+    # (PyTorch: "Cowardly refusing to serialize non-leaf tensor which requires_grad")
+    weights = mg.arange(6).float().requires_grad_()
+    loader = DataLoader(TensorDataset(weights), batch_size=2, num_workers=1)
+    with pytest.raises(RuntimeError, match="grad_fn(.|\n)*detach"):
+        next(iter(loader))
+    assert next(iter(DataLoader(TensorDataset(weights.detach()), batch_size=2,
+                                num_workers=1)))[0].tolist() == [0.0, 1.0]
+
+
+class Heavy(Dataset):
+    """Items made by an op big enough for minigrad's threads (parallel.py: dropout's mask)
+    and by a matmul."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        kept = mg.nn.functional.dropout(mg.ones(1 << 20), 0.5).count_nonzero().item()
+        return mg.tensor([float(0 < kept < 1 << 20), (mg.ones(64, 64) @ mg.ones(64, 64))[0, 0]])
+
+
+def test_workers_forked_after_this_process_ran_its_threads():
+    with parallel.threads(2):
+        mg.nn.functional.dropout(mg.ones(1 << 21), 0.5)     # the thread pool has run
+        (mg.ones(128, 128) @ mg.ones(128, 128)).sum()       # and BLAS's threads
+        ran = len(parallel._workers)
+        got = _values(DataLoader(Heavy(), batch_size=None, num_workers=2, timeout=20))
+        mg.nn.functional.dropout(mg.ones(1 << 21), 0.5)     # no deadlock here after
+    assert ran >= 1 and got == [[1.0, 64.0]] * 2
+
+
+def test_breaking_out_of_an_epoch_then_starting_another():
+    for persistent in (False, True):
+        loader = DataLoader(list(range(8)), batch_size=2, num_workers=2,
+                            persistent_workers=persistent)
+        for batch in loader:
+            if batch[0] == 2:
+                break
+        assert _values(loader) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    before, pids = {p.pid for p in multiprocessing.active_children()}, []
+    with pytest.raises(KeyboardInterrupt):             # Ctrl-C: the workers end with the
+        for batch in DataLoader(list(range(8)), num_workers=2):      # iterator
+            pids = [p.pid for p in multiprocessing.active_children() if p.pid not in before]
+            raise KeyboardInterrupt
+    assert len(pids) == 2 and _reaped(pids)

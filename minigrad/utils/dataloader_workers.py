@@ -8,7 +8,8 @@ and collates the batch and puts it, pickled, on the one result queue shared by a
 it was sent under; `in_order=True` hands them out in that order (one that arrives early
 waits), `in_order=False` as they arrive. Tensors are pickled as their NumPy arrays and
 rebuilt as minigrad Tensors here (tensor_copy.py); datasets should hold CPU tensors (a GPU
-is not usable in a forked child).
+is not usable in a forked child). A batch tensor with a grad_fn is refused, as PyTorch's:
+rebuilt here as a leaf, it would cut the graph back to the dataset's tensors unsaid.
 
 In a worker, get_worker_info() tells its id, num_workers, seed and its dataset copy (an
 IterableDataset shards its stream by them); mg.manual_seed(seed), random.seed(seed) and
@@ -30,6 +31,7 @@ is honoured (the dataset, collate_fn and worker_init_fn must then pickle). Where
 missing and none is given, loading runs in the calling process with a warning.
 `pin_memory` does nothing: there is no page-locked memory on the CPU.
 """
+import io
 import multiprocessing
 import os
 import pickle
@@ -193,11 +195,32 @@ def _worker_loop(fetch, dataset, indices, results, done, info, init_fn):
                     data = _End() if ended else data
                 else:
                     data = fetch.batch(dataset, index)
-                payload = pickle.dumps(data)         # here: a batch that cannot be pickled
+                payload = _dumps(data)               # here: a batch that cannot be pickled
             except Exception as e:                   # is an error, not a lost batch
                 payload = pickle.dumps(_Failure(info["id"], e))
             results.put((seq, payload))
     results.cancel_join_thread()     # stopping: the caller reads no more, don't wait on it
+
+
+class _BatchPickler(pickle.Pickler):
+    """pickle's, refusing a tensor with a grad_fn (as PyTorch's): rebuilt here as a leaf,
+    it would silently cut the graph back to the dataset's tensors."""
+
+    def reducer_override(self, obj):
+        from minigrad.tensor import Tensor
+        if isinstance(obj, Tensor) and obj.grad_fn is not None:
+            raise RuntimeError(
+                "DataLoader worker: the batch holds a tensor with a grad_fn (made from "
+                "tensors that require grad); autograd does not cross process boundaries, "
+                "so its gradient would reach nothing. Return t.detach() from the dataset "
+                "(or collate_fn), or load with num_workers=0")
+        return NotImplemented
+
+
+def _dumps(data):
+    buffer = io.BytesIO()
+    _BatchPickler(buffer).dump(data)
+    return buffer.getvalue()
 
 
 class WorkerIter:
