@@ -133,6 +133,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _written(input, _act.hardtanh, inplace, "hardtanh", min_val, max_val)
 def threshold(input, threshold, value, inplace=False):
     return _written(input, _more.threshold, inplace, "threshold", threshold, value)
+_threshold = threshold          # threshold_ below has a parameter of that name
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return _written(input, _more.rrelu, inplace, "rrelu", lower, upper, training)
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -160,7 +161,8 @@ def elu_(input, alpha=1.0): return elu(input, alpha, inplace=True)
 def celu_(input, alpha=1.0): return celu(input, alpha, inplace=True)
 def leaky_relu_(input, negative_slope=0.01): return leaky_relu(input, negative_slope, True)
 def hardtanh_(input, min_val=-1.0, max_val=1.0): return hardtanh(input, min_val, max_val, True)
-def threshold_(input, threshold_, value): return threshold(input, threshold_, value, True)
+def threshold_(input, threshold, value):     # torch names the cut-off threshold too
+    return _threshold(input, threshold, value, True)
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
 

@@ -16,8 +16,8 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return F.glu(x, self.dim)
+    def forward(self, input):
+        return F.glu(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -33,8 +33,8 @@ class Hardtanh(_Activation):
                              f"got min_val={min_val}, max_val={max_val}")
         self.min_val, self.max_val = min_val, max_val
 
-    def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"min_val={self.min_val}, max_val={self.max_val}"] +
@@ -52,23 +52,23 @@ class ReLU6(Hardtanh):
 
 
 class LogSigmoid(Module):
-    def forward(self, x):
-        return F.logsigmoid(x)
+    def forward(self, input):
+        return F.logsigmoid(input)
 
 
 class Mish(_Activation):
-    def forward(self, x):
-        return F.mish(x, self.inplace)
+    def forward(self, input):
+        return F.mish(input, self.inplace)
 
 
 class Softsign(Module):
-    def forward(self, x):
-        return F.softsign(x)
+    def forward(self, input):
+        return F.softsign(input)
 
 
 class SELU(_Activation):
-    def forward(self, x):
-        return F.selu(x, self.inplace)
+    def forward(self, input):
+        return F.selu(input, self.inplace)
 
 
 class PReLU(Module):
@@ -86,8 +86,8 @@ class PReLU(Module):
         with no_grad():
             self.weight.fill_(self.init)
 
-    def forward(self, x):
-        return F.prelu(x, self.weight)
+    def forward(self, input):
+        return F.prelu(input, self.weight)
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
@@ -123,8 +123,8 @@ class CELU(_Activation):
         super().__init__(inplace)
         self.alpha = alpha
 
-    def forward(self, x):
-        return F.celu(x, self.alpha, self.inplace)
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"alpha={self.alpha}"] + [super().extra_repr()] * self.inplace)
@@ -141,15 +141,15 @@ class _NoInplaceRepr(_Activation):
 class Hardswish(_NoInplaceRepr):
     """x·relu6(x + 3)/6."""
 
-    def forward(self, x):
-        return F.hardswish(x, self.inplace)
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
 
 
 class Hardsigmoid(_NoInplaceRepr):
     """relu6(x + 3)/6."""
 
-    def forward(self, x):
-        return F.hardsigmoid(x, self.inplace)
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
 
 
 class _Shrink(Module):
@@ -164,20 +164,20 @@ class _Shrink(Module):
 class Hardshrink(_Shrink):
     """0 where |x| ≤ λ, else x."""
 
-    def forward(self, x):
-        return F.hardshrink(x, self.lambd)
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
 
 
 class Softshrink(_Shrink):
     """x moved towards 0 by λ, 0 where |x| ≤ λ."""
 
-    def forward(self, x):
-        return F.softshrink(x, self.lambd)
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
 
 
 class Tanhshrink(Module):
-    def forward(self, x):
-        return F.tanhshrink(x)
+    def forward(self, input):
+        return F.tanhshrink(input)
 
 
 class Threshold(_Activation):
@@ -187,8 +187,8 @@ class Threshold(_Activation):
         super().__init__(inplace)
         self.threshold, self.value = threshold, value
 
-    def forward(self, x):
-        return F.threshold(x, self.threshold, self.value, self.inplace)
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"threshold={self.threshold}, value={self.value}"] +
@@ -198,8 +198,8 @@ class Threshold(_Activation):
 class Softmin(Softmax):
     """softmax(-x) along dim."""
 
-    def forward(self, x):
-        return F.softmin(x, self.dim)
+    def forward(self, input):
+        return F.softmin(input, self.dim)
 
 
 class RReLU(_Activation):
@@ -210,8 +210,8 @@ class RReLU(_Activation):
         super().__init__(inplace)
         self.lower, self.upper = lower, upper
 
-    def forward(self, x):
-        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"lower={self.lower}, upper={self.upper}"] +

@@ -68,11 +68,11 @@ class _BatchNorm(Module):
     def _check_input(self, x):
         raise NotImplementedError
 
-    def forward(self, x):
-        self._check_input(x)
-        if not x.ndim >= 2 or x.shape[1] != self.num_features:
+    def forward(self, input):
+        self._check_input(input)
+        if not input.ndim >= 2 or input.shape[1] != self.num_features:
             raise ValueError(f"{type(self).__name__}({self.num_features}): input has shape "
-                             f"{x.shape}, expected {self.num_features} channels at dim 1")
+                             f"{input.shape}, expected {self.num_features} channels at dim 1")
         counting = self.training and self.track_running_stats and \
             self.num_batches_tracked is not None
         factor = self.momentum
@@ -82,7 +82,7 @@ class _BatchNorm(Module):
         # eval (if present); without them eval normalises with the batch's, as training
         use_batch = self.training or self.running_mean is None
         keep = not self.training or self.track_running_stats
-        out = batch_norm(x, self.running_mean if keep else None,
+        out = batch_norm(input, self.running_mean if keep else None,
                          self.running_var if keep else None, self.weight, self.bias,
                          use_batch, 0.0 if factor is None else factor, self.eps)
         if counting:                                # after a batch_norm that did not raise
@@ -132,12 +132,13 @@ class SyncBatchNorm(_BatchNorm):
     (N, C, *). process_group is accepted and must be None."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, process_group=None, device=None, dtype=None):
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
         if process_group is not None:
             raise ValueError("SyncBatchNorm: minigrad is single-process; process_group must be "
                              f"None, got {process_group!r}")
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
 
     def _check_input(self, x):
         if x.ndim < 2:

@@ -218,10 +218,10 @@ class Sequential(ModuleList):
     def __add__(self, other):
         return Sequential(*self, *other)
 
-    def forward(self, x):
+    def forward(self, input):
         for m in self:
-            x = m(x)
-        return x
+            input = m(input)
+        return input
 
 
 # ---- containers of parameters ------------------------------------------------------------

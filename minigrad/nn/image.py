@@ -102,26 +102,26 @@ class Softmax2d(Module):
 class Dropout1d(Dropout):
     """Zero whole channels of (N, C, L) or (C, L) with probability p while training."""
 
-    def forward(self, x):
-        return F.dropout1d(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(Dropout):
     """Zero whole channels of (N, C, H, W) or (C, H, W) with probability p while training."""
 
-    def forward(self, x):
-        return F.dropout2d(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(Dropout):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) while training."""
 
-    def forward(self, x):
-        return F.dropout3d(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(Dropout):
     """Alpha dropout (for SELU networks) while training; the identity in eval mode."""
 
-    def forward(self, x):
-        return F.alpha_dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)

@@ -77,11 +77,11 @@ class Linear(Module):
     def reset_parameters(self):
         kaiming_reset(self)       # PyTorch's default: U(±1/√in_features), the bias too
 
-    def forward(self, x):
-        if x.ndim == 0 or x.shape[-1] != self.in_features:
+    def forward(self, input):
+        if input.ndim == 0 or input.shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): input has "
-                             f"shape {x.shape}, expected last dim {self.in_features}")
-        return F.linear(x, self.weight, self.bias)
+                             f"shape {input.shape}, expected last dim {self.in_features}")
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -130,8 +130,8 @@ class Embedding(Module):
                    norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse,
                    _weight=table, _freeze=freeze)
 
-    def forward(self, idx):
-        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq)
 
     def extra_repr(self):
@@ -166,8 +166,8 @@ class LayerNorm(Module):
         """weight back to ones and bias to zeros (a model-wide re-initialisation's call)."""
         _reset_norm(self)
 
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -195,7 +195,7 @@ class RMSNorm(Module):
         """weight back to ones."""
         _reset_norm(self)
 
-    def forward(self, x):
+    def forward(self, x):      # torch.nn.RMSNorm names its input x, unlike the other layers
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
@@ -220,8 +220,8 @@ class Dropout(Module):
             raise ValueError(f"Dropout: probability must be in [0, 1], got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
-        return F.dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -241,8 +241,8 @@ class _Activation(Module):
 
 
 class ReLU(_Activation):
-    def forward(self, x):
-        return F.relu(x, self.inplace)
+    def forward(self, input):
+        return F.relu(input, self.inplace)
 
 
 class GELU(Module):
@@ -250,16 +250,16 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, x):
-        return F.gelu(x, self.approximate)
+    def forward(self, input):
+        return F.gelu(input, self.approximate)
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
 
 
 class SiLU(_Activation):
-    def forward(self, x):
-        return F.silu(x, self.inplace)
+    def forward(self, input):
+        return F.silu(input, self.inplace)
 
 
 class LeakyReLU(_Activation):
@@ -267,8 +267,8 @@ class LeakyReLU(_Activation):
         super().__init__(inplace)
         self.negative_slope = negative_slope
 
-    def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope, self.inplace)
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"negative_slope={self.negative_slope}"] +
@@ -280,8 +280,8 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x):
-        return F.softplus(x, self.beta, self.threshold)
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self):
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -292,26 +292,26 @@ class ELU(_Activation):
         super().__init__(inplace)
         self.alpha = alpha
 
-    def forward(self, x):
-        return F.elu(x, self.alpha, self.inplace)
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return ", ".join([f"alpha={self.alpha}"] + [super().extra_repr()] * self.inplace)
 
 
 class Tanh(Module):
-    def forward(self, x):
-        return x.tanh()
+    def forward(self, input):
+        return input.tanh()
 
 
 class Sigmoid(Module):
-    def forward(self, x):
-        return x.sigmoid()
+    def forward(self, input):
+        return input.sigmoid()
 
 
 class Identity(Module):
-    def forward(self, x):
-        return x
+    def forward(self, input):
+        return input
 
 
 class Flatten(Module):
@@ -321,8 +321,8 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, x):
-        return x.flatten(self.start_dim, self.end_dim)
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -342,8 +342,8 @@ class Unflatten(Module):
                             f"{unflattened_size!r}")
         self.dim, self.unflattened_size = dim, unflattened_size
 
-    def forward(self, x):
-        return x.unflatten(self.dim, self.unflattened_size)
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
@@ -356,16 +356,16 @@ class Softmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return F.softmax(x, self.dim)
+    def forward(self, input):
+        return F.softmax(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
-    def forward(self, x):
-        return F.log_softmax(x, self.dim)
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
 
 
 class Bilinear(Module):

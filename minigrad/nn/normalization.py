@@ -66,22 +66,22 @@ class _InstanceNorm(_BatchNorm):
                              f"{self.dims + 2}D input (unbatched or batched), got {x.ndim}D "
                              f"input of shape {x.shape}")
 
-    def forward(self, x):
-        self._check_input(x)
-        unbatched = x.ndim == self.dims + 1
+    def forward(self, input):
+        self._check_input(input)
+        unbatched = input.ndim == self.dims + 1
         if unbatched:
-            x = x.unsqueeze(0)
-        if x.shape[1] != self.num_features:
+            input = input.unsqueeze(0)
+        if input.shape[1] != self.num_features:
             if self.affine:
                 raise ValueError(f"{type(self).__name__}: expected input's size at dim=1 to "
                                  f"match num_features ({self.num_features}), but got: "
-                                 f"{x.shape[1]}")
+                                 f"{input.shape[1]}")
             warnings.warn(f"{type(self).__name__}: input's size at dim={int(not unbatched)} "
                           f"does not match num_features; it is not used because "
                           f"affine=False", UserWarning, stacklevel=2)
         use_input_stats = self.training or not self.track_running_stats
         out = norm_layers.instance_norm(
-            x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
+            input, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
             self.momentum if self.momentum is not None else 0.0, self.eps)
         return out[0] if unbatched else out
 

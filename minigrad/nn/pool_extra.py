@@ -109,5 +109,5 @@ class FeatureAlphaDropout(Dropout):
     """Alpha dropout of whole channels (for SELU networks) while training; the identity in
     eval mode."""
 
-    def forward(self, x):
-        return F.feature_alpha_dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

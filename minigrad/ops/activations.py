@@ -193,13 +193,13 @@ class Softplus(Function):
 
 @_autocast_float32
 @_float32_inside
-def softplus(x, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + e^(βx))/β, and x itself where βx > threshold (as PyTorch; there the two agree
     to float precision)."""
-    _floating(x, "softplus")
+    _floating(input, "softplus")
     beta, threshold = (float(number_arg("softplus", n, v))
                        for n, v in (("beta", beta), ("threshold", threshold)))
-    return Softplus.apply(x, beta=beta, threshold=threshold)
+    return Softplus.apply(input, beta=beta, threshold=threshold)
 
 
 def _overflow_quietly(xp, when=True):
@@ -289,18 +289,18 @@ def selu(x):
     return Elu.apply(_floating(x, "selu"), alpha=_SELU_ALPHA, scale=_SELU_SCALE)
 
 
-def glu(x, dim=-1):
+def glu(input, dim=-1):
     """Gated linear unit: x split in halves a, b along dim, then a·σ(b)."""
-    _floating(x, "glu")
-    if x.ndim == 0:
+    _floating(input, "glu")
+    if input.ndim == 0:
         raise ValueError("glu: does not support a 0-d tensor (scalar): the halving dim "
                          "must have an even size")
-    d = normalize_dim(dim, x.ndim, "glu")
-    if x.shape[d] % 2:
+    d = normalize_dim(dim, input.ndim, "glu")
+    if input.shape[d] % 2:
         raise ValueError(f"glu: halving dimension must be even, but dimension {d} is size "
-                         f"{x.shape[d]} (input shape {x.shape})")
-    half = x.shape[d] // 2
-    a, b = split(x, [half, half], d)                     # (sizes: an empty dim halves too)
+                         f"{input.shape[d]} (input shape {input.shape})")
+    half = input.shape[d] // 2
+    a, b = split(input, [half, half], d)                     # (sizes: an empty dim halves too)
     return a * sigmoid(b)
 
 
@@ -378,9 +378,9 @@ class LogSigmoid(Function):
 
 
 @_float32_inside
-def logsigmoid(x):
+def logsigmoid(input):
     """log σ(x), exact in both tails; its gradient is σ(-x)."""
-    return LogSigmoid.apply(_floating(x, "logsigmoid"))
+    return LogSigmoid.apply(_floating(input, "logsigmoid"))
 
 
 @_float32_inside
@@ -391,36 +391,36 @@ def mish(x):
 
 
 @_float32_inside
-def softsign(x):
+def softsign(input):
     """x / (1 + |x|), as x·(1 + |x|)⁻¹: the derivative of the power, -(1 + |x|)⁻², goes
     quietly to 0 for a huge x, where a quotient's derivative, x/(1 + |x|)², would square
     the denominator and overflow. An integer tensor gives float32, as PyTorch."""
-    x = x if x.dtype.kind == "f" else x.to(dtype=backend.DEFAULT_FLOAT)
-    return x * (x.abs() + 1) ** -1.0
+    input = input if input.dtype.kind == "f" else input.to(dtype=backend.DEFAULT_FLOAT)
+    return input * (input.abs() + 1) ** -1.0
 
 
-def prelu(x, weight):
+def prelu(input, weight):
     """x where x > 0, else weight·x, with a learnable slope: one for all (weight.numel() ==
     1) or one per channel (dim 1 of x, as PyTorch). At 0 the gradient is the slope and the
     slope's gradient 0, as PyTorch; so are both mixed second derivatives there (PyTorch's
     double backward counts x = 0 as positive), hence the detached slope at x = 0 exactly."""
-    _floating(x, "prelu")
+    _floating(input, "prelu")
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu: weight must be a tensor, got {type(weight).__name__}")
-    x, weight = autocast_half(x), autocast_half(weight)     # on torch's float16 list
-    if weight.dtype != x.dtype:
-        raise TypeError(f"prelu: type promoting is not supported: input is {x.dtype}, "
+    input, weight = autocast_half(input), autocast_half(weight)     # on torch's float16 list
+    if weight.dtype != input.dtype:
+        raise TypeError(f"prelu: type promoting is not supported: input is {input.dtype}, "
                         f"weight {weight.dtype}; give both the same dtype")
     if weight.ndim > 1:
         raise ValueError(f"prelu: expected weight to be a 0-d or 1-d tensor, got shape "
                          f"{weight.shape}")
     n = weight.numel()
-    channels = x.shape[1] if x.ndim > 1 else 1
-    if n != 1 and (x.ndim == 0 or n != channels):
-        where_ = "its dim 1" if x.ndim > 1 else "an input of fewer than 2 dims has 1"
+    channels = input.shape[1] if input.ndim > 1 else 1
+    if n != 1 and (input.ndim == 0 or n != channels):
+        where_ = "its dim 1" if input.ndim > 1 else "an input of fewer than 2 dims has 1"
         raise ValueError(f"prelu: weight has {n} parameters, but the input of shape "
-                         f"{x.shape} has {channels} channel{'s' * (channels != 1)} "
+                         f"{input.shape} has {channels} channel{'s' * (channels != 1)} "
                          f"({where_}); give 1 parameter, or one per channel")
-    if weight.ndim != x.ndim:                            # (C,) -> (1, C, 1, ...)
-        weight = weight.reshape([n if i == 1 else 1 for i in range(x.ndim)])
-    return where(x > 0, x, where(x < 0, weight * x, weight.detach() * x))
+    if weight.ndim != input.ndim:                            # (C,) -> (1, C, 1, ...)
+        weight = weight.reshape([n if i == 1 else 1 for i in range(input.ndim)])
+    return where(input > 0, input, where(input < 0, weight * input, weight.detach() * input))

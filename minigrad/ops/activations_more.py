@@ -57,12 +57,12 @@ def hardsigmoid(x):
     return hardtanh(_floating(x, "hardsigmoid") + 3, 0.0, 6.0) / 6
 
 
-def hardshrink(x, lambd=0.5):
+def hardshrink(input, lambd=0.5):
     """0 where -λ ≤ x ≤ λ, else x (the gradient there 0, else 1; NaN stays NaN with
     gradient 1), as PyTorch; a negative λ leaves x as it is."""
-    _floating(x, "hardshrink")
+    _floating(input, "hardshrink")
     lambd = number_arg("hardshrink", "lambd", lambd)
-    return where((x >= -lambd) & (x <= lambd), 0.0, x)
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 @_float32_inside
@@ -77,10 +77,10 @@ def softshrink(x, lambd=0.5):
     return where((x >= -lambd) & (x <= lambd), 0.0, where(x > 0, x - lambd, x + lambd))
 
 
-def tanhshrink(x):
+def tanhshrink(input):
     """x - tanh(x); an integer tensor gives float32, as PyTorch."""
-    x = x if x.dtype.kind == "f" else x.to(dtype=backend.DEFAULT_FLOAT)
-    return x - tanh(x)
+    input = input if input.dtype.kind == "f" else input.to(dtype=backend.DEFAULT_FLOAT)
+    return input - tanh(input)
 
 
 def threshold(x, threshold, value):
@@ -99,11 +99,11 @@ def threshold(x, threshold, value):
     return where(x <= threshold, value, x)
 
 
-def softmin(x, dim=None, *, dtype=None):
+def softmin(input, dim=None, *, dtype=None):
     """softmax(-x) along dim (dim None: PyTorch's deprecated implicit choice, with its
     warning); `dtype` casts x first, as softmax's."""
-    x = cast_to(x, dtype)
-    return along_dim(Softmax, -x, implicit_dim(x, dim, "softmin"), "softmin")
+    input = cast_to(input, dtype)
+    return along_dim(Softmax, -input, implicit_dim(input, dim, "softmin"), "softmin")
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):

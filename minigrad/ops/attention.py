@@ -257,50 +257,51 @@ def _check_one_dtype(op, q, k, v):
                         f"{v.dtype}; convert first (.to(dtype)), as PyTorch requires")
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None, enable_gqa=False):
-    """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. q: (..., L, E),
-    k: (..., S, E), v: (..., S, Ev) -> (..., L, Ev). A boolean mask and is_causal combine.
+    """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. query: (..., L, E),
+    key: (..., S, E), value: (..., S, Ev) -> (..., L, Ev). A boolean mask and is_causal combine.
     enable_gqa: grouped-query attention, k and v with fewer heads (dim -3) than q, each
     serving a group of consecutive query heads (as PyTorch's)."""
     if scale is not None:
         scale = number_arg("scaled_dot_product_attention", "scale", scale)
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: q, k, v need at least 2 dims, got "
-                         f"{q.shape}, {k.shape}, {v.shape}")
-    q, k, v = (autocast_half(t) for t in (q, k, v))     # on autocast's float16 list
+                         f"{query.shape}, {key.shape}, {value.shape}")
+    query, key, value = (autocast_half(t) for t in (query, key, value))  # autocast's float16 list
     if enable_gqa:
-        k, v = _shared_heads(q, k, v)
-    if not all(backend.is_floating(t.dtype) for t in (q, k, v)):
+        key, value = _shared_heads(query, key, value)
+    if not all(backend.is_floating(t.dtype) for t in (query, key, value)):
         raise TypeError(f"scaled_dot_product_attention: q, k, v must be floating-point, got "
-                        f"{q.dtype}, {k.dtype}, {v.dtype}")
-    _check_one_dtype("scaled_dot_product_attention", q, k, v)
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
-        raise ValueError(f"scaled_dot_product_attention: q {q.shape} and k {k.shape} must "
-                         f"share the last dim, k and v {v.shape} the number of keys")
+                        f"{query.dtype}, {key.dtype}, {value.dtype}")
+    _check_one_dtype("scaled_dot_product_attention", query, key, value)
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(f"scaled_dot_product_attention: q {query.shape} and k {key.shape} must "
+                         f"share the last dim, k and v {value.shape} the number of keys")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got "
                          f"{dropout_p}")
-    if q.dtype == backend.float16:   # scores leave float16's range (65504) easily: float32
-        up = [t.to(dtype=backend.float32) for t in (q, k, v)]        # inside, as PyTorch
+    if query.dtype == backend.float16:   # scores leave float16's range (65504) easily: float32
+        up = [t.to(dtype=backend.float32) for t in (query, key, value)]        # inside, as PyTorch
         with autocast_set(None):     # (autocast would cast them back to float16)
             out = scaled_dot_product_attention(*up, attn_mask, dropout_p, is_causal, scale)
-        return out.to(dtype=q.dtype)
+        return out.to(dtype=query.dtype)
     if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
         # a learned additive bias (relative positions, ALiBi): composed from ops that carry
         # its gradient; the fused op treats masks as constants
-        out, p = attention_with_weights(q, k, v, attn_mask, is_causal, scale)
-        return out if dropout_p == 0 else dropout(p, dropout_p) @ v
-    if 0 in q.shape + k.shape + v.shape:       # empty: the composed ops handle it (the
-        out, p = attention_with_weights(q, k, v, attn_mask, is_causal, scale)   # fused op's
-        return out                             # row sums reshape(-1, 0), which NumPy cannot)
-    allowed, additive = _mask_arrays(q, k, attn_mask, is_causal)
-    xp = q.backend.xp
+        out, p = attention_with_weights(query, key, value, attn_mask, is_causal, scale)
+        return out if dropout_p == 0 else dropout(p, dropout_p) @ value
+    if 0 in query.shape + key.shape + value.shape:
+        # empty: the composed ops handle it (the fused op's row sums reshape(-1, 0), which
+        # NumPy cannot)
+        return attention_with_weights(query, key, value, attn_mask, is_causal, scale)[0]
+    allowed, additive = _mask_arrays(query, key, attn_mask, is_causal)
+    xp = query.backend.xp
     ceiling = None if allowed is None else \
-        _causal_ceiling(xp, q.shape[-2], k.shape[-2], q.dtype) if is_causal and \
-        attn_mask is None else _ceiling(xp, allowed, q.dtype)  # the causal one is kept
-    scale = default_scale(q) if scale is None else scale
-    return ScaledDotProductAttention.apply(q, k, v, scale=scale, allowed=allowed,
+        _causal_ceiling(xp, query.shape[-2], key.shape[-2], query.dtype) if is_causal and \
+        attn_mask is None else _ceiling(xp, allowed, query.dtype)  # the causal one is kept
+    scale = default_scale(query) if scale is None else scale
+    return ScaledDotProductAttention.apply(query, key, value, scale=scale, allowed=allowed,
                                            additive=additive, ceiling=ceiling,
                                            dropout_p=dropout_p)
 

@@ -250,12 +250,12 @@ def abs(a):
         raise TypeError("abs: not supported for a bool tensor (as PyTorch); convert with "
                         ".long() or .float() first")
     return Abs.apply(a)
-def tanh(a): return Tanh.apply(_floating(a))
-def sigmoid(a):
-    a = _floating(a)
-    if a.dtype == backend.float16:   # σ(1 - σ) in float16 loses its digits (18% at x = 6):
-        return Sigmoid.apply(a.to(dtype=backend.float32)).to(dtype=a.dtype)  # as PyTorch
-    return Sigmoid.apply(a)
+def tanh(input): return Tanh.apply(_floating(input))
+def sigmoid(input):
+    input = _floating(input)
+    if input.dtype == backend.float16:   # σ(1 - σ) in float16 loses its digits (18% at x = 6):
+        return Sigmoid.apply(input.to(dtype=backend.float32)).to(dtype=input.dtype)  # as PyTorch
+    return Sigmoid.apply(input)
 def relu(a): return Relu.apply(a)
 def erf(a): return Erf.apply(_floating(a))
 def maximum(a, b): return Maximum.apply(*_pair(a, b))

@@ -95,12 +95,12 @@ class Gelu(Function):
         return (d,)
 
 
-def gelu(a, approximate="none"):
+def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    a = _floating(a)
-    if a.dtype == backend.float16:   # float32 inside, as PyTorch: the tanh form's x³ leaves
+    input = _floating(input)
+    if input.dtype == backend.float16:   # float32 inside, as PyTorch: the tanh form's x³ leaves
         # float16's range from |x| > 40, and the erf form's Φ(x) rounds to 0 from x = -3.9
-        return Gelu.apply(a.to(dtype=backend.float32), approximate=approximate) \
-            .to(dtype=a.dtype)
-    return Gelu.apply(a, approximate=approximate)
+        return Gelu.apply(input.to(dtype=backend.float32), approximate=approximate) \
+            .to(dtype=input.dtype)
+    return Gelu.apply(input, approximate=approximate)

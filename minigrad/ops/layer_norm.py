@@ -186,31 +186,31 @@ def _mean_vector(xp, d, dtype):
     return backend.filled(xp, (d, 1), 1 / d, dtype)
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     eps = number_arg("layer_norm", "eps", eps)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    if not backend.is_floating(x.dtype):
-        raise TypeError(f"layer_norm: needs a floating-point input, got dtype {x.dtype}; "
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"layer_norm: needs a floating-point input, got dtype {input.dtype}; "
                         f"convert with .float() first")
     k = len(normalized_shape)
     if not k:
         raise ValueError("layer_norm: normalized_shape must name at least one trailing dim, "
                          "got ()")
-    if x.shape[x.ndim - k:] != normalized_shape or k > x.ndim:
+    if input.shape[input.ndim - k:] != normalized_shape or k > input.ndim:
         raise ValueError(f"layer_norm: normalized_shape {normalized_shape} must equal the "
-                         f"trailing dims of the input, whose shape is {x.shape}")
+                         f"trailing dims of the input, whose shape is {input.shape}")
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.shape != normalized_shape:
             raise ValueError(f"layer_norm: {name} has shape {p.shape}, expected "
                              f"{normalized_shape}")
     if weight is None and bias is not None:
         # a bias alone still needs a (constant, unit) scale before it
-        weight = Tensor._make(x.backend.xp.ones(normalized_shape, dtype=x.dtype), x.device)
+        weight = Tensor._make(input.backend.xp.ones(normalized_shape, dtype=input.dtype), input.device)
     if math.prod(normalized_shape) == 0:     # nothing to normalise: an empty output (the
-        y = x * 1                            # fused op's rows would be reshape(-1, 0))
+        y = input * 1                            # fused op's rows would be reshape(-1, 0))
         y = y if weight is None else y * weight
         return y if bias is None else y + bias
     affine = [p for p in (weight, bias) if p is not None]
-    return LayerNorm.apply(x, *affine, dims=tuple(range(x.ndim - k, x.ndim)), eps=eps)
+    return LayerNorm.apply(input, *affine, dims=tuple(range(input.ndim - k, input.ndim)), eps=eps)

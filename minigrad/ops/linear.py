@@ -48,25 +48,25 @@ def _rows(a):
     return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
-def linear(x, weight, bias=None):
+def linear(input, weight, bias=None):
     """x @ weightᵀ + bias, with weight shaped (out_features, in_features) as PyTorch."""
     from minigrad.ops.elementwise import _pair
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{weight.shape}")
-    if x.ndim == 0 or x.shape[-1] != weight.shape[-1]:
-        raise ValueError(f"linear: input's last dim is {x.shape[-1] if x.ndim else None} "
-                         f"(shape {x.shape}) but weight {weight.shape} expects "
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise ValueError(f"linear: input's last dim is {input.shape[-1] if input.ndim else None} "
+                         f"(shape {input.shape}) but weight {weight.shape} expects "
                          f"in_features={weight.shape[-1]}")
-    x, weight = _pair(x, weight)
-    check_same_float("linear", x, weight, autocast=True)
+    input, weight = _pair(input, weight)
+    check_same_float("linear", input, weight, autocast=True)
     if bias is None:
-        return Linear.apply(x, weight)
+        return Linear.apply(input, weight)
     if bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias has shape {bias.shape}, expected "
                          f"({weight.shape[0]},) (out_features)")
     check_same_float("linear", weight, bias, autocast=True)
-    return Linear.apply(x, weight, bias)
+    return Linear.apply(input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -136,7 +136,7 @@ def pdist(input, p=2):
     return p_norm(input[first] - input[second], p, 1, False, op)
 
 
-def rms_norm(x, normalized_shape, weight=None, eps=None):
+def rms_norm(input, normalized_shape, weight=None, eps=None):
     """RMSNorm (Zhang & Sennrich 2019; LLaMA's layer norm), as torch's F.rms_norm: x divided
     by the root mean square over the trailing `normalized_shape` dims, then scaled by
     `weight`. Unlike layer norm (article 2.2.5.4) it neither subtracts the mean nor shifts.
@@ -146,24 +146,24 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
     float16 runs in float32 (with float32's epsilon), as PyTorch."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
-    if not backend.is_floating(x.dtype):
-        raise TypeError(f"rms_norm: needs a floating-point input, got dtype {x.dtype}; "
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"rms_norm: needs a floating-point input, got dtype {input.dtype}; "
                         f"convert with .float() first")
     k = len(shape)
-    if k > x.ndim or x.shape[x.ndim - k:] != shape:
+    if k > input.ndim or input.shape[input.ndim - k:] != shape:
         raise ValueError(f"rms_norm: normalized_shape {shape} must equal the trailing dims "
-                         f"of the input, whose shape is {x.shape}")
+                         f"of the input, whose shape is {input.shape}")
     if weight is not None and weight.shape != shape:
         raise ValueError(f"rms_norm: weight has shape {weight.shape}, expected {shape}")
-    if x.dtype == backend.float16:   # x² passes 65504 from |x| > 256: computed in float32,
+    if input.dtype == backend.float16:   # x² passes 65504 from |x| > 256: computed in float32,
         # eps None float32's too, as PyTorch does (its opmath), and returned as float16
         w = None if weight is None else weight.float()
-        return rms_norm(x.float(), shape, w, eps).to(dtype=x.dtype)
-    eps = backend.machine_eps(x.dtype) if eps is None else eps
+        return rms_norm(input.float(), shape, w, eps).to(dtype=input.dtype)
+    eps = backend.machine_eps(input.dtype) if eps is None else eps
     if not eps >= 0:
         raise ValueError(f"rms_norm: eps must be >= 0, got {eps}")
-    dims = tuple(range(x.ndim - k, x.ndim))
-    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    dims = tuple(range(input.ndim - k, input.ndim))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return y if weight is None else y * weight
 
 

@@ -73,16 +73,16 @@ class LogSoftmax(Function):
                                                                     keepdims=True),)
 
 
-def softmax(x, dim=None, *, dtype=None):
+def softmax(input, dim=None, *, dtype=None):
     """Softmax along dim; `dtype` casts x first (as PyTorch: float16 logits softmaxed in
     float32 with dtype=mg.float32)."""
-    x = cast_to(x, dtype)
-    return along_dim(Softmax, x, implicit_dim(x, dim, "softmax"), "softmax")
+    input = cast_to(input, dtype)
+    return along_dim(Softmax, input, implicit_dim(input, dim, "softmax"), "softmax")
 
 
-def log_softmax(x, dim=None, *, dtype=None):
-    x = cast_to(x, dtype)
-    return along_dim(LogSoftmax, x, implicit_dim(x, dim, "log_softmax"), "log_softmax")
+def log_softmax(input, dim=None, *, dtype=None):
+    input = cast_to(input, dtype)
+    return along_dim(LogSoftmax, input, implicit_dim(input, dim, "log_softmax"), "log_softmax")
 
 
 def implicit_dim(x, dim, name):
