@@ -183,8 +183,8 @@ def first_vjp(outputs, inputs):
     (one per output of `live`: the floating ones requiring grad), one per input.
 
     u is ones, not zeros: uᵀJ is linear in u, so any u gives the same derivative, but a
-    backward written as a function of g that is linear only piecewise (logcumsumexp's
-    splits g by sign, through log|g|) has the right derivative only away from g = 0. The
+    backward written as a function of g that is linear only piecewise (a custom Function's
+    that splits g by sign, through log|g|) has the right derivative only away from g = 0. The
     pass runs no tensor hooks and fills no retain_grad .grad on the way (they are reverse
     mode's; PyTorch's forward mode runs no backward at all)."""
     from minigrad.creation import ones_like

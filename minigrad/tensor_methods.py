@@ -420,11 +420,14 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def stride(self, dim=None):
         """Steps in elements between neighbours along each dim (0 along an expanded dim),
         as PyTorch's; or along one dim. A dim of size 1 has no neighbours: where NumPy gives
-        it 0 (x[None]), PyTorch's rule is used, the step of the dim after it times its size."""
+        it 0 (x[None]), PyTorch's rule is used, the step of the dim after it times its size
+        (at least 1). So are all dims of an empty array NumPy made (its steps are all 0):
+        zeros(0, 3) gives (3, 1), as PyTorch's; a transposed one's order is not known."""
         steps = [s // self.dtype.itemsize for s in self._data.strides]
+        free = self._data.size == 0 and not any(steps)
         for d in reversed(range(self.ndim)):
-            if self.shape[d] == 1 and steps[d] == 0:
-                steps[d] = steps[d + 1] * self.shape[d + 1] if d + 1 < self.ndim else 1
+            if (free or self.shape[d] == 1) and steps[d] == 0:
+                steps[d] = steps[d + 1] * max(self.shape[d + 1], 1) if d + 1 < self.ndim else 1
         steps = tuple(steps)
         if dim is None:
             return steps

@@ -250,17 +250,26 @@ class TensorRest:
     def hash_tensor(self, dim=None, keepdim=False, *, mode=0):
         """The XOR of the elements' 64-bit patterns (floats as float64, integers and bools
         as int64) over `dim` (None or (): all), as PyTorch's. PyTorch's result is uint64,
-        which minigrad lacks: this is int64 with the same bits (.view(uint64) there)."""
-        from minigrad.ops.reduce import normalize_dim
+        which minigrad lacks: this is int64 with the same bits (.view(uint64) there). An
+        XOR over no element has no value: an empty tensor needs `dim`, and the dims it
+        names a size, as PyTorch (a dim named twice: a ValueError, as minigrad's other
+        reductions', where PyTorch's is a RuntimeError)."""
+        from minigrad.ops.reduce import normalize_dims
         if mode != 0:
             raise RuntimeError(f"hash_tensor: only mode=0 (xor reduction) exists, got {mode}")
         a = self._data
         a = a.astype(backend.float64).view(backend.int64) if a.dtype.kind == "f" else \
             a.astype(backend.int64)
-        dims = range(self.ndim) if dim is None or dim == () else \
-            [dim] if backend.is_integer(dim) else list(dim)
-        dims = sorted({normalize_dim(d, max(self.ndim, 1), "hash_tensor") for d in dims}
-                      if self.ndim else ())
+        every = dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
+        if every and a.size == 0:
+            raise RuntimeError(f"hash_tensor: an empty tensor (shape {self.shape}) needs "
+                               f"dim, the dims to reduce (XOR over no element has no value)")
+        dims = normalize_dims(None if every else dim, self.ndim, "hash_tensor")
+        dims = list(dims) if self.ndim else []           # a 0-d tensor's dim 0: itself
+        for d in dims:
+            if self.shape[d] == 0:
+                raise IndexError(f"hash_tensor: dim {d} has size 0 (shape {self.shape}): "
+                                 f"nothing to XOR; reduce over dims of non-zero size")
         xp, keep = self.backend.xp, [d for d in range(self.ndim) if d not in dims]
         a = a.transpose(keep + dims).reshape(tuple(self.shape[d] for d in keep) + (
             math.prod(self.shape[d] for d in dims),))
@@ -269,7 +278,7 @@ class TensorRest:
             rest = a[..., 2 * half:]
             a = xp.concatenate([xp.bitwise_xor(a[..., :half], a[..., half:2 * half]), rest],
                                axis=-1)
-        out = a[..., 0] if a.shape[-1] else xp.zeros(a.shape[:-1], backend.int64)
+        out = a[..., 0]                         # (no reduced dim is empty: refused above)
         if keepdim:
             out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(self.shape)))
         return type(self)._make(out.copy(), self.device)

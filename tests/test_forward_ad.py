@@ -62,8 +62,8 @@ def test_several_duals_sum_their_contributions_and_cache():
 
 
 def test_a_backward_linear_only_piecewise_in_its_gradient_gets_its_tangent():
-    """logcumsumexp's backward splits its gradient by sign (through log|g|): its derivative
-    in g is right everywhere but at g = 0, so the dummy of the double-vjp must not be 0."""
+    """A backward split by g's sign through log|g| (logcumsumexp's once was) is right in g
+    everywhere but at g = 0, so the dummy of the double-vjp must not be 0."""
     f = lambda x: x.logcumsumexp(dim=1)
     eps = 1e-6
     fd = (f(mg.tensor(X + eps * V)).numpy() - f(mg.tensor(X - eps * V)).numpy()) / (2 * eps)

@@ -334,6 +334,18 @@ def test_stride_of_a_new_size_1_dim_as_torch():
         assert make(mg).stride() == make(torch).stride()     # NumPy gives (0, 1) for x[None]
 
 
+def test_stride_of_an_empty_tensor_as_torch(torch):
+    """NumPy gives an empty array it makes all-0 steps: reported as contiguous ones, each
+    dim counted at least 1 (a slice keeps its parent's steps)."""
+    assert mg.zeros(0, 3).stride() == (3, 1) and mg.zeros(2, 0, 3).stride() == (3, 3, 1)
+    for make in (lambda m: m.zeros(0), lambda m: m.zeros(3, 0), lambda m: m.zeros(0, 1),
+                 lambda m: m.zeros(1, 0), lambda m: m.zeros(0, 3) + 1,
+                 lambda m: m.zeros(3, 4)[3:], lambda m: m.zeros(3, 4)[:, 1:1],
+                 lambda m: m.zeros(4).expand(0, 4), lambda m: m.zeros(0, 3).unsqueeze(1)):
+        x, t = make(mg), make(torch)
+        assert (x.stride(), x.is_contiguous()) == (t.stride(), t.is_contiguous())
+
+
 def test_new_empty_takes_dtype_device_requires_grad(device):
     x = mg.ones(2, device=device)
     e = x.new_empty(3, dtype=mg.int64, requires_grad=False)

@@ -87,6 +87,21 @@ def test_hash_tensor_as_torch(torch):
                 torch.hash_tensor(t, dim, keepdim=keep).view(torch.int64).numpy())
 
 
+def test_hash_tensor_refuses_xor_over_nothing_and_repeated_dims():
+    """As PyTorch's: an empty tensor needs dim, and the dims reduced a size; a dim named
+    twice is refused (a ValueError, as for minigrad's other reductions)."""
+    for x, dim in ((mg.zeros(0), None), (mg.zeros(0, 3), ())):
+        with pytest.raises(RuntimeError, match=r"hash_tensor: an empty tensor .* needs dim"):
+            x.hash_tensor(dim)
+    with pytest.raises(IndexError, match=r"hash_tensor: dim 1 has size 0"):
+        mg.zeros(2, 0).hash_tensor((0, 1))
+    for x, dim in ((mg.zeros(2, 3), (0, 0)), (mg.zeros(2, 3), [1, -1]), (mg.zeros(()), (0, 0))):
+        with pytest.raises(ValueError, match=r"hash_tensor: dim .* names a dim more than once"):
+            x.hash_tensor(dim)
+    assert mg.zeros(2, 0, 3).hash_tensor((0, 2), keepdim=True).shape == (1, 0, 1)
+    assert mg.zeros(()).hash_tensor(0).item() == 0
+
+
 def test_map2_as_torch(torch):
     def run(lib):
         x = lib.tensor([1.0, 2.0, 3.0])

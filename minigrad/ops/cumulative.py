@@ -4,7 +4,6 @@ their indices, and diff, the differences of neighbours."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
-from minigrad.ops.elementwise import where
 from minigrad.ops.index import GetItem, position_grid
 from minigrad.ops.reduce import (normalize_dim, normalize_dims, _exclusive_cumprod,
                                  running_accumulator, ValuesIndices)
@@ -149,25 +148,62 @@ def running_by_doubling(xp, a, d, op):
 class LogCumSumExp(Function):
     """y_i = log Σ_{j≤i} exp(x_j) along dim, as a running logaddexp (stable: no exp of a
     large x), accumulated as cumsum's are (float64 for float32 on the CPU, as PyTorch).
-    dx_j = Σ_{i≥j} g_i exp(x_j - y_i): PyTorch's formula, the positive and the negative
-    part of g each through a reversed logcumsumexp of log|g| - y, so nothing overflows; it
-    is built of differentiable ops, this one among them, so it has a gradient itself."""
+    dx_j = Σ_{i≥j} g_i exp(x_j - y_i), by SuffixTerms (differentiable to any order)."""
     def forward(self, a, dim):
         self.dim = dim
         acc = running_accumulator(a.dtype, self.device) or a.dtype
         return running(self.xp, a.astype(acc, copy=False), dim, "logaddexp").astype(
             a.dtype, copy=False)
     def backward(self, g):
-        x, y, d = self.inputs[0], self.output(), self.dim
-        # log 0 as a finite number (PyTorch's is the lowest float; a quarter of it leaves
-        # room to subtract y and add x without overflowing): -inf - (-inf) would be NaN
-        lowest = backend.value_range(g.dtype)[0] / 4
-        log_g = where(g == 0, 1.0, g.abs()).log()        # (no log(0): it is masked anyway)
+        return SuffixTerms.apply(g, self.inputs[0], self.output(), dim=self.dim)
 
-        def part(sign):
-            logs = where(sign, log_g, lowest) - y
-            return (flip(logcumsumexp(flip(logs, d), d), d) + x).exp()
-        return part(g > 0) - part(g < 0)
+
+def _signed_log_sums(xp, v, shift, d, reverse, device):
+    """(Σ v_k exp(shift_k) over k ≤ i, or k ≥ i with reverse) in log space, the positive
+    and the negative v apart: log|v| + shift through a running logaddexp, so nothing
+    overflows (PyTorch's formula). Where v is not of a part's sign its log is a finite
+    lowest, not -inf, which would meet an inf shift as NaN; exp of it is still 0."""
+    acc = running_accumulator(v.dtype, device) or v.dtype     # as the forward's
+    v, shift = v.astype(acc, copy=False), shift.astype(acc, copy=False)
+    lowest = backend.value_range(v.dtype)[0] / 4      # room to add a shift and subtract y
+    log_v = xp.log(xp.where(v == 0, 1, xp.abs(v)))     # (no log 0: masked below)
+    run = (lambda a: xp.flip(running(xp, xp.flip(a, d), d, "logaddexp"), d)) if reverse \
+        else (lambda a: running(xp, a, d, "logaddexp"))
+    return [run(xp.where(part, log_v, lowest) + shift) for part in (v > 0, v < 0)]
+
+
+class SuffixTerms(Function):
+    """logcumsumexp's backward, B(g, x, y)_j = Σ_{i≥j} g_i exp(x_j - y_i) along dim, each
+    exp(x_j - y_i) ≤ 1 (y_i ≥ x_j). An op of its own, not ops on log|g|: B is linear in g,
+    and its derivative in g must be so at g = 0 too (through log|g| it came out 0 there).
+    Its partials: dg = PrefixTerms(h), dx = h·B, dy = -g·PrefixTerms(h)."""
+    def forward(self, g, x, y, dim):
+        self.dim = dim
+        xp = self.xp
+        pos, neg = _signed_log_sums(xp, g, -y, dim, True, self.device)
+        return (xp.exp(pos + x) - xp.exp(neg + x)).astype(g.dtype, copy=False)
+    def backward(self, h):
+        g, x, y = self.inputs
+        want_g, want_x, want_y = self.needs_input_grad
+        back = PrefixTerms.apply(h, x, y, dim=self.dim) if want_g or want_y else None
+        return (back, h * self.output() if want_x else None,
+                -g * back if want_y else None)
+
+
+class PrefixTerms(Function):
+    """B's adjoint in g, A(h, x, y)_i = Σ_{j≤i} h_j exp(x_j - y_i) along dim. Its partials:
+    dh = B(k), dx = h·B(k), dy = -k·A; with B's, closed under differentiation."""
+    def forward(self, h, x, y, dim):
+        self.dim = dim
+        xp = self.xp
+        pos, neg = _signed_log_sums(xp, h, x, dim, False, self.device)
+        return (xp.exp(pos - y) - xp.exp(neg - y)).astype(h.dtype, copy=False)
+    def backward(self, k):
+        h, x, y = self.inputs
+        want_h, want_x, want_y = self.needs_input_grad
+        back = SuffixTerms.apply(k, x, y, dim=self.dim) if want_h or want_x else None
+        return (back, h * back if want_x else None,
+                -k * self.output() if want_y else None)
 
 
 def logcumsumexp(x, dim):
