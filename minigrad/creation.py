@@ -246,9 +246,9 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """`steps` values evenly spaced from start to end, both included (float32 unless dtype
-    says otherwise, even for integer ends). PyTorch's formula: the first half counts up
-    from start, the second half down from end, so both ends are exact; the step is
-    computed in the dtype (float64 for integer dtypes, whose values are then truncated)."""
+    says otherwise, even for integer ends). PyTorch's values bit for bit: the first half
+    counts up from start, the second half down from end, so both ends are exact (see
+    minigrad/linspace_rule.py)."""
     start, end = (v.item() if isinstance(v, Tensor) and v.ndim == 0 else v
                   for v in (start, end))
     if not all(backend.is_scalar(v) and not isinstance(v, bool) for v in (start, end)):
@@ -260,17 +260,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
         if d == backend.bool_:
             raise TypeError("linspace: needs a numeric dtype (float16/32/64, int32/64), "
                             "got bool")
-        if steps == 1:
-            return b.xp.full(s, start, dtype=d)
-        # as PyTorch: the ends in the dtype (an int dtype truncates them), the step in the
-        # dtype (float64 for ints), the sums in it too, but float16's in float32 (rounded
-        # once at the end). Python floats holding those values leave the arrays' dtype be
-        work = d if backend.is_floating(d) else backend.float64
-        lo, hi = float(d.type(start)), float(d.type(end))
-        step = float((work.type(hi) - work.type(lo)) / work.type(steps - 1))
-        i = b.xp.arange(steps, dtype=backend.float32 if d == backend.float16 else work)
-        up, down = i * step + lo, hi - (steps - 1 - i) * step
-        return b.xp.where(i < steps // 2, up, down).astype(d)
+        from minigrad.linspace_rule import linspace_values
+        return linspace_values(b.xp, start, end, steps, d)
     return _new(fill, (steps,), dtype, device, requires_grad)
 
 

@@ -29,16 +29,36 @@ def _made(values, dtype, device, requires_grad):
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    """base ** (steps values evenly spaced from start to end), as torch.logspace (float32
-    unless dtype says otherwise; an integer dtype truncates the powers, and first start and
-    end, as PyTorch's: logspace(0.5, 2.5, 5, 3, dtype=int64) is 3 ** [0, 0.5, 1, 1.5, 2])."""
+    """base ** (steps values evenly spaced from start to end), as torch.logspace, bit for
+    bit (float32 unless dtype says otherwise). PyTorch's rule: the ends cast to the dtype
+    (an integer dtype truncates them: logspace(0.5, 2.5, 5, 3, dtype=int64) is
+    3 ** [0, 0.5, 1, 1.5, 2]), their difference taken there, then the step, the exponents
+    (the first half up from start, the second down from end) and the powers in float64,
+    cast once; steps=1 gives base ** start, start not cast."""
     base = _real("logspace", "base", base)
     dtype = backend.dtype(dtype) or backend.DEFAULT_FLOAT
-    if not backend.is_floating(dtype):
-        start, end = (math.trunc(_real("logspace", k, v)) for k, v in (("start", start),
-                                                                        ("end", end)))
-    exponents = linspace(start, end, steps, dtype=backend.float64).data
-    return _made(base ** exponents, dtype, device, requires_grad)
+    start, end = (_real("logspace", k, v) for k, v in (("start", start), ("end", end)))
+    steps = _count("logspace", "steps", steps)
+    if dtype == backend.bool_:
+        raise TypeError("logspace: needs a numeric dtype (float16/32/64, int32/64), got bool")
+    f64 = backend.float64
+    if steps == 1:
+        exponents = _host.full(1, start, dtype=f64)
+    else:
+        lo, hi = (_cast(v, dtype) for v in (start, end))
+        step = f64.type(hi - lo) / f64.type(steps - 1)
+        i = _host.arange(steps)
+        exponents = _host.where(i < steps // 2, f64.type(lo) + step * i,
+                                f64.type(hi) - step * (steps - 1 - i))
+    with _host.errstate(over="ignore", invalid="ignore"):
+        return _made(_cast(f64.type(base) ** exponents, dtype), dtype, device, requires_grad)
+
+
+def _cast(values, dtype):
+    """values (float64) in dtype as PyTorch casts a double: to half through float32."""
+    if dtype == backend.float16:
+        values = _host.asarray(values, dtype=backend.float32)
+    return _host.asarray(values).astype(dtype)[()]
 
 
 def _window(op, window_length, periodic, dtype, device, requires_grad, shape):

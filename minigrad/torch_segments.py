@@ -1,13 +1,17 @@
 """torch's top-level reductions over groups of rows, bins and found positions:
-segment_reduce (contiguous segments of given lengths, reduced by sum, mean, max or min;
-differentiable through scatter_reduce), histogramdd (histogram's D-dimensional kin) and
+segment_reduce (contiguous segments of given lengths along an axis, reduced by sum, mean,
+max, min or prod; differentiable: through scatter_reduce, max's and min's as torch's), histogramdd (histogram's D-dimensional kin) and
 nonzero_static (nonzero padded or cut to a fixed number of rows)."""
 import builtins
 import math
 from collections import namedtuple
 
 from minigrad import backend
+from minigrad.autograd import Function
 from minigrad.creation import arange, full, zeros
+from minigrad.ops.elementwise import where
+from minigrad.ops.index import GetItem, IndexAdd
+from minigrad.ops.scatter import _checked
 from minigrad.tensor import Tensor
 
 _SEGMENT_REDUCE = {"sum": "sum", "mean": "mean", "max": "amax", "amax": "amax",
@@ -16,32 +20,53 @@ _EMPTY = {"sum": 0.0, "mean": float("nan"), "amax": float("-inf"), "amin": float
           "prod": 1.0}
 
 
-def _lengths(data, lengths, offsets):
-    """The segments' lengths, an int64 tensor on data's device, from lengths or offsets."""
+def _lengths(data, lengths, offsets, axis):
+    """The segments' lengths, an int64 tensor data.shape[:axis] + (S,) on data's device,
+    from lengths or offsets (data.shape[:axis] + (S + 1,))."""
     if (lengths is None) == (offsets is None):
         raise ValueError("mg.segment_reduce: give exactly one of lengths= and offsets=")
     given, name = (lengths, "lengths") if lengths is not None else (offsets, "offsets")
-    if not isinstance(given, Tensor) or given.dtype.kind not in "iu" or given.ndim != 1:
-        raise TypeError(f"mg.segment_reduce: {name} must be a 1-D integer tensor (segments "
-                        f"along axis 0), got {getattr(given, 'dtype', type(given).__name__)} "
+    lead = tuple(data.shape[:axis])
+    if not isinstance(given, Tensor) or given.dtype.kind not in "iu" or \
+            tuple(given.shape[:-1]) != lead or given.ndim != axis + 1:
+        raise TypeError(f"mg.segment_reduce: {name} must be an integer tensor of shape "
+                        f"{lead + ('S',)} (data's dims before axis {axis}, then one value "
+                        f"per segment), got {getattr(given, 'dtype', type(given).__name__)} "
                         f"{tuple(getattr(given, 'shape', ()))}")
     given = given.to(device=data.device, dtype="int64")
     if offsets is not None:
-        if given.numel() < 1:
+        if given.shape[-1] < 1:
             raise ValueError("mg.segment_reduce: offsets must hold at least one value")
-        given = given[1:] - given[:-1]
+        given = given[..., 1:] - given[..., :-1]
     if given.numel() and bool((given < 0).any()):
         raise ValueError(f"mg.segment_reduce: {name} describe a segment of negative length")
     return given
 
 
+class _SegmentExtreme(Function):
+    """The max or min `value` (computed outside) of data's segments, with PyTorch's
+    segment_reduce gradient: each segment's g shared evenly among its elements equal to
+    the result (its NaNs where the result is NaN; `initial` takes no share)."""
+    def forward(self, data, value, index, members):
+        self.index, self.members = index, members
+        return value
+
+    def backward(self, g):
+        count = IndexAdd.apply(self.const(self.members.astype(g.dtype)), index=self.index,
+                               shape=g.shape)
+        share = GetItem.apply(g / count.clip(min=1), index=self.index)
+        return where(self.const(self.members), share, 0.0)
+
+
 def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
                    unsafe=False, initial=None):
-    """Reduce data's rows (axis 0) in contiguous segments, one output row each: lengths
-    (S,) gives each segment's row count (or offsets (S+1,), its boundaries). An empty
-    segment gives `initial`, else sum 0, mean NaN, max -inf, min inf; with `initial`
-    each segment's reduction also takes it in (mean: (initial + sum) / count, as torch's).
-    unsafe=True skips checking that the lengths cover data's rows exactly."""
+    """Reduce data along `axis` in contiguous segments, one output slot each: lengths
+    (data.shape[:axis] + (S,)) gives each segment's length, for each index before axis
+    (or offsets, (..., S+1), their boundaries); the result is data.shape[:axis] + (S,) +
+    data.shape[axis+1:]. An empty segment gives `initial`, else sum 0, mean NaN, max -inf,
+    min inf; with `initial` each segment's reduction also takes it in (mean: (initial +
+    sum) / count, as torch's). unsafe=True skips checking that the lengths cover the axis
+    exactly."""
     if not isinstance(data, Tensor) or not data.dtype.kind == "f":
         raise TypeError(f"mg.segment_reduce: data must be a float tensor, got "
                         f"{getattr(data, 'dtype', type(data).__name__)}")
@@ -51,31 +76,51 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     if indices is not None:
         raise ValueError("mg.segment_reduce: indices= is not supported (as torch's); give "
                          "lengths= or offsets=")
-    if axis not in (0, -data.ndim) or data.ndim == 0:
-        raise ValueError(f"mg.segment_reduce: with 1-D lengths the segments run along axis "
-                         f"0 of a tensor of at least one dimension, got axis={axis} for "
-                         f"shape {tuple(data.shape)}")
-    how, lens = _SEGMENT_REDUCE[reduce], _lengths(data, lengths, offsets)
-    count = int(lens.sum().item()) if lens.numel() else 0
-    if count != data.shape[0] and not unsafe:
+    if data.ndim == 0 or not -data.ndim <= axis < data.ndim:
+        raise ValueError(f"mg.segment_reduce: axis must name one of data's dims, got "
+                         f"axis={axis} for shape {tuple(data.shape)}")
+    axis %= data.ndim
+    how, lens = _SEGMENT_REDUCE[reduce], _lengths(data, lengths, offsets, axis)
+    n, nseg = data.shape[axis], lens.shape[-1]
+    lead, rest = math.prod(data.shape[:axis]), math.prod(data.shape[axis + 1:])
+    ends = lens.reshape(lead, nseg).cumsum(-1)
+    if not unsafe and (nseg == 0 and n or nseg and bool((ends[:, -1] != n).any())):
+        count = int(ends[0, -1].item()) if nseg and lead else 0
         raise ValueError(f"mg.segment_reduce: the lengths sum to {count}, not to data's "
-                         f"{data.shape[0]} rows along axis 0")
-    rows = data[:count] if count <= data.shape[0] else data
-    nseg = lens.shape[0]
-    ids = arange(nseg, device=data.device).repeat_interleave(lens)[:rows.shape[0]]
-    index = ids.reshape(-1, *([1] * (data.ndim - 1))).expand(*rows.shape)
-    shape = (nseg, *data.shape[1:])
-    empty = (lens == 0).reshape(-1, *([1] * (data.ndim - 1)))
+                         f"{n} rows along axis {axis}" if lead == 1 else
+                         f"mg.segment_reduce: the lengths of some row sum to other than "
+                         f"data's {n} along axis {axis}")
+    # each element's segment: how many ends lie at or before it (nseg: past them, dropped)
+    at = arange(n, device=data.device).reshape(1, n, 1)
+    ids = (ends.reshape(lead, 1, nseg) <= at).sum(-1)
+    rows = data.reshape(lead, n, rest)
+    index = ids.reshape(lead, n, 1).expand(lead, n, rest)
+    shape = (lead, nseg + 1, rest)
+    out = _reduced(rows, index, shape, how, initial)[:, :nseg]
     if initial is None:
-        out = zeros(*shape, dtype=data.dtype, device=data.device).scatter_reduce(
-            0, index, rows, how, include_self=False)
-        from minigrad.ops.elementwise import where
-        return where(empty, _EMPTY[how], out)
-    base = full(shape, initial, dtype=data.dtype, device=data.device)
-    if how != "mean":
-        return base.scatter_reduce(0, index, rows, how, include_self=True)
-    total = base.scatter_reduce(0, index, rows, "sum", include_self=True)
-    return total / lens.clip(min=1).to(dtype=data.dtype).reshape(empty.shape)
+        empty = (lens == 0).reshape(lead, nseg, 1)
+        out = where(empty, _EMPTY[how], out)
+    return out.reshape(*data.shape[:axis], nseg, *data.shape[axis + 1:])
+
+
+def _reduced(rows, index, shape, how, initial):
+    """rows (B, N, R) reduced by `how` along dim 1 into `shape` (B, S + 1, R) at index."""
+    if initial is None:
+        base, include = zeros(*shape, dtype=rows.dtype, device=rows.device), False
+    else:
+        base, include = full(shape, initial, dtype=rows.dtype, device=rows.device), True
+    if how == "mean" and initial is not None:
+        ones = full(rows.shape, 1.0, dtype=rows.dtype, device=rows.device)
+        count = zeros(*shape, dtype=rows.dtype, device=rows.device).scatter_reduce(
+            1, index, ones, "sum", include_self=False)
+        return base.scatter_reduce(1, index, rows, "sum", include_self=True) / count.clip(min=1)
+    if how not in ("amax", "amin"):
+        return base.scatter_reduce(1, index, rows, how, include_self=include)
+    value = base.scatter_reduce(1, index, rows.detach(), how, include_self=include)
+    grid, _ = _checked("segment_reduce", base, 1, index, rows, number_ok=False)
+    xp, at = rows.backend.xp, value.data[grid]
+    members = (rows.data == at) | (xp.isnan(rows.data) & xp.isnan(at))
+    return _SegmentExtreme.apply(rows, value=value.data, index=grid, members=members)
 
 
 Histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])

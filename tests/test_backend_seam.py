@@ -317,7 +317,8 @@ OPS = [
         *mg.native_group_norm(a, None, None, 2, 2, 3, 2, 1e-5), mg.norm_except_dim(a, 2, 1),
         mg.native_layer_norm(a, [3], b[0], None, 1e-5)[0], mg.constant_pad_nd(a, [1, 1], 0.5),
         mg.segment_reduce(a, "max", lengths=_t(np.array([1, 0, 1]), a)).nan_to_num(0, 9, -9),
-        mg.segment_reduce(a, "mean", lengths=_t(np.array([2]), a), initial=0.5)),
+        mg.segment_reduce(a, "mean", lengths=_t(np.array([2]), a), initial=0.5),
+        mg.segment_reduce(a, "min", lengths=_t(np.array([[1, 1], [2, 0]]), a), axis=1)),
      [(2, 2, 3), (2, 3)]),
 ]
 

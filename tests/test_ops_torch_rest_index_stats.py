@@ -168,6 +168,28 @@ def test_scatter_reduce_amax_without_self_shares_among_src_only():
     assert x.grad.numpy().tolist() == [[0.0, 1.0]] and src.grad.numpy().tolist() == [[0.5, 0.5]]
 
 
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_gives_nan_gradients_to_a_nan_result_as_torch(reduce, include_self):
+    """A NaN result equals none of its members: PyTorch's g / 0 hands each of them NaN
+    (the gradient was 0, as if the NaN had not been reduced)."""
+    nan = float("nan")
+    x = mg.tensor([1.0, nan, 3.0, 2.0], requires_grad=True)
+    src = mg.tensor([nan, 5.0, 3.0, 3.0, 7.0], requires_grad=True)
+    out = x.scatter_reduce(0, mg.tensor([0, 0, 2, 2, 3]), src, reduce,
+                           include_self=include_self)
+    out.backward(mg.tensor([1.0, 2.0, 6.0, 4.0]))
+    assert np.isnan(out.numpy()[:2]).all()
+    gx, gs = x.grad.numpy(), src.grad.numpy()
+    assert np.isnan(gs[:2]).all() and np.isnan(gx[1])     # x[1]: NaN, left as it is
+    assert np.isnan(gx[0]) == include_self                 # a member only with self
+    big = reduce == "amax"
+    want_x3 = (0.0 if big else 4.0) if include_self else 0.0
+    want_s = [2.0, 2.0, 4.0 if big else 0.0] if include_self else [3.0, 3.0, 4.0]
+    assert gx[2:].tolist() == [2.0 if include_self else 0.0, want_x3]
+    assert gs[2:].tolist() == want_s
+
+
 def test_scatter_reduce_integers_as_torch():
     torch = pytest.importorskip("torch")
     x, src = np.arange(-3, 3).reshape(2, 3), np.array([[1, 2, -7], [4, 5, 6]])

@@ -198,7 +198,9 @@ def _identity(reduce, dtype):
 class ScatterExtreme(Function):
     """self with src's values combined in at index (a position grid) by amax, amin or prod,
     self's own value included or not. Gradients, as PyTorch's: amax/amin share g evenly
-    among the elements (of self and src) equal to the result; prod's is the product of the
+    among the elements (of self and src) equal to the result, and give NaN to all of a NaN
+    result's; but with include_self=False a tie with self's left-out value does not take a
+    share (PyTorch's does, so its src gradients then sum to less than g); prod's is the product of the
     others: out/x where x is not 0; with one zero among them, that zero gets the product of
     the rest, every other member 0; with more zeros all get 0."""
     def forward(self, a, src, index, reduce, include_self):
@@ -225,8 +227,12 @@ class ScatterExtreme(Function):
             es = GetItem.apply(out, index=index) == src
             count = ex.to(dtype=g.dtype) + IndexAdd.apply(es.to(dtype=g.dtype), index=index,
                                                            shape=x.shape)
-            share = g / count
-            return (where(ex, share, 0.0), where(es, GetItem.apply(share, index=index), 0.0))
+            # a NaN result equals none of its elements: as PyTorch's g / 0 · 0, all of
+            # them get NaN (so does every element where g is NaN)
+            share = where(count == 0, math.nan, g / count.clip(min=1))
+            lost = share.isnan()
+            share_at, lost_at = GetItem.apply(share, index=index), GetItem.apply(lost, index=index)
+            return (where((ex | lost) & own, share, 0.0), where(es | lost_at, share_at, 0.0))
         # prod: with the zeros set to 1, the product of the others; the zeros counted apart
         zx, zs = self.const(x.data == 0), self.const(src.data == 0)
         zeros = (zx & own).to(dtype=g.dtype) + IndexAdd.apply(zs.to(dtype=g.dtype),
