@@ -21,6 +21,7 @@ from minigrad.host_memory import keep_freed_host_memory  # noqa: F401
 from minigrad.parallel import set_num_threads, get_num_threads  # noqa: F401
 from minigrad.backend import (set_float32_matmul_precision,  # noqa: F401
                               get_float32_matmul_precision)
+from minigrad.backend import set_default_device, get_default_device  # noqa: F401
 from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)
 uint8, int8, int16 = (backend.dtype(n) for n in ("uint8", "int8", "int16"))
 from minigrad.tensor import Tensor  # noqa: F401
@@ -142,7 +143,8 @@ def rsub(input, other, *, alpha=1):
 
 
 def device(name):
-    """A device by name, as torch.device: mg.device("cuda").type == "cuda" (a str too)."""
+    """A device by name, as torch.device: mg.device("cuda").type == "cuda" (a str too);
+    `with mg.device("cuda"):` makes it the default device inside the block."""
     return backend.device_name(name)
 
 

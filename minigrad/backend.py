@@ -267,6 +267,12 @@ class Device(str):
     def index(self):
         return None                 # one GPU: "cuda:0" is "cuda" (torch.device("cuda"))
 
+    def __enter__(self):             # `with mg.device("cuda"):` (backend_device.py)
+        return enter_device(self)
+
+    def __exit__(self, *exc):
+        exit_device()
+
 
 _DEVICES = {}                       # name -> its one Device
 
@@ -454,3 +460,7 @@ def set_device_seed(name, seed, reseed=True):
 
 # where arrays' elements lie in memory: backend_memory.py (re-exported here, where ops look)
 from minigrad.backend_memory import shares_elements, view_positions, memory_from  # noqa: E402,F401
+# the default device (set_default_device, `with device:`): backend_device.py
+from minigrad.backend_device import (default_device, chosen_default_device,  # noqa: E402,F401
+                                     set_default_device, get_default_device,
+                                     enter_device, exit_device)

@@ -25,9 +25,12 @@ def from_other_library(data):
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor from a Python scalar or list (floats -> float32, ints -> int64), a NumPy
     or CuPy array (keeps its dtype), a PyTorch tensor (the same) or another tensor (copied
-    out of its graph)."""
+    out of its graph). Without device=: on the default device if one was set (an array's or
+    tensor's own device too, as torch.tensor), else on the data's own device (the CPU's
+    for lists and numbers)."""
     data = from_other_library(data)
     source = data.data if isinstance(data, Tensor) else data
+    device = backend.chosen_default_device() if device is None else device
     t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
     if t.data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
         t._data, t._version_counter = t.data.copy(), [0]
@@ -39,7 +42,9 @@ def as_tensor(data, dtype=None, device=None):
     that dtype and device is returned itself (else converted, differentiably, as .to()); an
     array on the target device of that dtype is shared, not copied (so a write to one is
     seen by the other), and so is a PyTorch CPU tensor's memory, as torch.as_tensor shares a
-    NumPy array's; anything else (lists, scalars, other devices or dtypes) is a copy."""
+    NumPy array's; anything else (lists, scalars, other devices or dtypes) is a copy.
+    Without device=, a default device that was set is the target (as torch.as_tensor)."""
+    device = backend.chosen_default_device() if device is None else device
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     return Tensor(from_other_library(data), dtype=dtype, device=device)
@@ -85,7 +90,7 @@ def _shape(shape):
 
 
 def _new(fill, shape, dtype, device, requires_grad):
-    device = backend.device_name(device)
+    device = backend.default_device(device)
     dtype = backend.dtype(dtype) or backend.DEFAULT_FLOAT
     try:
         data = fill(backend.get(device), _shape(shape), dtype)
@@ -214,7 +219,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                          f"{start}, end={end}, step={step}")
     if dtype is None:
         dtype = backend.int64 if ints else backend.DEFAULT_FLOAT
-    device, dtype = backend.device_name(device), backend.dtype(dtype)
+    device, dtype = backend.default_device(device), backend.dtype(dtype)
     xp = backend.get(device).xp
     if backend.is_floating(dtype):
         values = _float_range(xp, start, end, step, dtype)

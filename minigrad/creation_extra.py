@@ -6,7 +6,7 @@ import math
 
 from minigrad import backend
 from minigrad.args import is_device_array, number_arg
-from minigrad.creation import _count, as_tensor, from_numpy, linspace, randint, tensor
+from minigrad.creation import _count, as_tensor, from_numpy, randint, tensor
 from minigrad.tensor import Tensor
 
 _host = backend.get("cpu").xp
@@ -21,8 +21,8 @@ def _real(op, name, value):
 
 
 def _made(values, dtype, device, requires_grad):
-    """A host array as a tensor of dtype on device."""
-    device = backend.device_name(device)
+    """A host array as a tensor of dtype on device (None: the default device)."""
+    device = backend.default_device(device)
     t = Tensor._make(backend.get(device).from_numpy(_host.ascontiguousarray(
         values.astype(dtype))), device)
     return t.requires_grad_(True) if requires_grad else t
@@ -153,9 +153,10 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """obj as a tensor, sharing memory where it can, as torch.asarray: a tensor of that dtype
     and device comes back itself, a NumPy (CuPy) array on its own device is shared; copy=True
     always copies, copy=False refuses where a copy is needed. Lists and numbers are always
-    new (and so refuse copy=False)."""
+    new (and so refuse copy=False). Without device=, a default device that was set is the
+    target (as torch.asarray)."""
     dtype = backend.dtype(dtype)
-    device = None if device is None else backend.device_name(device)
+    device = backend.chosen_default_device() if device is None else backend.device_name(device)
     if isinstance(obj, Tensor):
         # (not `dtype in (None, ...)`: NumPy's float64 == None is True, dtype(None) being it)
         same = (dtype is None or dtype == obj.dtype) and device in (None, obj.device)

@@ -24,7 +24,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False):
     """Normal draws of mean `mean` and standard deviation `std`. Either may be a floating
     tensor (the result has their broadcast shape, dtype and device) or a number; with two
-    numbers, give `size` (float32 unless `dtype` says otherwise)."""
+    numbers, give `size` (float32 unless `dtype` says otherwise), on the default device
+    without device= as the other factories (torch.normal's goes to the CPU there)."""
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     for name, v in (("mean", mean), ("std", std)):
         if not isinstance(v, Tensor) and (not backend.is_scalar(v) or isinstance(v, bool)):

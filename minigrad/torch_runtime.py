@@ -2,11 +2,9 @@
 (eager: the model comes back as it is), set_warn_always, the inter-op thread count,
 typename, is_storage, is_inference_mode_enabled and is_inference.
 
-Left out: set_default_device / get_default_device. minigrad's factories and
-Tensor(...) take device=None as "the CPU, or the device of the array given", each where
-it builds its tensor (creation.py, creation_extra.py, draws.py, tensor.py): no one place
-reads a default, and a global one would also move the constants ops build beside their
-inputs. Pass device= (or call .to(device)) instead."""
+set_default_device / get_default_device and `with mg.device(...)` live in
+backend_device.py (exported from minigrad/__init__.py).
+"""
 from minigrad.grad_mode import is_inference_mode_enabled  # noqa: F401
 from minigrad.tensor import Tensor
 

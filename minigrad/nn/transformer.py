@@ -222,7 +222,8 @@ def _is_causal_mask(mask, size):
     lets attention take the causal shortcut; the result is the same either way."""
     if mask is None or size is None:
         return False
-    mask = as_tensor(mask)                       # (a mask may come as a NumPy array)
+    if not isinstance(mask, Tensor):             # (a mask may come as a NumPy array;
+        mask = as_tensor(mask)                   # a tensor stays where it is)
     if mask.shape != (size, size):
         return False
     if mask.dtype == bool:

@@ -16,7 +16,7 @@ create_graph=True, or assigned by hand, may be an array that another tensor hold
 scaling it in place would scale it once per holder."""
 import sys
 
-from minigrad import backend
+from minigrad import backend, creation
 from minigrad.args import number_arg
 from minigrad.autograd import no_grad
 from minigrad.func_call import functional_call as _functional_call
@@ -64,7 +64,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     params = _with_grads(parameters)
     max_norm = float(number_arg("clip_grad_norm_", "max_norm", max_norm))
     if not params:
-        return Tensor(0.0)
+        return creation.tensor(0.0)         # on the default device, as PyTorch's
     total, flat = _total_norm("clip_grad_norm_", [p.grad for p in params], norm_type,
                               error_if_nonfinite, foreach)
     # the concatenation is ours, to scale in place, where it has every gradient's dtype
@@ -85,7 +85,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     float32 norm; `foreach` as in clip_grad_norm_."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if not tensors:
-        return Tensor(0.0)
+        return creation.tensor(0.0)         # on the default device, as PyTorch's
     return _total_norm("get_total_norm", tensors, norm_type, error_if_nonfinite, foreach)[0]
 
 

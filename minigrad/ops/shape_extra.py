@@ -139,7 +139,7 @@ def block_diag(*tensors):
                              f"shape {t.shape}")
     if not blocks:
         from minigrad.creation import zeros
-        return zeros(1, 0)
+        return zeros(1, 0, device="cpu")   # (never the default device, as PyTorch)
     dtype = result_type_of(tensors, op)
     width = sum(t.shape[1] for t in blocks)
     rows, left = [], 0

@@ -1,0 +1,59 @@
+"""The default device: where factories (zeros, randn, tensor, arange, ..., and so new
+layers' parameters) put a tensor when given no device=, as torch.set_default_device and
+`with torch.device(...)`. Per thread, as PyTorch's. Ops on existing tensors never read
+it: they build their constants beside their inputs."""
+import threading
+
+from minigrad import backend
+
+
+class _DefaultDevice(threading.local):
+    """This thread's choice: the Device set_default_device or a `with device:` block
+    chose, or None where none was (then the CPU; mg.tensor of an array keeps the array's
+    device)."""
+    def __init__(self):
+        self.device = None
+        self.entered = []           # what each open `with device:` block replaced
+
+
+_DEFAULT = _DefaultDevice()
+_CPU = backend.device_name("cpu")
+
+
+def default_device(device=None):
+    """`device`'s Device, or where it is None the default device: every factory's one
+    answer (one thread-local read on its hot path)."""
+    if device is None:
+        return _DEFAULT.device or _CPU
+    return backend.device_name(device)
+
+
+def chosen_default_device():
+    """The default device if one was set (set_default_device or `with device:`), else
+    None: mg.tensor and as_tensor then keep a given array's or tensor's own device."""
+    return _DEFAULT.device
+
+
+def set_default_device(device):
+    """Make `device` the default, as torch.set_default_device; None: back to the CPU. Its
+    library is asked for at its first use ("cuda" without CuPy fails there, as PyTorch's);
+    an unknown name fails here."""
+    _DEFAULT.device = None if device is None else backend.device_name(device)
+
+
+def get_default_device():
+    """The device factories use when given none: the CPU unless set."""
+    return _DEFAULT.device or _CPU
+
+
+def enter_device(device):
+    """`with device:` — the default inside the block, nesting."""
+    _DEFAULT.entered.append(_DEFAULT.device)
+    _DEFAULT.device = device
+    return device
+
+
+def exit_device():
+    """The block's end (on an exception too): the default before it is back, whatever
+    set_default_device did inside, as PyTorch's."""
+    _DEFAULT.device = _DEFAULT.entered.pop()
