@@ -153,19 +153,19 @@ def manual_seed(seed):
     backend.manual_seed(seed)
 
 
-def sum(x, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
-    return x.sum(dim, keepdim, dtype=dtype)
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    return input.sum(dim, keepdim, dtype=dtype)
 
 
-def mean(x, dim=None, keepdim=False, *, dtype=None):
-    return x.mean(dim, keepdim, dtype=dtype)
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    return input.mean(dim, keepdim, dtype=dtype)
 
 
-def amax(x, dim=None, keepdim=False): return x.amax(dim, keepdim)
-def amin(x, dim=None, keepdim=False): return x.amin(dim, keepdim)
-def isnan(x): return x.isnan()
-def isinf(x): return x.isinf()
-def isfinite(x): return x.isfinite()
+def amax(input, dim=None, keepdim=False): return input.amax(dim, keepdim)
+def amin(input, dim=None, keepdim=False): return input.amin(dim, keepdim)
+def isnan(input): return input.isnan()
+def isinf(input): return input.isinf()
+def isfinite(input): return input.isfinite()
 
 
 def _as_function(name):

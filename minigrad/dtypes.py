@@ -82,13 +82,13 @@ def _combine(higher, lower):
     return lower if higher is None else higher
 
 
-def result_type(tensor1, tensor2):
+def result_type(tensor, other):
     """The dtype an elementwise op on these (tensors or numbers) gives, as
     torch.result_type: tensors with dims decide, then 0-d tensors, then numbers (an int
     is int64, a float the default dtype), each group overruled by a later one only where
     that is of a higher category (int64 tensor with 1.0: float32; uint8 with a 0-d int8:
     uint8)."""
-    return result_type_of((tensor1, tensor2), "result_type")
+    return result_type_of((tensor, other), "result_type")
 
 
 def result_type_of(values, op):

@@ -317,13 +317,13 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def contiguous(self):    # as PyTorch: self if C-contiguous, else a (differentiable) copy
         return self if self._data.flags.c_contiguous else ops.shape.clone(self)
 
-    def requires_grad_(self, flag=True):
-        if flag and not backend.is_floating(self.dtype):
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not backend.is_floating(self.dtype):
             raise RuntimeError(f"only floating-point tensors can require gradients, "
                                f"got dtype {self.dtype}; convert with .float() first")
-        if flag is False and not self.is_leaf:
+        if requires_grad is False and not self.is_leaf:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use .detach()")
-        self.requires_grad = builtins.bool(flag)
+        self.requires_grad = builtins.bool(requires_grad)
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False):

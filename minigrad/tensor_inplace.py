@@ -21,15 +21,15 @@ class TensorInplace:
         ops.inplace.check_copy_shape(self, src)
         return ops.inplace.setitem(self, ..., src, "copy_") or self
     # alpha·o inside the op: recorded, x.add_(x, alpha=2) scales x's old value
-    def add_(self, o, *, alpha=1):
+    def add_(self, other, *, alpha=1):
         return ops.inplace.method(self, "add_", lambda x, o: ops.elementwise.add(
-            x, times_alpha(x, o, alpha, "add_")), o)
-    def sub_(self, o, *, alpha=1):
+            x, times_alpha(x, o, alpha, "add_")), other)
+    def sub_(self, other, *, alpha=1):
         return ops.inplace.method(self, "sub_", lambda x, o: ops.elementwise.sub(
-            x, times_alpha(x, o, alpha, "sub_")), o)
-    def mul_(self, o): return ops.inplace.method(self, "mul_", ops.elementwise.mul, o)
-    def div_(self, o): return ops.inplace.method(self, "div_", ops.elementwise.div, o)
-    def pow_(self, o): return ops.inplace.method(self, "pow_", ops.elementwise.pow, o)
+            x, times_alpha(x, o, alpha, "sub_")), other)
+    def mul_(self, other): return ops.inplace.method(self, "mul_", ops.elementwise.mul, other)
+    def div_(self, other): return ops.inplace.method(self, "div_", ops.elementwise.div, other)
+    def pow_(self, exponent): return ops.inplace.method(self, "pow_", ops.elementwise.pow, exponent)
     def neg_(self): return ops.inplace.method(self, "neg_", ops.elementwise.neg)
     def exp_(self): return ops.inplace.method(self, "exp_", ops.elementwise.exp)
     def log_(self): return ops.inplace.method(self, "log_", ops.elementwise.log)
@@ -93,7 +93,8 @@ class TensorInplace:
     def transpose_(self, dim0, dim1):
         return ops.inplace_shape.view_(self, "transpose_",
                                        lambda x: ops.shape.transpose(x, dim0, dim1))
-    swapdims_ = swapaxes_ = transpose_
+    swapdims_ = transpose_
+    def swapaxes_(self, axis0, axis1): return self.transpose_(axis0, axis1)
     def squeeze_(self, dim=None):
         return ops.inplace_shape.view_(self, "squeeze_", lambda x: ops.shape.squeeze(x, dim))
     def unsqueeze_(self, dim):

@@ -109,9 +109,9 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def log2(self): return ops.math.log2(self)
     def log10(self): return ops.math.log10(self)
     def exp2(self): return ops.math.exp2(self)
-    def atan2(self, o): return ops.math.atan2(self, o)
+    def atan2(self, other): return ops.math.atan2(self, other)
     arctan2 = atan2
-    def fmod(self, o): return ops.math.fmod(self, o)
+    def fmod(self, other): return ops.math.fmod(self, other)
     def frac(self): return ops.math.frac(self)
     def lerp(self, end, weight): return ops.math.lerp(self, end, weight)
     def addcmul(self, tensor1, tensor2, *, value=1):
@@ -250,8 +250,8 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
         return ops.math.nan_to_num(self, nan, posinf, neginf)
     def gelu(self, approximate="none"): return ops.gelu.gelu(self, approximate)
-    def maximum(self, o): return ops.elementwise.maximum(self, o)
-    def minimum(self, o): return ops.elementwise.minimum(self, o)
+    def maximum(self, other): return ops.elementwise.maximum(self, other)
+    def minimum(self, other): return ops.elementwise.minimum(self, other)
     def clip(self, min=None, max=None): return ops.elementwise.clip(self, min, max)
     clamp = clip
     def clamp_min(self, min): return ops.elementwise.clip(self, min, None)
@@ -260,9 +260,9 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def where(self, condition, other): return ops.elementwise.where(condition, self, other)
     # logical ops: nonzero is True, any dtype in, bool out, outside the graph (as PyTorch)
     def logical_not(self): return ops.elementwise.logical_not(self)
-    def logical_and(self, o): return ops.elementwise.compare("logical_and", self, o)
-    def logical_or(self, o): return ops.elementwise.compare("logical_or", self, o)
-    def logical_xor(self, o): return ops.elementwise.compare("logical_xor", self, o)
+    def logical_and(self, other): return ops.elementwise.compare("logical_and", self, other)
+    def logical_or(self, other): return ops.elementwise.compare("logical_or", self, other)
+    def logical_xor(self, other): return ops.elementwise.compare("logical_xor", self, other)
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return ops.math.isclose(self, other, rtol, atol, equal_nan)
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -319,7 +319,7 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
         return ops.reduce.prod(_cast(self, dtype), dim, keepdim)
     def norm(self, p="fro", dim=None, keepdim=False): return ops.norms.norm(self, p, dim, keepdim)
     def logsumexp(self, dim, keepdim=False): return ops.reduce.logsumexp(self, dim, keepdim)
-    def cumsum(self, dim, *, dtype=None): return ops.reduce.cumsum(_cast(self, dtype), dim)
+    def cumsum(self, dim, *, dtype=None): return ops.reduce.cumsum(self, dim, dtype=dtype)
     def cumprod(self, dim, *, dtype=None): return ops.cumulative.cumprod(self, dim, dtype=dtype)
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         return ops.cumulative.diff(self, n, dim, prepend, append)
@@ -356,7 +356,8 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def unflatten(self, dim, sizes): return ops.shape.unflatten(self, dim, sizes)
     def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims, "permute"))
     def transpose(self, dim0, dim1): return ops.shape.transpose(self, dim0, dim1)
-    swapaxes = swapdims = transpose
+    swapdims = transpose
+    def swapaxes(self, axis0, axis1): return self.transpose(axis0, axis1)  # NumPy's names
     def t(self): return ops.layout.t(self)
     def movedim(self, source, destination): return ops.layout.movedim(self, source, destination)
     moveaxis = movedim
@@ -390,13 +391,16 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def chunk(self, chunks, dim=0): return ops.shape.chunk(self, chunks, dim)
     def unbind(self, dim=0): return ops.shape.unbind(self, dim)
     def __getitem__(self, index): return ops.index.getitem(self, index)
-    def gather(self, dim, index): return ops.index.gather(self, dim, index)
+    def gather(self, dim, index, *, sparse_grad=False):
+        return ops.index.gather(self, dim, index, sparse_grad=sparse_grad)
     def take_along_dim(self, indices, dim=None):
         return ops.order.take_along_dim(self, indices, dim)
     def index_select(self, dim, index): return ops.index.index_select(self, dim, index)
     def masked_select(self, mask): return ops.index.masked_select(self, mask)
-    def sort(self, dim=-1, descending=False): return ops.order.sort(self, dim, descending)
-    def argsort(self, dim=-1, descending=False): return self.sort(dim, descending)[1]
+    def sort(self, dim=-1, descending=False, *, stable=False):
+        return ops.order.sort(self, dim, descending, stable=stable)
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        return self.sort(dim, descending, stable=stable)[1]
     def nonzero(self, as_tuple=False): return ops.index.nonzero(self, as_tuple)
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return ops.order.topk(self, k, dim, largest, sorted)

@@ -18,31 +18,31 @@ class TensorOperators:
     def __radd__(self, o): return ops.elementwise.add(o, self)
     def __sub__(self, o): return ops.elementwise.sub(self, o)
     def __rsub__(self, o): return ops.elementwise.sub(o, self)
-    def __mul__(self, o): return ops.elementwise.mul(self, o)
+    def __mul__(self, other): return ops.elementwise.mul(self, other)
     def __rmul__(self, o): return ops.elementwise.mul(o, self)
     def __truediv__(self, o): return ops.elementwise.div(self, o)
     # number / x, reciprocal and rsqrt are on torch's float32 autocast list (x / y is not)
     def __rtruediv__(self, o): return ops.elementwise.div(o, autocast_float32(self))
-    def __mod__(self, o): return ops.math.remainder(self, o)
+    def __mod__(self, other): return ops.math.remainder(self, other)
     def __rmod__(self, o): return ops.math.remainder(o, self)
-    def __floordiv__(self, o): return ops.math.floor_divide(self, o)
+    def __floordiv__(self, other): return ops.math.floor_divide(self, other)
     def __rfloordiv__(self, o): return ops.math.floor_divide(o, self)
     remainder, floor_divide = __mod__, __floordiv__
-    def __pow__(self, o): return ops.elementwise.pow(self, o)
+    def __pow__(self, exponent): return ops.elementwise.pow(self, exponent)
     def __rpow__(self, o): return ops.elementwise.pow(o, self)
     def __neg__(self): return ops.elementwise.neg(self)
-    def __matmul__(self, o): return ops.matmul.matmul(self, o)
+    def __matmul__(self, other): return ops.matmul.matmul(self, other)
     def __rmatmul__(self, o): return ops.matmul.matmul(o, self)
     # PyTorch's method spellings of the same ops: x.add(y), x.pow(2), x.matmul(w) ...
     mul, pow, matmul, neg = __mul__, __pow__, __matmul__, __neg__
     multiply, negative = mul, neg
-    def div(self, o, *, rounding_mode=None):
-        return ops.math.div(self, o, rounding_mode=rounding_mode)
+    def div(self, other, *, rounding_mode=None):
+        return ops.math.div(self, other, rounding_mode=rounding_mode)
     divide = true_divide = div
-    def add(self, o, *, alpha=1):                                        # x + αo
-        return ops.elementwise.add(self, times_alpha(self, o, alpha, "add"))
-    def sub(self, o, *, alpha=1):
-        return ops.elementwise.sub(self, times_alpha(self, o, alpha, "sub"))
+    def add(self, other, *, alpha=1):                                        # x + α·other
+        return ops.elementwise.add(self, times_alpha(self, other, alpha, "add"))
+    def sub(self, other, *, alpha=1):
+        return ops.elementwise.sub(self, times_alpha(self, other, alpha, "sub"))
     subtract = sub
     def square(self):                   # of a bool tensor: int64 0/1, as PyTorch (not and)
         x = self.long() if self.dtype == backend.bool_ else self
@@ -50,16 +50,16 @@ class TensorOperators:
     def reciprocal(self): return ops.elementwise.div(1.0, autocast_float32(self))
     def rsqrt(self):                                             # -0 -> -inf, as PyTorch
         return ops.elementwise.div(1.0, autocast_float32(self).sqrt())
-    def mm(self, o): return ops.matmul.mm(self, o)
-    def bmm(self, o): return ops.matmul.bmm(self, o)
-    def dot(self, o): return ops.matmul.dot(self, o)
-    def outer(self, o): return ops.matmul.outer(self, o)
+    def mm(self, mat2): return ops.matmul.mm(self, mat2)
+    def bmm(self, mat2): return ops.matmul.bmm(self, mat2)
+    def dot(self, tensor): return ops.matmul.dot(self, tensor)
+    def outer(self, vec2): return ops.matmul.outer(self, vec2)
 
     # comparisons give boolean tensors and are not differentiable
-    def __lt__(self, o): return ops.elementwise.compare("less", self, o)
-    def __le__(self, o): return ops.elementwise.compare("less_equal", self, o)
-    def __gt__(self, o): return ops.elementwise.compare("greater", self, o)
-    def __ge__(self, o): return ops.elementwise.compare("greater_equal", self, o)
+    def __lt__(self, other): return ops.elementwise.compare("less", self, other)
+    def __le__(self, other): return ops.elementwise.compare("less_equal", self, other)
+    def __gt__(self, other): return ops.elementwise.compare("greater", self, other)
+    def __ge__(self, other): return ops.elementwise.compare("greater_equal", self, other)
     # t == None, t == "auto" are False, not errors (PyTorch's answer; `x == None`, `t in
     # [..., "auto"]` appear in user code): NotImplemented leaves them to Python's identity
     def __eq__(self, o):
@@ -67,8 +67,8 @@ class TensorOperators:
     def __ne__(self, o):
         return ops.elementwise.compare("not_equal", self, o) if _comparable(o) else \
             NotImplemented
-    def eq(self, o): return ops.elementwise.compare("equal", self, o)
-    def ne(self, o): return ops.elementwise.compare("not_equal", self, o)
+    def eq(self, other): return ops.elementwise.compare("equal", self, other)
+    def ne(self, other): return ops.elementwise.compare("not_equal", self, other)
     lt, le, gt, ge = __lt__, __le__, __gt__, __ge__
     less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
 

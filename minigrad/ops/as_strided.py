@@ -149,27 +149,27 @@ class Restride(Function):
         return Restride.apply(gg, **self.params)
 
 
-def as_strided(x, size, stride, storage_offset=None, op="as_strided"):
+def as_strided(input, size, stride, storage_offset=None, op="as_strided"):
     """The elements of x's storage at storage_offset + Σ i_k·stride_k (see above); the
     offset defaults to x's own, x.storage_offset()."""
     size, stride = _ints(size, "size", op), _ints(stride, "stride", op)
-    flat, start, _ = storage_of(x._data, x.backend.xp)
+    flat, start, _ = storage_of(input._data, input.backend.xp)
     offset = start if storage_offset is None else _check_offset(storage_offset, op)
-    _check_bounds(size, stride, offset, flat.size, x.dtype.itemsize, op)
+    _check_bounds(size, stride, offset, flat.size, input.dtype.itemsize, op)
     kind = _layout(size, stride)
-    view = kind != "overlap" and _covered(x, size, stride, offset, start)
-    out = AsStrided.apply(x, size=size, stride=stride, offset=offset, view=view)
+    view = kind != "overlap" and _covered(input, size, stride, offset, start)
+    out = AsStrided.apply(input, size=size, stride=stride, offset=offset, view=view)
     if view:
-        out._version_counter = x._version_counter      # (its base is no tensor's array)
+        out._version_counter = input._version_counter      # (its base is no tensor's array)
     return out
 
 
-def as_strided_copy(x, size, stride, storage_offset=None):
+def as_strided_copy(input, size, stride, storage_offset=None):
     """as_strided, copied: the result shares no memory with x."""
-    return as_strided(x, size, stride, storage_offset, "as_strided_copy").clone()
+    return as_strided(input, size, stride, storage_offset, "as_strided_copy").clone()
 
 
-def as_strided_scatter(x, src, size, stride, storage_offset=None):
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """A copy of x whose elements at the places as_strided(size, stride, storage_offset)
     picks in x's storage hold src's values, as PyTorch's: the offset and places count in
     x's storage, as as_strided's (default offset x's own); places that hold no element of
@@ -180,12 +180,12 @@ def as_strided_scatter(x, src, size, stride, storage_offset=None):
     if not isinstance(src, Tensor):
         raise TypeError(f"{op}: src must be a Tensor, got {type(src).__name__}")
     size, stride = _ints(size, "size", op), _ints(stride, "stride", op)
-    a, itemsize = x._data, x.dtype.itemsize
+    a, itemsize = input._data, input.dtype.itemsize
     if backend.shares_elements(a):             # its contiguous copy: elements in order
-        n, start, x_places = x.numel(), 0, np.arange(x.numel(), dtype=np.int64)
+        n, start, x_places = input.numel(), 0, np.arange(input.numel(), dtype=np.int64)
     else:
-        flat, start, shift = storage_of(a, x.backend.xp)
-        n, x_places = flat.size, _places(x.shape, a.strides, shift).reshape(-1) // itemsize
+        flat, start, shift = storage_of(a, input.backend.xp)
+        n, x_places = flat.size, _places(input.shape, a.strides, shift).reshape(-1) // itemsize
     offset = start if storage_offset is None else _check_offset(storage_offset, op)
     _check_bounds(size, stride, offset, n, itemsize, op)
     if src.shape != size:
@@ -202,11 +202,11 @@ def as_strided_scatter(x, src, size, stride, storage_offset=None):
     k = np.minimum(np.searchsorted(written[by_place], x_places), max(written.size - 1, 0))
     hit = np.flatnonzero(written[by_place][k] == x_places) if written.size else \
         np.zeros(0, np.int64)
-    be = x.backend
-    pos = Tensor._make(be.from_numpy(hit), x.device)
-    which = Tensor._make(be.from_numpy(by_place[k[hit]]), x.device)
-    values = src.reshape(-1).to(dtype=x.dtype)[which]
-    return x.reshape(-1).index_put((pos,), values).reshape(x.shape)
+    be = input.backend
+    pos = Tensor._make(be.from_numpy(hit), input.device)
+    which = Tensor._make(be.from_numpy(by_place[k[hit]]), input.device)
+    values = src.reshape(-1).to(dtype=input.dtype)[which]
+    return input.reshape(-1).index_put((pos,), values).reshape(input.shape)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):

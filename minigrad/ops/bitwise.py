@@ -7,10 +7,10 @@ from minigrad.ops.elementwise import bitwise, invert
 from minigrad.ops.promotion import _pair
 
 
-def bitwise_and(a, b): return bitwise("bitwise_and", a, b)
-def bitwise_or(a, b): return bitwise("bitwise_or", a, b)
-def bitwise_xor(a, b): return bitwise("bitwise_xor", a, b)
-def bitwise_not(a): return invert(a)
+def bitwise_and(input, other): return bitwise("bitwise_and", input, other)
+def bitwise_or(input, other): return bitwise("bitwise_or", input, other)
+def bitwise_xor(input, other): return bitwise("bitwise_xor", input, other)
+def bitwise_not(input): return invert(input)
 
 
 def _integers(op, a, b):
@@ -48,19 +48,19 @@ def _shift(op, a, b, left):
     return Tensor._make(xp.asarray(out), like.device)
 
 
-def bitwise_left_shift(a, b): return _shift("bitwise_left_shift (<<)", a, b, left=True)
-def bitwise_right_shift(a, b): return _shift("bitwise_right_shift (>>)", a, b, left=False)
+def bitwise_left_shift(input, other): return _shift("bitwise_left_shift (<<)", input, other, left=True)
+def bitwise_right_shift(input, other): return _shift("bitwise_right_shift (>>)", input, other, left=False)
 
 
-def gcd(a, b):
+def gcd(input, other):
     """The greatest common divisor, ≥ 0 (gcd(0, 0) = 0), as torch.gcd."""
-    a, b, _, like = _integers("gcd", a, b)
+    input, other, _, like = _integers("gcd", input, other)
     xp = like.backend.xp
-    return Tensor._make(xp.asarray(xp.gcd(a, b)), like.device)
+    return Tensor._make(xp.asarray(xp.gcd(input, other)), like.device)
 
 
-def lcm(a, b):
+def lcm(input, other):
     """The least common multiple, ≥ 0 (0 where either is 0), as torch.lcm."""
-    a, b, _, like = _integers("lcm", a, b)
+    input, other, _, like = _integers("lcm", input, other)
     xp = like.backend.xp
-    return Tensor._make(xp.asarray(xp.lcm(a, b)), like.device)
+    return Tensor._make(xp.asarray(xp.lcm(input, other)), like.device)

@@ -80,38 +80,38 @@ def _suffix_products_sum(g, x, d):
     return s_
 
 
-def cumprod(x, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None):
     """Running products along dim, as torch.cumprod (integers and bools multiply as int64;
     dtype= converts x first). The gradient is exact where x holds zeros."""
     if not backend.is_integer(dim):
         raise TypeError(f"cumprod: dim must be an int, got {dim!r}")
     if dtype is not None:
-        x = x.to(dtype=dtype)
-    if x.ndim == 0:
+        input = input.to(dtype=dtype)
+    if input.ndim == 0:
         normalize_dims(dim, 0, "cumprod")
-        return x.clone() if backend.is_floating(x.dtype) else Tensor._make(
-            x.data.astype(backend.int64), x.device)
-    d = normalize_dim(dim, x.ndim, "cumprod")
-    if not backend.is_floating(x.dtype):
-        return Tensor._make(x.backend.xp.cumprod(x.data, axis=d, dtype=backend.int64), x.device)
-    return CumProd.apply(x, dim=d)
+        return input.clone() if backend.is_floating(input.dtype) else Tensor._make(
+            input.data.astype(backend.int64), input.device)
+    d = normalize_dim(dim, input.ndim, "cumprod")
+    if not backend.is_floating(input.dtype):
+        return Tensor._make(input.backend.xp.cumprod(input.data, axis=d, dtype=backend.int64), input.device)
+    return CumProd.apply(input, dim=d)
 
 
-def diff(x, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along dim, out_i = x_{i+1} - x_i applied n times, as
     torch.diff; prepend/append (tensors with x's number of dims) are joined on first. Bool
     tensors give x_{i+1} != x_i (as PyTorch). Slices and a subtraction, so differentiable."""
     if not backend.is_integer(n) or n < 0:
         raise ValueError(f"diff: n (the order) must be a non-negative int, got {n!r}")
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise ValueError("diff: needs a tensor with at least 1 dim, got a 0-d one")
-    d = normalize_dim(dim, x.ndim, "diff")
+    d = normalize_dim(dim, input.ndim, "diff")
     for name, extra in (("prepend", prepend), ("append", append)):
-        if extra is not None and (not isinstance(extra, Tensor) or extra.ndim != x.ndim):
-            raise ValueError(f"diff: {name} must be a tensor with the input's {x.ndim} dims, "
+        if extra is not None and (not isinstance(extra, Tensor) or extra.ndim != input.ndim):
+            raise ValueError(f"diff: {name} must be a tensor with the input's {input.ndim} dims, "
                              f"got {getattr(extra, 'shape', type(extra).__name__)}")
-    parts = [t for t in (prepend, x, append) if t is not None]
-    out = cat(parts, d) if len(parts) > 1 else x
+    parts = [t for t in (prepend, input, append) if t is not None]
+    out = cat(parts, d) if len(parts) > 1 else input
     lead = (slice(None),) * d
     for _ in range(n):
         m = out.shape[d]
@@ -206,18 +206,18 @@ class PrefixTerms(Function):
                 -k * self.output() if want_y else None)
 
 
-def logcumsumexp(x, dim):
+def logcumsumexp(input, dim):
     """log Σ_{j≤i} exp(x_j) along dim, as torch.logcumsumexp: -inf stays -inf until a
     finite value comes, +inf stays +inf, NaN spreads. Floating tensors only, as PyTorch."""
     if not backend.is_integer(dim):
         raise TypeError(f"logcumsumexp: dim must be an int, got {dim!r}")
-    if not backend.is_floating(x.dtype):
-        raise TypeError(f"logcumsumexp: not implemented for {x.dtype} tensors (as PyTorch); "
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"logcumsumexp: not implemented for {input.dtype} tensors (as PyTorch); "
                         f"convert with .float() first")
-    if x.ndim == 0:
+    if input.ndim == 0:
         normalize_dims(dim, 0, "logcumsumexp")
-        return x.clone()
-    return LogCumSumExp.apply(x, dim=normalize_dim(dim, x.ndim, "logcumsumexp"))
+        return input.clone()
+    return LogCumSumExp.apply(input, dim=normalize_dim(dim, input.ndim, "logcumsumexp"))
 
 
 def _running_extreme(kind, x, dim):
@@ -244,12 +244,12 @@ def _running_extreme(kind, x, dim):
     return ValuesIndices(values, Tensor._make(index, x.device))
 
 
-def cummax(x, dim):
+def cummax(input, dim):
     """The running maximum along dim and where it stands, as torch.cummax: a (values,
     indices) named tuple."""
-    return _running_extreme("cummax", x, dim)
+    return _running_extreme("cummax", input, dim)
 
 
-def cummin(x, dim):
+def cummin(input, dim):
     """The running minimum along dim and where it stands, as torch.cummin."""
-    return _running_extreme("cummin", x, dim)
+    return _running_extreme("cummin", input, dim)

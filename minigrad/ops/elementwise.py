@@ -242,9 +242,9 @@ def _no_bool(tensors, what):
                         f"{', '.join(str(t.dtype) for t in tensors)}); to invert a mask use ~ "
                         f"(logical_not), or convert with .long() / .float() first")
     return tensors
-def exp(a): return Exp.apply(_floating(a))
-def log(a): return Log.apply(_floating(a))
-def sqrt(a): return Sqrt.apply(_floating(a))
+def exp(input): return Exp.apply(_floating(input))
+def log(input): return Log.apply(_floating(input))
+def sqrt(input): return Sqrt.apply(_floating(input))
 def abs(a):
     if isinstance(a, Tensor) and a.dtype == backend.bool_:
         raise TypeError("abs: not supported for a bool tensor (as PyTorch); convert with "
@@ -256,10 +256,10 @@ def sigmoid(input):
     if input.dtype == backend.float16:   # σ(1 - σ) in float16 loses its digits (18% at x = 6):
         return Sigmoid.apply(input.to(dtype=backend.float32)).to(dtype=input.dtype)  # as PyTorch
     return Sigmoid.apply(input)
-def relu(a): return Relu.apply(a)
-def erf(a): return Erf.apply(_floating(a))
-def maximum(a, b): return Maximum.apply(*_pair(a, b))
-def minimum(a, b): return Minimum.apply(*_pair(a, b))
+def relu(input): return Relu.apply(input)
+def erf(input): return Erf.apply(_floating(input))
+def maximum(input, other): return Maximum.apply(*_pair(input, other))
+def minimum(input, other): return Minimum.apply(*_pair(input, other))
 
 
 def _floating(a):
@@ -272,7 +272,7 @@ def _floating(a):
     return a if floating else a.to(dtype=backend.DEFAULT_FLOAT)
 
 
-def clip(a, min=None, max=None):
+def clip(input, min=None, max=None):
     """a limited to [min, max]; a bound may be a number or a tensor that broadcasts against
     a. A bound that requires grad (a learned range) gets its gradient where it is the
     result, as PyTorch's; otherwise the bounds are constants of one fused op."""
@@ -281,16 +281,16 @@ def clip(a, min=None, max=None):
     min, max = (v if v is None or isinstance(v, Tensor) else number_arg("clip", n, v)
                 for v, n in ((min, "min"), (max, "max")))
     min, max = (backend.python_scalar(v) for v in (min, max))  # NumPy scalars are weak
-    if not backend.is_floating(a.dtype) and any(isinstance(v, float) or (
+    if not backend.is_floating(input.dtype) and any(isinstance(v, float) or (
             isinstance(v, Tensor) and backend.is_floating(v.dtype)) for v in (min, max)):
-        a = a.to(dtype=backend.DEFAULT_FLOAT)  # a float bound on integers: float32, as PyTorch
+        input = input.to(dtype=backend.DEFAULT_FLOAT)  # a float bound on integers: float32, as PyTorch
     if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad for v in (min, max)):
-        named = [(lift(v, a), n) for v, n in ((min, "min"), (max, "max")) if v is not None]
+        named = [(lift(v, input), n) for v, n in ((min, "min"), (max, "max")) if v is not None]
         for v, name in named:
-            _bound(v, a, name)                           # the same checks as below
-        return ClipBounds.apply(a, *(v.to(dtype=a.dtype) for v, _ in named),
+            _bound(v, input, name)                           # the same checks as below
+        return ClipBounds.apply(input, *(v.to(dtype=input.dtype) for v, _ in named),
                                 has_lo=min is not None, has_hi=max is not None)
-    return Clip.apply(a, lo=_bound(min, a, "min"), hi=_bound(max, a, "max"))
+    return Clip.apply(input, lo=_bound(min, input, "min"), hi=_bound(max, input, "max"))
 
 
 def _bound(v, like, name):
@@ -314,36 +314,38 @@ def _cond_array(cond, like, op):
     return c
 
 
-def where(cond, a, b):
-    """Elementwise `a if cond else b`; cond is a boolean tensor or array. Two scalars become
-    tensors on the condition's device (floats float32, ints int64, as PyTorch)."""
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        device = cond.device if isinstance(cond, Tensor) else "cpu" if backend.is_scalar(
-            cond) or not hasattr(cond, "shape") else backend.device_of_array(cond)
-        a = Tensor(backend.python_scalar(a), device=device)
-    like = a if isinstance(a, Tensor) else b
-    for value, other in ((a, b), (b, a)):        # an integer beside an integer tensor must
-        if backend.is_integer(value) and isinstance(other, Tensor) and \
-                other.dtype.kind in "iu":         # fit it, as PyTorch (lift would wrap it)
-            check_fill_value("where", value, other.dtype)
-    a, b = _pair(a, b)
-    return Where.apply(a, b, cond=_cond_array(cond, like, "where"))
+def where(condition, input, other):
+    """Elementwise `input if condition else other`; condition is a boolean tensor or array.
+    Two scalars become tensors on the condition's device (floats float32, ints int64, as
+    PyTorch)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        device = condition.device if isinstance(condition, Tensor) else "cpu" if backend.is_scalar(
+            condition) or not hasattr(condition, "shape") else backend.device_of_array(condition)
+        input = Tensor(backend.python_scalar(input), device=device)
+    like = input if isinstance(input, Tensor) else other
+    # an integer beside an integer tensor must fit it, as PyTorch (lift would wrap it)
+    for value, beside in ((input, other), (other, input)):
+        if backend.is_integer(value) and isinstance(beside, Tensor) and \
+                beside.dtype.kind in "iu":
+            check_fill_value("where", value, beside.dtype)
+    input, other = _pair(input, other)
+    return Where.apply(input, other, cond=_cond_array(condition, like, "where"))
 
 
-def masked_fill(x, mask, value):
+def masked_fill(input, mask, value):
     """x with `value` wherever `mask` is True (mask broadcasts to x)."""
-    m = _cond_array(mask, x, "masked_fill")
+    m = _cond_array(mask, input, "masked_fill")
     # the mask broadcasts to x, never x to a bigger mask: the result keeps x's shape, as
     # PyTorch's in-place masked_fill_ (its out-of-place masked_fill would also grow x)
     try:
-        fits = tuple(backend.broadcast_shapes(m.shape, x.shape)) == x.shape
+        fits = tuple(backend.broadcast_shapes(m.shape, input.shape)) == input.shape
     except ValueError:
         fits = False
     if not fits:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
-                         f"the tensor's shape {x.shape}")
-    check_fill_value("masked_fill", value, x.dtype)     # 1000 into int8: an error, as PyTorch
-    return Where.apply(lift(value, x).to(dtype=x.dtype), x, cond=m)  # x's dtype, as PyTorch
+                         f"the tensor's shape {input.shape}")
+    check_fill_value("masked_fill", value, input.dtype)     # 1000 into int8: an error, as PyTorch
+    return Where.apply(lift(value, input).to(dtype=input.dtype), input, cond=m)  # x's dtype, as PyTorch
 
 
 def compare(name, a, b):

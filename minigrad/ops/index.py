@@ -201,26 +201,27 @@ def _show(index):
     return repr(index)
 
 
-def gather(x, dim, index):
+def gather(input, dim, index, *, sparse_grad=False):
     """out[i][j][k] = x[index[i][j][k]][j][k] for dim 0 (likewise for the others), as
     torch.gather: `index` has x's number of dims and is no larger in the others; the output
     has its shape. Indexing with index along `dim` and a position grid along every other dim,
-    so the gradient is indexing's scatter-add (repeated indices accumulate)."""
-    d = normalize_dim(dim, max(x.ndim, 1), "gather")
-    idx = raw_index(index, x, "gather", "index")
+    so the gradient is indexing's scatter-add (repeated indices accumulate). sparse_grad is
+    taken for ported calls; the gradient is dense either way (same values)."""
+    d = normalize_dim(dim, max(input.ndim, 1), "gather")
+    idx = raw_index(index, input, "gather", "index")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be a tensor of integers, got "
                         f"{getattr(idx, 'dtype', type(idx).__name__)}")
-    if idx.ndim != x.ndim or idx.size and any(i > s for k, (i, s) in
-                                              enumerate(zip(idx.shape, x.shape)) if k != d):
-        raise ValueError(f"gather: index of shape {tuple(idx.shape)} must have the {x.ndim} "
-                         f"dims of the input {x.shape}, each no larger except dim {d}")
-    n = x.shape[d] if x.ndim else 1
+    if idx.ndim != input.ndim or idx.size and any(i > s for k, (i, s) in
+                                              enumerate(zip(idx.shape, input.shape)) if k != d):
+        raise ValueError(f"gather: index of shape {tuple(idx.shape)} must have the {input.ndim} "
+                         f"dims of the input {input.shape}, each no larger except dim {d}")
+    n = input.shape[d] if input.ndim else 1
     if idx.size and bool(((idx < 0) | (idx >= n)).any()):   # no wrapping, as PyTorch
         raise IndexError(f"gather: index values must lie in [0, {n}) (the size of dim {d} of "
-                         f"the input {x.shape}), got values from {int(idx.min())} to "
+                         f"the input {input.shape}), got values from {int(idx.min())} to "
                          f"{int(idx.max())}")
-    return GetItem.apply(x, index=position_grid(x.backend.xp, idx, d))
+    return GetItem.apply(input, index=position_grid(input.backend.xp, idx, d))
 
 
 def position_grid(xp, idx, d):
@@ -245,45 +246,45 @@ def nonzero(x, as_tuple=False):
                  for d in range(idx.shape[1]))
 
 
-def index_select(x, dim, index):
+def index_select(input, dim, index):
     """The slices of x along dim at `index` (1-D integers, or one as a 0-d tensor), in that
     order, as torch.index_select; a repeated index repeats its slice, and the slice's
     gradients add up (indexing's scatter-add)."""
-    d = normalize_dim(dim, x.ndim, "index_select")
-    idx = raw_index(index, x, "index_select", "index")
+    d = normalize_dim(dim, input.ndim, "index_select")
+    idx = raw_index(index, input, "index_select", "index")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"index_select: index must be a tensor of integers (int32 or int64), "
                         f"got {getattr(idx, 'dtype', type(idx).__name__)}")
     if idx.ndim > 1:
         raise IndexError(f"index_select: index must be a vector (1-D) or a 0-d tensor, got "
                          f"shape {tuple(idx.shape)}")
-    n = x.shape[d] if x.ndim else 1
+    n = input.shape[d] if input.ndim else 1
     if idx.size and bool(((idx < 0) | (idx >= n)).any()):    # no wrapping, as PyTorch
         raise IndexError(f"index_select: index values must lie in [0, {n}) (the size of dim "
-                         f"{d} of the input {x.shape}), got values from {int(idx.min())} to "
+                         f"{d} of the input {input.shape}), got values from {int(idx.min())} to "
                          f"{int(idx.max())}")
-    if x.ndim == 0:
+    if input.ndim == 0:
         if idx.size != 1:
             raise IndexError(f"index_select: a 0-d tensor takes one index (0), got "
                              f"{idx.size}")
-        return x.clone()
-    return GetItem.apply(x, index=(slice(None),) * d + (idx.reshape(-1),))
+        return input.clone()
+    return GetItem.apply(input, index=(slice(None),) * d + (idx.reshape(-1),))
 
 
-def masked_select(x, mask):
+def masked_select(input, mask):
     """The elements of x where the boolean `mask` is True, as a 1-D tensor in row-major
     order, as torch.masked_select: x and mask broadcast against each other (either may
     grow). The gradient goes back to the places picked (summed where x was broadcast)."""
-    m = raw_index(mask, x, "masked_select", "mask")
+    m = raw_index(mask, input, "masked_select", "mask")
     if getattr(m, "dtype", None) != backend.bool_:
         raise TypeError(f"masked_select: mask must be a bool tensor, got "
                         f"{getattr(m, 'dtype', type(m).__name__)}; compare first (x > 0)")
     try:
-        shape = tuple(backend.broadcast_shapes(x.shape, m.shape))
+        shape = tuple(backend.broadcast_shapes(input.shape, m.shape))
     except ValueError:
         raise ValueError(f"masked_select: mask of shape {tuple(m.shape)} and tensor of shape "
-                         f"{x.shape} do not broadcast (each dim, counted from the last, must "
+                         f"{input.shape} do not broadcast (each dim, counted from the last, must "
                          f"be equal or 1)") from None
     if m.shape != shape:
-        m = x.backend.xp.broadcast_to(m, shape)
-    return GetItem.apply(x if x.shape == shape else expand(x, shape), index=m)
+        m = input.backend.xp.broadcast_to(m, shape)
+    return GetItem.apply(input if input.shape == shape else expand(input, shape), index=m)

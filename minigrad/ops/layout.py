@@ -44,60 +44,60 @@ class DiagonalScatter(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
-def diagonal(x, offset=0, dim1=0, dim2=1):
+def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal of dims dim1 and dim2 (above it for offset > 0, below for < 0) as the
     last dim, as torch.diagonal: a view. An offset past the edge gives an empty diagonal."""
-    if x.ndim < 2:
-        raise ValueError(f"diagonal: needs a tensor with at least 2 dims, got shape {x.shape}")
-    d1, d2 = (normalize_dim(d, x.ndim, "diagonal") for d in (dim1, dim2))
+    if input.ndim < 2:
+        raise ValueError(f"diagonal: needs a tensor with at least 2 dims, got shape {input.shape}")
+    d1, d2 = (normalize_dim(d, input.ndim, "diagonal") for d in (dim1, dim2))
     if d1 == d2:
         raise ValueError(f"diagonal: dim1 and dim2 name the same dim ({dim1} and {dim2} of a "
-                         f"tensor with {x.ndim} dims); give two different dims")
+                         f"tensor with {input.ndim} dims); give two different dims")
     if not backend.is_integer(offset):
         raise TypeError(f"diagonal: offset must be an int, got {offset!r}")
-    return Diagonal.apply(x, offset=int(offset), dim1=d1, dim2=d2)
+    return Diagonal.apply(input, offset=int(offset), dim1=d1, dim2=d2)
 
 
-def diag(x, diagonal=0):
+def diag(input, diagonal=0):
     """A 1-D tensor as the `diagonal`-th diagonal of a square matrix (zeros elsewhere), or a
     2-D tensor's `diagonal`-th diagonal as a 1-D one (a copy), as torch.diag."""
     if not backend.is_integer(diagonal):
         raise TypeError(f"diag: diagonal must be an int, got {diagonal!r}")
-    if x.ndim == 1:
-        n = x.shape[0] + abs(diagonal)
-        return DiagonalScatter.apply(x, shape=(n, n), args=(int(diagonal), 0, 1))
-    if x.ndim == 2:
-        return clone(Diagonal.apply(x, offset=int(diagonal), dim1=0, dim2=1))
+    if input.ndim == 1:
+        n = input.shape[0] + abs(diagonal)
+        return DiagonalScatter.apply(input, shape=(n, n), args=(int(diagonal), 0, 1))
+    if input.ndim == 2:
+        return clone(Diagonal.apply(input, offset=int(diagonal), dim1=0, dim2=1))
     raise ValueError(f"diag: needs a 1-D tensor (to make a matrix) or a 2-D one (to take "
-                     f"its diagonal), got shape {x.shape}")
+                     f"its diagonal), got shape {input.shape}")
 
 
-def diag_embed(x, offset=0, dim1=-2, dim2=-1):
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """x's last dim laid on the `offset`-th diagonal of dims dim1 and dim2 of a new tensor
     of zeros (one dim more than x, those two of size n + |offset|), as torch.diag_embed:
     diagonal(diag_embed(x, o, d1, d2), o, d1, d2) is x again, and that is its gradient."""
     if not backend.is_integer(offset):
         raise TypeError(f"diag_embed: offset must be an int, got {offset!r}")
-    n = x.ndim + 1
+    n = input.ndim + 1
     d1, d2 = (normalize_dim(d, n, "diag_embed") for d in (dim1, dim2))
     if d1 == d2:
         raise ValueError(f"diag_embed: dim1 and dim2 name the same dim ({dim1} and {dim2} of "
                          f"the result's {n} dims); give two different dims")
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise ValueError("diag_embed: needs a tensor with at least 1 dim (its last dim is the "
                          "diagonal), got a 0-d one")
-    size, rest = x.shape[-1] + abs(int(offset)), iter(x.shape[:-1])
+    size, rest = input.shape[-1] + abs(int(offset)), iter(input.shape[:-1])
     shape = tuple(size if i in (d1, d2) else next(rest) for i in range(n))
-    return DiagonalScatter.apply(x, shape=shape, args=(int(offset), d1, d2))
+    return DiagonalScatter.apply(input, shape=shape, args=(int(offset), d1, d2))
 
 
-def trace(x):
+def trace(input):
     """The sum of a matrix's main diagonal, as torch.trace (integers sum as int64)."""
-    if x.ndim != 2:
-        raise ValueError(f"trace: needs a matrix (2-D), got shape {x.shape}")
-    d = diagonal(x)
+    if input.ndim != 2:
+        raise ValueError(f"trace: needs a matrix (2-D), got shape {input.shape}")
+    d = diagonal(input)
     if not backend.is_floating(d.dtype):
-        return Tensor._make(x.backend.xp.asarray(d.data.sum(dtype=backend.int64)), x.device)
+        return Tensor._make(input.backend.xp.asarray(d.data.sum(dtype=backend.int64)), input.device)
     return d.sum()
 
 
@@ -112,61 +112,61 @@ def _dims(dims, ndim, op, what):
     return out
 
 
-def movedim(x, source, destination):
+def movedim(input, source, destination):
     """x with its dims `source` moved to positions `destination` (ints or tuples of one
     length), the other dims keeping their order, as torch.movedim: a permute, so a view."""
-    src, dst = _dims(source, x.ndim, "movedim", "source"), \
-        _dims(destination, x.ndim, "movedim", "destination")
+    src, dst = _dims(source, input.ndim, "movedim", "source"), \
+        _dims(destination, input.ndim, "movedim", "destination")
     if len(src) != len(dst):
         raise ValueError(f"movedim: source {source} and destination {destination} must have "
                          f"the same number of dims")
-    if x.ndim == 0:                      # dim 0 or -1 of a 0-d tensor: itself, a view
-        return reshape(x, ())
-    order = [None] * x.ndim
+    if input.ndim == 0:                      # dim 0 or -1 of a 0-d tensor: itself, a view
+        return reshape(input, ())
+    order = [None] * input.ndim
     for s, d in zip(src, dst):
         order[d] = s
-    rest = iter(d for d in range(x.ndim) if d not in src)
-    return permute(x, tuple(o if o is not None else next(rest) for o in order))
+    rest = iter(d for d in range(input.ndim) if d not in src)
+    return permute(input, tuple(o if o is not None else next(rest) for o in order))
 
 
-def t(x):
+def t(input):
     """A matrix transposed; a 0-d or 1-d tensor as it is (a view), as torch.t."""
-    if x.ndim > 2:
-        raise ValueError(f"t: expects a tensor with at most 2 dims, got shape {x.shape}; use "
+    if input.ndim > 2:
+        raise ValueError(f"t: expects a tensor with at most 2 dims, got shape {input.shape}; use "
                          f".transpose(d0, d1) or .mT for batches of matrices")
-    return reshape(x, x.shape) if x.ndim < 2 else permute(x, (1, 0))
+    return reshape(input, input.shape) if input.ndim < 2 else permute(input, (1, 0))
 
 
-def broadcast_to(x, shape):
+def broadcast_to(input, size):
     """x broadcast to `shape` (a view; -1 keeps a size), as torch.broadcast_to: expand."""
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    return expand(x, shape_args((shape,), "broadcast_to"))
+    size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    return expand(input, shape_args((size,), "broadcast_to"))
 
 
-def tile(x, dims):
+def tile(input, dims):
     """x repeated dims[i] times along dim i, as torch.tile: fewer dims than x has are
     padded with 1s in front (a 2-D x and dims (2,) repeat the last dim), more add dims."""
     dims = shape_args(dims if isinstance(dims, (tuple, list)) else (dims,), "tile")
     if any(r < 0 for r in dims):
         raise ValueError(f"tile: repetitions must be non-negative, got {dims}")
-    return repeat(x, (1,) * (x.ndim - len(dims)) + dims)
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
-def select(x, dim, index):
+def select(input, dim, index):
     """x[..., index, ...] along dim (the dim removed), as torch.select: a view; a negative
     index counts from the end."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError("select: a 0-d tensor has no dim to select from")
-    d = normalize_dim(dim, x.ndim, "select")
+    d = normalize_dim(dim, input.ndim, "select")
     if isinstance(index, Tensor) and index.ndim == 0 and index.dtype.kind in "iu":
         index = int(index.item())
     if not backend.is_integer(index):
         raise TypeError(f"select: index must be an int, got {index!r}")
-    n = x.shape[d]
+    n = input.shape[d]
     if not -n <= index < n:
         raise IndexError(f"select: index {index} is out of range for dim {d} of size {n} "
-                         f"(tensor of shape {x.shape}; valid: {-n}..{n - 1})")
-    return x[(slice(None),) * d + (int(index) % n,)]
+                         f"(tensor of shape {input.shape}; valid: {-n}..{n - 1})")
+    return input[(slice(None),) * d + (int(index) % n,)]
 
 
 def broadcast_tensors(*tensors):
@@ -180,7 +180,7 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
-def tensor_split(x, indices_or_sections=None, dim=0, *, indices=None, sections=None):
+def tensor_split(input, indices_or_sections=None, dim=0, *, indices=None, sections=None):
     """x cut along dim into views, as torch.tensor_split: an int n gives n pieces, the first
     size % n of them one longer (some empty where n exceeds the size); a list of indices
     cuts before each (pieces x[:i0], x[i0:i1], ..., x[ik:], sliced as Python slices: clamped,
@@ -192,9 +192,9 @@ def tensor_split(x, indices_or_sections=None, dim=0, *, indices=None, sections=N
     if len(given) != 1:
         raise TypeError(f"{op}: give one of indices_or_sections, indices= or sections=")
     indices_or_sections = given[0]
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise ValueError(f"{op}: needs a tensor with at least 1 dim, got a 0-d one")
-    d = normalize_dim(dim, x.ndim, op)
+    d = normalize_dim(dim, input.ndim, op)
     cuts = indices_or_sections
     if isinstance(cuts, Tensor):
         if cuts.dtype.kind not in "iu" or cuts.ndim > 1:
@@ -202,7 +202,7 @@ def tensor_split(x, indices_or_sections=None, dim=0, *, indices=None, sections=N
                             f"0-d (the number of pieces) or 1-D (the indices), got "
                             f"{cuts.ndim}-d of {cuts.dtype}")
         cuts = int(cuts.item()) if cuts.ndim == 0 else [int(i) for i in cuts.tolist()]
-    n = x.shape[d]
+    n = input.shape[d]
     if backend.is_integer(cuts):
         if cuts <= 0:
             raise ValueError(f"{op}: the number of pieces must be positive, got {cuts}")
@@ -214,10 +214,10 @@ def tensor_split(x, indices_or_sections=None, dim=0, *, indices=None, sections=N
         raise TypeError(f"{op}: indices_or_sections must be an int (the number of pieces) or "
                         f"a list of ints (where to cut), got {indices_or_sections!r}")
     lead = (slice(None),) * d
-    return tuple(x[lead + (slice(lo, hi),)] for lo, hi in zip([None] + bounds, bounds + [None]))
+    return tuple(input[lead + (slice(lo, hi),)] for lo, hi in zip([None] + bounds, bounds + [None]))
 
 
-def rot90(x, k=1, dims=(0, 1)):
+def rot90(input, k=1, dims=(0, 1)):
     """x rotated by 90° k times in the plane of dims (from the first dim toward the second),
     as torch.rot90: flips and a transpose, so the gradient rotates back."""
     if not backend.is_integer(k):
@@ -225,17 +225,17 @@ def rot90(x, k=1, dims=(0, 1)):
     dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     if len(dims) != 2:
         raise ValueError(f"rot90: dims must name two dims (the plane), got {dims}")
-    if x.ndim < 2:
-        raise ValueError(f"rot90: needs a tensor with at least 2 dims, got shape {x.shape}")
-    d0, d1 = (normalize_dim(d, x.ndim, "rot90") for d in dims)
+    if input.ndim < 2:
+        raise ValueError(f"rot90: needs a tensor with at least 2 dims, got shape {input.shape}")
+    d0, d1 = (normalize_dim(d, input.ndim, "rot90") for d in dims)
     if d0 == d1:
         raise ValueError(f"rot90: dims must be two different dims, got {dims}")
     k %= 4
     if k == 0:
-        return clone(x)
+        return clone(input)
     if k == 2:
-        return flip(x, (d0, d1))
-    return transpose(flip(x, d1 if k == 1 else d0), d0, d1)
+        return flip(input, (d0, d1))
+    return transpose(flip(input, d1 if k == 1 else d0), d0, d1)
 
 
 def _tensors(tensors, op):

@@ -66,10 +66,10 @@ class Inverse(Function):
         return -(xt @ g @ xt)
 
 
-def inv(A):
+def inv(input):
     """The inverse of each square matrix of A (..., n, n), as torch.linalg.inv (and
     torch.inverse); a singular matrix is a RuntimeError."""
-    return Inverse.apply(_square("linalg.inv", A))
+    return Inverse.apply(_square("linalg.inv", input))
 
 
 class Det(Function):
@@ -112,9 +112,9 @@ def _cofactors(xp, a):
     return (u * (before * after)[..., None, :]) @ vh * sign[..., None, None]
 
 
-def det(A):
+def det(input):
     """The determinant of each square matrix of A (..., n, n), as torch.linalg.det."""
-    return Det.apply(_square("linalg.det", A))
+    return Det.apply(_square("linalg.det", input))
 
 
 # what slogdet returns: a tuple that also names its parts, as PyTorch's
@@ -147,22 +147,22 @@ class LogAbsDet(Function):
                      g * inv(where(mask, ones, a)).mT)
 
 
-def slogdet(A):
+def slogdet(input):
     """(sign, log|det|) of each square matrix of A, as torch.linalg.slogdet: a named tuple;
     the sign (-1, 0 or 1) has no gradient."""
-    sign, value = A.backend.xp.linalg.slogdet(_square("linalg.slogdet", A).data)
-    out = LogAbsDet.apply(A, sign=sign, value=value)
-    return SignLogAbsDet(Tensor._make(A.backend.xp.asarray(sign, dtype=A.dtype), A.device),
+    sign, value = input.backend.xp.linalg.slogdet(_square("linalg.slogdet", input).data)
+    out = LogAbsDet.apply(input, sign=sign, value=value)
+    return SignLogAbsDet(Tensor._make(input.backend.xp.asarray(sign, dtype=input.dtype), input.device),
                          out)
 
 
-def logdet(A):
+def logdet(input):
     """log det A, as torch.logdet: NaN where det < 0, -inf where it is 0; the gradient
     log|det A|'s."""
-    sign, logabs = slogdet(_square("logdet", A))
-    xp = A.backend.xp
-    shift = xp.where(sign.data < 0, math.nan, 0.0).astype(A.dtype)     # log of the sign
-    return logabs + Tensor._make(shift, A.device)
+    sign, logabs = slogdet(_square("logdet", input))
+    xp = input.backend.xp
+    shift = xp.where(sign.data < 0, math.nan, 0.0).astype(input.dtype)     # log of the sign
+    return logabs + Tensor._make(shift, input.device)
 
 
 class Solve(Function):
@@ -241,28 +241,28 @@ def _reconstructs(xp, L, a):
     return residual <= 100 * a.shape[-1] * backend.machine_eps(a.dtype) * scale
 
 
-def cholesky(A, upper=False):
+def cholesky(input, upper=False):
     """The Cholesky factor of each symmetric positive-definite matrix of A, as
     torch.linalg.cholesky: lower triangular L with A = LLᵀ, or (upper=True) U = Lᵀ."""
-    L = Cholesky.apply(_square("linalg.cholesky", A))
+    L = Cholesky.apply(_square("linalg.cholesky", input))
     return L.mT if upper else L
 
 
-def matrix_power(A, n):
+def matrix_power(input, n):
     """A multiplied by itself n times, as torch.linalg.matrix_power: n = 0 gives the
     identity, a negative n powers of the inverse. By repeated squaring: O(log n) products."""
     op = "linalg.matrix_power"
     if not backend.is_integer(n) or isinstance(n, bool):
         raise TypeError(f"{op}: n must be an int, got {n!r}")
-    if not isinstance(A, Tensor) or A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        shape = getattr(A, "shape", type(A).__name__)
+    if not isinstance(input, Tensor) or input.ndim < 2 or input.shape[-1] != input.shape[-2]:
+        shape = getattr(input, "shape", type(input).__name__)
         raise ValueError(f"{op}: A must be batches of square matrices (..., n, n), got {shape}")
     if n == 0:                     # the identity, still from A (its gradient is 0)
-        eye = A.backend.xp.eye(A.shape[-1], dtype=A.dtype)
-        return where(True, Tensor._make(eye, A.device), A)
+        eye = input.backend.xp.eye(input.shape[-1], dtype=input.dtype)
+        return where(True, Tensor._make(eye, input.device), input)
     if n < 0:
-        A, n = inv(_square(op, A)), -n
-    result, square = None, A
+        input, n = inv(_square(op, input)), -n
+    result, square = None, input
     while True:
         if n & 1:
             result = square if result is None else matmul(result, square)
@@ -272,50 +272,50 @@ def matrix_power(A, n):
         square = matmul(square, square)
 
 
-def mv(A, v):
+def mv(input, vec):
     """A (n, m) times the vector v (m,), as torch.mv."""
-    for name, t, nd in (("mat", A, 2), ("vec", v, 1)):
+    for name, t, nd in (("mat", input, 2), ("vec", vec, 1)):
         if not isinstance(t, Tensor) or t.ndim != nd:
             raise ValueError(f"mv: {name} must be a {nd}-D tensor, got "
                              f"{getattr(t, 'shape', type(t).__name__)} (matrix @ vector)")
-    if A.shape[1] != v.shape[0]:
-        raise ValueError(f"mv: size mismatch, matrix {A.shape} and vector {v.shape}")
-    return matmul(A, v)
+    if input.shape[1] != vec.shape[0]:
+        raise ValueError(f"mv: size mismatch, matrix {input.shape} and vector {vec.shape}")
+    return matmul(input, vec)
 
 
-def inner(a, b):
+def inner(input, other):
     """Σ over the last dim of a and b, as torch.inner: the result has a's other dims, then
     b's; a 0-d operand multiplies."""
     from minigrad.ops.elementwise import _pair
-    a, b = _pair(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    if a.shape[-1] != b.shape[-1]:
+    input, other = _pair(input, other)
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
         raise ValueError(f"inner: the last dim must match on both tensors, got shapes "
-                         f"{a.shape} and {b.shape}")
+                         f"{input.shape} and {other.shape}")
     from minigrad.ops.matmul import tensordot
-    return tensordot(a, b, ([-1], [-1]))
+    return tensordot(input, other, ([-1], [-1]))
 
 
-def vdot(a, b):
+def vdot(input, other):
     """The dot product of two vectors of one length, as torch.vdot (real: torch.dot)."""
     from minigrad.ops.matmul import dot
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.ndim == b.ndim == 1):
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor) and input.ndim == other.ndim == 1):
         raise ValueError(f"vdot: 1-D tensors expected, got shapes "
-                         f"{getattr(a, 'shape', type(a).__name__)} and "
-                         f"{getattr(b, 'shape', type(b).__name__)}")
-    if a.shape != b.shape:
-        raise ValueError(f"vdot: the vectors differ in length, {a.shape[0]} and {b.shape[0]}")
-    return dot(a, b)
+                         f"{getattr(input, 'shape', type(input).__name__)} and "
+                         f"{getattr(other, 'shape', type(other).__name__)}")
+    if input.shape != other.shape:
+        raise ValueError(f"vdot: the vectors differ in length, {input.shape[0]} and {other.shape[0]}")
+    return dot(input, other)
 
 
-def kron(a, b):
+def kron(input, other):
     """The Kronecker product, as torch.kron: the shorter shape padded with leading 1s; each
     dim the product of the two. Elementwise a·b on interleaved dims, then reshaped."""
     from minigrad.ops.elementwise import _pair
-    a, b = _pair(a, b)
-    nd = max(a.ndim, b.ndim)
-    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
-    left = a.reshape(tuple(s for d in sa for s in (d, 1)))
-    right = b.reshape(tuple(s for d in sb for s in (1, d)))
+    input, other = _pair(input, other)
+    nd = max(input.ndim, other.ndim)
+    sa, sb = (1,) * (nd - input.ndim) + input.shape, (1,) * (nd - other.ndim) + other.shape
+    left = input.reshape(tuple(s for d in sa for s in (d, 1)))
+    right = other.reshape(tuple(s for d in sb for s in (1, d)))
     return (left * right).reshape(tuple(x * y for x, y in zip(sa, sb)))

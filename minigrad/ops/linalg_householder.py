@@ -62,38 +62,38 @@ def householder_product(A, tau):
     return x
 
 
-def orgqr(input, tau):
+def orgqr(input, input2):
     """torch.orgqr (mg.orgqr, Tensor.orgqr): linalg.householder_product's other name."""
-    return householder_product(input, tau)
+    return householder_product(input, input2)
 
 
-def ormqr(input, tau, other, left=True, transpose=False):
+def ormqr(input, input2, input3, left=True, transpose=False):
     """Q·other (left=False: other·Q; Qᵀ for transpose) without forming Q = H₁⋯H_k, the
     m x m product of the k reflectors in input (..., m, n) and tau (..., k) (geqrf's output), as
     torch.ormqr (Tensor.ormqr). The reflectors are applied to `other` one at a time, with
     Tensor ops, as householder_product: differentiable in all three."""
     op = "ormqr"
-    for name, x in (("input", input), ("other", other)):
+    for name, x in (("input", input), ("other", input3)):
         if not isinstance(x, Tensor) or x.ndim < 2:
             raise ValueError(f"{op}: {name} must be a Tensor of at least 2 dims, got "
                              f"{getattr(x, 'shape', type(x).__name__)}")
-    if other.dtype != input.dtype:
-        raise TypeError(f"{op}: other's dtype {other.dtype} does not match input's "
+    if input3.dtype != input.dtype:
+        raise TypeError(f"{op}: other's dtype {input3.dtype} does not match input's "
                         f"{input.dtype}")
     rows = input.shape[-2]
-    if (other.shape[-2] if left else other.shape[-1]) != rows:
-        raise ValueError(f"{op}: other of shape {other.shape} needs {rows} "
+    if (input3.shape[-2] if left else input3.shape[-1]) != rows:
+        raise ValueError(f"{op}: other of shape {input3.shape} needs {rows} "
                          f"{'rows' if left else 'columns'} (input's rows) for left={left}")
     # (the reflectors are input's first min(m, n) columns: householder_product's checks)
-    _check(op, input.narrow(-1, 0, min(input.shape[-2:])), tau)
-    k = tau.shape[-1]
+    _check(op, input.narrow(-1, 0, min(input.shape[-2:])), input2)
+    k = input2.shape[-1]
     eye = Tensor._make(input.backend.xp.eye(rows, k, dtype=input.dtype), input.device)
     v = input.narrow(-1, 0, k).tril(-1) + eye                     # (..., m, k)
     # Q = H₁⋯H_k: Q·C applies H_k first, Qᵀ·C H₁ first; C·Q H₁ first, C·Qᵀ H_k first
     order = range(k) if transpose == left else reversed(range(k))
-    x = other
+    x = input3
     for i in order:
         vi = v.narrow(-1, i, 1)                                   # (..., m, 1)
-        ti = tau.narrow(-1, i, 1).unsqueeze(-1)                   # (..., 1, 1)
+        ti = input2.narrow(-1, i, 1).unsqueeze(-1)                   # (..., 1, 1)
         x = x - (vi * ti) @ (vi.mT @ x) if left else x - (x @ vi) @ (vi * ti).mT
     return x

@@ -307,42 +307,42 @@ def _lu_solve(op, LU, order, B, adjoint):
     return solve_triangular(LU, y, upper=True)
 
 
-def lu_solve_legacy(b, LU_data, LU_pivots):
+def lu_solve_legacy(input, LU_data, LU_pivots):
     """torch.lu_solve (mg.lu_solve, Tensor.lu_solve), the older spelling: linalg.lu_solve
     with its arguments in the other order."""
-    return lu_solve(LU_data, LU_pivots, b)
+    return lu_solve(LU_data, LU_pivots, input)
 
 
-def cholesky_solve(B, L, upper=False):
+def cholesky_solve(input, input2, upper=False):
     """X with AX = B for A = LLᵀ (upper: A = UᵀU) from its Cholesky factor, as
     torch.cholesky_solve: B (..., n, k), L (..., n, n), batch dims broadcast; two
     triangular solves, differentiable in B and L. Only L's lower (upper) triangle is read,
     and only it gets a gradient: PyTorch's fills the other triangle too (the derivative as
     if all of L were used); on a triangular L, as cholesky's, they agree."""
     op = "cholesky_solve"
-    L = _square(op, L, "L")
-    _check_rhs(op, L, B, "B")
-    n = L.shape[-1]
-    if B.shape[-2] != n:
-        raise ValueError(f"{op}: incompatible shapes of B {B.shape} and L {L.shape}: B must "
+    input2 = _square(op, input2, "L")
+    _check_rhs(op, input2, input, "B")
+    n = input2.shape[-1]
+    if input.shape[-2] != n:
+        raise ValueError(f"{op}: incompatible shapes of B {input.shape} and L {input2.shape}: B must "
                          f"be (..., {n}, k)")
-    lower = L.mT if upper else L
-    return solve_triangular(lower.mT, solve_triangular(lower, B, upper=False), upper=True)
+    lower = input2.mT if upper else input2
+    return solve_triangular(lower.mT, solve_triangular(lower, input, upper=False), upper=True)
 
 
-def cholesky_inverse(L, upper=False):
+def cholesky_inverse(input, upper=False):
     """A⁻¹ for A = LLᵀ (upper: A = UᵀU) from its Cholesky factor, as torch.cholesky_inverse:
     L⁻ᵀL⁻¹, differentiable; a 0 on L's diagonal is a RuntimeError, as PyTorch. Only L's
     lower (upper) triangle is read and gets a gradient (see cholesky_solve)."""
     op = "cholesky_inverse"
-    L = _square(op, L, "L")
-    xp, n = L.backend.xp, L.shape[-1]
-    zero = (xp.diagonal(L.data, 0, -2, -1) == 0).reshape((math.prod(L.shape[:-2]), n))
+    input = _square(op, input, "L")
+    xp, n = input.backend.xp, input.shape[-1]
+    zero = (xp.diagonal(input.data, 0, -2, -1) == 0).reshape((math.prod(input.shape[:-2]), n))
     if zero.size and bool(zero.any()):
         first = int(zero.any(axis=-1).argmax())
-        where = f" (batch element {first})" if L.ndim > 2 else ""
+        where = f" (batch element {first})" if input.ndim > 2 else ""
         raise RuntimeError(f"{op}: the diagonal element {int(zero[first].argmax()) + 1} is "
                            f"zero{where}: the matrix is singular, it has no inverse")
-    lower = L.mT if upper else L
-    inverse = solve_triangular(lower, _eye(L, n, n), upper=False)          # L⁻¹
+    lower = input.mT if upper else input
+    inverse = solve_triangular(lower, _eye(input, n, n), upper=False)          # L⁻¹
     return inverse.mT @ inverse

@@ -268,7 +268,7 @@ class MatrixExp(Function):
         return matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
 
 
-def matrix_exp(A):
+def matrix_exp(input):
     """The matrix exponential Σ Aᵏ/k! of each square matrix of A, as
     torch.linalg.matrix_exp."""
-    return MatrixExp.apply(_square("linalg.matrix_exp", A))
+    return MatrixExp.apply(_square("linalg.matrix_exp", input))

@@ -182,35 +182,35 @@ class NanToNum(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
-def sin(x): return Sin.apply(_floating(x))
-def cos(x): return Cos.apply(_floating(x))
-def log1p(x): return Log1p.apply(_floating(x))
-def expm1(x): return Expm1.apply(_floating(x))
-def tan(x): return Tan.apply(_floating(x))
-def sinh(x): return Sinh.apply(_floating(x))
-def cosh(x): return Cosh.apply(_floating(x))
-def log2(x): return Log2.apply(_floating(x))
-def log10(x): return Log10.apply(_floating(x))
-def exp2(x): return Exp2.apply(_floating(x))
+def sin(input): return Sin.apply(_floating(input))
+def cos(input): return Cos.apply(_floating(input))
+def log1p(input): return Log1p.apply(_floating(input))
+def expm1(input): return Expm1.apply(_floating(input))
+def tan(input): return Tan.apply(_floating(input))
+def sinh(input): return Sinh.apply(_floating(input))
+def cosh(input): return Cosh.apply(_floating(input))
+def log2(input): return Log2.apply(_floating(input))
+def log10(input): return Log10.apply(_floating(input))
+def exp2(input): return Exp2.apply(_floating(input))
 
 
-def remainder(a, b): return Remainder.apply(*_division_operands(a, b, "%"))
-def fmod(a, b): return Fmod.apply(*_division_operands(a, b, "fmod"))
-def floor_divide(a, b): return FloorDivide.apply(*_division_operands(a, b, "//"))
+def remainder(input, other): return Remainder.apply(*_division_operands(input, other, "%"))
+def fmod(input, other): return Fmod.apply(*_division_operands(input, other, "fmod"))
+def floor_divide(input, other): return FloorDivide.apply(*_division_operands(input, other, "//"))
 
 
-def div(a, b, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None):
     """a / b, as torch.div: rounding_mode None divides exactly (integers give float32),
     "floor" rounds the quotient down (a // b), "trunc" toward zero (C's integer division);
     those two keep integers integers, and their gradient is 0."""
     if rounding_mode is None:
-        return a / b if isinstance(a, Tensor) else lift(a, b) / b
+        return input / other if isinstance(input, Tensor) else lift(input, other) / other
     if rounding_mode == "floor":
-        return floor_divide(a, b)
+        return floor_divide(input, other)
     if rounding_mode != "trunc":
         raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                          f"{rounding_mode!r}")
-    return TruncDivide.apply(*_division_operands(a, b, "div"))
+    return TruncDivide.apply(*_division_operands(input, other, "div"))
 
 
 class TruncDivide(FloorDivide):
@@ -237,17 +237,17 @@ def _division_operands(a, b, op):
     return a, b
 
 
-def atan2(a, b):
+def atan2(input, other):
     """The angle of the point (b, a) in (-π, π], as torch.atan2 (integers give float32)."""
-    a, b = _pair(a, b)
-    return Atan2.apply(_floating(a), _floating(b))
+    input, other = _pair(input, other)
+    return Atan2.apply(_floating(input), _floating(other))
 
 
-def sign(x):
+def sign(input):
     """-1, 0 or 1 in x's dtype (0 at NaN, as PyTorch); a bool tensor gives itself back."""
-    if x.dtype == backend.bool_:
-        return x.clone()
-    return Step.apply(x, kind="sign", decimals=0)
+    if input.dtype == backend.bool_:
+        return input.clone()
+    return Step.apply(input, kind="sign", decimals=0)
 
 
 def _step(x, kind, decimals=0):
@@ -264,25 +264,25 @@ def _step(x, kind, decimals=0):
     return Step.apply(x, kind=kind, decimals=decimals)
 
 
-def floor(x): return _step(x, "floor")
-def ceil(x): return _step(x, "ceil")
-def trunc(x): return _step(x, "trunc")
+def floor(input): return _step(input, "floor")
+def ceil(input): return _step(input, "ceil")
+def trunc(input): return _step(input, "trunc")
 
 
-def frac(x):
+def frac(input):
     """x - trunc(x), the sign of x (gradient 1), as torch.frac: floating tensors only."""
-    if not backend.is_floating(x.dtype):
-        raise TypeError(f"frac: needs a floating-point tensor, got {x.dtype} (as PyTorch); "
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"frac: needs a floating-point tensor, got {input.dtype} (as PyTorch); "
                         f"convert with .float() first")
-    return x - trunc(x)
+    return input - trunc(input)
 
 
-def round(x, *, decimals=0):  # noqa: A001  (PyTorch's name)
+def round(input, *, decimals=0):  # noqa: A001  (PyTorch's name)
     """Round half to even (2.5 -> 2, 3.5 -> 4), at `decimals` places (negative: tens,
     hundreds, ...), as torch.round."""
     if not backend.is_integer(decimals):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
-    return _step(x, "round", int(decimals))
+    return _step(input, "round", int(decimals))
 
 
 def nonzero_indicator(x):
@@ -290,7 +290,7 @@ def nonzero_indicator(x):
     return Step.apply(x, kind="nonzero", decimals=0)
 
 
-def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN -> nan, +inf -> posinf, -inf -> neginf; posinf/neginf default to the largest
     finite values of x's dtype (float32: ±3.4028e38), as torch.nan_to_num. The gradient
     passes where x was finite and is 0 at the replaced places. Integers come back as they
@@ -298,46 +298,46 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
         if v is not None and not backend.is_scalar(v):
             raise TypeError(f"nan_to_num: {name} must be a number or None, got {v!r}")
-    if not backend.is_floating(x.dtype):
-        return x.clone()
+    if not backend.is_floating(input.dtype):
+        return input.clone()
     nan = 0.0 if nan is None else nan                   # as PyTorch: None means 0
     nan, posinf, neginf = (None if v is None else float(v) for v in (nan, posinf, neginf))
-    return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
+    return NanToNum.apply(input, nan=nan, posinf=posinf, neginf=neginf)
 
 
 # ---- compositions: their gradients come from the ops they are made of -------------------
-def lerp(start, end, weight):
+def lerp(input, end, weight):
     """start + weight·(end - start), as torch.lerp; like PyTorch's, from the nearer end
     (end - (end - start)·(1 - weight) for weight ≥ 0.5), so weight 1 gives end exactly."""
-    if not isinstance(start, Tensor) or not isinstance(end, Tensor):
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor):
         raise TypeError(f"lerp: start and end must be tensors, got "
-                        f"{type(start).__name__} and {type(end).__name__}")
-    if start.dtype != end.dtype or (isinstance(weight, Tensor) and weight.dtype != start.dtype):
-        dtypes = [t.dtype for t in (start, end, weight) if isinstance(t, Tensor)]
+                        f"{type(input).__name__} and {type(end).__name__}")
+    if input.dtype != end.dtype or (isinstance(weight, Tensor) and weight.dtype != input.dtype):
+        dtypes = [t.dtype for t in (input, end, weight) if isinstance(t, Tensor)]
         raise TypeError(f"lerp: start, end (and a tensor weight) must share one dtype, got "
                         f"{', '.join(map(str, dtypes))}; convert with .to(dtype) first")
-    d = end - start
+    d = end - input
     if backend.is_scalar(weight) and not isinstance(weight, bool):
-        return start + weight * d if abs(weight) < 0.5 else end - d * (1 - weight)
+        return input + weight * d if abs(weight) < 0.5 else end - d * (1 - weight)
     if not isinstance(weight, Tensor):
         raise TypeError(f"lerp: weight must be a number or a tensor, got {weight!r}")
-    return where(weight.abs() < 0.5, start + weight * d, end - d * (1 - weight))
+    return where(weight.abs() < 0.5, input + weight * d, end - d * (1 - weight))
 
 
-def addcmul(x, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, *, value=1):
     """x + value·tensor1·tensor2, as torch.addcmul (value is keyword-only, as there; an
     integer result takes an integer value only)."""
-    return x + _times(x, tensor1 * tensor2, value, "addcmul")
+    return input + _times(input, tensor1 * tensor2, value, "addcmul")
 
 
-def addcdiv(x, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1):
     """x + value·tensor1/tensor2, as torch.addcdiv; integers are refused, as PyTorch does
     (its old integer division is gone)."""
-    if not any(backend.is_floating(t.dtype) for t in (x, tensor1, tensor2)
+    if not any(backend.is_floating(t.dtype) for t in (input, tensor1, tensor2)
                if isinstance(t, Tensor)):
         raise TypeError("addcdiv: integer tensors are not supported (as PyTorch); use "
                         "x + value * (tensor1 / tensor2), or convert with .float() first")
-    return x + _times(x, tensor1 / tensor2, value, "addcdiv")
+    return input + _times(input, tensor1 / tensor2, value, "addcdiv")
 
 
 def _times(x, t, value, op):
@@ -353,47 +353,47 @@ def _times(x, t, value, op):
 
 
 # ---- comparisons of whole tensors: plain results, outside the graph ----------------------
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|a - b| ≤ atol + rtol·|b| elementwise (a boolean tensor; equal infinities are close),
     as torch.isclose: a and b broadcast, and must share a dtype (as PyTorch)."""
-    b = lift(b, a) if isinstance(a, Tensor) else b
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError(f"isclose: expected tensors, got {type(a).__name__} and "
-                        f"{type(b).__name__}")
-    if a.dtype != b.dtype:
-        raise TypeError(f"isclose: the tensors have dtypes {a.dtype} and {b.dtype}; they "
+    other = lift(other, input) if isinstance(input, Tensor) else other
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"isclose: expected tensors, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    if input.dtype != other.dtype:
+        raise TypeError(f"isclose: the tensors have dtypes {input.dtype} and {other.dtype}; they "
                         f"must match (as PyTorch): convert one with .to(dtype)")
-    if a.device != b.device:
-        raise RuntimeError(f"isclose: tensors on different devices ({a.device}, {b.device})")
+    if input.device != other.device:
+        raise RuntimeError(f"isclose: tensors on different devices ({input.device}, {other.device})")
     rtol, atol = number_arg("isclose", "rtol", rtol), number_arg("isclose", "atol", atol)
     if rtol < 0 or atol < 0:
         raise ValueError(f"isclose: rtol and atol must be non-negative, got rtol={rtol}, "
                          f"atol={atol}")
-    check_broadcast("isclose", a.shape, b.shape)
-    xp = a.backend.xp
-    if a.dtype == backend.bool_:                       # close means equal
-        return Tensor._make(xp.asarray(xp.equal(a.data, b.data)), a.device)
-    if a.dtype.kind in "iu":
+    check_broadcast("isclose", input.shape, other.shape)
+    xp = input.backend.xp
+    if input.dtype == backend.bool_:                       # close means equal
+        return Tensor._make(xp.asarray(xp.equal(input.data, other.data)), input.device)
+    if input.dtype.kind in "iu":
         # the gap computed in integers, exactly: NumPy's isclose would first round both to
         # float64, where 2**62 + 1 is 2**62
-        gap = xp.maximum(a.data, b.data) - xp.minimum(a.data, b.data)
-        return Tensor._make(xp.asarray(gap <= atol + rtol * xp.abs(b.data.astype(
-            backend.float64))), a.device)
-    return Tensor._make(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol,
-                                              equal_nan=equal_nan)), a.device)
+        gap = xp.maximum(input.data, other.data) - xp.minimum(input.data, other.data)
+        return Tensor._make(xp.asarray(gap <= atol + rtol * xp.abs(other.data.astype(
+            backend.float64))), input.device)
+    return Tensor._make(xp.asarray(xp.isclose(input.data, other.data, rtol=rtol, atol=atol,
+                                              equal_nan=equal_nan)), input.device)
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether every element of isclose(a, b, ...) holds: a Python bool, as torch.allclose."""
-    return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
+    return bool(isclose(input, other, rtol, atol, equal_nan).data.all())
 
 
-def equal(a, b):
+def equal(input, other):
     """True if a and b have the same shape and the same elements (a Python bool), as
     torch.equal; NaN equals nothing, and dtypes may differ (values are compared)."""
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError(f"equal: expected two tensors, got {type(a).__name__} and "
-                        f"{type(b).__name__}")
-    if a.device != b.device:
-        raise RuntimeError(f"equal: tensors on different devices ({a.device}, {b.device})")
-    return a.shape == b.shape and bool((a.data == b.data).all())
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(f"equal: expected two tensors, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    if input.device != other.device:
+        raise RuntimeError(f"equal: tensors on different devices ({input.device}, {other.device})")
+    return input.shape == other.shape and bool((input.data == other.data).all())

@@ -162,19 +162,19 @@ class Heaviside(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
-def asin(x): return Asin.apply(_floating(x))
-def acos(x): return Acos.apply(_floating(x))
-def atan(x): return Atan.apply(_floating(x))
-def asinh(x): return Asinh.apply(_floating(x))
-def acosh(x): return Acosh.apply(_floating(x))
-def atanh(x): return Atanh.apply(_floating(x))
-def erfc(x): return Erfc.apply(_floating(x))
-def sinc(x): return Sinc.apply(_floating(x))
+def asin(input): return Asin.apply(_floating(input))
+def acos(input): return Acos.apply(_floating(input))
+def atan(input): return Atan.apply(_floating(input))
+def asinh(input): return Asinh.apply(_floating(input))
+def acosh(input): return Acosh.apply(_floating(input))
+def atanh(input): return Atanh.apply(_floating(input))
+def erfc(input): return Erfc.apply(_floating(input))
+def sinc(input): return Sinc.apply(_floating(input))
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
-def deg2rad(x): return _floating(x) * (math.pi / 180)
-def rad2deg(x): return _floating(x) * (180 / math.pi)
+def deg2rad(input): return _floating(input) * (math.pi / 180)
+def rad2deg(input): return _floating(input) * (180 / math.pi)
 
 
 def _promoted(a, b):
@@ -198,82 +198,82 @@ def _floats(a, b, op, integers=True):
     return _floating(a), _floating(b)
 
 
-def hypot(a, b): return Hypot.apply(*_floats(a, b, "hypot", integers=False))
-def copysign(a, b): return Copysign.apply(*_floats(a, b, "copysign"))
-def logaddexp(a, b): return Logaddexp.apply(*_floats(a, b, "logaddexp", False), base=math.e)
-def logaddexp2(a, b): return Logaddexp.apply(*_floats(a, b, "logaddexp2", False), base=2)
+def hypot(input, other): return Hypot.apply(*_floats(input, other, "hypot", integers=False))
+def copysign(input, other): return Copysign.apply(*_floats(input, other, "copysign"))
+def logaddexp(input, other): return Logaddexp.apply(*_floats(input, other, "logaddexp", False), base=math.e)
+def logaddexp2(input, other): return Logaddexp.apply(*_floats(input, other, "logaddexp2", False), base=2)
 
 
-def fmax(a, b):
+def fmax(input, other):
     """The elementwise maximum, ignoring NaN (the other value), as torch.fmax; integers stay
     integers."""
-    return Fmax.apply(*_promoted(a, b), smaller=False)
+    return Fmax.apply(*_promoted(input, other), smaller=False)
 
 
-def fmin(a, b):
+def fmin(input, other):
     """The elementwise minimum, ignoring NaN, as torch.fmin."""
-    return Fmax.apply(*_promoted(a, b), smaller=True)
+    return Fmax.apply(*_promoted(input, other), smaller=True)
 
 
-def heaviside(x, values):
+def heaviside(input, values):
     """The step function: 0 where x < 0, values where x == 0, 1 where x > 0, as
     torch.heaviside; x and values (a tensor that broadcasts, or a number) share a dtype."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"heaviside: expected a Tensor, got {type(x).__name__}")
-    if isinstance(values, Tensor) and values.dtype != x.dtype:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"heaviside: expected a Tensor, got {type(input).__name__}")
+    if isinstance(values, Tensor) and values.dtype != input.dtype:
         raise TypeError(f"heaviside: x and values must have the same dtype (as PyTorch), got "
-                        f"{x.dtype} and {values.dtype}; convert values with .to(x.dtype)")
-    dtype = x.dtype
-    x, values = _pair(x, values)
-    if x.dtype != dtype:                             # a float number beside integers
+                        f"{input.dtype} and {values.dtype}; convert values with .to(x.dtype)")
+    dtype = input.dtype
+    input, values = _pair(input, values)
+    if input.dtype != dtype:                             # a float number beside integers
         raise TypeError(f"heaviside: values {values.dtype} for x of dtype {dtype}; they "
                         f"must share a dtype (as PyTorch)")
-    return Heaviside.apply(x, values)
+    return Heaviside.apply(input, values)
 
 
-def float_power(a, b):
+def float_power(input, exponent):
     """a ** b computed in float64, the result float64 (as torch.float_power); the gradients
     come back in the inputs' dtypes."""
-    if isinstance(a, Tensor):
-        a = a.to(dtype=backend.float64)
-    if isinstance(b, Tensor):
-        b = b.to(dtype=backend.float64)
-    elif backend.is_scalar(b) and not isinstance(b, bool):
-        b = float(b)                                 # an int too: no integer power
-    if not isinstance(a, Tensor):
-        if not isinstance(b, Tensor):
-            raise TypeError(f"float_power: expected a Tensor, got {type(a).__name__} and "
-                            f"{type(b).__name__}")
-        a = float(a) if backend.is_scalar(a) and not isinstance(a, bool) else a
-    return a ** b
+    if isinstance(input, Tensor):
+        input = input.to(dtype=backend.float64)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dtype=backend.float64)
+    elif backend.is_scalar(exponent) and not isinstance(exponent, bool):
+        exponent = float(exponent)                                 # an int too: no integer power
+    if not isinstance(input, Tensor):
+        if not isinstance(exponent, Tensor):
+            raise TypeError(f"float_power: expected a Tensor, got {type(input).__name__} and "
+                            f"{type(exponent).__name__}")
+        input = float(input) if backend.is_scalar(input) and not isinstance(input, bool) else input
+    return input ** exponent
 
 
-def ldexp(x, other):
+def ldexp(input, other):
     """x · 2^other, as torch.ldexp (other may be fractional): an integer exponent takes x's
     float dtype (float16 stays float16), and two integer tensors give float32. A float16 or
     float32 x meets an integer exponent in float64, where 2^other is exact (in float16 2^17
     is inf, but 1e-4·2^17 = 13.1), then is rounded back once."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"ldexp: expected a Tensor, got {type(x).__name__}")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"ldexp: expected a Tensor, got {type(input).__name__}")
     if not isinstance(other, Tensor):
-        return x * 2.0 ** other
+        return input * 2.0 ** other
     if backend.is_floating(other.dtype):
-        return x * other.exp2()
-    dtype = x.dtype if backend.is_floating(x.dtype) else backend.DEFAULT_FLOAT
-    wide = x.to(dtype=backend.float64) * other.to(dtype=backend.float64).exp2()
+        return input * other.exp2()
+    dtype = input.dtype if backend.is_floating(input.dtype) else backend.DEFAULT_FLOAT
+    wide = input.to(dtype=backend.float64) * other.to(dtype=backend.float64).exp2()
     return wide.to(dtype=dtype)
 
 
-def positive(x):
+def positive(input):
     """x itself, as torch.positive (and unary +); refused for a bool tensor, as there."""
-    if _tensor(x, "positive").dtype == backend.bool_:
+    if _tensor(input, "positive").dtype == backend.bool_:
         raise TypeError("positive (unary +): not supported for a bool tensor (as PyTorch); "
                         "convert with .long() or .float() first")
-    return x
+    return input
 
 
-def sgn(x): return sign(_tensor(x, "sgn"))          # sign, for real tensors
-def fix(x): return trunc(_tensor(x, "fix"))
+def sgn(input): return sign(_tensor(input, "sgn"))          # sign, for real tensors
+def fix(input): return trunc(_tensor(input, "fix"))
 
 
 def _tensor(x, op):
@@ -292,10 +292,10 @@ def _predicate(x, test):
     return Tensor._make(xp.asarray(out), x.device)
 
 
-def signbit(x):
+def signbit(input):
     """Whether the sign bit is set (-0.0 and -NaN too), as torch.signbit: boolean."""
-    return _predicate(x, "signbit")
+    return _predicate(input, "signbit")
 
 
-def isposinf(x): return _predicate(x, "isposinf")
-def isneginf(x): return _predicate(x, "isneginf")
+def isposinf(input): return _predicate(input, "isposinf")
+def isneginf(input): return _predicate(input, "isneginf")

@@ -83,20 +83,20 @@ def check_same_float(op, a, b, autocast=False):
                         f"first (.to(dtype), .float(), .double()), as PyTorch requires")
 
 
-def matmul(a, b):
+def matmul(input, other):
     from minigrad.ops.elementwise import _pair
-    a, b = _pair(a, b)
-    check_same_float("matmul", a, b, autocast=True)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
-                         f"and {b.shape} (use * for scalars)")
-    ka = a.shape[-1]
-    kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    input, other = _pair(input, other)
+    check_same_float("matmul", input, other, autocast=True)
+    if input.ndim == 0 or other.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {input.shape} "
+                         f"and {other.shape} (use * for scalars)")
+    ka = input.shape[-1]
+    kb = other.shape[0] if other.ndim == 1 else other.shape[-2]
     if ka != kb:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align: {ka} (last "
+        raise ValueError(f"matmul: shapes {input.shape} and {other.shape} do not align: {ka} (last "
                          f"dim of the first) != {kb} (the second's "
-                         f"{'only' if b.ndim == 1 else 'second-to-last'} dim)")
-    return MatMul.apply(a, b)
+                         f"{'only' if other.ndim == 1 else 'second-to-last'} dim)")
+    return MatMul.apply(input, other)
 
 
 def _need(op, a, b, ndims, what):
@@ -111,40 +111,40 @@ def _need(op, a, b, ndims, what):
     return a, b
 
 
-def mm(a, b):
+def mm(input, mat2):
     """(n, k) @ (k, m): matmul for matrices only, as torch.mm."""
-    a, b = _need("mm", a, b, 2, "matrices (2-D)")
-    return matmul(a, b)
+    input, mat2 = _need("mm", input, mat2, 2, "matrices (2-D)")
+    return matmul(input, mat2)
 
 
-def bmm(a, b):
+def bmm(input, mat2):
     """(B, n, k) @ (B, k, m) with the same B: matmul for batches of matrices, as torch.bmm."""
-    a, b = _need("bmm", a, b, 3, "batches of matrices (3-D)")
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(f"bmm: batch sizes differ, {a.shape} and {b.shape}; matmul (@) "
+    input, mat2 = _need("bmm", input, mat2, 3, "batches of matrices (3-D)")
+    if input.shape[0] != mat2.shape[0]:
+        raise ValueError(f"bmm: batch sizes differ, {input.shape} and {mat2.shape}; matmul (@) "
                          f"broadcasts them")
-    return matmul(a, b)
+    return matmul(input, mat2)
 
 
-def dot(a, b):
+def dot(input, tensor):
     """The inner product of two vectors of one length, as torch.dot."""
-    a, b = _need("dot", a, b, 1, "vectors (1-D)")
-    return matmul(a, b)
+    input, tensor = _need("dot", input, tensor, 1, "vectors (1-D)")
+    return matmul(input, tensor)
 
 
-def outer(a, b):
+def outer(input, vec2):
     """(n,) and (m,) -> (n, m) with entries a_i·b_j, as torch.outer."""
-    a, b = _need("outer", a, b, 1, "vectors (1-D)")
-    return a.reshape(-1, 1) * b.reshape(1, -1)
+    input, vec2 = _need("outer", input, vec2, 1, "vectors (1-D)")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
-def addmm(x, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta·x + alpha·(mat1 @ mat2), as torch.addmm: mat1 (n, k), mat2 (k, m), x broadcast
     to (n, m). With beta=0, x is ignored (a NaN in it does not spread) and its gradient is 0,
     as PyTorch's. An integer result takes integer beta and alpha only (PyTorch would
     truncate 0.5 to 0)."""
-    x, mat1, mat2 = autocast_operands(x, mat1, mat2)
-    return _scaled_sum("addmm", x, mm(mat1, mat2), beta, alpha)
+    input, mat1, mat2 = autocast_operands(input, mat1, mat2)
+    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 def _scaled_sum(op, x, out, beta, alpha):
@@ -263,13 +263,13 @@ def tensordot(a, b, dims=2):
                                        tuple(b.shape[d] for d in free_b))
 
 
-def cross(a, b, dim=None):
+def cross(input, other, dim=None):
     """The vector product along dim (of size 3) of a and b, broadcast, as torch.cross;
     without dim, the first dim of size 3 (PyTorch's old default). cᵢ = aᵢ₊₁bᵢ₊₂ - aᵢ₊₂bᵢ₊₁
     (indices mod 3): two rolls of each, so the gradient comes with them."""
     from minigrad.ops.elementwise import _pair
-    a, b = _pair(a, b)
-    shape = tuple(check_broadcast("cross", a.shape, b.shape))
+    input, other = _pair(input, other)
+    shape = tuple(check_broadcast("cross", input.shape, other.shape))
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
@@ -280,5 +280,5 @@ def cross(a, b, dim=None):
     if shape[d] != 3:
         raise ValueError(f"cross: dim {dim} has size {shape[d]} in the broadcast shape "
                          f"{shape}; the vector product needs size 3")
-    a, b = (t if t.shape == shape else expand(t, shape) for t in (a, b))
-    return a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
+    input, other = (t if t.shape == shape else expand(t, shape) for t in (input, other))
+    return input.roll(-1, d) * other.roll(-2, d) - input.roll(-2, d) * other.roll(-1, d)

@@ -40,11 +40,11 @@ def _order(p, dim):
     return float(p)
 
 
-def norm(x, p="fro", dim=None, keepdim=False):
+def norm(input, p="fro", dim=None, keepdim=False):
     """The vector p-norm (Σ|x|ᵖ)^(1/p) over dim (None: every element; an int or a tuple),
     as torch.norm: p=inf is max|x|, -inf min|x|, 0 the number of nonzeros (gradient 0).
     Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly."""
-    return p_norm(autocast_float32(x), _order(p, dim), dim, keepdim, "norm")
+    return p_norm(autocast_float32(input), _order(p, dim), dim, keepdim, "norm")
 
 
 def p_norm(x, p, dim, keepdim, op):

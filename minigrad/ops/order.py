@@ -15,16 +15,17 @@ from minigrad.ops.index import GetItem, position_grid, raw_index, gather, getite
 from minigrad.ops.reduce import normalize_dim, ValuesIndices, expand
 
 
-def sort(x, dim=-1, descending=False):
-    """(values, indices) along dim, as torch.sort; ties keep their order (a stable sort).
+def sort(input, dim=-1, descending=False, *, stable=False):
+    """(values, indices) along dim, as torch.sort; ties keep their order (a stable sort,
+    whatever `stable` says: torch's keyword is taken so ported calls work).
     The values are differentiable: their gradient goes back to where each came from."""
-    d = normalize_dim(dim, max(x.ndim, 1), "sort")
-    xp = x.backend.xp
-    if x.ndim == 0:
-        return ValuesIndices(getitem(x, ()), Tensor._make(xp.zeros((), backend.int64), x.device))
-    order = _stable_argsort(xp, x.data, d, descending)
-    indices = Tensor._make(order.astype(backend.int64), x.device)
-    return ValuesIndices(gather(x, d, indices), indices)
+    d = normalize_dim(dim, max(input.ndim, 1), "sort")
+    xp = input.backend.xp
+    if input.ndim == 0:
+        return ValuesIndices(getitem(input, ()), Tensor._make(xp.zeros((), backend.int64), input.device))
+    order = _stable_argsort(xp, input.data, d, descending)
+    indices = Tensor._make(order.astype(backend.int64), input.device)
+    return ValuesIndices(gather(input, d, indices), indices)
 
 
 def _stable_argsort(xp, a, d, descending):
@@ -118,57 +119,57 @@ def _median_positions(xp, a):
     return pos
 
 
-def median(x, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False):
     """Without dim the lower median of all elements (a 0-d tensor); with dim a (values,
     indices) named tuple along it, as torch.median."""
-    xp = x.backend.xp
+    xp = input.backend.xp
     if dim is None:
         if keepdim:
             raise TypeError("median: keepdim=True needs a dim (as torch.median)")
-        if x.numel() == 0 and backend.is_floating(x.dtype):
-            return x.sum() * math.nan        # NaN, as PyTorch (its gradient: nothing to hold)
-        if x.numel() == 0:
-            raise ValueError(f"median: the integer tensor is empty (shape {x.shape}); there "
+        if input.numel() == 0 and backend.is_floating(input.dtype):
+            return input.sum() * math.nan        # NaN, as PyTorch (its gradient: nothing to hold)
+        if input.numel() == 0:
+            raise ValueError(f"median: the integer tensor is empty (shape {input.shape}); there "
                              f"is no median to take")
-        index = median_index(xp, x.data.reshape(-1), 0)
-        return Median.apply(x, index=index, dim=None, keepdim=False)
+        index = median_index(xp, input.data.reshape(-1), 0)
+        return Median.apply(input, index=index, dim=None, keepdim=False)
     if not backend.is_integer(dim):
         raise TypeError(f"median: dim must be an int, got {dim!r}")
-    d = normalize_dim(dim, max(x.ndim, 1), "median")
-    if x.ndim == 0:                         # the value itself, at index 0 (as PyTorch)
-        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
-    if x.shape[d] == 0:
-        raise ValueError(f"median: dim {dim} of shape {x.shape} has size 0, so there is no "
+    d = normalize_dim(dim, max(input.ndim, 1), "median")
+    if input.ndim == 0:                         # the value itself, at index 0 (as PyTorch)
+        return ValuesIndices(input.clone(), Tensor._make(xp.zeros((), backend.int64), input.device))
+    if input.shape[d] == 0:
+        raise ValueError(f"median: dim {dim} of shape {input.shape} has size 0, so there is no "
                          f"median to take along it")
-    index = median_index(xp, x.data, d)
-    values = Median.apply(x, index=index, dim=d, keepdim=keepdim)
+    index = median_index(xp, input.data, d)
+    values = Median.apply(input, index=index, dim=d, keepdim=keepdim)
     return ValuesIndices(values, Tensor._make(index if keepdim else index.squeeze(d),
-                                              x.device))
+                                              input.device))
 
 
-def topk(x, k, dim=-1, largest=True, sorted=True):
+def topk(input, k, dim=-1, largest=True, sorted=True):
     """The k largest (smallest with largest=False) values along dim and their indices, as
     torch.topk, largest first: the first k of the stable sort (ties: the lower index first;
     NaN counts as the largest). This implementation always sorts (also with sorted=False)."""
-    d = normalize_dim(dim, max(x.ndim, 1), "topk")
-    n = x.shape[d] if x.ndim else 1
+    d = normalize_dim(dim, max(input.ndim, 1), "topk")
+    n = input.shape[d] if input.ndim else 1
     if not backend.is_integer(k) or not 0 <= k <= n:
         raise ValueError(f"topk: k must be an int in [0, {n}] (the size of dim {dim}), got "
                          f"{k!r}")
-    if x.ndim and n >= _SELECT_FROM and 0 < k <= n // 4 and backend.is_numpy(x.backend.xp):
+    if input.ndim and n >= _SELECT_FROM and 0 < k <= n // 4 and backend.is_numpy(input.backend.xp):
         # a few of many: select them in O(n), sort only those (CuPy's argpartition sorts
         # everything, so there the full sort below is as fast)
-        at = _along_last(x.backend.xp, x.data, d, _topk_positions, k, largest)
-        indices = Tensor._make(at, x.device)
-        return ValuesIndices(gather(x, d, indices), indices)
-    values, indices = sort(x, d, descending=largest)
-    if x.ndim == 0 or k == n:
+        at = _along_last(input.backend.xp, input.data, d, _topk_positions, k, largest)
+        indices = Tensor._make(at, input.device)
+        return ValuesIndices(gather(input, d, indices), indices)
+    values, indices = sort(input, d, descending=largest)
+    if input.ndim == 0 or k == n:
         return ValuesIndices(values, indices)
     # the first k as arrays of their own: slices of the sort would keep all n alive (and
     # a strided view of them is not the layout torch's topk gives)
     part = (slice(None),) * d + (slice(0, k),)
-    indices = Tensor._make(x.backend.xp.ascontiguousarray(indices.data[part]), x.device)
-    return ValuesIndices(gather(x, d, indices), indices)
+    indices = Tensor._make(input.backend.xp.ascontiguousarray(indices.data[part]), input.device)
+    return ValuesIndices(gather(input, d, indices), indices)
 
 
 def _topk_positions(xp, a, k, largest):
@@ -200,57 +201,57 @@ def _topk_positions(xp, a, k, largest):
     return xp.take_along_axis(picked, order, axis=1)
 
 
-def kthvalue(x, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value (k from 1) along dim and its index, as torch.kthvalue: a
     (values, indices) named tuple; NaN counts as the largest. Of equal values the one a
     stable sort puts k-th is taken (PyTorch leaves which one open); the gradient goes to
     it."""
-    d = normalize_dim(dim, max(x.ndim, 1), "kthvalue")
-    n = x.shape[d] if x.ndim else 1
+    d = normalize_dim(dim, max(input.ndim, 1), "kthvalue")
+    n = input.shape[d] if input.ndim else 1
     if not backend.is_integer(k) or not 1 <= k <= n:
         raise ValueError(f"kthvalue: k must be an int in [1, {n}] (the size of dim {dim} of "
-                         f"shape {x.shape}), got {k!r}")
-    xp = x.backend.xp
-    if x.ndim == 0:
-        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
-    order = _stable_argsort(xp, x.data, d, descending=False)
+                         f"shape {input.shape}), got {k!r}")
+    xp = input.backend.xp
+    if input.ndim == 0:
+        return ValuesIndices(input.clone(), Tensor._make(xp.zeros((), backend.int64), input.device))
+    order = _stable_argsort(xp, input.data, d, descending=False)
     index = order[(slice(None),) * d + (slice(k - 1, k),)].astype(backend.int64)
-    values = GetItem.apply(x, index=position_grid(xp, index, d))
+    values = GetItem.apply(input, index=position_grid(xp, index, d))
     if not keepdim:
         values, index = values.squeeze(d), index.squeeze(d)
-    return ValuesIndices(values, Tensor._make(index, x.device))
+    return ValuesIndices(values, Tensor._make(index, input.device))
 
 
-def take_along_dim(x, indices, dim=None):
+def take_along_dim(input, indices, dim=None):
     """x read at `indices` along dim, as torch.take_along_dim: x and indices (of x's number
     of dims) broadcast against each other in every other dim; without dim, x flattened at
     indices flattened. Indices must lie in [0, size) (no wrapping, as gather)."""
-    idx = raw_index(indices, x, "take_along_dim", "indices")
+    idx = raw_index(indices, input, "take_along_dim", "indices")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"take_along_dim: indices must be a tensor of integers (int64, as "
                         f"argsort's), got {getattr(idx, 'dtype', type(idx).__name__)}")
     if dim is None:
-        x, idx, d = x.reshape(-1), idx.reshape(-1), 0
+        input, idx, d = input.reshape(-1), idx.reshape(-1), 0
     else:
-        if idx.ndim != x.ndim:
+        if idx.ndim != input.ndim:
             raise ValueError(f"take_along_dim: input and indices must have the same number "
-                             f"of dims, got {x.ndim} (shape {x.shape}) and {idx.ndim} (shape "
+                             f"of dims, got {input.ndim} (shape {input.shape}) and {idx.ndim} (shape "
                              f"{tuple(idx.shape)})")
-        d = normalize_dim(dim, max(x.ndim, 1), "take_along_dim")
-    n = x.shape[d] if x.ndim else 1
+        d = normalize_dim(dim, max(input.ndim, 1), "take_along_dim")
+    n = input.shape[d] if input.ndim else 1
     if idx.size and bool(((idx < 0) | (idx >= n)).any()):
         raise IndexError(f"take_along_dim: indices must lie in [0, {n}) (the size of dim "
-                         f"{d} of the input, shape {x.shape}), got values from "
+                         f"{d} of the input, shape {input.shape}), got values from "
                          f"{int(idx.min())} to {int(idx.max())}")
-    if x.ndim:                          # broadcast every dim but d, each by the other
-        idx_shape = check_broadcast("take_along_dim", _with(x.shape, d, idx.shape[d]),
+    if input.ndim:                          # broadcast every dim but d, each by the other
+        idx_shape = check_broadcast("take_along_dim", _with(input.shape, d, idx.shape[d]),
                                     idx.shape)
-        x_shape = _with(idx_shape, d, x.shape[d])
-        if x.shape != x_shape:
-            x = expand(x, x_shape)
+        x_shape = _with(idx_shape, d, input.shape[d])
+        if input.shape != x_shape:
+            input = expand(input, x_shape)
         if tuple(idx.shape) != tuple(idx_shape):
-            idx = x.backend.xp.broadcast_to(idx, idx_shape)
-    return GetItem.apply(x, index=position_grid(x.backend.xp, idx, d))
+            idx = input.backend.xp.broadcast_to(idx, idx_shape)
+    return GetItem.apply(input, index=position_grid(input.backend.xp, idx, d))
 
 
 def _with(shape, d, size):

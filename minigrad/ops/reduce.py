@@ -291,21 +291,24 @@ class CumSum(Function):
         return flip(cumsum(flip(g, self.dim), self.dim), self.dim)
 
 
-def cumsum(x, dim):
-    """Running sums along dim, as torch.cumsum (integers and bools sum as int64)."""
+def cumsum(input, dim, *, dtype=None):
+    """Running sums along dim, as torch.cumsum (integers and bools sum as int64; dtype=
+    casts the input first)."""
+    if dtype is not None:
+        input = input.to(dtype=dtype)
     if not backend.is_integer(dim):
         raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
-    if x.ndim == 0:
+    if input.ndim == 0:
         normalize_dims(dim, 0, "cumsum")
-        return x.clone() if backend.is_floating(x.dtype) else Tensor._make(   # a copy
-            x.data.astype(backend.int64), x.device)
-    d = normalize_dim(dim, x.ndim, "cumsum")
-    if not backend.is_floating(x.dtype):
-        return Tensor._make(x.backend.xp.cumsum(x.data, axis=d, dtype=backend.int64), x.device)
-    return CumSum.apply(x, dim=d)
+        return input.clone() if backend.is_floating(input.dtype) else Tensor._make(   # a copy
+            input.data.astype(backend.int64), input.device)
+    d = normalize_dim(dim, input.ndim, "cumsum")
+    if not backend.is_floating(input.dtype):
+        return Tensor._make(input.backend.xp.cumsum(input.data, axis=d, dtype=backend.int64), input.device)
+    return CumSum.apply(input, dim=d)
 
 
-def logsumexp(x, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False):
     """log Σ exp(x) over dim, computed as m + log Σ exp(x - m) with m the max (a constant
     here: the result does not depend on it), so large values do not overflow. Its gradient
     is softmax(x). A slice of only -inf gives -inf, one holding +inf gives +inf. Integers
@@ -313,18 +316,18 @@ def logsumexp(x, dim, keepdim=False):
     if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         raise TypeError(f"logsumexp: needs the dim(s) to reduce (an int or a non-empty "
                         f"tuple), got {dim!r}")
-    if not backend.is_floating(x.dtype):
-        x = x.to(dtype=backend.DEFAULT_FLOAT)
-    dims = reduce_dims(dim, x.ndim, "logsumexp")
-    if x.numel() == 0:                       # log of an empty sum is -inf (no log(0) warning)
-        return x.sum(dims, keepdim) - math.inf
-    xp = x.backend.xp
-    m = x.data.max(axis=dims, keepdims=True)
-    m = xp.where(xp.isinf(m), 0, m).astype(x.dtype)     # ±inf slices: no shift (inf - inf)
-    shift = Tensor._make(m, x.device)
-    out = (x - shift).exp().sum(dims, keepdim=True).log() + shift
+    if not backend.is_floating(input.dtype):
+        input = input.to(dtype=backend.DEFAULT_FLOAT)
+    dims = reduce_dims(dim, input.ndim, "logsumexp")
+    if input.numel() == 0:                       # log of an empty sum is -inf (no log(0) warning)
+        return input.sum(dims, keepdim) - math.inf
+    xp = input.backend.xp
+    m = input.data.max(axis=dims, keepdims=True)
+    m = xp.where(xp.isinf(m), 0, m).astype(input.dtype)     # ±inf slices: no shift (inf - inf)
+    shift = Tensor._make(m, input.device)
+    out = (input - shift).exp().sum(dims, keepdim=True).log() + shift
     return out if keepdim else out.reshape(tuple(
-        n for i, n in enumerate(x.shape) if i not in dims))
+        n for i, n in enumerate(input.shape) if i not in dims))
 
 
 def logical(kind, x, dim=None, keepdim=False):
@@ -393,7 +396,7 @@ def amax(kind, x, dim=None, keepdim=False):
     return Amax.apply(x, kind=kind, dims=dims, keepdim=keepdim)
 
 
-def prod(x, dim=None, keepdim=False):
+def prod(input, dim=None, keepdim=False):
     """The product of all elements, or along one dim (an int, as torch.prod: keepdim only
     with a dim). Integers and bools multiply as int64 (as PyTorch); the empty product is 1."""
     if dim is None and keepdim:
@@ -401,10 +404,10 @@ def prod(x, dim=None, keepdim=False):
                         "prod(dim, keepdim))")
     if dim is not None and not backend.is_integer(dim):
         raise TypeError(f"prod: dim must be an int (one dim, as torch.prod), got {dim!r}")
-    d = 0 if dim is None else normalize_dims(dim, x.ndim, "prod")[0]
-    if dim is None or x.ndim == 0:      # everything: the product of x flattened
-        x, keepdim = x.reshape(-1), False
-    if not backend.is_floating(x.dtype):
-        return Tensor._make(x.backend.xp.asarray(x.data.prod(
-            axis=d, dtype=backend.int64, keepdims=keepdim)), x.device)
-    return Prod.apply(x, dim=d, keepdim=keepdim)
+    d = 0 if dim is None else normalize_dims(dim, input.ndim, "prod")[0]
+    if dim is None or input.ndim == 0:      # everything: the product of x flattened
+        input, keepdim = input.reshape(-1), False
+    if not backend.is_floating(input.dtype):
+        return Tensor._make(input.backend.xp.asarray(input.data.prod(
+            axis=d, dtype=backend.int64, keepdims=keepdim)), input.device)
+    return Prod.apply(input, dim=d, keepdim=keepdim)

@@ -251,30 +251,30 @@ def _common_float(tensors):
     return tensors
 
 
-def split(x, split_size, dim=0):
+def split(tensor, split_size_or_sections, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
-    d = normalize_dim(dim, x.ndim, "split")
-    n = x.shape[d]
-    if isinstance(split_size, bool):
+    d = normalize_dim(dim, tensor.ndim, "split")
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, bool):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
-                        f"{split_size!r}")
-    if isinstance(split_size, int):
-        if split_size < 0 or (split_size == 0 and n):    # (0 fits an empty dim only)
-            raise ValueError(f"split: split_size must be a positive integer, got {split_size}")
+                        f"{split_size_or_sections!r}")
+    if isinstance(split_size_or_sections, int):
+        if split_size_or_sections < 0 or (split_size_or_sections == 0 and n):    # (0 fits an empty dim only)
+            raise ValueError(f"split: split_size must be a positive integer, got {split_size_or_sections}")
         # an empty dim still gives one (empty) piece, as PyTorch
-        sizes = [min(split_size, n - i) for i in range(0, n, split_size)] if n else [0]
-    elif not isinstance(split_size, (list, tuple)):
+        sizes = [min(split_size_or_sections, n - i) for i in range(0, n, split_size_or_sections)] if n else [0]
+    elif not isinstance(split_size_or_sections, (list, tuple)):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
-                        f"{split_size!r}")
+                        f"{split_size_or_sections!r}")
     else:
-        sizes = list(split_size)
+        sizes = list(split_size_or_sections)
         if any(not isinstance(s, int) or s < 0 for s in sizes):
             raise ValueError(f"split: sizes must be non-negative integers (no -1), got {sizes}")
         if sum(sizes) != n:
             raise ValueError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {dim} has {n}")
     out, start = [], 0
     for s in sizes:
-        out.append(x[(slice(None),) * d + (slice(start, start + s),)])
+        out.append(tensor[(slice(None),) * d + (slice(start, start + s),)])
         start += s
     return tuple(out)
 
@@ -303,42 +303,42 @@ def narrow(x, dim, start, length):
     return x[(slice(None),) * d + (slice(start, start + length),)]
 
 
-def chunk(x, chunks, dim=0):
+def chunk(input, chunks, dim=0):
     if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
-    n = x.shape[normalize_dim(dim, x.ndim, "chunk")]
+    n = input.shape[normalize_dim(dim, input.ndim, "chunk")]
     if n == 0:  # an empty dim: `chunks` empty pieces, as PyTorch
-        return split(x, [0] * chunks, dim)
-    return split(x, -(-n // chunks), dim)
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-n // chunks), dim)
 
 
-def unbind(x, dim=0):
+def unbind(input, dim=0):
     """The slices of x along `dim`, as a tuple: (x[0], x[1], ..., x[T-1]) for dim 0 (PyTorch's
     unbind), views of x. An RNN takes its time steps this way."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError("unbind: a 0-d tensor has no dim to unbind; give it a shape first")
-    d = normalize_dim(dim, x.ndim, "unbind")
-    lead, data = (slice(None),) * d, x.data
+    d = normalize_dim(dim, input.ndim, "unbind")
+    lead, data = (slice(None),) * d, input.data
     # (..., i, ...): a view even of a 1-d x's element (0-d), where data[i] gives a copy
-    slices = tuple(Tensor._make(data[lead + (i, Ellipsis)], x.device)
-                   for i in range(x.shape[d]))
+    slices = tuple(Tensor._make(data[lead + (i, Ellipsis)], input.device)
+                   for i in range(input.shape[d]))
     for t in slices:
-        t._version_counter = x._version_counter         # views: they count x's changes
+        t._version_counter = input._version_counter         # views: they count x's changes
     if slices:
         node = Unbind()
         node.dim = d
-        record_outputs(node, [x], slices)
+        record_outputs(node, [input], slices)
     return slices
 
 
-def tril(x, diagonal=0):
-    _need_2d(x, "tril")
-    return Triangle.apply(x, upper=False, diagonal=int_arg("tril", "diagonal", diagonal))
+def tril(input, diagonal=0):
+    _need_2d(input, "tril")
+    return Triangle.apply(input, upper=False, diagonal=int_arg("tril", "diagonal", diagonal))
 
 
-def triu(x, diagonal=0):
-    _need_2d(x, "triu")
-    return Triangle.apply(x, upper=True, diagonal=int_arg("triu", "diagonal", diagonal))
+def triu(input, diagonal=0):
+    _need_2d(input, "triu")
+    return Triangle.apply(input, upper=True, diagonal=int_arg("triu", "diagonal", diagonal))
 
 
 def _tensor_list(tensors, op):
@@ -373,11 +373,11 @@ def clone(x):
     return Clone.apply(x)
 
 
-def flip(x, dims):
+def flip(input, dims):
     """The elements in reverse order along each of `dims` (an int or a tuple), as
     torch.flip."""
-    dims = normalize_dims(dims, x.ndim, "flip")
-    return Flip.apply(x, dims=dims) if x.ndim else clone(x)
+    dims = normalize_dims(dims, input.ndim, "flip")
+    return Flip.apply(input, dims=dims) if input.ndim else clone(input)
 
 
 def repeat(x, sizes):
@@ -398,7 +398,7 @@ def repeat(x, sizes):
     return out.clone() if out._version_counter is x._version_counter else out
 
 
-def roll(x, shifts, dims=None):
+def roll(input, shifts, dims=None):
     """x's elements moved `shifts` places along `dims`, cyclically (what falls off one end
     comes back at the other), as torch.roll; without dims, along x flattened, then back to
     x's shape. Two slices and a cat per dim, so the gradient rolls back. Always a copy."""
@@ -411,36 +411,36 @@ def roll(x, shifts, dims=None):
         raise ValueError(f"roll: shifts and dims must align (one shift per dim, or a single "
                          f"shift without dims), got shifts={shifts}, dims={dims}")
     if not dims:
-        return reshape(roll(flatten(x), shifts, 0), x.shape)
-    if x.ndim == 0:
+        return reshape(roll(flatten(input), shifts, 0), input.shape)
+    if input.ndim == 0:
         raise IndexError(f"roll: a 0-d tensor has no dim {dims[0]}; roll it without dims")
-    out = x
+    out = input
     for shift, dim in zip(shifts, dims):
-        d = normalize_dim(dim, x.ndim, "roll")
-        n = x.shape[d]
+        d = normalize_dim(dim, input.ndim, "roll")
+        n = input.shape[d]
         k = shift % n if n else 0
         if k:
             lead = (slice(None),) * d
             out = cat([out[lead + (slice(n - k, None),)], out[lead + (slice(0, n - k),)]], d)
-    return clone(x) if out is x else out
+    return clone(input) if out is input else out
 
 
-def unflatten(x, dim, sizes):
+def unflatten(input, dim, sizes):
     """Dim `dim` split into dims of `sizes` (one of them may be -1, inferred), as
     torch.unflatten: a reshape, so a view."""
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise IndexError("unflatten: a 0-d tensor has no dim to unflatten")
-    d = normalize_dim(dim, x.ndim, "unflatten")
+    d = normalize_dim(dim, input.ndim, "unflatten")
     if not isinstance(sizes, (tuple, list)) or not all(backend.is_integer(s) for s in sizes):
         raise TypeError(f"unflatten: sizes must be a tuple of ints, got {sizes!r}")
-    sizes, n = tuple(sizes), x.shape[d]
+    sizes, n = tuple(sizes), input.shape[d]
     known = 1
     for s in sizes:
         known *= s if s != -1 else 1
     if not sizes or sizes.count(-1) > 1 or any(s < -1 for s in sizes) or (
             known != n if -1 not in sizes else known == 0 or n % known):
         raise ValueError(f"unflatten: sizes {sizes} do not multiply up to the size of dim "
-                         f"{dim} ({n}) of the tensor of shape {x.shape} (give at least one "
+                         f"{dim} ({n}) of the tensor of shape {input.shape} (give at least one "
                          f"size; one -1 at most, which is inferred, and not beside a 0)")
     sizes = tuple(n // known if s == -1 else s for s in sizes)
-    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+    return reshape(input, input.shape[:d] + sizes + input.shape[d + 1:])

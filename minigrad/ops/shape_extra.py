@@ -24,13 +24,13 @@ def _at_least(x, ndim, op):
     return x
 
 
-def ravel(x):
+def ravel(input):
     """x flattened to 1-D (a view where x's memory allows), as torch.ravel."""
-    return reshape(_tensor(x, "ravel"), (-1,))
+    return reshape(_tensor(input, "ravel"), (-1,))
 
 
-def fliplr(x): return flip(_at_least(x, 2, "fliplr"), (1,))     # columns reversed
-def flipud(x): return flip(_at_least(x, 1, "flipud"), (0,))     # rows reversed
+def fliplr(input): return flip(_at_least(input, 2, "fliplr"), (1,))     # columns reversed
+def flipud(input): return flip(_at_least(input, 1, "flipud"), (0,))     # rows reversed
 
 
 def _split_along(x, sections, dim, op):
@@ -45,29 +45,29 @@ def _split_along(x, sections, dim, op):
     return tensor_split(x, sections, dim)
 
 
-def hsplit(x, sections):
+def hsplit(input, sections):
     """Pieces along dim 1 (dim 0 of a 1-D tensor), as torch.hsplit."""
-    _at_least(x, 1, "hsplit")
-    return _split_along(x, sections, 1 if x.ndim > 1 else 0, "hsplit")
+    _at_least(input, 1, "hsplit")
+    return _split_along(input, sections, 1 if input.ndim > 1 else 0, "hsplit")
 
 
-def vsplit(x, sections): return _split_along(_at_least(x, 2, "vsplit"), sections, 0, "vsplit")
-def dsplit(x, sections): return _split_along(_at_least(x, 3, "dsplit"), sections, 2, "dsplit")
+def vsplit(input, sections): return _split_along(_at_least(input, 2, "vsplit"), sections, 0, "vsplit")
+def dsplit(input, sections): return _split_along(_at_least(input, 3, "dsplit"), sections, 2, "dsplit")
 
 
-def split_with_sizes(x, split_sizes, dim=0):
+def split_with_sizes(input, split_sizes, dim=0):
     """Pieces of the given sizes along dim, which must sum to its size, as
     torch.split_with_sizes (split with a list)."""
     if not isinstance(split_sizes, (list, tuple)):
         raise TypeError(f"split_with_sizes: split_sizes must be a list of ints, got "
                         f"{split_sizes!r}")
-    return split(_tensor(x, "split_with_sizes"), list(split_sizes), dim)
+    return split(_tensor(input, "split_with_sizes"), list(split_sizes), dim)
 
 
-def diagflat(x, offset=0):
+def diagflat(input, offset=0):
     """x flattened onto the `offset`-th diagonal of a square matrix of zeros, as
     torch.diagflat."""
-    return diag(ravel(_tensor(x, "diagflat")), offset)
+    return diag(ravel(_tensor(input, "diagflat")), offset)
 
 
 # ---- stacking and combining -----------------------------------------------------------------
@@ -200,36 +200,36 @@ def adjoint(input):
 
 
 # ---- about a tensor ------------------------------------------------------------------------
-def is_same_size(x, other):
-    _tensor(x, "is_same_size")
+def is_same_size(input, other):
+    _tensor(input, "is_same_size")
     if not isinstance(other, Tensor):
         raise TypeError(f"is_same_size: expected a Tensor, got {type(other).__name__}")
-    return x.shape == other.shape
+    return input.shape == other.shape
 
 
-def is_signed(x):
+def is_signed(input):
     """Whether x's dtype holds negative numbers: floats and signed integers (not uint8 or
     bool), as torch.is_signed."""
-    return _tensor(x, "is_signed").dtype.kind in "fi"
+    return _tensor(input, "is_signed").dtype.kind in "fi"
 
 
-def is_complex(x):
+def is_complex(input):
     """False: minigrad has no complex dtypes."""
-    return bool(_tensor(x, "is_complex").dtype.kind == "c")
+    return bool(_tensor(input, "is_complex").dtype.kind == "c")
 
 
-def is_nonzero(x):
+def is_nonzero(input):
     """Whether x's one element is not 0 (NaN counts as nonzero), as torch.is_nonzero: an
     error for no element or several."""
-    n = _tensor(x, "is_nonzero").numel()
+    n = _tensor(input, "is_nonzero").numel()
     if n != 1:
         raise RuntimeError(f"is_nonzero: Boolean value of Tensor with "
                            f"{'no values' if n == 0 else 'more than one value'} is ambiguous "
-                           f"(shape {x.shape})")
-    return bool(x.item() != 0)
+                           f"(shape {input.shape})")
+    return bool(input.item() != 0)
 
 
-def get_device(x):
+def get_device(input):
     """The device's index: -1 on the CPU (as torch), 0 on the GPU (one GPU: "cuda" is
     "cuda:0")."""
-    return -1 if _tensor(x, "get_device").device == "cpu" else 0
+    return -1 if _tensor(input, "get_device").device == "cpu" else 0

@@ -50,9 +50,9 @@ def broadcast_shapes(*shapes):
     return tuple(reversed(out))
 
 
-def vander(x, N=None):
+def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of 1-D x: column j is x ** (N - 1 - j) (torch.vander's
-    decreasing powers; N defaults to len(x)). Integers and bools give int64, as PyTorch."""
+    decreasing powers; x ** j with increasing=True; N defaults to len(x)). Integers and bools give int64, as PyTorch."""
     if x.ndim != 1:
         raise RuntimeError(f"vander: x must be a one-dimensional tensor, got shape {x.shape}")
     n = x.shape[0] if N is None else N
@@ -68,4 +68,5 @@ def vander(x, N=None):
     cols = [x.new_ones(x.shape)] + [x] * (n - 1)
     from minigrad.ops.shape import stack
     from minigrad.ops.cumulative import cumprod
-    return cumprod(stack(cols, 1), 1).flip(1)
+    powers = cumprod(stack(cols, 1), 1)
+    return powers if increasing else powers.flip(1)

@@ -103,29 +103,29 @@ class Logit(Function):
 
 
 # ---- what users call -------------------------------------------------------------------
-def lgamma(x):
+def lgamma(input):
     """ln|Γ(x)| elementwise, as torch.lgamma (+inf at 0, the negative integers and ±inf)."""
-    return Lgamma.apply(_floating(x))
+    return Lgamma.apply(_floating(input))
 
 
-def digamma(x):
+def digamma(input):
     """ψ(x) = Γ'(x)/Γ(x), as torch.digamma: -inf at 0 (+inf at -0.0), NaN at the negative
     integers."""
-    return Digamma.apply(_floating(x))
+    return Digamma.apply(_floating(input))
 
 
-def polygamma(n, x):
+def polygamma(n, input):
     """ψ⁽ⁿ⁾(x), the n-th derivative of digamma, as torch.polygamma (n = 0 is digamma)."""
     if not backend.is_integer(n) or n < 0:
         raise ValueError(f"polygamma: n (the order of the derivative) must be a non-negative "
                          f"int, got {n!r}")
-    x = _floating(x)
-    return Digamma.apply(x) if n == 0 else Polygamma.apply(x, n=int(n))
+    input = _floating(input)
+    return Digamma.apply(input) if n == 0 else Polygamma.apply(input, n=int(n))
 
 
-def erfinv(x):
+def erfinv(input):
     """The inverse error function, as torch.erfinv: ±inf at ±1, NaN outside [-1, 1]."""
-    return Erfinv.apply(_floating(x))
+    return Erfinv.apply(_floating(input))
 
 
 def xlogy(input, other):
@@ -145,7 +145,7 @@ def xlogy(input, other):
     return Xlogy.apply(x.to(dtype=wide), y.to(dtype=wide))
 
 
-def logit(x, eps=None):
+def logit(input, eps=None):
     """log(p / (1 - p)), as torch.logit; with eps, p is first clamped to [eps, 1 - eps]
     (outside it the gradient is 0). eps None (or negative, as PyTorch) clamps nothing: then
     0 and 1 give ∓inf and values outside [0, 1] NaN."""
@@ -153,11 +153,11 @@ def logit(x, eps=None):
         eps = float(number_arg("logit", "eps", eps))
         if eps < 0:
             eps = None
-    x = _floating(x)
+    input = _floating(input)
     # the bounds in x's dtype, as PyTorch's (in float16 1 - 1e-6 is 1, and 0.7 > 1 - 0.3 is
     # False); dtype.type(v) is a host scalar of that dtype
-    half = x.dtype.type
+    half = input.dtype.type
     bounds = None if eps is None else (float(half(eps)), float(half(1) - half(eps)))
-    if x.dtype == backend.float16:
-        return Logit.apply(x.to(dtype=backend.float32), bounds=bounds).to(dtype=x.dtype)
-    return Logit.apply(x, bounds=bounds)
+    if input.dtype == backend.float16:
+        return Logit.apply(input.to(dtype=backend.float32), bounds=bounds).to(dtype=input.dtype)
+    return Logit.apply(input, bounds=bounds)

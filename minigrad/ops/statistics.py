@@ -133,38 +133,38 @@ class NanSum(Function):
         return spread * self.const(self.keep.astype(g.dtype))
 
 
-def nansum(x, dim=None, keepdim=False, *, dtype=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """The sum over dim (None: all; an int or a tuple) treating NaN as 0, as torch.nansum;
     integers sum as int64 (they hold no NaN); dtype= converts x first."""
     if dtype is not None:
-        x = x.to(dtype=dtype)
-    dims = reduce_dims(dim, x.ndim, "nansum")
-    if not backend.is_floating(x.dtype):
-        return _sum(x, dims, keepdim)
-    return NanSum.apply(x, dims=dims, keepdim=keepdim)
+        input = input.to(dtype=dtype)
+    dims = reduce_dims(dim, input.ndim, "nansum")
+    if not backend.is_floating(input.dtype):
+        return _sum(input, dims, keepdim)
+    return NanSum.apply(input, dims=dims, keepdim=keepdim)
 
 
-def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the elements that are not NaN, as torch.nanmean: a slice of only NaNs (or
     none) gives NaN. Floating tensors only, as PyTorch."""
     if dtype is not None:
-        x = x.to(dtype=dtype)
-    if not backend.is_floating(x.dtype):
-        raise TypeError(f"nanmean: expected a floating-point tensor, got {x.dtype} (as "
+        input = input.to(dtype=dtype)
+    if not backend.is_floating(input.dtype):
+        raise TypeError(f"nanmean: expected a floating-point tensor, got {input.dtype} (as "
                         f"PyTorch); convert with .float(), or pass dtype=mg.float32")
-    dims = reduce_dims(dim, x.ndim, "nanmean")
-    xp = x.backend.xp
-    count = (~xp.isnan(x.data)).sum(axis=dims, keepdims=keepdim).astype(x.dtype)
-    return nansum(x, dims, keepdim) / Tensor._make(count, x.device)
+    dims = reduce_dims(dim, input.ndim, "nanmean")
+    xp = input.backend.xp
+    count = (~xp.isnan(input.data)).sum(axis=dims, keepdims=keepdim).astype(input.dtype)
+    return nansum(input, dims, keepdim) / Tensor._make(count, input.device)
 
 
-def count_nonzero(x, dim=None):
+def count_nonzero(input, dim=None):
     """How many elements (of each slice over dim: an int or a tuple; None for all) are not
     0, as an int64 tensor, as torch.count_nonzero (NaN counts: it is not 0)."""
-    dims = reduce_dims(dim, x.ndim, "count_nonzero")
-    xp = x.backend.xp
-    return Tensor._make(xp.asarray((x.data != 0).sum(axis=dims, dtype=backend.int64)),
-                        x.device)
+    dims = reduce_dims(dim, input.ndim, "count_nonzero")
+    xp = input.backend.xp
+    return Tensor._make(xp.asarray((input.data != 0).sum(axis=dims, dtype=backend.int64)),
+                        input.device)
 
 
 def _moments(op, x, dim, unbiased, correction):
@@ -182,36 +182,36 @@ def _moments(op, x, dim, unbiased, correction):
     return dim, 1 if correction is None else correction
 
 
-def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(x.var(dim, correction=...), x.mean(dim)) at once, as torch.var_mean (a tuple)."""
-    dim, correction = _moments("var_mean", x, dim, unbiased, correction)
-    return var(x, dim, keepdim, correction), mean(x, dim, keepdim)
+    dim, correction = _moments("var_mean", input, dim, unbiased, correction)
+    return var(input, dim, keepdim, correction), mean(input, dim, keepdim)
 
 
-def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(x.std(dim, correction=...), x.mean(dim)) at once, as torch.std_mean (a tuple)."""
-    dim, correction = _moments("std_mean", x, dim, unbiased, correction)
-    return std(x, dim, keepdim, correction), mean(x, dim, keepdim)
+    dim, correction = _moments("std_mean", input, dim, unbiased, correction)
+    return std(input, dim, keepdim, correction), mean(input, dim, keepdim)
 
 
 # what aminmax returns: a tuple that also names its parts, as PyTorch's
 MinMax = namedtuple("MinMax", ("min", "max"))
 
 
-def aminmax(x, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False):
     """(amin, amax) over dim (one int, or None for every element), as torch.aminmax: a
     (min, max) named tuple; ties share the gradient evenly, as amin's and amax's, and a
     NaN makes both NaN (the slice's gradient NaN too, as PyTorch's)."""
     if dim is not None:
-        d = normalize_dim(dim, max(x.ndim, 1), "aminmax")
-        empty = x.ndim and x.shape[d] == 0
+        d = normalize_dim(dim, max(input.ndim, 1), "aminmax")
+        empty = input.ndim and input.shape[d] == 0
     else:
-        empty = x.numel() == 0
+        empty = input.numel() == 0
     if empty:
         raise ValueError(f"aminmax: cannot take the extremes over an empty dim (shape "
-                         f"{x.shape}, dim={dim}): the operation has no identity; reduce "
+                         f"{input.shape}, dim={dim}): the operation has no identity; reduce "
                          f"over dims whose size is not 0")
-    return MinMax(amax("min", x, dim, keepdim), amax("max", x, dim, keepdim))
+    return MinMax(amax("min", input, dim, keepdim), amax("max", input, dim, keepdim))
 
 
 def bincount(input, weights=None, minlength=0):

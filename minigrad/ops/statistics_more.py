@@ -16,16 +16,16 @@ from minigrad.ops.reduce import normalize_dim, ValuesIndices
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def quantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles of x along dim (None: all elements), as torch.quantile: q a number
     or a 1-D tensor (its values then make a new first dim) in [0, 1]; between two sorted
     values by `interpolation`. A slice holding NaN gives NaN."""
-    return _quantile("quantile", x, q, dim, keepdim, interpolation, skip_nan=False)
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, skip_nan=False)
 
 
-def nanquantile(x, q, dim=None, keepdim=False, *, interpolation="linear"):
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile with NaNs left out, as torch.nanquantile (a slice of only NaNs gives NaN)."""
-    return _quantile("nanquantile", x, q, dim, keepdim, interpolation, skip_nan=True)
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, skip_nan=True)
 
 
 def _quantile(op, x, q, dim, keepdim, interpolation, skip_nan):
@@ -94,32 +94,32 @@ def _positions(xp, ranks, s):
                                                              idx.shape[-1:])), s.device)
 
 
-def nanmedian(x, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the values that are not NaN, as torch.nanmedian: without dim a
     0-d tensor (the gradient shared by the elements equal to it, as median's), with dim a
     (values, indices) named tuple. A slice of only NaNs gives NaN (its index is one of the
     NaNs: PyTorch's choice among them differs)."""
-    xp = x.backend.xp
+    xp = input.backend.xp
     if dim is None:
         if keepdim:
             raise TypeError("nanmedian: keepdim=True needs a dim (as torch.nanmedian)")
-        if x.numel() == 0:
+        if input.numel() == 0:
             from minigrad.ops.order import median
-            return median(x)                  # NaN for floats, an error for integers
-        index = _nanmedian_index(xp, x.data.reshape(-1), 0)
-        return Median.apply(x, index=index, dim=None, keepdim=False)
+            return median(input)                  # NaN for floats, an error for integers
+        index = _nanmedian_index(xp, input.data.reshape(-1), 0)
+        return Median.apply(input, index=index, dim=None, keepdim=False)
     if not backend.is_integer(dim):
         raise TypeError(f"nanmedian: dim must be an int, got {dim!r}")
-    d = normalize_dim(dim, max(x.ndim, 1), "nanmedian")
-    if x.ndim == 0:
-        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
-    if x.shape[d] == 0:
-        raise ValueError(f"nanmedian: dim {dim} of shape {x.shape} has size 0, so there is "
+    d = normalize_dim(dim, max(input.ndim, 1), "nanmedian")
+    if input.ndim == 0:
+        return ValuesIndices(input.clone(), Tensor._make(xp.zeros((), backend.int64), input.device))
+    if input.shape[d] == 0:
+        raise ValueError(f"nanmedian: dim {dim} of shape {input.shape} has size 0, so there is "
                          f"no median to take along it")
-    index = _nanmedian_index(xp, x.data, d)
-    values = Median.apply(x, index=index, dim=d, keepdim=keepdim)
+    index = _nanmedian_index(xp, input.data, d)
+    values = Median.apply(input, index=index, dim=d, keepdim=keepdim)
     return ValuesIndices(values, Tensor._make(index if keepdim else index.squeeze(d),
-                                              x.device))
+                                              input.device))
 
 
 def _nanmedian_index(xp, a, d):
@@ -133,19 +133,19 @@ def _nanmedian_index(xp, a, d):
         .astype(backend.int64, copy=False)
 
 
-def mode(x, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False):
     """The most frequent value along dim and where it occurs, as torch.mode: a (values,
     indices) named tuple; of equally frequent values the smallest, at its last occurrence.
     The gradient goes to that element."""
-    xp = x.backend.xp
-    d = normalize_dim(dim, max(x.ndim, 1), "mode")
-    if x.ndim == 0:
-        return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
-    n = x.shape[d]
+    xp = input.backend.xp
+    d = normalize_dim(dim, max(input.ndim, 1), "mode")
+    if input.ndim == 0:
+        return ValuesIndices(input.clone(), Tensor._make(xp.zeros((), backend.int64), input.device))
+    n = input.shape[d]
     if n == 0:
-        raise ValueError(f"mode: dim {dim} of shape {x.shape} has size 0, so there is no "
+        raise ValueError(f"mode: dim {dim} of shape {input.shape} has size 0, so there is no "
                          f"mode to take along it")
-    rows = xp.moveaxis(x.data, d, -1)
+    rows = xp.moveaxis(input.data, d, -1)
     order = _stable_argsort(xp, rows, -1, descending=False)     # equal values in order
     s = xp.take_along_axis(rows, order, axis=-1)
     change = s[..., 1:] != s[..., :-1]                          # (NaN: never equal)
@@ -159,27 +159,27 @@ def mode(x, dim=-1, keepdim=False):
              xp.searchsorted(keys, keys, side="left")).reshape(s.shape)
     best = xp.argmax(xp.where(ends, count, -1), axis=-1)[..., None]   # first: smallest
     index = xp.moveaxis(xp.take_along_axis(order, best, axis=-1), -1, d)
-    index = Tensor._make(xp.ascontiguousarray(index).astype(backend.int64), x.device)
-    values = gather(x, d, index)
+    index = Tensor._make(xp.ascontiguousarray(index).astype(backend.int64), input.device)
+    values = gather(input, d, index)
     if not keepdim:
         values, index = values.squeeze(d), index.squeeze(d)
     return ValuesIndices(values, index)
 
 
-def cov(x, *, correction=1, fweights=None, aweights=None):
+def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in x's rows (its columns the observations),
     as torch.cov: a 1-D x is one variable (a 0-d result). fweights (integers) repeat
     observations, aweights (floats) weigh them; correction=1 is the unbiased estimate."""
     op = "cov"
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(x).__name__}")
-    if x.ndim > 2:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if input.ndim > 2:
         raise ValueError(f"{op}: expected input of two or fewer dims (variables, "
-                         f"observations), got shape {x.shape}")
-    if not backend.is_floating(x.dtype):
-        x = x.to(dtype=get_default_dtype())
-    x = x.reshape(1, -1) if x.ndim < 2 else x
-    n = x.shape[1]
+                         f"observations), got shape {input.shape}")
+    if not backend.is_floating(input.dtype):
+        input = input.to(dtype=get_default_dtype())
+    input = input.reshape(1, -1) if input.ndim < 2 else input
+    n = input.shape[1]
     w, weights = None, []
     for name, wt, want in (("fweights", fweights, "iu"), ("aweights", aweights, "f")):
         if wt is None:
@@ -193,40 +193,40 @@ def cov(x, *, correction=1, fweights=None, aweights=None):
                             f"got {wt.dtype}")
         if n and bool((wt.data < 0).any()):
             raise ValueError(f"{op}: {name} cannot be negative")
-        if name == "aweights" and wt.dtype != x.dtype:    # the result in their common dtype
-            x = x.to(dtype=backend.promote_float(x.dtype, wt.dtype))
+        if name == "aweights" and wt.dtype != input.dtype:    # the result in their common dtype
+            input = input.to(dtype=backend.promote_float(input.dtype, wt.dtype))
         weights.append(wt.reshape(-1))
     for wt in weights:
-        w = wt.to(dtype=x.dtype) if w is None else w * wt.to(dtype=x.dtype)
+        w = wt.to(dtype=input.dtype) if w is None else w * wt.to(dtype=input.dtype)
     if w is None:
-        avg, norm = x.mean(1, keepdim=True), n - correction
+        avg, norm = input.mean(1, keepdim=True), n - correction
     else:
         w_sum = w.sum()
         if n and float(w_sum) == 0:                      # no observation left to average
             raise RuntimeError(f"{op}: the weights sum to zero, so the observations cannot "
                                f"be averaged (as torch)")
-        avg = (x * w).sum(1, keepdim=True) / w_sum
+        avg = (input * w).sum(1, keepdim=True) / w_sum
         if correction == 0:
             norm = w_sum
         elif aweights is None:
             norm = w_sum - correction
         else:
-            norm = w_sum - correction * (w * aweights.reshape(-1).to(dtype=x.dtype)).sum() \
+            norm = w_sum - correction * (w * aweights.reshape(-1).to(dtype=input.dtype)).sum() \
                 / w_sum
     if float(norm) <= 0:
         warnings.warn(f"{op}: the degrees of freedom are <= 0 (correction={correction} is "
                       f"not below the number of observations): the result is inf or NaN",
                       RuntimeWarning, stacklevel=2)
         norm = norm * 0 if isinstance(norm, Tensor) else 0
-    centered = x - avg
+    centered = input - avg
     c = centered @ (centered if w is None else centered * w).mT
     return (c / norm).squeeze()
 
 
-def corrcoef(x):
+def corrcoef(input):
     """Pearson's correlation coefficients of the variables in x's rows, as torch.corrcoef:
     cov(x) divided by each pair's standard deviations, clipped to [-1, 1]."""
-    c = cov(x)
+    c = cov(input)
     if c.ndim == 0:
         return c / c
     std = c.diagonal().sqrt()
@@ -235,27 +235,27 @@ def corrcoef(x):
     return c.clip(-1, 1)
 
 
-def dist(x, other, p=2):
+def dist(input, other, p=2):
     """The p-norm of x - other (broadcast), as torch.dist."""
     from minigrad.ops.elementwise import _pair
     from minigrad.ops.norms import norm
     if not backend.is_scalar(p) or isinstance(p, bool):
         raise TypeError(f"dist: p must be a number, got {p!r}")
-    x, other = _pair(x, other)
-    return norm(x - other, p)
+    input, other = _pair(input, other)
+    return norm(input - other, p)
 
 
-def histc(x, bins=100, min=0, max=0):
+def histc(input, bins=100, min=0, max=0):
     """A histogram of x's values in `bins` equal bins over [min, max], as torch.histc
     (min == max: the data's range; the same again: ±1 around it); values outside it, and
     NaN, are not counted. Float tensors; the counts in x's dtype, with no gradient."""
     lo, hi = min, max                                   # (PyTorch's names shadow builtins)
-    if not isinstance(x, Tensor) or not backend.is_floating(x.dtype):
+    if not isinstance(input, Tensor) or not backend.is_floating(input.dtype):
         raise TypeError(f"histc: input must be a floating-point tensor, got "
-                        f"{getattr(x, 'dtype', type(x).__name__)}")
+                        f"{getattr(input, 'dtype', type(input).__name__)}")
     if not backend.is_integer(bins) or isinstance(bins, bool) or bins <= 0:
         raise ValueError(f"histc: bins must be a positive int, got {bins!r}")
-    xp, data = x.backend.xp, x.data.reshape(-1)
+    xp, data = input.backend.xp, input.data.reshape(-1)
     lo, hi = float(lo), float(hi)
     if lo > hi:
         raise ValueError(f"histc: max ({hi}) must be larger than min ({lo})")
@@ -268,10 +268,10 @@ def histc(x, bins=100, min=0, max=0):
     # in x's dtype, the edges too, as torch: (x - min)·bins/(max - min) in float32 puts a
     # value on a bin edge where torch does (float64 arithmetic put 0.7 of [0.1, 1] in 3
     # bins, 0.69999999 in float32, in the middle bin; torch in the last)
-    lo, hi = x.dtype.type(lo), x.dtype.type(hi)
+    lo, hi = input.dtype.type(lo), input.dtype.type(hi)
     inside = data[(data >= lo) & (data <= hi)]
-    pos = xp.floor((inside - lo) * x.dtype.type(bins) / (hi - lo)).astype(backend.int64)
+    pos = xp.floor((inside - lo) * input.dtype.type(bins) / (hi - lo)).astype(backend.int64)
     pos = xp.minimum(pos, bins - 1)                     # max itself: the last bin
-    counts = xp.zeros(bins, x.dtype)
-    backend.get(x.device).index_add(counts, pos, xp.ones(pos.shape, x.dtype))
-    return Tensor._make(counts, x.device)
+    counts = xp.zeros(bins, input.dtype)
+    backend.get(input.device).index_add(counts, pos, xp.ones(pos.shape, input.dtype))
+    return Tensor._make(counts, input.device)

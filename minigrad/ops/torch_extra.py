@@ -111,13 +111,13 @@ class Igamma(Function):
         return None, (-g if self.upper else g) * density
 
 
-def frexp(x):
+def frexp(input):
     """(mantissa, exponent) with x = mantissa·2^exponent, as torch.frexp: |mantissa| in
     [0.5, 1) (0, ±inf and NaN as they are, exponent 0), the exponent int32. Floats only;
     the mantissa is differentiable (dm = dx / 2^exponent)."""
-    m = Mantissa.apply(_float_only(x, "frexp"))
-    exponent = x.backend.xp.frexp(x.data)[1].astype(backend.int32)
-    return Frexp(m, Tensor._make(exponent, x.device))
+    m = Mantissa.apply(_float_only(input, "frexp"))
+    exponent = input.backend.xp.frexp(input.data)[1].astype(backend.int32)
+    return Frexp(m, Tensor._make(exponent, input.device))
 
 
 def nextafter(input, other):
@@ -131,10 +131,10 @@ def nextafter(input, other):
     return Nextafter.apply(x.to(dtype=wide), y.to(dtype=wide))
 
 
-def i0(x):
+def i0(input):
     """The modified Bessel function of the first kind of order 0, as torch.i0 (integers give
     float32). SciPy's on the CPU."""
-    return I0.apply(_floating(_tensor(x, "i0")))
+    return I0.apply(_floating(_tensor(input, "i0")))
 
 
 def _igamma(input, other, upper):
@@ -160,36 +160,36 @@ def igammac(input, other):
     return _igamma(input, other, True)
 
 
-def mvlgamma(x, p):
+def mvlgamma(input, p):
     """The log of the multivariate gamma function of dimension p, as torch.mvlgamma:
     Σᵢ₌₀^(p-1) lgamma(x - i/2) + p(p-1)/4·log π (integers give float32)."""
     if _int("mvlgamma", "p", p) < 1:
         raise ValueError(f"mvlgamma: p must be >= 1, got {p!r}")
-    if _tensor(x, "mvlgamma").dtype == backend.bool_:
+    if _tensor(input, "mvlgamma").dtype == backend.bool_:
         raise TypeError("mvlgamma: the input may not be a bool tensor (as PyTorch)")
-    x = _floating(x)
-    shifts = Tensor._make(x.backend.xp.arange(int(p), dtype=x.dtype) * -0.5, x.device)
-    return lgamma(x.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    input = _floating(input)
+    shifts = Tensor._make(input.backend.xp.arange(int(p), dtype=input.dtype) * -0.5, input.device)
+    return lgamma(input.unsqueeze(-1) + shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
-def renorm(x, p, dim, maxnorm):
+def renorm(input, p, dim, maxnorm):
     """x with each slice along dim whose p-norm exceeds maxnorm scaled down to it, as
     torch.renorm (by maxnorm / (norm + 1e-7), PyTorch's factor; the norm is differentiated
     through, as there)."""
     from minigrad.ops.norms import p_norm
     op = "renorm"
-    _float_only(x, op)
-    if x.ndim < 2:
-        raise ValueError(f"{op}: needs a tensor with at least 2 dims, got shape {x.shape}")
+    _float_only(input, op)
+    if input.ndim < 2:
+        raise ValueError(f"{op}: needs a tensor with at least 2 dims, got shape {input.shape}")
     p, maxnorm = (float(number_arg(op, n, v)) for n, v in (("p", p), ("maxnorm", maxnorm)))
     if not p > 0:
         raise ValueError(f"{op}: p must be > 0 (the norm's order), got {p}")
     if not maxnorm >= 0:
         raise ValueError(f"{op}: maxnorm must be >= 0, got {maxnorm}")
-    d = normalize_dim(dim, x.ndim, op)
-    x = autocast_float32(x)             # (on torch's float32 autocast list)
-    norms = p_norm(x, p, tuple(i for i in range(x.ndim) if i != d), True, op)
-    return x * where(norms.data > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    d = normalize_dim(dim, input.ndim, op)
+    input = autocast_float32(input)             # (on torch's float32 autocast list)
+    norms = p_norm(input, p, tuple(i for i in range(input.ndim) if i != d), True, op)
+    return input * where(norms.data > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
 # ---- torch's complex helpers, for real tensors (as PyTorch answers for real input) ---------
@@ -201,28 +201,28 @@ class Angle(Function):
     def backward(self, g): return self.const(self.xp.zeros(g.shape, g.dtype))
 
 
-def angle(x):
+def angle(input):
     """As torch.angle on real input: π where x < 0, 0 elsewhere, NaN at NaN (integers give
     float32)."""
-    return Angle.apply(_floating(_tensor(x, "angle")))
+    return Angle.apply(_floating(_tensor(input, "angle")))
 
 
-def real(x):
+def real(input):
     """x itself: a real tensor is its own real part (as torch.real)."""
-    return _tensor(x, "real")
+    return _tensor(input, "real")
 
 
-def conj(x):
+def conj(input):
     """x itself: a real tensor is its own conjugate (as torch.conj)."""
-    return _tensor(x, "conj")
+    return _tensor(input, "conj")
 
 
-def imag(x):
-    _tensor(x, "imag")
+def imag(input):
+    _tensor(input, "imag")
     raise RuntimeError("imag: not defined for a real tensor (minigrad has no complex "
                        "dtypes; PyTorch refuses it too for non-complex dtypes)")
 
 
-def isreal(x):
+def isreal(input):
     """True everywhere: every element of a real tensor is real (as torch.isreal)."""
-    return Tensor._make(x.backend.xp.ones(_tensor(x, "isreal").shape, backend.bool_), x.device)
+    return Tensor._make(input.backend.xp.ones(_tensor(input, "isreal").shape, backend.bool_), input.device)
