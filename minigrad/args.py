@@ -240,3 +240,19 @@ def type_target(dtype):
                             f"{sorted(names)}")
         return ("cuda" if len(parts) == 3 else None), backend.dtype(names[parts[-1]])
     return None, backend.dtype(dtype)
+
+def spread_args(op, dim, unbiased, correction):
+    """(dim, correction) from var's and std's arguments in torch's overloads: a bool first
+    is `unbiased` over every element (t.var(False)); `unbiased` and `correction` are two
+    spellings of one setting (Bessel's n - 1 by default)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if not isinstance(unbiased, bool):
+            raise TypeError(f"{op}: unbiased (the second argument, as torch's) must be a "
+                            f"bool, got {unbiased!r}; keepdim goes by name: "
+                            f"t.{op}(dim, keepdim=True)")
+        if correction is not None:
+            raise TypeError(f"{op}: give unbiased or correction, not both")
+        return dim, 1 if unbiased else 0
+    return dim, 1 if correction is None else correction

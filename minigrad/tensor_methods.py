@@ -4,7 +4,7 @@ names, each a one-line call into the op in `minigrad/ops/` that implements it. `
 operators, tensor_operators.py the other operators."""
 from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args
 from minigrad.args import type_name as _type_name, type_target as _type_target
-from minigrad.args import cast_to as _cast
+from minigrad.args import cast_to as _cast, spread_args
 from minigrad.tensor_more import TensorMore
 
 def _other(other, op):
@@ -288,16 +288,17 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         return ops.reduce.mean(_cast(self, dtype), _dim(dim, axis), _kd(keepdim, keepdims))
 
-    def var(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
-        if unbiased is not None:
-            correction = 1 if unbiased else 0
+        """As torch's: var(dim, unbiased, keepdim) (t.var(0, True) is unbiased, not keepdim),
+        var(unbiased) over every element, or var(dim, keepdim=, correction=)."""
+        dim, correction = spread_args("var", dim, unbiased, correction)
         return ops.statistics.var(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
-    def std(self, dim=None, keepdim=False, *, correction=1, unbiased=None, axis=None,
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
-        if unbiased is not None:
-            correction = 1 if unbiased else 0
+        """As var: std(dim, unbiased, keepdim), std(unbiased), std(dim, correction=)."""
+        dim, correction = spread_args("std", dim, unbiased, correction)
         return ops.statistics.std(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
     def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -446,3 +447,4 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
             return _type_name(self)
         device, dtype = _type_target(dtype)
         return self.to(device, dtype)
+

@@ -3,6 +3,8 @@ PyTorch's, so code ported from PyTorch that calls by keyword (layer(input=x),
 F.cross_entropy(input=..., target=..., label_smoothing=0.1)) keeps working."""
 import inspect
 
+import numpy as np
+
 import pytest
 
 import minigrad as mg
@@ -163,9 +165,6 @@ ALLOWED_OPS = {
     # copy_'s second overload (other) is a TorchScript form; non_blocking: no async copies
     "Tensor.copy_": {"other", "non_blocking"},
     "Tensor.to": {"other", "copy", "non_blocking"},
-    # torch's var/std(dim, unbiased, keepdim): minigrad's second positional is keepdim
-    # (unbiased= and correction= by keyword only) -- a positional True differs from torch's
-    "Tensor.var": {"unbiased"}, "Tensor.std": {"unbiased"},
     # h/v/dsplit(indices=[...]): minigrad takes the indices positionally (as sections)
     "mg.hsplit": {"indices"}, "mg.vsplit": {"indices"}, "mg.dsplit": {"indices"},
     "Tensor.hsplit": {"indices"}, "Tensor.vsplit": {"indices"}, "Tensor.dsplit": {"indices"},
@@ -305,3 +304,24 @@ def test_op_keyword_calls_ported_from_torch(torch):
         a[0].dot(tensor=a[1]), a.eq(other=a), a.swapaxes(axis0=0, axis1=1)
         a.clone().requires_grad_(requires_grad=True)
         a.gather(dim=1, index=i, sparse_grad=False), a.argsort(stable=True)
+
+
+def test_var_and_std_read_positional_arguments_as_torch(torch):
+    """torch's var(dim, unbiased, keepdim): t.var(0, True) is the unbiased variance, not a
+    keepdim one (minigrad read the second positional as keepdim: silently another shape);
+    t.var(False) is the population variance of every element."""
+    a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    calls = [((0, True), {}), ((0, False), {}), ((0, True, True), {}), ((False,), {}),
+             ((True,), {}), ((1,), {"keepdim": True}), ((1,), {"correction": 0}), ((), {}),
+             ((0,), {"unbiased": False, "keepdim": True})]
+    for op in ("var", "std"):
+        for args, kw in calls:
+            want = getattr(torch.tensor(a), op)(*args, **kw)
+            for got in (getattr(mg.tensor(a), op)(*args, **kw),
+                        getattr(mg, op)(mg.tensor(a), *args, **kw)):
+                assert got.shape == tuple(want.shape), (op, args, kw)
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    with pytest.raises(TypeError, match="unbiased .* must be a bool.*keepdim=True"):
+        mg.ones(3).var(0, 1)
+    with pytest.raises(TypeError, match="not both"):
+        mg.ones(3).var(0, True, correction=0)
