@@ -12,8 +12,8 @@ from minigrad.utils import data
 from minigrad.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset,
                                  ConcatDataset, ChainDataset, StackDataset, Sampler,
                                  SequentialSampler, RandomSampler, SubsetRandomSampler,
-                                 WeightedRandomSampler, BatchSampler, default_collate,
-                                 default_convert)
+                                 WeightedRandomSampler, BatchSampler, DistributedSampler,
+                                 default_collate, default_convert)
 
 
 class Stream(IterableDataset):
@@ -222,6 +222,13 @@ def test_weighted_random_sampler():
     (lambda: StackDataset([1], [2, 3]), ValueError, ["one length", "[1, 2]"]),
     (lambda: ConcatDataset([[1], [2]])[2], IndexError, ["index 2", "2 items"]),
     (lambda: DataLoader(iter([1, 2])), TypeError, ["IterableDataset"]),
+    (lambda: DistributedSampler(range(5)), ValueError, ["no distributed process group",
+                                                        "num_replicas", "rank"]),
+    (lambda: DistributedSampler(range(5), 2, 2), ValueError, ["Invalid rank 2", "[0, 1]"]),
+    (lambda: DistributedSampler(range(5), 2, -1), ValueError, ["Invalid rank -1"]),
+    (lambda: DistributedSampler(range(5), 0, 0), ValueError, ["num_replicas", "positive"]),
+    (lambda: DistributedSampler(range(5), 2, 0, seed=-1), ValueError, ["seed", "-1"]),
+    (lambda: DistributedSampler(range(5), 2, 0).set_epoch(1.5), ValueError, ["epoch"]),
 ])
 def test_bad_input(call, error, words):
     with pytest.raises(error) as e:
@@ -271,3 +278,39 @@ def test_collate_and_convert_keep_mapping_and_namedtuple_types(torch):
     assert type(conv) is OrderedDict and conv["a"].dtype == mg.float32
     assert conv["b"][0].tolist() == tconv["b"][0].tolist() and conv["c"] == "s" and conv["d"] == 3
     assert default_convert(np.array(["x"])).tolist() == ["x"]          # strings stay an array
+
+
+@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (2, 5, False),
+                                                  (9, 3, False), (9, 3, True), (7, 2, True)])
+def test_distributed_sampler_without_shuffle_is_torch_s(torch, n, replicas, drop_last):
+    from torch.utils.data.distributed import DistributedSampler as TDS
+    for rank in range(replicas):
+        s = DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        t = TDS(range(n), replicas, rank, shuffle=False, drop_last=drop_last)
+        assert list(s) == list(t) and len(s) == len(t)
+
+
+@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (2, 5, False)])
+def test_distributed_sampler_shuffled_shares_are_disjoint_and_padded(n, replicas, drop_last):
+    """One permutation (seed + epoch) on every rank: the shares split it (padded by its
+    first entries, or cut), and set_epoch changes it; the same seed and epoch repeat it."""
+    def shares(epoch, seed=0):
+        out = []
+        for rank in range(replicas):
+            s = DistributedSampler(range(n), replicas, rank, seed=seed, drop_last=drop_last)
+            s.set_epoch(epoch)
+            out.append(list(s))
+        return out
+    a = shares(0)
+    size = n // replicas if drop_last else -(-n // replicas)
+    assert all(len(x) == size for x in a)
+    # rank r takes positions r, r + replicas, ... of the padded order: interleave them back
+    order = [a[i % replicas][i // replicas] for i in range(size * replicas)]
+    if drop_last:
+        assert len(set(order)) == len(order) == size * replicas
+    else:
+        assert sorted(set(order)) == list(range(n))
+        assert order[n:] == (order[:n] * replicas)[:len(order) - n]     # padding repeats
+    assert shares(0) == a
+    if n > 2:                                 # (2 items have 2 orders: a new one may repeat)
+        assert shares(1) != a and shares(1) == shares(0, seed=1)   # seeded by seed + epoch

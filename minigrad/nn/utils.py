@@ -2,9 +2,10 @@
 parameters as one vector and back (`parameters_to_vector`, `vector_to_parameters`); and
 `functional_call`; `get_total_norm` and `clip_grads_with_norm_`, clip_grad_norm_'s two
 halves; `fuse_conv_bn_eval`, `fuse_linear_bn_eval` and their `_weights` forms (fusion.py).
-`utils.parametrize` and `utils.parametrizations` are parametrize.py and
-parametrizations.py (weight_norm, spectral_norm, orthogonal), whose old hook-based spellings
-(`utils.weight_norm`, ...) come from there too. `utils.rnn` is packed.py (padding and
+`utils.prune` is prune.py (as torch.nn.utils.prune). `utils.parametrize` and
+`utils.parametrizations` are parametrize.py and parametrizations.py (weight_norm,
+spectral_norm, orthogonal), whose old hook-based spellings (`utils.weight_norm`, ...) come
+from there too. `utils.rnn` is packed.py (padding and
 packing variable-length batches), by PyTorch's name: `mg.nn.utils.rnn.pack_padded_sequence`,
 `from minigrad.nn.utils.rnn import ...`. skip_init, the deprecated clip_grad_norm, the
 memory-format no-ops, and the sub-module paths (`utils.clip_grad`, `.stateless`, ...) are
@@ -23,7 +24,7 @@ from minigrad.func_call import functional_call as _functional_call
 from minigrad.ops.shape import cat
 from minigrad.tensor import Tensor
 from minigrad.nn import packed as rnn
-from minigrad.nn import fusion, parametrize, parametrizations, utils_more
+from minigrad.nn import fusion, parametrize, parametrizations, prune, utils_more
 from minigrad.nn.utils_more import (skip_init, clip_grad_norm,  # noqa: F401
                                     convert_conv2d_weight_memory_format,
                                     convert_conv3d_weight_memory_format)
@@ -35,7 +36,8 @@ from minigrad.nn.parametrizations import (old_weight_norm as weight_norm,  # noq
 
 # so that `import minigrad.nn.utils.rnn` (.parametrize, .parametrizations) finds them
 for _name, _m in (("rnn", rnn), ("parametrize", parametrize),
-                  ("parametrizations", parametrizations), ("fusion", fusion)):
+                  ("parametrizations", parametrizations), ("fusion", fusion),
+                  ("prune", prune)):
     sys.modules[f"{__name__}.{_name}"] = _m
 
 

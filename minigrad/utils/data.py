@@ -265,5 +265,6 @@ def _describe(t):
 # the samplers and the loader, under their torch.utils.data names (imported last: they use
 # the datasets above)
 from minigrad.utils.sampler import (Sampler, SequentialSampler, RandomSampler,  # noqa: E402,F401
-                                    SubsetRandomSampler, WeightedRandomSampler, BatchSampler)
+                                    SubsetRandomSampler, WeightedRandomSampler, BatchSampler,
+                                    DistributedSampler)
 from minigrad.utils.dataloader import DataLoader, get_worker_info  # noqa: E402,F401

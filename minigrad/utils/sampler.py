@@ -167,3 +167,64 @@ class BatchSampler(Sampler):
     def __len__(self):
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """Rank `rank`'s share of the dataset's indices when `num_replicas` processes each train
+    on their own, as torch.utils.data.distributed.DistributedSampler: the (shuffled) indices,
+    padded by repeating from the start until every rank gets as many (or, drop_last, cut to
+    a multiple of num_replicas), and then every num_replicas-th from position `rank`, so the
+    shares are disjoint (but for the padding) and together cover the dataset.
+
+    minigrad has no process group: num_replicas and rank must be given. shuffle=True orders
+    by a permutation seeded with seed + epoch (set_epoch(epoch) before each epoch gives a new
+    order, the same on every rank): minigrad's own permutation, not PyTorch's randperm, so
+    the shares have PyTorch's sizes and structure but not its indices. shuffle=False gives
+    PyTorch's indices exactly."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                 drop_last=False):
+        op = "DistributedSampler"
+        if num_replicas is None or rank is None:
+            raise ValueError(f"{op}: minigrad has no distributed process group to ask: give "
+                             f"num_replicas (the number of processes) and rank (this one's, "
+                             f"0..num_replicas-1), got num_replicas={num_replicas!r}, "
+                             f"rank={rank!r}")
+        self.num_replicas = _positive_int(op, "num_replicas", num_replicas)
+        if not backend.is_integer(rank) or isinstance(rank, bool) or \
+                not 0 <= rank < self.num_replicas:
+            raise ValueError(f"{op}: Invalid rank {rank!r}, rank should be in the interval "
+                             f"[0, {self.num_replicas - 1}]")
+        if not backend.is_integer(seed) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"{op}: seed should be a non-negative integer, got {seed!r}")
+        self.dataset, self.rank, self.seed, self.epoch = dataset, int(rank), int(seed), 0
+        self.shuffle = _bool(op, "shuffle", shuffle)
+        self.drop_last = _bool(op, "drop_last", drop_last)
+        n, r = len(dataset), self.num_replicas
+        # drop_last: the largest multiple of r that fits; else the smallest that holds all
+        self.num_samples = n // r if self.drop_last else -(-n // r)
+        self.total_size = self.num_samples * r
+
+    def set_epoch(self, epoch):
+        """The epoch whose order the next iteration gives (seed + epoch seeds it)."""
+        if not backend.is_integer(epoch) or isinstance(epoch, bool) or epoch < 0:
+            raise ValueError(f"DistributedSampler.set_epoch: epoch should be a non-negative "
+                             f"integer, got {epoch!r}")
+        self.epoch = int(epoch)
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = backend.host_rng(self.seed + self.epoch, "DistributedSampler") \
+                .permutation(n).tolist()
+        else:
+            indices = list(range(n))
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        elif indices:                                 # repeat from the start, as often as needed
+            pad = self.total_size - n
+            indices += (indices * -(-pad // n))[:pad]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
