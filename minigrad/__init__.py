@@ -74,6 +74,8 @@ from minigrad.ops.linalg_decomp import svd_v as svd, qr_some as qr  # noqa: F401
 from minigrad.ops.linalg_solvers import pinverse, matrix_exp  # noqa: F401
 from minigrad.ops.linalg_householder import orgqr, ormqr  # noqa: F401
 from minigrad.tensor_more import strided  # noqa: F401  (the one layout: x.layout)
+from minigrad.memory_format import (memory_format, contiguous_format,  # noqa: F401
+                                    preserve_format, channels_last, channels_last_3d)
 from minigrad.ops.linalg_lu import (lu_unpack, cholesky_solve, cholesky_inverse,  # noqa
                                     lu_legacy as lu, lu_solve_legacy as lu_solve)
 from minigrad.ops.torch_extra import (frexp, nextafter, i0, igamma, igammac,  # noqa

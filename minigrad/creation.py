@@ -6,6 +6,7 @@ import operator
 
 from minigrad import backend
 from minigrad.args import check_fill_value
+from minigrad.memory_format import like_factory, new_factory
 from minigrad.tensor import Tensor
 
 
@@ -110,6 +111,7 @@ def ones(*shape, dtype=None, device=None, requires_grad=False):
     return _new(lambda b, s, d: b.xp.ones(s, dtype=d), shape, dtype, device, requires_grad)
 
 
+@new_factory
 def empty(*shape, dtype=None, device=None, requires_grad=False):
     """A tensor whose values are to be overwritten. PyTorch leaves them uninitialised;
     here they are zeros, which cost about as little and make a read-before-write bug
@@ -305,26 +307,31 @@ def _count(fn, name, value):
     return int(value)
 
 
+@like_factory
 def zeros_like(x, dtype=None, device=None, requires_grad=False):
     return zeros(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad)
 
 
+@like_factory
 def ones_like(x, dtype=None, device=None, requires_grad=False):
     return ones(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                 requires_grad=requires_grad)
 
 
+@like_factory
 def randn_like(x, dtype=None, device=None, requires_grad=False, generator=None):
     return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad, generator=generator)
 
 
+@like_factory
 def rand_like(x, dtype=None, device=None, requires_grad=False, generator=None):
     return rand(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                 requires_grad=requires_grad, generator=generator)
 
 
+@like_factory
 def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):
     """x's shape filled with fill_value, in x's dtype unless given (as PyTorch: not the
     value's kind, so full_like(int_tensor, 2.7) holds 2)."""
@@ -332,6 +339,7 @@ def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):
                 requires_grad=requires_grad)
 
 
+@like_factory
 def empty_like(x, dtype=None, device=None, requires_grad=False):
     return empty(x.shape, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad)

@@ -8,6 +8,7 @@ import builtins
 import operator
 
 from minigrad import backend, printing
+from minigrad import memory_format as _mf
 from minigrad.autograd import _initial_grad, alive as _alive
 from minigrad.backward import run_backward
 from minigrad.args import (split_device_dtype, stack_values as _stack_values,  # noqa: F401
@@ -241,16 +242,17 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def tolist(self):
         return self.numpy().tolist()
 
-    def to(self, device=None, dtype=None):
-        """A copy on another device and/or of another dtype (self when nothing changes).
-        Differentiable: gradients flow back to the original device and dtype."""
+    def to(self, device=None, dtype=None, *, memory_format=_mf.preserve_format):
+        """A copy on another device and/or of another dtype (self when nothing changes),
+        and/or laid out in memory_format (see memory_format.to). Differentiable: gradients
+        flow back to the original device and dtype."""
         device, dtype = split_device_dtype(device, dtype)
         out = self
         if dtype is not None and backend.dtype(dtype) != self.dtype:
             out = ops.shape.astype(out, backend.dtype(dtype))
         if device is not None and backend.device_name(device) != self.device:
             out = ops.shape.to_device(out, backend.device_name(device))
-        return out
+        return _mf.to(self, out, memory_format)
 
     def cpu(self):
         return self.to("cpu")
@@ -311,11 +313,13 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         self._ctx, self.requires_grad = None, False
         return self
 
-    def clone(self):
-        return ops.shape.clone(self)
+    def clone(self, *, memory_format=_mf.preserve_format):
+        """A differentiable copy; its layout as PyTorch's (minigrad/memory_format.py)."""
+        return _mf.clone(self, memory_format)
 
-    def contiguous(self):    # as PyTorch: self if C-contiguous, else a (differentiable) copy
-        return self if self._data.flags.c_contiguous else ops.shape.clone(self)
+    def contiguous(self, memory_format=_mf.contiguous_format):
+        """self if laid out in memory_format, else a (differentiable) copy that is."""
+        return _mf.contiguous(self, memory_format)
 
     def requires_grad_(self, requires_grad=True):
         if requires_grad and not backend.is_floating(self.dtype):

@@ -420,7 +420,9 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def ndimension(self): return self.ndim
     def nelement(self): return self.numel()
     def element_size(self): return self.dtype.itemsize                  # bytes per element
-    def is_contiguous(self): return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=None):    # (None: contiguous_format, as torch's)
+        from minigrad.memory_format import is_laid_out
+        return is_laid_out(self, memory_format)
 
     def stride(self, dim=None):
         """Steps in elements between neighbours along each dim (0 along an expanded dim),

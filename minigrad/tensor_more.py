@@ -103,8 +103,9 @@ class TensorMore(TensorRest):      # (tensor_rest.py: as_strided, set_, storage.
         return prelu(self, weight)
 
     def narrow_copy(self, dim, start, length):
-        """narrow, copied: the result shares no memory with self."""
-        return self.narrow(dim, start, length).clone()
+        """narrow, copied (row-major, as PyTorch's): it shares no memory with self."""
+        from minigrad.memory_format import contiguous_format
+        return self.narrow(dim, start, length).clone(memory_format=contiguous_format)
 
     # PyTorch's unsafe_ spellings skip its check on in-place changes of the pieces (views);
     # minigrad's pieces are checked views too, so these are chunk and split

@@ -8,7 +8,9 @@ itself (as torch does for a real one).
 
 Left out: the sparse ones (values_copy, indices_copy, crow_indices_copy...) and the
 complex ones (view_as_real_copy, view_as_complex_copy): minigrad has neither layout nor
-complex dtypes. (as_strided_copy is with as_strided, in ops/as_strided.py.)"""
+complex dtypes. (as_strided_copy is with as_strided, in ops/as_strided.py.) Every copy is
+row-major (contiguous_format), as torch's, whatever the view's layout."""
+from minigrad.memory_format import contiguous_format
 from minigrad.tensor import Tensor
 
 
@@ -26,8 +28,8 @@ def _copy_of(view_name, name=None):
     def copy(input, *args, **kwargs):
         view = getattr(_tensor(name, input), view_name)(*args, **kwargs)
         if isinstance(view, (tuple, list)):
-            return type(view)(v.clone() for v in view)
-        return view.clone()
+            return type(view)(v.clone(memory_format=contiguous_format) for v in view)
+        return view.clone(memory_format=contiguous_format)
     copy.__name__ = copy.__qualname__ = name
     copy.__doc__ = f"mg.{name}(t, ...) is t.{view_name}(...).clone(), as torch.{name}."
     return copy
@@ -42,12 +44,13 @@ detach_copy = _copy_of("detach")     # (torch 2.13's output still requires grad;
 
 def alias_copy(input):
     """A copy of input (torch.alias_copy: the alias, copied), differentiable."""
-    return _tensor("alias_copy", input).clone()
+    return _tensor("alias_copy", input).clone(memory_format=contiguous_format)
 
 
 def expand_copy(input, size, *, implicit=False):
     """input.expand(size), copied (`implicit` is torch's tracing flag, ignored)."""
-    return _tensor("expand_copy", input).expand(*size).clone()
+    return _tensor("expand_copy", input).expand(*size).clone(
+        memory_format=contiguous_format)
 
 
 def slice_copy(input, dim=0, start=None, end=None, step=1):
@@ -60,7 +63,7 @@ def slice_copy(input, dim=0, start=None, end=None, step=1):
         raise IndexError(f"mg.slice_copy: dim {dim} is out of range for a tensor of "
                          f"{input.ndim} dimensions")
     index = [slice(None)] * (dim % ndim) + [slice(start, end, step)]
-    return input[tuple(index)].clone()
+    return input[tuple(index)].clone(memory_format=contiguous_format)
 
 
 def unsafe_chunk(input, chunks, dim=0):

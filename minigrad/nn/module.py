@@ -305,19 +305,21 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
     def zero_grad(self, set_to_none=True):
         zero_grads(self.parameters(), set_to_none)
 
-    def to(self, device=None, dtype=None):
+    def to(self, device=None, dtype=None, *, memory_format=None):
         """Move every parameter and buffer, and/or cast the floating-point ones (integer and
-        boolean buffers keep their dtype, as PyTorch); returns self. Parameters change in
-        place (an optimiser built before keeps them); a buffer is replaced by a new tensor,
-        as PyTorch, since it may be the caller's (a loss's `weight=`) or another module's."""
+        boolean buffers keep their dtype, as PyTorch), and/or lay the 4-D and 5-D ones out
+        in memory_format (channels_last refuses a 5-D one, as PyTorch); returns self.
+        Parameters change in place (an optimiser built before keeps them); a buffer is
+        replaced by a new tensor, as PyTorch, since it may be the caller's (a loss's
+        `weight=`) or another module's."""
         device, dtype = split_device_dtype(device, dtype)
         if dtype is not None and not backend.is_floating(dtype):
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point type "
                             f"(float16, float32, float64), got {dtype}; a module's weights "
                             f"cannot become integers")
-        return self._convert(self.modules(), device, dtype)
+        return self._convert(self.modules(), device, dtype, memory_format=memory_format)
 
-    def _convert(self, modules, device, dtype, every_dtype=False):
+    def _convert(self, modules, device, dtype, every_dtype=False, memory_format=None):
         """to()'s work on these modules' own parameters and buffers (every_dtype: the
         integer and boolean buffers cast too, as PyTorch's Module.type)."""
         for m in modules:
@@ -327,6 +329,10 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
                         continue
                     cast = dtype if every_dtype or backend.is_floating(t.dtype) else None
                     moved = t.detach().to(device=device, dtype=cast)
+                    fmt = memory_format if memory_format is not None and \
+                        t.ndim in (4, 5) else None    # (a lazy placeholder has no ndim)
+                    if fmt is not None:
+                        moved = moved.to(memory_format=fmt)
                     if moved.data is not t.data and store is m._buffers:
                         store[n] = moved
                     elif moved.data is not t.data:
@@ -334,6 +340,7 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
                         t._version_counter[0] += 1   # new values for a graph built before
                         if t.grad is not None:
                             t.grad = t.grad.to(device=device, dtype=cast)
+                            t.grad = t.grad if fmt is None else t.grad.to(memory_format=fmt)
         return self
 
     def float(self):

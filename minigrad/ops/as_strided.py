@@ -23,6 +23,7 @@ import math
 
 from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
+from minigrad.memory_format import contiguous_format
 from minigrad.backend import np        # host index arithmetic (sizes and strides only)
 from minigrad.tensor import Tensor
 
@@ -166,7 +167,8 @@ def as_strided(input, size, stride, storage_offset=None, op="as_strided"):
 
 def as_strided_copy(input, size, stride, storage_offset=None):
     """as_strided, copied: the result shares no memory with x."""
-    return as_strided(input, size, stride, storage_offset, "as_strided_copy").clone()
+    return as_strided(input, size, stride, storage_offset, "as_strided_copy").clone(
+        memory_format=contiguous_format)                 # row-major, as torch's
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):

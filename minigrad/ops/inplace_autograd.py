@@ -26,6 +26,7 @@ import weakref
 
 from minigrad import backend
 from minigrad.autograd import Function, is_grad_enabled
+from minigrad.memory_format import contiguous_format
 from minigrad.tensor import Tensor, _live_consumers
 
 
@@ -66,7 +67,7 @@ def record(x, name, compute, check):
     if result._version_counter is old._version_counter or \
             backend.shares_elements(result._data) or \
             not getattr(result._data.flags, "writeable", True):
-        result = result.clone()         # x must own writable memory of its own
+        result = result.clone(memory_format=contiguous_format)  # x must own writable memory
     # a hook registered on x before saw, as PyTorch's, the old value's gradient: it stays
     # with `old`; retain_grad stays with x, for its new value
     x._data, x._ctx, x.requires_grad = result._data, result._ctx, result.requires_grad

@@ -38,6 +38,7 @@ import weakref
 
 from minigrad import backend
 from minigrad.autograd import Function
+from minigrad.memory_format import contiguous_format
 from minigrad.tensor import Tensor, _live_consumers
 from minigrad.ops.index import GetItem
 from minigrad.ops.inplace_autograd import (_drop_locals, _move_input, _move_output,
@@ -74,7 +75,7 @@ def write_shared(x, name, compute, check):
     if result.dtype != x.dtype:
         result = result.to(dtype=x.dtype)
     if result._version_counter is r._version_counter:
-        result = result.clone()              # its memory is the one written
+        result = result.clone(memory_format=contiguous_format)  # its memory is written
     _move_output(old_r._ctx, r, old_r)
     for t in views:                          # the ops that used the old values keep them
         used = [f for f in _live_consumers(t) if not _is_view_op(f, views)]

@@ -3,6 +3,7 @@ in place) and unique (each distinct value once, with where each element went and
 each value occurs). Neither is an op of its own: repeat_interleave is expand or indexing,
 whose gradients sum the copies back; unique is not differentiable (as PyTorch)."""
 from minigrad import backend
+from minigrad.memory_format import contiguous_format
 from minigrad.tensor import Tensor
 from minigrad.ops.index import GetItem
 from minigrad.ops.reduce import normalize_dim
@@ -42,7 +43,8 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
         # a new tensor, never x's memory: the reshape copies, except where it can stay a
         # view (repeats 1, or n 1: the expanded dim merged with size-1 dims), whose
         # count of in-place changes it then shares with x
-        return out.clone() if out._version_counter is x._version_counter else out
+        return out.clone(memory_format=contiguous_format) \
+            if out._version_counter is x._version_counter else out
     _check_output_size(op, output_size, int(counts.sum()))
     # the position each output slice comes from (0, 0, 1, 2, 2, ... for counts 2, 1, 2, ...):
     # indexing, whose gradient adds the copies' gradients back into their source

@@ -395,7 +395,7 @@ def repeat(x, sizes):
     # a copy, as PyTorch's always is: the last reshape copies, except where it can stay a
     # view (every size 1, or tiles of a size-1 dim merged: a broadcast view of x), whose
     # count of in-place changes it then shares with x
-    return out.clone() if out._version_counter is x._version_counter else out
+    return clone(out) if out._version_counter is x._version_counter else out  # row-major
 
 
 def roll(input, shifts, dims=None):

@@ -1,0 +1,225 @@
+"""PyTorch's memory formats: mg.contiguous_format (row-major), mg.channels_last (a 4-D
+NCHW tensor whose memory is NHWC), mg.channels_last_3d (5-D NCDHW in NDHWC memory) and
+mg.preserve_format (keep the input's layout), of type mg.memory_format.
+
+NumPy and CuPy arrays hold such layouts as they are: NHWC memory seen through a transpose
+with NCHW's shape, so x.stride() and x.is_contiguous(memory_format=...) answer as PyTorch's,
+and ops (layout-agnostic) give the same values either way.
+
+preserve_format, as PyTorch's: a dense input (every element its own place, no gaps) keeps
+its strides; any other (a broadcast view, a stepped slice) is laid out as suggest() says:
+channels_last where its strides look like it, else row-major. Where minigrad differs: a
+view with a negative stride (flip; PyTorch has none) is not kept, it comes out as that rule
+for non-dense inputs says; and a tensor of no elements is always laid out row-major (NumPy
+gives its strides as all 0, so no other layout can be told)."""
+import functools
+import inspect
+
+from minigrad.autograd import Function
+
+
+class memory_format:
+    """One of PyTorch's memory formats (the module's four constants are all there are)."""
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self): return f"minigrad.{self._name}"
+    def __reduce__(self): return self._name      # pickles as the module's constant
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_INNER_FIRST = {channels_last: (1, 3, 2, 0), channels_last_3d: (1, 4, 3, 2, 0)}
+
+
+def check(fmt, op, rank=None):
+    """fmt (None: preserve_format), after checking its type and, given the tensor's rank,
+    that channels_last is for 4-D (channels_last_3d 5-D), with PyTorch's message."""
+    fmt = preserve_format if fmt is None else fmt
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{op}: memory_format must be one of mg.contiguous_format, "
+                        f"mg.preserve_format, mg.channels_last, mg.channels_last_3d; got "
+                        f"{type(fmt).__name__} {fmt!r}")
+    need = len(_INNER_FIRST.get(fmt, ()))
+    if rank is not None and need and rank != need:
+        raise RuntimeError(f"required rank {need} tensor to use {fmt._name} format "
+                           f"({op} got a tensor of {rank} dims)")
+    return fmt
+
+
+def strides_for(shape, fmt):
+    """The strides (elements) of a dense tensor of `shape` in format fmt."""
+    out, step = [0] * len(shape), 1
+    for d in _INNER_FIRST.get(fmt, range(len(shape) - 1, -1, -1)):
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
+def is_laid_out(x, fmt):
+    """x.is_contiguous(memory_format=fmt), as PyTorch's: the strides (size-1 dims' not
+    counted) are those of fmt; preserve_format asks for row-major."""
+    fmt = check(fmt, "is_contiguous")
+    if fmt not in _INNER_FIRST:
+        return bool(x._data.flags.c_contiguous)
+    if x.ndim != len(_INNER_FIRST[fmt]):
+        return False
+    sizes, strides, step = x.shape, x.stride(), 1
+    for d in _INNER_FIRST[fmt]:
+        if sizes[d] != 1:
+            if strides[d] != step:
+                return False
+            step *= sizes[d]
+    return True
+
+
+def suggest(sizes, strides):
+    """PyTorch's suggest_memory_format: channels_last (channels_last_3d) for a 4-D (5-D)
+    tensor whose strides grow along C, W, H, N (C, W, H, D, N), else contiguous_format.
+    Ambiguous layouts (size-1 or empty dims, a broadcast C) count as row-major."""
+    fmt = {4: channels_last, 5: channels_last_3d}.get(len(sizes))
+    if fmt is None or strides[1] == 0:
+        return contiguous_format
+    low = 0                               # the least stride the next dim out may have
+    for d in _INNER_FIRST[fmt]:
+        if sizes[d] == 0 or strides[d] < low:
+            return contiguous_format
+        if d == 0 and strides[1] == low:  # N followed by size-1 dims only: say NCHW
+            return contiguous_format
+        low = strides[d] * max(sizes[d], 1)
+    return fmt
+
+
+def _dense(sizes, strides):
+    """Whether the elements fill a block of memory, each its own place, with no negative
+    stride (size-1 dims' strides not counted)."""
+    step = 1
+    for stride, n in sorted((s, n) for s, n in zip(strides, sizes) if n > 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
+def target_strides(x, fmt, op):
+    """The strides a copy of x in format fmt gets (preserve: see the module's docstring)."""
+    fmt = check(fmt, op, x.ndim)
+    if fmt is not preserve_format:
+        return strides_for(x.shape, fmt)
+    strides = x.stride()
+    return strides if _dense(x.shape, strides) else strides_for(x.shape,
+                                                                  suggest(x.shape, strides))
+
+
+def empty_array(xp, shape, dtype, strides):
+    """An uninitialised array of `shape` laid out with dense strides `strides`: one of the
+    dims' order, transposed (a size-1 dim goes inside a dim of its stride: the stride
+    PyTorch's layout gives it)."""
+    if 0 in shape:
+        return xp.empty(shape, dtype)
+    outer_first = sorted(range(len(shape)), key=lambda d: (-strides[d], shape[d] == 1))
+    root = xp.empty(tuple(shape[d] for d in outer_first), dtype)
+    if outer_first == sorted(outer_first):
+        return root
+    return root.transpose(tuple(outer_first.index(d) for d in range(len(shape))))
+
+
+class CloneAs(Function):
+    """A copy laid out with `strides` (dense). Backward: the gradient as it is."""
+    needs_values = False
+
+    def forward(self, a, strides):
+        out = empty_array(self.xp, a.shape, a.dtype, strides)
+        out[...] = a
+        return out
+
+    def backward(self, g): return g
+
+
+def clone(x, fmt=None, op="clone"):
+    """x copied (differentiable) in format fmt (None: preserve_format)."""
+    return CloneAs.apply(x, strides=target_strides(x, fmt, op))
+
+
+def contiguous(x, fmt=None):
+    """x.contiguous(memory_format=fmt): x itself where laid out so, else a copy."""
+    fmt = contiguous_format if fmt is None else fmt
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                           "operator; use contiguous_format or channels_last(_3d)")
+    fmt = check(fmt, "contiguous", x.ndim)
+    return x if is_laid_out(x, fmt) else clone(x, fmt, "contiguous")
+
+
+def to(x, out, fmt):
+    """The end of x.to(..., memory_format=fmt): `out` is x converted (x if nothing
+    changed). As PyTorch's, x itself stays where fmt is preserve_format or suggest() of its
+    strides already names fmt; otherwise the result is laid out in fmt (a converted copy
+    with preserve_format: as x.clone() would be)."""
+    fmt = check(fmt, "to")
+    if out is not x and fmt is preserve_format:   # (the conversion's copy: not recorded;
+        return relaid(out, x, fmt, "to") if out._data.size else out  # a lazy placeholder
+    if fmt is preserve_format or (out is x and suggest(x.shape, x.stride()) is fmt):
+        return out
+    return clone(x, fmt, "to") if out is x else contiguous(out, fmt)
+
+
+def relaid(t, like, fmt, op):
+    """Fresh tensor t (a *_like factory's result, a conversion's copy) in the layout a copy
+    of `like` in fmt would have: its values moved there, t keeps its place in any graph."""
+    if not t._data.size:                         # no elements: no layout (see above)
+        return t
+    strides = target_strides(like, fmt, op)
+    if t.stride() != strides:
+        out = empty_array(t.backend.xp, t.shape, t.dtype, strides)
+        out[...] = t._data
+        t._data = out
+    return t
+
+
+def laid_out_new(t, fmt, op):
+    """Fresh tensor t (mg.empty's) laid out in fmt (None: row-major; not preserve_format,
+    as PyTorch: there is no input to preserve)."""
+    if fmt is preserve_format:
+        raise RuntimeError(f"{op}: unsupported memory format preserve_format (there is no "
+                           f"input to preserve); use contiguous_format or channels_last")
+    fmt = check(contiguous_format if fmt is None else fmt, op, t.ndim)
+    return relaid(t, t, fmt, op)
+
+
+# ---- the memory_format keyword of the factories (creation.py) ---------------------------
+def _with_keyword(fn, default):
+    """fn's signature with a keyword-only memory_format=default added."""
+    sig = inspect.signature(fn)
+    ps = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD]
+    ps.append(inspect.Parameter("memory_format", inspect.Parameter.KEYWORD_ONLY,
+                                default=default))
+    ps += [p for p in sig.parameters.values() if p.kind == p.VAR_KEYWORD]
+    return sig.replace(parameters=ps)
+
+
+def like_factory(fn):
+    """fn (a *_like factory) taking PyTorch's memory_format (default preserve_format: the
+    layout of a copy of the input)."""
+    first = next(iter(inspect.signature(fn).parameters))
+
+    @functools.wraps(fn)
+    def factory(*args, memory_format=preserve_format, **kwargs):
+        like = args[0] if args else kwargs.get(first)
+        check(memory_format, fn.__name__, like.ndim)
+        return relaid(fn(*args, **kwargs), like, memory_format, fn.__name__)
+    factory.__signature__ = _with_keyword(fn, preserve_format)
+    return factory
+
+
+def new_factory(fn):
+    """fn (mg.empty) taking PyTorch's memory_format (default contiguous_format)."""
+    @functools.wraps(fn)
+    def factory(*args, memory_format=contiguous_format, **kwargs):
+        return laid_out_new(fn(*args, **kwargs), memory_format, fn.__name__)
+    factory.__signature__ = _with_keyword(fn, contiguous_format)
+    return factory
