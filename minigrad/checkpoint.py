@@ -54,16 +54,16 @@ def save(obj, path, metadata=None):
     points to is the one replaced. A replaced file keeps its permission bits."""
     if hasattr(obj, "state_dict") and callable(obj.state_dict):
         obj = obj.state_dict()  # a Module (or an optimiser) was passed
+    meta = _string_metadata(metadata)
+    # (a flat file's too: load would read a value there as a structure)
+    if meta and TREE_KEY in meta:
+        raise ValueError(f"mg.save: the metadata key {TREE_KEY!r} is reserved for a "
+                         f"nested object's structure; use another name")
     if is_flat(obj):
         arrays = {name: _flat_entry(name, t) for name, t in obj.items()}
-        meta = _string_metadata(metadata)
     else:
         arrays, tree = flatten(obj)
-        meta = _string_metadata(metadata) or {}
-        if TREE_KEY in meta:
-            raise ValueError(f"mg.save: the metadata key {TREE_KEY!r} is reserved for a "
-                             f"nested object's structure; use another name")
-        meta[TREE_KEY] = tree
+        meta = dict(meta or {}, **{TREE_KEY: tree})
     path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target file
     directory = os.path.dirname(path)
     # a fresh name beside the target (same file system, so the rename is atomic); made
@@ -111,6 +111,12 @@ def load(path, device="cpu", with_metadata=False, map_location=None, *, weights_
             raise TypeError(f"mg.load: {name} must be True, False or None, got {flag!r}")
     path = os.fspath(path)
     device = device if map_location is None else map_location
+    if callable(device) or isinstance(device, dict):
+        raise TypeError(f"mg.load: map_location must be a device ('cpu', 'cuda', "
+                        f"mg.device(...)), got {type(device).__name__}: PyTorch's dict or "
+                        f"function remaps the devices a file was saved from, and a "
+                        f".safetensors file records none; pass the device to load onto")
+    backend.get(device)            # an unknown device is refused as such, before reading
     if os.path.isdir(path):
         raise IsADirectoryError(f"mg.load: {path!r} is a directory, not a .safetensors file")
     try:

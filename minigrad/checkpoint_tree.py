@@ -107,9 +107,12 @@ class _Flattener:
             return {"ordered_dict" if type(x) is OrderedDict else "dict": items}
         kind = _leaf_kind(x)
         if kind is None:
+            # torch.save pickles a whole Module or optimiser; here its state dict goes in
+            hint = (f"; save {path}.state_dict() instead (load it back with "
+                    f"load_state_dict)" if callable(getattr(x, "state_dict", None)) else "")
             raise TypeError(f"mg.save: {path} is of type {type(x).__module__}."
                             f"{type(x).__qualname__}, which a checkpoint cannot store (no "
-                            f"pickle: files stay safe to load); it stores {STORABLE}")
+                            f"pickle: files stay safe to load); it stores {STORABLE}{hint}")
         seen = self.by_object.get(id(x))
         if seen is not None:
             return seen[0]
@@ -165,7 +168,7 @@ def unflatten(text, host, device):
             raise TreeError(f"format {tree.get('format')!r}, not {FORMAT} (a newer minigrad "
                             f"wrote it?)")
         return _Rebuilder(host, device).node(tree["root"])
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise TreeError(f"its structure ({TREE_KEY!r} in the metadata) is damaged: "
                         f"{type(e).__name__}: {e}") from None
 
@@ -185,7 +188,13 @@ class _Rebuilder:
         tag = next(iter(n))
         value = n[tag]
         if tag in ("dict", "ordered_dict"):
-            return (dict if tag == "dict" else OrderedDict)((k, self.node(v)) for k, v in value)
+            out = (dict if tag == "dict" else OrderedDict)()
+            for k, v in value:
+                if type(k) not in (str, int):      # save writes no other kind of key
+                    raise TreeError(f"a dict key {k!r} of type {type(k).__name__}, not str "
+                                    f"or int")
+                out[k] = self.node(v)
+            return out
         if tag in ("list", "tuple"):
             items = [self.node(v) for v in value]
             return items if tag == "list" else tuple(items)
@@ -203,6 +212,8 @@ class _Rebuilder:
         if kind == "ndarray":
             return a
         if kind == "numpy_scalar":
+            if a.ndim:
+                raise TreeError(f"the NumPy scalar {name!r} has shape {a.shape}, not ()")
             return a[()]
         if kind not in ("tensor", "device_array"):
             raise TreeError(f"unknown leaf kind {kind!r}")

@@ -45,6 +45,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     if steps == 1:
         exponents = _host.full(1, start, dtype=f64)
     else:
+        from minigrad.linspace_rule import checked_ends      # ends that do not fit: refused
+        checked_ends("logspace", start, end, steps, dtype)
         lo, hi = (_cast(v, dtype) for v in (start, end))
         step = f64.type(hi - lo) / f64.type(steps - 1)
         i = _host.arange(steps)

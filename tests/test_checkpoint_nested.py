@@ -252,6 +252,43 @@ def test_load_takes_torchs_keywords_and_refuses_a_damaged_structure(tmp_path):
             mg.load(path)
 
 
+def test_an_edited_structure_of_the_wrong_shape_or_depth_is_refused(tmp_path):
+    # a float key came back as one, a 2-element "scalar" as an array, and nesting past
+    # Python's recursion limit raised a bare RecursionError
+    path = tmp_path / "ck.safetensors"
+    deep = '{"list": [' * 3000 + ']}' * 3000
+    for root, why in (('{"dict": [[1.5, 1]]}', "dict key 1.5 of type float"),
+                      ('{"numpy_scalar": "w", "object": 0}', "has shape \\(2,\\), not"),
+                      (deep, "RecursionError")):
+        safetensors.numpy.save_file({"w": np.ones(2)}, str(path),
+                                    metadata={TREE_KEY: '{"format": 1, "root": %s}' % root})
+        with pytest.raises(checkpoint.CheckpointError, match=f"is damaged: .*{why}"):
+            mg.load(path)
+
+
+def test_the_structure_key_is_reserved_for_a_flat_state_dict_too(tmp_path):
+    # a flat dict's file took it, and load then read the user's value as a structure
+    path = tmp_path / "flat.safetensors"
+    with pytest.raises(ValueError, match=f"metadata key {TREE_KEY!r} is reserved"):
+        mg.save({"w": mg.ones(2)}, path, metadata={TREE_KEY: '{"format": 1, "root": 5}'})
+    assert not path.exists()
+
+
+def test_map_location_must_be_a_device(tmp_path):
+    # torch's dict or function was reported as a damaged file
+    path = tmp_path / "ck.safetensors"
+    mg.save({"w": [mg.ones(2)]}, path)
+    for where in ({"cuda:0": "cpu"}, lambda storage, loc: storage):
+        with pytest.raises(TypeError, match="map_location must be a device"):
+            mg.load(path, map_location=where)
+    assert mg.load(path, map_location=mg.device("cpu"))["w"][0].device == "cpu"
+
+
+def test_a_module_inside_the_object_is_refused_naming_state_dict(tmp_path):
+    with pytest.raises(TypeError, match=r"save obj\['model'\].state_dict\(\) instead"):
+        mg.save({"model": nn.Linear(2, 2)}, tmp_path / "m.safetensors")
+
+
 def test_a_pytorch_optimisers_state_dict_loads_through_a_file(tmp_path, torch):
     """torch's AdamW keeps its step count as a 0-d tensor: it comes back as a Tensor and
     loads as the count."""

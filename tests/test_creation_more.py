@@ -2,6 +2,8 @@
 rand_like, from_numpy, as_tensor, is_tensor, numel. Each on every device, the spy device too
 (so none calls NumPy on device data), by hand or NumPy, and against PyTorch where present."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -182,6 +184,57 @@ def test_linspace_fma_is_correctly_rounded():
     assert fma(np, np.float32([1.0]), np.float32([1.0]), np.float32([2.0 ** -24]))[0] == 1.0
     assert fma(np, np.float32([1.0]), np.float32([1.0]), np.float32([3 * 2.0 ** -24]))[0] == \
         np.float32(1 + 2.0 ** -22)
+
+
+def test_linspace_fma_near_the_largest_floats_is_correctly_rounded():
+    # Dekker's split overflowed past max/4097 and the plain sum (two roundings) stood in
+    from fractions import Fraction
+    from minigrad.linspace_rule import fma
+    for dtype, a, c in ((np.float32, -2.125e37, 3.4e38), (np.float64, -1.1e307, 1.7e308)):
+        a, b, c = dtype([a] * 6), np.arange(6, dtype=dtype), dtype([c] * 6)
+        for x, y, z, r in zip(a, b, c, fma(np, a, b, c)):
+            exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+            assert r == dtype(float(exact)), (x, y, z)   # float(): one rounding, to float64
+    # linspace(0, 3.4e38, 17)[11] was 2.3374998e38; torch's and the exact value 2.3375e38
+    assert mg.linspace(0, 3.4e38, 17).numpy()[11] == np.float32(2.3375e38)
+
+
+def test_linspace_signed_zeros_and_a_large_int64_start():
+    # -0.0 came back +0.0 (torch: -0.0), and steps=1 took an int64 start through a float64
+    assert np.signbit(mg.linspace(-0.0, -0.0, 3, dtype="float64").numpy()).tolist() == \
+        [False, True, True]                                # torch's [0., -0., -0.]
+    assert np.signbit(mg.linspace(-1, -0.0, 3).numpy()[-1])
+    assert mg.linspace(2 ** 53 + 1, 0, 1, dtype="int64").tolist() == [2 ** 53 + 1]
+
+
+def test_linspace_ends_the_dtype_cannot_hold_are_refused():
+    # float16/float32 gave NaNs, integer dtypes NumPy's bare OverflowError
+    for start, end, steps, dtype in ((0, 70000, 3, "float16"), (0, 1e39, 2, "float32"),
+                                     (300, 0, 1, "int8"), (0, math.nan, 2, "int64"),
+                                     (0, -7.5, 3, "uint8")):
+        with pytest.raises(ValueError, match=f"linspace: .* cannot be converted to {dtype} "
+                                             f"without overflow"):
+            mg.linspace(start, end, steps, dtype=dtype)
+    with pytest.raises(ValueError, match="logspace: end=inf cannot be converted to int64"):
+        mg.logspace(0, math.inf, 3, dtype="int64")
+    # as PyTorch: steps=0 checks nothing, steps=1 only start (a half's start not at all),
+    # inf fits a float dtype, and uint8 takes whole negatives wrapped
+    assert mg.linspace(0, 1e39, 0, dtype="int8").tolist() == []
+    assert mg.linspace(1, 1e39, 1, dtype="float32").tolist() == [1.0]
+    assert mg.linspace(1e5, 0, 1, dtype="float16").tolist() == [math.inf]
+    assert np.isnan(mg.linspace(0, math.inf, 2).numpy()).all()     # torch's [nan, nan]
+    assert mg.linspace(0, -1, 3, dtype="uint8").tolist() == [0, 127, 255]
+
+
+def test_linspace_extreme_ends_match_torch_bit_for_bit(torch):
+    f32 = float(np.finfo(np.float32).max)
+    for start, end, steps, dtype in ((0, 3.4e38, 17, "float32"), (1, -f32, 17, "float32"),
+                                     (-1e308, 1.7e308, 9, "float64"), (-1, -5e-324, 5, "float32"),
+                                     (0, -255, 4, "uint8"), (-3, -120, 7, "int8"),
+                                     (1e-320, -1e-320, 6, "float64"), (0, 0, 3, "float16")):
+        got = mg.linspace(start, end, steps, dtype=dtype).numpy()
+        want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+        assert got.tobytes() == want.tobytes(), (start, end, steps, dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32"])
