@@ -51,6 +51,15 @@ def _put_at(h, v):
     return Put.apply(part * h, into=base.data.copy(), pos=None)
 
 
+def _flex(q, k, v, bias):
+    """flex_attention with a captured bias, a mask hiding every key from query 0, GQA."""
+    from minigrad.nn.attention.flex_attention import flex_attention, create_block_mask
+    mask = create_block_mask(lambda b, h, i, j: (i > 0) & (j <= i + 1), None, None, 3, 4)
+    out, lse = flex_attention(q, k, v, lambda s, b, h, i, j: s + bias[i - j + 3], mask,
+                              enable_gqa=True, return_lse=True)
+    return out, lse[:, :, 1:]
+
+
 def _seeded(fn):
     def call(*xs):
         mg.manual_seed(5)
@@ -151,6 +160,8 @@ OPS = [
         q, k, v, dropout_p=0.3)), [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
     ("attention_with_weights", lambda q, k, v: F.attention_with_weights(q, k, v, _BOOL_ATTN),
      [(2, 3, 2), (2, 4, 2), (2, 4, 3)]),
+    ("flex_attention", lambda q, k, v, bias: _flex(q, k, v, bias),
+     [(1, 2, 3, 2), (1, 1, 4, 2), (1, 1, 4, 3), (7,)]),
     ("qkv_attention", _seeded(lambda a: (F.qkv_attention(a, 2, is_causal=True),
                                          F.qkv_attention(a, 1, dropout_p=0.3))), [(2, 3, 12)]),
     ("to_cpu_and_back", lambda a: (a.to("cpu") * 2).to(a.device), [(2, 3)]),

@@ -16,9 +16,13 @@ from queries 0..L-1.
 Also torch.nn.attention's `sdpa_kernel(backends)` and `SDPBackend`: minigrad's attention has
 one path, so the context manager only checks its argument and, inside it, reports through
 mg.backends.cuda.*_sdp_enabled() the kernels it names, as PyTorch's does.
+
+Its submodules flex_attention (nn/flex_attention.py) and bias (nn/attention_bias.py) are
+registered below, so `import minigrad.nn.attention.flex_attention` works as torch's.
 """
 import contextlib
 import enum
+import sys
 
 from minigrad import backends as _backends
 from minigrad.creation import empty
@@ -151,3 +155,9 @@ class MultiheadAttention(Module):
                              f"(S, {kd}), (S, {vd}), or batched as {form} (batch_first="
                              f"{self.batch_first}) with one batch size N; got {query.shape}, "
                              f"{key.shape}, {value.shape}")
+
+
+# torch.nn.attention's submodules, under their PyTorch names (this module is not a package)
+from minigrad.nn import attention_bias as bias, flex_attention  # noqa: E402
+sys.modules[__name__ + ".bias"] = bias
+sys.modules[__name__ + ".flex_attention"] = flex_attention

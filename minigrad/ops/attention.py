@@ -262,7 +262,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(Q·Kᵀ·scale + mask)·V with scale = 1/√d_k by default. query: (..., L, E),
     key: (..., S, E), value: (..., S, Ev) -> (..., L, Ev). A boolean mask and is_causal combine.
     enable_gqa: grouped-query attention, k and v with fewer heads (dim -3) than q, each
-    serving a group of consecutive query heads (as PyTorch's)."""
+    serving a group of consecutive query heads (as PyTorch's). attn_mask may also be a
+    CausalBias (nn.attention.bias: causal_upper_left, causal_lower_right)."""
+    if hasattr(attn_mask, "_sdpa_args"):  # nn.attention.bias's CausalBias: a mask, or is_causal
+        attn_mask, is_causal = attn_mask._sdpa_args(query, key, is_causal)
     if scale is not None:
         scale = number_arg("scaled_dot_product_attention", "scale", scale)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
