@@ -49,7 +49,7 @@ def _check(query, key, value, enable_gqa):
             not query.dtype == key.dtype == value.dtype:
         raise TypeError(f"{_OP}: query, key, value must share one floating dtype, got "
                         f"{query.dtype}, {key.dtype}, {value.dtype}")
-    (B, Hq, _, E), (Bk, Hk, S, Ek) = query.shape, key.shape
+    (B, Hq, _, E), (Bk, Hk, _, Ek) = query.shape, key.shape
     if value.shape[:3] != key.shape[:3] or E != Ek:
         raise ValueError(f"{_OP}: key {key.shape} and value {value.shape} must agree in "
                          f"(B, H_kv, S), and key's E must be query's {E}")
