@@ -119,7 +119,7 @@ def empty(*shape, dtype=None, device=None, requires_grad=False):
     return zeros(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of `fill_value`; without dtype, the value's kind decides (as PyTorch): a
     bool gives bool, an int int64, a float float32. A 0-d tensor gives its value."""
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
@@ -135,7 +135,7 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad=False):
 
     def fill(b, s, d):
         return b.xp.full(s, check_fill_value("full", fill_value, d), dtype=d)
-    return _new(fill, (shape,), dtype, device, requires_grad)
+    return _new(fill, (size,), dtype, device, requires_grad)
 
 
 def drawn(op, draw, shape, dtype, device, requires_grad, generator):
@@ -308,40 +308,40 @@ def _count(fn, name, value):
 
 
 @like_factory
-def zeros_like(x, dtype=None, device=None, requires_grad=False):
-    return zeros(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return zeros(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
 @like_factory
-def ones_like(x, dtype=None, device=None, requires_grad=False):
-    return ones(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return ones(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)
 
 
 @like_factory
-def randn_like(x, dtype=None, device=None, requires_grad=False, generator=None):
-    return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+def randn_like(input, dtype=None, device=None, requires_grad=False, generator=None):
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad, generator=generator)
 
 
 @like_factory
-def rand_like(x, dtype=None, device=None, requires_grad=False, generator=None):
-    return rand(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None):
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad, generator=generator)
 
 
 @like_factory
-def full_like(x, fill_value, dtype=None, device=None, requires_grad=False):
-    """x's shape filled with fill_value, in x's dtype unless given (as PyTorch: not the
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    """input's shape filled with fill_value, in its dtype unless given (as PyTorch: not the
     value's kind, so full_like(int_tensor, 2.7) holds 2)."""
-    return full(x.shape, fill_value, dtype=dtype or x.dtype, device=device or x.device,
-                requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
 
 
 @like_factory
-def empty_like(x, dtype=None, device=None, requires_grad=False):
-    return empty(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return empty(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 

@@ -163,7 +163,10 @@ def leaky_relu_(input, negative_slope=0.01): return leaky_relu(input, negative_s
 def hardtanh_(input, min_val=-1.0, max_val=1.0): return hardtanh(input, min_val, max_val, True)
 def threshold_(input, threshold, value):     # torch names the cut-off threshold too
     return _threshold(input, threshold, value, True)
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    if generator is not None:           # as mg.rrelu: torch.rrelu_ takes one, F.rrelu not
+        raise TypeError("rrelu_: generator= is not supported (minigrad's rrelu draws from "
+                        "the global generator; seed it with mg.manual_seed)")
     return rrelu(input, lower, upper, training, inplace=True)
 
 

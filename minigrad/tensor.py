@@ -330,12 +330,16 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         self.requires_grad = builtins.bool(requires_grad)
         return self
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into every leaf's `.grad`. The saved arrays of the
         graph are freed afterwards unless `retain_graph=True` (default: `create_graph`).
         With create_graph=True each leaf's `.grad` holds a graph that refers back to the leaf:
         a reference cycle, freed by zero_grad() or the garbage collector, as in PyTorch;
-        `mg.grad(..., create_graph=True)` returns the gradients instead and makes no cycle."""
+        `mg.grad(..., create_graph=True)` returns the gradients instead and makes no cycle.
+        inputs= (tensors): only these get a `.grad`, as mg.autograd.backward's."""
+        if inputs is not None:
+            from minigrad.autograd import backward
+            return backward(self, gradient, retain_graph, create_graph, inputs)
         g = _initial_grad(self, gradient)
         run_backward([self], [g], create_graph if retain_graph is None else retain_graph,
                      create_graph)

@@ -28,7 +28,11 @@ class TensorInplace:
         return ops.inplace.method(self, "sub_", lambda x, o: ops.elementwise.sub(
             x, times_alpha(x, o, alpha, "sub_")), other)
     def mul_(self, other): return ops.inplace.method(self, "mul_", ops.elementwise.mul, other)
-    def div_(self, other): return ops.inplace.method(self, "div_", ops.elementwise.div, other)
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return ops.inplace.method(self, "div_", ops.elementwise.div, other)
+        return ops.inplace.method(self, "div_", lambda x, o: ops.math.div(
+            x, o, rounding_mode=rounding_mode), other)
     def pow_(self, exponent): return ops.inplace.method(self, "pow_", ops.elementwise.pow, exponent)
     def neg_(self): return ops.inplace.method(self, "neg_", ops.elementwise.neg)
     def exp_(self): return ops.inplace.method(self, "exp_", ops.elementwise.exp)

@@ -317,8 +317,9 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def amax(self, dim=None, keepdim=False): return ops.reduce.amax("max", self, dim, keepdim)
     def amin(self, dim=None, keepdim=False): return ops.reduce.amax("min", self, dim, keepdim)
     def prod(self, dim=None, keepdim=False, *, dtype=None):
-        return ops.reduce.prod(_cast(self, dtype), dim, keepdim)
-    def norm(self, p="fro", dim=None, keepdim=False): return ops.norms.norm(self, p, dim, keepdim)
+        return ops.reduce.prod(self, dim, keepdim, dtype=dtype)
+    def norm(self, p="fro", dim=None, keepdim=False, *, dtype=None):
+        return ops.norms.norm(self, p, dim, keepdim, dtype=dtype)
     def logsumexp(self, dim, keepdim=False): return ops.reduce.logsumexp(self, dim, keepdim)
     def cumsum(self, dim, *, dtype=None): return ops.reduce.cumsum(self, dim, dtype=dtype)
     def cumprod(self, dim, *, dtype=None): return ops.cumulative.cumprod(self, dim, dtype=dtype)

@@ -170,21 +170,15 @@ ALLOWED_OPS = {
     "Tensor.hsplit": {"indices"}, "Tensor.vsplit": {"indices"}, "Tensor.dsplit": {"indices"},
     # minigrad-only extras: as_strided's op= (which view op records it); no_grad(fn) decorates
     "mg.as_strided": {"op"}, "mg.no_grad": {"fn"},
-    # not yet taken: dtype= of norm and prod; backward(inputs=); pinning to a named device
-    "mg.norm": {"dtype"}, "mg.prod": {"dtype"}, "Tensor.norm": {"dtype"},
-    "Tensor.backward": {"inputs"}, "Tensor.is_pinned": {"device"},
-    "Tensor.pin_memory": {"device"},
-    # not yet taken either: div_(rounding_mode=), rrelu_(generator=); record_stream(s) and
-    # resize_as_(the_template) keep readable names; "from" is a Python keyword
-    "Tensor.div_": {"rounding_mode"}, "mg.rrelu_": {"generator"},
+    # not yet taken: pinning to a named device
+    "Tensor.is_pinned": {"device"}, "Tensor.pin_memory": {"device"},
+    # record_stream(s) and resize_as_(the_template) keep readable names; "from" is a Python
+    # keyword
     "Tensor.record_stream": {"s"}, "Tensor.resize_as_": {"the_template"},
     "Tensor.uniform_": {"from", "to"},
-    # files other work is renaming now (creation.py, draws.py, ops/index_more.py): remove
-    # these once x -> input (and normal's mean/std order) has landed there
-    **{f"mg.{n}": {"input"} for n in ("argwhere", "index_copy", "index_fill", "index_put",
-                                      "masked_scatter", "scatter_reduce", "take",
-                                      "empty_like", "full_like", "ones_like", "rand_like",
-                                      "randn_like", "zeros_like")},
+    # the one schema of normal with a self is normal.out(self, mean, std), which
+    # torch.normal does not bind (torch.normal(input=t) is an error): torch.normal's own
+    # keywords, mean, std, size, generator, are ours (test_op_keyword_calls_ported_from_torch)
     "mg.normal": {"input", "mean", "std"},
     # mg.load(path, device, with_metadata, map_location): a safetensors file, not a pickle
     "mg.load": {"f", "pickle_module", "map_location"},
@@ -325,3 +319,98 @@ def test_var_and_std_read_positional_arguments_as_torch(torch):
         mg.ones(3).var(0, 1)
     with pytest.raises(TypeError, match="not both"):
         mg.ones(3).var(0, True, correction=0)
+
+
+# --- torch's names for the first parameter (input, size) and the keywords added to match ---
+def _renamed_calls(lib):
+    """(name, value) of keyword calls with torch's names, on lib (torch or minigrad)."""
+    a, i = lib.tensor([[1.0, -2.0], [3.0, 0.5]]), lib.tensor([0, 3])
+    one, row = lib.tensor([1]), lib.tensor([[5.0, 6.0]])
+    out = [(f"{n}_like", getattr(lib, f"{n}_like")(input=a).shape)
+           for n in ("zeros", "ones", "empty", "rand", "randn")]
+    return out + [
+        ("zeros_like_mf", lib.zeros_like(input=a, memory_format=lib.preserve_format)),
+        ("full_like", lib.full_like(input=a, fill_value=7.0)),
+        ("full", lib.full(size=(2, 3), fill_value=2)),
+        ("take", lib.take(input=a, index=i)),
+        ("argwhere", lib.argwhere(input=a > 0)),
+        ("index_fill", lib.index_fill(input=a, dim=0, index=one, value=0.0)),
+        ("index_copy", lib.index_copy(input=a, dim=0, index=one, source=row)),
+        ("index_put", lib.index_put(input=a, indices=(one,), values=lib.tensor(9.0),
+                                    accumulate=True)),
+        ("masked_scatter", lib.masked_scatter(input=a, mask=a > 0,
+                                              source=lib.tensor([7.0, 8.0, 9.0]))),
+        ("scatter_reduce", lib.scatter_reduce(input=a, dim=0, index=lib.tensor([[1, 0]]),
+                                              src=row, reduce="amax", include_self=True)),
+        ("normal", lib.normal(mean=lib.zeros(2), std=0.0)),
+        ("normal_size", lib.normal(mean=1.0, std=0.0, size=(2,), generator=None)),
+        ("prod", lib.prod(input=lib.tensor([[3, 4], [1, 2]]), dtype=lib.float64)),
+        ("prod_dim", lib.tensor([[3.5, 4.0]]).prod(1, dtype=lib.int32)),
+        ("norm", lib.norm(input=lib.tensor([3.0, 4.0]), dtype=lib.float64)),
+        ("norm_method", lib.tensor([[3.0, 4.0]]).half().norm(p=1, dim=1, dtype=lib.float32)),
+        ("div_floor", lib.tensor([7, -7]).div_(2, rounding_mode="floor")),
+        ("div_trunc", lib.tensor([7.0, -7.0]).div_(lib.tensor(2.0), rounding_mode="trunc")),
+        ("rrelu_", lib.rrelu_(lib.tensor([-1.0, 2.0]), lower=0.25, upper=0.25,
+                              training=True, generator=None)),
+    ]
+
+
+def test_renamed_and_new_keywords_as_torch(torch):
+    for (name, ours), (_, theirs) in zip(_renamed_calls(mg), _renamed_calls(torch)):
+        if isinstance(ours, tuple):                                     # a shape
+            assert ours == tuple(theirs), name
+            continue
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), name
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), err_msg=name)
+
+
+def test_renamed_and_new_keywords():
+    """The same calls without torch: closed forms."""
+    got = dict(_renamed_calls(mg))
+    assert got["zeros_like"] == (2, 2) and got["full_like"].tolist() == [[7.0] * 2] * 2
+    assert got["full"].tolist() == [[2] * 3] * 2 and got["full"].dtype == mg.int64
+    assert got["take"].tolist() == [1.0, 0.5]
+    assert got["argwhere"].tolist() == [[0, 0], [1, 0], [1, 1]]
+    assert got["index_fill"].tolist() == [[1.0, -2.0], [0.0, 0.0]]
+    assert got["index_copy"].tolist() == [[1.0, -2.0], [5.0, 6.0]]
+    assert got["index_put"].tolist() == [[1.0, -2.0], [12.0, 9.5]]
+    assert got["masked_scatter"].tolist() == [[7.0, -2.0], [8.0, 9.0]]
+    assert got["scatter_reduce"].tolist() == [[1.0, 6.0], [5.0, 0.5]]
+    assert got["normal"].tolist() == [0.0, 0.0] and got["normal_size"].tolist() == [1.0, 1.0]
+    assert got["prod"].item() == 24.0 and got["prod"].dtype == mg.float64
+    # dtype= is the result's dtype too (an integer product was int64 whatever was asked)
+    assert got["prod_dim"].tolist() == [12] and got["prod_dim"].dtype == mg.int32
+    assert got["norm"].item() == 5.0 and got["norm"].dtype == mg.float64
+    assert got["norm_method"].tolist() == [7.0] and got["norm_method"].dtype == mg.float32
+    assert got["div_floor"].tolist() == [3, -4] and got["div_trunc"].tolist() == [3.0, -3.0]
+    assert got["rrelu_"].tolist() == [-0.25, 2.0]
+
+
+def test_norm_dtype_refuses_what_torch_refuses():
+    with pytest.raises(TypeError, match="at least as wide as the input's float64"):
+        mg.norm(mg.ones(2, dtype=mg.float64), dtype=mg.float32)
+    with pytest.raises(TypeError, match="needs a floating-point tensor"):
+        mg.norm(mg.tensor([3, 4]), dtype=mg.float64)       # an integer input: as without
+    with pytest.raises(TypeError, match="generator= is not supported"):
+        mg.rrelu_(mg.ones(2), generator=mg.Generator())
+
+
+def test_backward_inputs_accumulates_only_into_those():
+    w1 = mg.tensor([1.0, 2.0], requires_grad=True)
+    w2 = mg.tensor([3.0, 4.0], requires_grad=True)
+    h = w1 * w2
+    (h * h).sum().backward(inputs=[w1, h])
+    assert w1.grad.tolist() == [18.0, 64.0] and w2.grad is None
+    assert h.grad.tolist() == [6.0, 16.0]        # a non-leaf asked for keeps its gradient
+    (w1 * w2).sum().backward(mg.tensor(2.0), inputs=w2)
+    assert w1.grad.tolist() == [18.0, 64.0] and w2.grad.tolist() == [2.0, 4.0]
+
+
+def test_backward_inputs_as_torch(torch):
+    grads = []
+    for lib in (torch, mg):
+        w1 = lib.tensor([1.0, 2.0], requires_grad=True)
+        w2 = lib.tensor([3.0, 4.0], requires_grad=True)
+        (w1 * w2).pow(2).sum().backward(inputs=[w2], retain_graph=False)
+        grads.append((w1.grad, w2.grad.tolist()))
+    assert grads[0] == grads[1] == (None, [6.0, 32.0])

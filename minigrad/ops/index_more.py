@@ -1,4 +1,4 @@
-"""More of PyTorch's indexing: take (x flattened, read at indices), argwhere, and the
+"""More of PyTorch's indexing: take (input flattened, read at indices), argwhere, and the
 writes index_copy, index_put (accumulate= adds), masked_scatter and scatter_reduce (sum,
 prod, mean, amax, amin). Each returns a new tensor; the in-place spellings write that
 result into self (ops/inplace.py's method). They are built on index.py's GetItem and
@@ -16,53 +16,54 @@ from minigrad.ops.reduce import expand
 from minigrad.ops.scatter import Scatter, _checked, _integer_index, _same_dtype, slices_at
 
 
-def take(x, index):
-    """x flattened, read at `index` (integers; negative ones count from the end), shaped as
-    index, as torch.take."""
-    idx = _integer_index("take", x, index)
-    n = x.numel()
+def take(input, index):
+    """input flattened, read at `index` (integers; negative ones count from the end), shaped
+    as index, as torch.take."""
+    idx = _integer_index("take", input, index)
+    n = input.numel()
     if idx.size and bool(((idx < -n) | (idx >= n)).any()):
         bad = int(idx[(idx < -n) | (idx >= n)].reshape(-1)[0])
         raise IndexError(f"take: index {bad} is out of range for a tensor of {n} elements "
-                         f"(shape {x.shape}; valid: {-n}..{n - 1})")
-    return GetItem.apply(x.reshape(-1), index=idx)
+                         f"(shape {input.shape}; valid: {-n}..{n - 1})")
+    return GetItem.apply(input.reshape(-1), index=idx)
 
 
-def argwhere(x):
-    """The indices of x's nonzero elements, as torch.argwhere: an (N, x.ndim) int64 tensor."""
-    if x.ndim == 0:                 # (1, 0) or (0, 0), as PyTorch
-        return Tensor._make(x.backend.xp.zeros((int(bool(x.data != 0)), 0), backend.int64),
-                            x.device)
-    return nonzero(x)
+def argwhere(input):
+    """The indices of input's nonzero elements, as torch.argwhere: an (N, input.ndim) int64
+    tensor."""
+    if input.ndim == 0:                 # (1, 0) or (0, 0), as PyTorch
+        rows = int(bool(input.data != 0))
+        return Tensor._make(input.backend.xp.zeros((rows, 0), backend.int64), input.device)
+    return nonzero(input)
 
 
-def index_fill(x, dim, index, value):
-    """x with its slices along dim at `index` set to value (a number or a 0-d tensor), as
-    torch.Tensor.index_fill: a clone, then index_fill_ (ops/inplace.py)."""
+def index_fill(input, dim, index, value):
+    """input with its slices along dim at `index` set to value (a number or a 0-d tensor),
+    as torch.Tensor.index_fill: a clone, then index_fill_ (ops/inplace.py)."""
     from minigrad.ops.inplace import index_fill as index_fill_
     from minigrad.ops.shape import clone
-    return index_fill_(clone(x), dim, index, value)
+    return index_fill_(clone(input), dim, index, value)
 
 
-def index_copy(x, dim, index, source):
-    """x with source's slices along dim written at `index` (a vector of integers, one per
-    slice of source), as torch.Tensor.index_copy. Repeated indices: which write wins is
+def index_copy(input, dim, index, source):
+    """input with source's slices along dim written at `index` (a vector of integers, one
+    per slice of source), as torch.Tensor.index_copy. Repeated indices: which write wins is
     undefined, as PyTorch's."""
     op = "index_copy"
     if not isinstance(source, Tensor):
         raise TypeError(f"{op}: source must be a Tensor, got {type(source).__name__}")
-    if x.ndim == 0 or source.ndim == 0:
-        if x.ndim != source.ndim and (x.numel() != 1 or source.numel() != 1):
-            raise ValueError(f"{op}: self {x.shape} and source {source.shape} must both be "
-                             f"0-d, or have the same number of dims")
-        return index_copy(x.reshape(1), 0, index, source.reshape(1)).reshape(x.shape)
-    d, idx = slices_at(op, x, dim, index, source)
-    return Scatter.apply(x, source, index=(slice(None),) * d + (idx,), value=None)
+    if input.ndim == 0 or source.ndim == 0:
+        if input.ndim != source.ndim and (input.numel() != 1 or source.numel() != 1):
+            raise ValueError(f"{op}: self {input.shape} and source {source.shape} must both "
+                             f"be 0-d, or have the same number of dims")
+        return index_copy(input.reshape(1), 0, index, source.reshape(1)).reshape(input.shape)
+    d, idx = slices_at(op, input, dim, index, source)
+    return Scatter.apply(input, source, index=(slice(None),) * d + (idx,), value=None)
 
 
-def index_put(x, indices, values, accumulate=False):
-    """x with x[indices] = values, as torch.Tensor.index_put: `indices` a tuple of integer
-    or bool tensors, one per leading dim; values broadcast to the part they select. With
+def index_put(input, indices, values, accumulate=False):
+    """input with input[indices] = values, as torch.Tensor.index_put: `indices` a tuple of
+    integer or bool tensors, one per leading dim; values broadcast to the part they select. With
     accumulate=True values are added instead, repeated positions each time."""
     op = "index_put"
     if not isinstance(indices, (tuple, list)):
@@ -70,35 +71,37 @@ def index_put(x, indices, values, accumulate=False):
                         f"{type(indices).__name__}")
     if not isinstance(values, Tensor):
         raise TypeError(f"{op}: values must be a Tensor, got {type(values).__name__}")
-    _same_dtype(op, x, values, "values")
+    _same_dtype(op, input, values, "values")
     idx = []
     for k, i in enumerate(indices):
         if not isinstance(i, Tensor) and not isinstance(i, list):
             raise TypeError(f"{op}: each index must be a tensor of integers or bools, got "
                             f"{type(i).__name__}")
-        a = raw_index(i, x, op, "index")
+        a = raw_index(i, input, op, "index")
         if a.dtype == backend.bool_ and a.ndim == 0:
             # a 0-d mask stands for a new dim of size 1 (True) or 0 (False) where it is, as
             # torch's (there is no nonzero of a 0-d array)
-            at, one = len(idx), Tensor._make(a.reshape(1), x.device)
+            at, one = len(idx), Tensor._make(a.reshape(1), input.device)
             rest = tuple(indices[:k]) + (one,) + tuple(indices[k + 1:])
-            return index_put(x.unsqueeze(at), rest, values, accumulate).squeeze(at)
+            return index_put(input.unsqueeze(at), rest, values, accumulate).squeeze(at)
         if a.dtype == backend.bool_:      # a mask stands for the positions it marks
-            idx += [x.backend.xp.ascontiguousarray(p) for p in x.backend.xp.nonzero(a)]
+            xp = input.backend.xp
+            idx += [xp.ascontiguousarray(p) for p in xp.nonzero(a)]
         elif a.dtype.kind in "iu":
             idx.append(a)
         else:
             raise TypeError(f"{op}: indices must be integer or bool tensors, got {a.dtype}")
-    if len(idx) > x.ndim:
-        raise IndexError(f"{op}: {len(idx)} indices for a tensor of {x.ndim} dims")
+    if len(idx) > input.ndim:
+        raise IndexError(f"{op}: {len(idx)} indices for a tensor of {input.ndim} dims")
     for d, a in enumerate(idx):
-        n = x.shape[d]
+        n = input.shape[d]
         bad = (a < -n) | (a >= n)
         if a.size and bool(bad.any()):
             raise IndexError(f"{op}: index {int(a[bad][0])} is out of range for dim {d} of "
                              f"size {n} (valid: {-n}..{n - 1})")
     try:
-        part = tuple(backend.broadcast_shapes(*(a.shape for a in idx))) + x.shape[len(idx):]
+        part = (tuple(backend.broadcast_shapes(*(a.shape for a in idx)))
+                + input.shape[len(idx):])
     except ValueError:
         raise IndexError(f"{op}: the index tensors' shapes "
                          f"{[tuple(a.shape) for a in idx]} do not broadcast together") from None
@@ -109,31 +112,31 @@ def index_put(x, indices, values, accumulate=False):
     if not fits:
         raise ValueError(f"{op}: values of shape {values.shape} do not broadcast to the part "
                          f"the indices select, of shape {part}")
-    index = tuple(a % x.shape[d] for d, a in enumerate(idx))     # negatives counted from the end
+    index = tuple(a % input.shape[d] for d, a in enumerate(idx))  # negatives from the end
     v = values if values.shape == part else expand(values, part)
     if accumulate:
-        return x + IndexAdd.apply(v, index=index, shape=x.shape)
-    return Scatter.apply(x, v, index=index, value=None)
+        return input + IndexAdd.apply(v, index=index, shape=input.shape)
+    return Scatter.apply(input, v, index=index, value=None)
 
 
-def masked_scatter(x, mask, source):
-    """x with the elements of source (in order, row-major) written where the bool `mask`
-    (broadcast with x) is True, as torch.Tensor.masked_scatter; source needs at least as
+def masked_scatter(input, mask, source):
+    """input with the elements of source (in order, row-major) written where the bool
+    `mask` (broadcast with input) is True, as torch.Tensor.masked_scatter; source needs at least as
     many elements as the mask has Trues."""
     op = "masked_scatter"
-    m = raw_index(mask, x, op, "mask")
+    m = raw_index(mask, input, op, "mask")
     if getattr(m, "dtype", None) != backend.bool_:
         raise TypeError(f"{op}: only bool masks are supported, got "
                         f"{getattr(m, 'dtype', type(m).__name__)}")
     if not isinstance(source, Tensor):
         raise TypeError(f"{op}: source must be a Tensor, got {type(source).__name__}")
-    _same_dtype(op, x, source, "source")
+    _same_dtype(op, input, source, "source")
     try:
-        shape = tuple(backend.broadcast_shapes(x.shape, m.shape))
+        shape = tuple(backend.broadcast_shapes(input.shape, m.shape))
     except ValueError:
-        raise ValueError(f"{op}: mask of shape {tuple(m.shape)} and self of shape {x.shape} "
-                         f"do not broadcast") from None
-    xp = x.backend.xp
+        raise ValueError(f"{op}: mask of shape {tuple(m.shape)} and self of shape "
+                         f"{input.shape} do not broadcast") from None
+    xp = input.backend.xp
     if m.shape != shape:
         m = xp.ascontiguousarray(xp.broadcast_to(m, shape))
     k = int(m.sum())
@@ -142,26 +145,27 @@ def masked_scatter(x, mask, source):
                          f"{k} True values")
     src = source.reshape(-1)
     src = src if src.shape[0] == k else src[:k]
-    return Scatter.apply(x if x.shape == shape else expand(x, shape), src, index=m, value=None)
+    whole = input if input.shape == shape else expand(input, shape)
+    return Scatter.apply(whole, src, index=m, value=None)
 
 
 # ---- scatter_reduce --------------------------------------------------------------------
-def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
-    """x with src's values combined in along dim at index, as torch.Tensor.scatter_reduce:
-    for dim 0, out[index[i][j]][j] = reduce(x[...] if include_self, src[i][j], ...), with
-    reduce 'sum', 'prod', 'mean' (of integers rounded down), 'amax' or 'amin'; a position
-    no index names keeps x's value. amax, amin and prod are computed on the host (a round
-    trip on a GPU), as scatter's reduce='multiply'."""
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """input with src's values combined in along dim at index, as
+    torch.Tensor.scatter_reduce: for dim 0, out[index[i][j]][j] = reduce(input[...] if
+    include_self, src[i][j], ...), with reduce 'sum', 'prod', 'mean' (of integers rounded
+    down), 'amax' or 'amin'; a position no index names keeps input's value. amax, amin and
+    prod are computed on the host (a round trip on a GPU), as scatter's reduce='multiply'."""
     op = "scatter_reduce"
     if reduce not in _REDUCE:
         raise ValueError(f"{op}: reduce must be one of {', '.join(map(repr, _REDUCE))}, got "
                          f"{reduce!r}")
-    if x.ndim == 0:
-        def scatter_reduce(x, dim, index, src):           # (the name the errors give)
-            return _scatter_reduce(x, dim, index, src, reduce, include_self)
+    if input.ndim == 0:
+        def scatter_reduce(input, dim, index, src):       # (the name the errors give)
+            return _scatter_reduce(input, dim, index, src, reduce, include_self)
         from minigrad.ops.scatter import _on_one_element
-        return _on_one_element(scatter_reduce, x, dim, index, src)
-    return _scatter_reduce(x, dim, index, src, reduce, include_self)
+        return _on_one_element(scatter_reduce, input, dim, index, src)
+    return _scatter_reduce(input, dim, index, src, reduce, include_self)
 
 
 def _scatter_reduce(x, dim, index, src, reduce, include_self):

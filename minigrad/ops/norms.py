@@ -40,10 +40,19 @@ def _order(p, dim):
     return float(p)
 
 
-def norm(input, p="fro", dim=None, keepdim=False):
+def norm(input, p="fro", dim=None, keepdim=False, *, dtype=None):
     """The vector p-norm (Σ|x|ᵖ)^(1/p) over dim (None: every element; an int or a tuple),
     as torch.norm: p=inf is max|x|, -inf min|x|, 0 the number of nonzeros (gradient 0).
-    Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly."""
+    Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly.
+    dtype=: a floating input converted to it first (as torch.norm, not to a narrower one)."""
+    if dtype is not None:
+        dtype = backend.dtype(dtype)
+        if not backend.is_floating(dtype) or (backend.is_floating(input.dtype)
+                                              and dtype.itemsize < input.dtype.itemsize):
+            raise TypeError(f"norm: dtype must be a floating dtype at least as wide as the "
+                            f"input's {input.dtype}, got {dtype}")
+        if backend.is_floating(input.dtype):   # (an integer input stays an error, as torch)
+            input = input.to(dtype=dtype)
     return p_norm(autocast_float32(input), _order(p, dim), dim, keepdim, "norm")
 
 

@@ -396,9 +396,12 @@ def amax(kind, x, dim=None, keepdim=False):
     return Amax.apply(x, kind=kind, dims=dims, keepdim=keepdim)
 
 
-def prod(input, dim=None, keepdim=False):
+def prod(input, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements, or along one dim (an int, as torch.prod: keepdim only
-    with a dim). Integers and bools multiply as int64 (as PyTorch); the empty product is 1."""
+    with a dim). Integers and bools multiply as int64 (as PyTorch); the empty product is 1.
+    dtype=: the input converted to it first, and the result in it (as torch.prod)."""
+    if dtype is not None:
+        input = input.to(dtype=dtype)
     if dim is None and keepdim:
         raise TypeError("prod: keepdim=True needs a dim (as torch.prod: prod() or "
                         "prod(dim, keepdim))")
@@ -409,5 +412,6 @@ def prod(input, dim=None, keepdim=False):
         input, keepdim = input.reshape(-1), False
     if not backend.is_floating(input.dtype):
         return Tensor._make(input.backend.xp.asarray(input.data.prod(
-            axis=d, dtype=backend.int64, keepdims=keepdim)), input.device)
+            axis=d, dtype=input.dtype if dtype is not None else backend.int64,
+            keepdims=keepdim)), input.device)
     return Prod.apply(input, dim=d, keepdim=keepdim)
