@@ -8,8 +8,7 @@ from minigrad import backend
 def split_device_dtype(device, dtype):
     """(device, dtype) from .to()'s arguments, where a dtype may come first: t.to("float64"),
     t.to(mg.float64)."""
-    if isinstance(device, str) and device in backend._DTYPE_NAMES or \
-            isinstance(device, backend.UnavailableDtype) or device == "bfloat16":
+    if isinstance(device, str) and (device in backend._DTYPE_NAMES or device == "bfloat16"):
         return None, device                    # (bfloat16: refused as a dtype, by name)
     from minigrad.tensor import Tensor               # tensor.py imports this module
     if isinstance(device, Tensor):                   # t.to(other): other's device and dtype

@@ -28,22 +28,11 @@ _DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float"
                 "short": np.dtype("int16"), "int8": np.dtype("int8"), "uint8": uint8}
 
 
-class UnavailableDtype:
+class UnavailableDtype(str):
     """A dtype PyTorch has and NumPy and CuPy lack (bfloat16): a name that exists, so that
     code listing dtypes runs (nanoGPT's {'bfloat16': torch.bfloat16, ...}[dtype]), and
     that is refused, with what to use instead, wherever a dtype is taken."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"minigrad.{self.name}"
-
-
-def _refuse_unavailable(name):
-    raise TypeError(f"dtype {name} is not available: NumPy and CuPy have no {name}; use "
-                    f"mg.float16 (mixed precision: mg.autocast with mg.amp.GradScaler) or "
-                    f"mg.float32")
+    def __repr__(self): return f"minigrad.{self}"
 
 
 def dtype(d):
@@ -52,8 +41,10 @@ def dtype(d):
         return None
     if type(d).__module__ == "torch":           # torch.float64: by its name, as a string
         d = str(d).removeprefix("torch.")
-    if isinstance(d, UnavailableDtype) or d == "bfloat16":
-        _refuse_unavailable("bfloat16")
+    if d == "bfloat16":                         # (mg.bfloat16 is that string too)
+        raise TypeError("dtype bfloat16 is not available: NumPy and CuPy have no bfloat16; "
+                        "use mg.float16 (mixed precision: mg.autocast with "
+                        "mg.amp.GradScaler) or mg.float32")
     if hasattr(d, "shape") and not isinstance(d, (type, np.dtype)):   # a tensor, an array
         # or a NumPy number, whose dtype NumPy would read: a mistake, not a dtype
         raise TypeError(f"a dtype is needed (mg.float32, 'float64', ...), got a "
@@ -444,23 +435,10 @@ def manual_seed(seed):
         b.rng = b.xp.random.default_rng(seed)
 
 
-def device_seed(name):
-    """The seed device `name`'s generator started from: its own, or manual_seed's."""
-    return _DEVICE_SEEDS.get(name, _SEED[0])
-
-
-def set_device_seed(name, seed, reseed=True):
-    """Seed one device's generator (now if built, else when it is; reseed=False: only
-    record the seed, its state having been restored)."""
-    _DEVICE_SEEDS[name] = seed
-    b = _BACKENDS.get(name)
-    if b is not None and reseed:
-        b.rng = b.xp.random.default_rng(seed)
-
-
 # where arrays' elements lie in memory: backend_memory.py (re-exported here, where ops look)
 from minigrad.backend_memory import shares_elements, view_positions, memory_from  # noqa: E402,F401
-# the default device (set_default_device, `with device:`): backend_device.py
+# the default device (set_default_device, `with device:`) and a device's own seed:
+# backend_device.py
 from minigrad.backend_device import (default_device, chosen_default_device,  # noqa: E402,F401
                                      set_default_device, get_default_device,
-                                     enter_device, exit_device)
+                                     enter_device, exit_device, device_seed, set_device_seed)

@@ -1,7 +1,8 @@
 """The default device: where factories (zeros, randn, tensor, arange, ..., and so new
 layers' parameters) put a tensor when given no device=, as torch.set_default_device and
 `with torch.device(...)`. Per thread, as PyTorch's. Ops on existing tensors never read
-it: they build their constants beside their inputs."""
+it: they build their constants beside their inputs. Also a device's own seed
+(mg.cuda.manual_seed's), which its generator starts from when it is built."""
 import threading
 
 from minigrad import backend
@@ -57,3 +58,17 @@ def exit_device():
     """The block's end (on an exception too): the default before it is back, whatever
     set_default_device did inside, as PyTorch's."""
     _DEFAULT.device = _DEFAULT.entered.pop()
+
+
+def device_seed(name):
+    """The seed device `name`'s generator started from: its own, or manual_seed's."""
+    return backend._DEVICE_SEEDS.get(name, backend._SEED[0])
+
+
+def set_device_seed(name, seed, reseed=True):
+    """Seed one device's generator (now if built, else when it is; reseed=False: only
+    record the seed, its state having been restored)."""
+    backend._DEVICE_SEEDS[name] = seed
+    b = backend._BACKENDS.get(name)
+    if b is not None and reseed:
+        b.rng = b.xp.random.default_rng(seed)
