@@ -140,8 +140,18 @@ class CloneAs(Function):
     def backward(self, g): return g
 
 
+def _row_major(x):
+    """Whether x's strides are exactly the row-major ones (NumPy's C flag ignores the
+    strides of size-1 dims, which torch's preserve_format keeps)."""
+    return x._data.flags.c_contiguous and 1 not in x.shape
+
+
 def clone(x, fmt=None, op="clone"):
     """x copied (differentiable) in format fmt (None: preserve_format)."""
+    if (fmt is None or fmt is preserve_format or fmt is contiguous_format) and \
+            _row_major(x):                  # row-major either way: the plain copy (and
+        from minigrad.ops.shape import clone as plain   # its fast path), no layout work
+        return plain(x)
     return CloneAs.apply(x, strides=target_strides(x, fmt, op))
 
 
@@ -160,6 +170,8 @@ def to(x, out, fmt):
     changed). As PyTorch's, x itself stays where fmt is preserve_format or suggest() of its
     strides already names fmt; otherwise the result is laid out in fmt (a converted copy
     with preserve_format: as x.clone() would be)."""
+    if fmt is preserve_format and (out is x or _row_major(x)):
+        return out               # (a conversion of a row-major x is row-major: no layout work)
     fmt = check(fmt, "to")
     if out is not x and fmt is preserve_format:   # (the conversion's copy: not recorded;
         return relaid(out, x, fmt, "to") if out._data.size else out  # a lazy placeholder
