@@ -143,7 +143,7 @@ class CloneAs(Function):
 def _row_major(x):
     """Whether x's strides are exactly the row-major ones (NumPy's C flag ignores the
     strides of size-1 dims, which torch's preserve_format keeps)."""
-    return x._data.flags.c_contiguous and 1 not in x.shape
+    return x._data.flags.c_contiguous and 1 not in x._data.shape
 
 
 def clone(x, fmt=None, op="clone"):
@@ -158,6 +158,8 @@ def clone(x, fmt=None, op="clone"):
 def contiguous(x, fmt=None):
     """x.contiguous(memory_format=fmt): x itself where laid out so, else a copy."""
     fmt = contiguous_format if fmt is None else fmt
+    if fmt is contiguous_format and x._data.flags.c_contiguous:
+        return x                  # (the common case, at once; size-1 dims ignored, as torch)
     if fmt is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous "
                            "operator; use contiguous_format or channels_last(_3d)")
