@@ -5,6 +5,7 @@ operators, tensor_operators.py the other operators."""
 from minigrad.args import dim_arg as _dim, keepdim_arg as _kd, shape_args as _shape_args
 from minigrad.args import type_name as _type_name, type_target as _type_target
 from minigrad.args import cast_to as _cast, spread_args
+from minigrad import memory_format as _mf
 from minigrad.tensor_more import TensorMore
 
 def _other(other, op):
@@ -290,14 +291,12 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
-        """As torch's: var(dim, unbiased, keepdim) (t.var(0, True) is unbiased, not keepdim),
-        var(unbiased) over every element, or var(dim, keepdim=, correction=)."""
+        """As torch's: var(dim, unbiased, keepdim), var(unbiased), var(dim, correction=); std too"""
         dim, correction = spread_args("var", dim, unbiased, correction)
         return ops.statistics.var(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
             keepdims=None):
-        """As var: std(dim, unbiased, keepdim), std(unbiased), std(dim, correction=)."""
         dim, correction = spread_args("std", dim, unbiased, correction)
         return ops.statistics.std(self, _dim(dim, axis), _kd(keepdim, keepdims), correction)
 
@@ -421,9 +420,7 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
     def ndimension(self): return self.ndim
     def nelement(self): return self.numel()
     def element_size(self): return self.dtype.itemsize                  # bytes per element
-    def is_contiguous(self, memory_format=None):    # (None: contiguous_format, as torch's)
-        from minigrad.memory_format import is_laid_out
-        return is_laid_out(self, memory_format)
+    def is_contiguous(self, memory_format=None): return _mf.is_laid_out(self, memory_format)
 
     def stride(self, dim=None):
         """Steps in elements between neighbours along each dim (0 along an expanded dim),
