@@ -243,7 +243,12 @@ def test_sample_prints_as_it_goes_and_ctrl_c_keeps_what_was_shown(trained):
     proc = subprocess.Popen([sys.executable, "-m", "minitransformer", "sample", "--ckpt",
                              str(trained), "--prompt", "ROMEO:", "--max-new-tokens", "100000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+                            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+                            # A job started in the background by a non-interactive shell (as
+                            # CI may start pytest) inherits SIGINT ignored, and Python then
+                            # never turns it into KeyboardInterrupt: give the child the
+                            # default a terminal would.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         shown = proc.stdout.read(6 + 20)                 # the prompt and 20 sampled characters
         proc.send_signal(signal.SIGINT)
