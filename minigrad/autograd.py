@@ -19,6 +19,7 @@ import sys as _sys
 import weakref
 
 from minigrad import backend, profiler
+from minigrad.autograd_node import NodeAPI
 from minigrad.backward import run_backward, _modified_in_place
 from minigrad.grad_mode import (_state, is_grad_enabled, no_grad,  # noqa: F401
                                 enable_grad, set_grad_enabled, inference_mode)
@@ -45,7 +46,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'minigrad.autograd' has no attribute {name!r}")
 
 
-class Function:
+class Function(NodeAPI):
     """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
     `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`
     are the Tensor inputs; keyword arguments are the op's non-differentiable parameters.

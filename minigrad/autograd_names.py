@@ -53,17 +53,19 @@ def is_multithreading_enabled():
 class _NodeMeta(type):
     def __instancecheck__(cls, other):
         from minigrad.autograd import Function
-        return isinstance(other, Function)
+        from minigrad.autograd_node import AccumulateGrad
+        return isinstance(other, (Function, AccumulateGrad))
 
     def __subclasscheck__(cls, other):
         from minigrad.autograd import Function
-        return isinstance(other, type) and issubclass(other, Function)
+        from minigrad.autograd_node import AccumulateGrad
+        return isinstance(other, type) and issubclass(other, (Function, AccumulateGrad))
 
 
 class Node(metaclass=_NodeMeta):
-    """The type of a recorded op, a tensor's grad_fn (autograd.Function here), for
-    isinstance checks, as torch.autograd.graph.Node. minigrad's nodes have no name(),
-    next_functions or node hooks: the op is type(node).__name__, its inputs node.inputs."""
+    """The type of a recorded op, a tensor's grad_fn (autograd.Function here), and of a
+    leaf's AccumulateGrad, for isinstance checks, as torch.autograd.graph.Node. What a node
+    offers (name(), next_functions, hooks) is autograd_node.py's."""
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("graph.Node is the type of a grad_fn; ops make them")

@@ -234,9 +234,13 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None):
     """Pass g, the gradient of op ctx's output, on to ctx's inputs, adding into `grads`.
     Three ways, fastest first: an indexing op adds g straight into its input's gradient
     (`scatter_backward`); a fused op computes on raw arrays (`backward_arrays`); any other
-    op, and every op under create_graph, runs its Tensor-level `backward`."""
-    from minigrad.ops.reduce import sum_to
+    op, and every op under create_graph, runs its Tensor-level `backward`. (A node with
+    hooks of its own goes through them: autograd_node.py.)"""
     from minigrad.tensor import Tensor
+    if ctx._node_hooks is not None:
+        from minigrad.autograd_node import propagate_hooked
+        return propagate_hooked(ctx, g, grads, create_graph, anomaly, _input_grads,
+                                _accumulate)
     if not create_graph:
         scatter = getattr(ctx, "scatter_backward", None)
         if scatter is not None:
@@ -252,10 +256,19 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None):
                     anomaly.check(ctx, (Tensor._make(part, p.device),))
                     buffer += part
             return
-        fast = getattr(ctx, "backward_arrays", None)
-    else:
-        fast = None
     owned = ctx.fresh_grads and not create_graph
+    for p, gp in zip(ctx.inputs, _input_grads(ctx, g, create_graph, anomaly)):
+        if gp is not None:
+            _accumulate(grads, p, gp, create_graph, owned)   # (a view of an owned array is ours)
+
+
+def _input_grads(ctx, g, create_graph, anomaly=None):
+    """op ctx's backward on g: a gradient per input, shaped and typed as that input, None
+    for one that wants none. From `backward_arrays` where the op has it and no graph of the
+    backward is recorded, else from `backward`."""
+    from minigrad.ops.reduce import sum_to
+    from minigrad.tensor import Tensor
+    fast = None if create_graph else getattr(ctx, "backward_arrays", None)
     if fast is not None:
         # (a node with several outputs gets a tuple of gradients, None for one that got
         # none; 0-d arithmetic in NumPy gives scalars: arrays again, as apply's outputs)
@@ -271,14 +284,18 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None):
     if anomaly is not None:
         anomaly.check(ctx, [gp if p.requires_grad else None
                             for p, gp in zip(ctx.inputs, in_grads)])
-    for p, gp in zip(ctx.inputs, in_grads):
+    out = []
+    for k, p in enumerate(ctx.inputs):
+        gp = in_grads[k] if k < len(in_grads) else None
         if gp is None or not p.requires_grad:
-            continue
-        if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
-            gp = sum_to(gp, p.shape)
-        if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
-            gp = gp.to(dtype=p.dtype)
-        _accumulate(grads, p, gp, create_graph, owned)   # (a view of an owned array is ours)
+            gp = None
+        else:
+            if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
+                gp = sum_to(gp, p.shape)
+            if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
+                gp = gp.to(dtype=p.dtype)
+        out.append(gp)
+    return tuple(out)
 
 
 def _accumulate(grads, p, gp, create_graph, owned=False):

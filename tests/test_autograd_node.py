@@ -1,0 +1,161 @@
+"""grad_fn as a node of the graph (autograd_node.py): name(), next_functions, metadata and
+node hooks, against PyTorch's where it is installed."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def _names(node, depth=3):
+    """The graph below `node` as nested (name, [children]) down to `depth`."""
+    if node is None or depth == 0:
+        return None if node is None else node.name()
+    return (node.name(), [(_names(n, depth - 1), k) for n, k in node.next_functions])
+
+
+def test_next_functions_walk_the_graph_to_the_leaves():
+    x = mg.randn(3, requires_grad=True)
+    y = mg.randn(3)                                       # wants no gradient
+    z = x * y + x
+    (mul, k0), (acc, k1) = z.grad_fn.next_functions
+    assert z.grad_fn.name() == "AddBackward0" and mul.name() == "MulBackward0"
+    assert (k0, k1) == (0, 0)
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is x
+    assert acc.next_functions == ()
+    (leaf, _), (none, _) = mul.next_functions
+    assert leaf.variable is x and none is None
+    assert isinstance(mul, mg.autograd.graph.Node) and isinstance(acc, mg.autograd.graph.Node)
+    assert repr(mul).startswith("<MulBackward0 object at 0x")
+
+
+def test_next_functions_as_torch_on_the_same_graph():
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        x = lib.ones(3, requires_grad=True)
+        return (x * lib.ones(3) + x).exp().sum()
+    ours, theirs = build(mg).grad_fn, build(torch).grad_fn
+    assert _names(ours, 4) == _names(theirs, 4)
+
+
+def test_an_output_of_a_node_of_several_outputs_names_its_index():
+    x = mg.randn(3, requires_grad=True)
+    a, b, c = x.unbind(0)
+    node, k = (c * 2).grad_fn.next_functions[0]
+    assert node is c.grad_fn and k == 2
+
+
+def test_a_pre_hook_replaces_the_gradient_of_the_output():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    seen = []
+    y.grad_fn.register_prehook(lambda go: (seen.append(go[0].numpy().copy()), (go[0] * 2,))[1])
+    y.sum().backward()
+    np.testing.assert_array_equal(seen[0], [1, 1])
+    np.testing.assert_array_equal(x.grad.numpy(), [6, 6])
+
+
+def test_a_post_hook_sees_gradients_shaped_as_the_inputs_and_may_replace_them():
+    x = mg.ones(3, 1, requires_grad=True)
+    b = mg.ones(3, 4, requires_grad=True)
+    y = x + b                                       # x is broadcast: its gradient is summed
+    shapes = []
+
+    def hook(grad_inputs, grad_outputs):
+        shapes.append(([g.shape for g in grad_inputs], grad_outputs[0].shape))
+        return (grad_inputs[0] * 0, grad_inputs[1])
+    handle = y.grad_fn.register_hook(hook)
+    y.sum().backward(retain_graph=True)
+    assert shapes == [([(3, 1), (3, 4)], (3, 4))]
+    assert float(x.grad.abs().sum()) == 0 and float(b.grad.sum()) == 12
+    handle.remove()
+    x.grad = b.grad = None
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((3, 1), 4.0))
+    assert len(shapes) == 1
+
+
+def test_hooks_agree_with_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.tensor([[1.0, -2.0, 3.0]], requires_grad=True)
+        w = lib.tensor([[0.5], [2.0], [-1.0]], requires_grad=True)
+        y = (x * w).tanh()
+        y.grad_fn.register_prehook(lambda go: (go[0] * 3,))
+        m = y.grad_fn.next_functions[0][0]
+        m.register_hook(lambda gi, go: (gi[0] + 1, gi[1] * -1))
+        y.sum().backward()
+        return x.grad.detach().numpy(), w.grad.detach().numpy()
+    for a, b in zip(run(mg), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_hooks_on_an_indexing_node_and_under_create_graph():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x[mg.tensor([0, 0, 2])]                     # an op with a scatter fast path
+    y.grad_fn.register_prehook(lambda go: (go[0] * 10,))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [20, 0, 10])
+    x = mg.tensor([2.0], requires_grad=True)
+    y = x ** 3
+    y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+    (g,) = mg.grad(y.sum(), x, create_graph=True)   # 2·3x² = 24
+    (gg,) = mg.grad(g.sum(), x)                     # 12x = 24
+    assert float(g) == 24 and float(gg) == 24
+
+
+def test_a_node_of_several_outputs_gets_every_outputs_gradient_in_its_hooks():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a, b, c = x.unbind(0)
+    seen = []
+    a.grad_fn.register_prehook(lambda go: seen.append(tuple(g is None for g in go)))
+    (a * 2 + c).backward()
+    assert seen == [(False, True, False)]
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 0, 1])
+
+
+def test_a_hook_that_returns_the_wrong_thing_is_refused_by_name():
+    def refused(ret, err, match):
+        x = mg.ones(2, requires_grad=True)
+        y = x * 2
+        y.grad_fn.register_prehook(lambda go: ret)
+        with pytest.raises(err, match=match):
+            y.sum().backward()
+    refused((mg.ones(3),), RuntimeError, "MulBackward0 pre-hook changed gradient 0 from shape")
+    refused((mg.ones(2), mg.ones(2)), TypeError, "a tuple of 1 gradients")
+    refused(([1.0, 1.0],), TypeError, "returned a list at position 0")
+    refused(mg.ones(2), TypeError, "returned Tensor; return None or a tuple")
+    x = mg.ones(2, requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: (mg.ones(5), None))
+    with pytest.raises(RuntimeError, match="MulBackward0 hook changed gradient 0"):
+        y.sum().backward()
+    with pytest.raises(TypeError, match="expected a function"):
+        y.grad_fn.register_hook(3)
+
+
+def test_a_freed_node_has_no_edges_and_takes_no_hooks():
+    x = mg.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    node = y.grad_fn
+    y.backward()
+    assert node.next_functions == ()
+    with pytest.raises(RuntimeError, match="freed by a backward"):
+        node.register_prehook(lambda go: None)
+
+
+def test_the_leaf_node_hooks_and_metadata():
+    x = mg.ones(2, requires_grad=True)
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda go: (go[0] + 1,))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 3])
+    with pytest.raises(NotImplementedError, match="register_post_accumulate_grad_hook"):
+        acc.register_hook(lambda gi, go: None)
+    with pytest.raises(RuntimeError, match="made afresh"):
+        acc.metadata
+    z = x * 3
+    z.grad_fn.metadata["step"] = 7
+    assert z.grad_fn.metadata == {"step": 7}
