@@ -28,8 +28,7 @@ def test_next_functions_walk_the_graph_to_the_leaves():
     assert repr(mul).startswith("<MulBackward0 object at 0x")
 
 
-def test_next_functions_as_torch_on_the_same_graph():
-    torch = pytest.importorskip("torch")
+def test_next_functions_as_torch_on_the_same_graph(torch):
 
     def build(lib):
         x = lib.ones(3, requires_grad=True)
@@ -75,8 +74,7 @@ def test_a_post_hook_sees_gradients_shaped_as_the_inputs_and_may_replace_them():
     assert len(shapes) == 1
 
 
-def test_hooks_agree_with_torch():
-    torch = pytest.importorskip("torch")
+def test_hooks_agree_with_torch(torch):
 
     def run(lib):
         x = lib.tensor([[1.0, -2.0, 3.0]], requires_grad=True)
