@@ -6,9 +6,10 @@ We compute a small expression of two numbers,
     f(a, b) = tanh(a·b + b²) + a²/b
 
 then draw the graph that minigrad recorded while computing it (Graphviz DOT, also written to
-OUT/graph.dot), run backward(), and check each gradient against the derivative worked out by hand
-with the chain rule, the intermediate ones too (`retain_grad()` keeps them). Finally a second
-derivative through `mg.grad(..., create_graph=True)`.
+OUT/graph.dot), walk it node by node as PyTorch shows it (grad_fn.next_functions), run
+backward(), and check each gradient against the derivative worked out by hand with the chain
+rule, the intermediate ones too (`retain_grad()` keeps them). Finally a second derivative
+through `mg.grad(..., create_graph=True)`.
 
     python demos/00_autograd.py                  # from the repo root; runs in about a second
     dot -Tpng out/graph.dot -o out/graph.png     # render the graph (needs Graphviz)
@@ -49,6 +50,20 @@ def main(a0=0.5, b0=-1.2, out="out"):
     with open(path, "w") as fh:
         fh.write(dot + "\n")
     print(f"\n(wrote {path}; render it with: dot -Tpng {path} -o {path[:-4]}.png)\n")
+
+    # the same graph walked by hand, as PyTorch users do: a tensor's grad_fn is the node of
+    # the op that made it, and its next_functions lead to the nodes of that op's inputs,
+    # down to an AccumulateGrad for each leaf (which adds into the leaf's .grad)
+    def walk(node, depth=1):
+        leaf = getattr(node, "variable", None)
+        print("  " * depth + (f"AccumulateGrad -> {names[leaf]}.grad" if leaf is not None
+                              else node.name()))
+        for child, _ in node.next_functions:
+            if child is not None:            # (None: an input that wants no gradient)
+                walk(child, depth + 1)
+    print("f.grad_fn and its next_functions:")
+    walk(f.grad_fn)
+    print()
 
     # 3. backward: walk the graph from f to the leaves, multiplying local derivatives
     f.backward()

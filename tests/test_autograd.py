@@ -427,6 +427,8 @@ def test_autograd_demo_runs(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "digraph" in done.stdout and (tmp_path / "out" / "graph.dot").exists()
+    assert "\n    TanhBackward0\n      AddBackward0\n" in done.stdout    # the walk, indented
+    assert done.stdout.count("AccumulateGrad -> b.grad") == 3          # b is used 3 times
 
 
 # ---- in-place changes after use: the version counter ---------------------------------------
