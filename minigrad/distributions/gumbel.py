@@ -3,33 +3,17 @@ loc - scale log(-log u) of uniform u."""
 import math
 
 import minigrad as mg
-from minigrad.distributions import constraints
-from minigrad.distributions.distribution import Distribution, broadcast_all
-from minigrad.distributions.distribution import expand_as
+from minigrad.distributions.loc_scale import LocScale
 
 EULER_GAMMA = 0.57721566490153286061
 
 
-class Gumbel(Distribution):
+class Gumbel(LocScale):
     """CDF exp(-exp(-(x - loc) / scale)) (they broadcast)."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return expand_as(self, batch_shape, loc=self.loc, scale=self.scale)
 
     @property
     def mean(self):
         return self.loc + self.scale * EULER_GAMMA
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
@@ -39,11 +23,10 @@ class Gumbel(Distribution):
     def variance(self):
         return self.stddev ** 2
 
-    def rsample(self, sample_shape=(), generator=None):
-        shape = self._extended_shape(sample_shape)
+    def _standard_sample(self, shape, generator):
         u = mg.rand(shape, dtype=self.loc.dtype, device=self.loc.device, generator=generator)
         info = mg.finfo(u.dtype)
-        return self.icdf(u.clamp(info.tiny, 1 - info.eps))      # no log(0) at either end
+        return -(-u.clamp(info.tiny, 1 - info.eps).log()).log()    # no log(0) at either end
 
     def log_prob(self, value):
         if self._validate_args:

@@ -23,6 +23,27 @@ def half_log_det(scale_tril):
     return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
+def one_matrix(dist, covariance_matrix, precision_matrix, scale_tril):
+    """(name, matrix): the one of the three given to `dist` (MultivariateNormal, Wishart),
+    or a ValueError."""
+    given = {k: v for k, v in zip(_MATRICES, (covariance_matrix, precision_matrix,
+                                              scale_tril)) if v is not None}
+    if len(given) != 1:
+        raise ValueError(f"{dist}: give exactly one of covariance_matrix, precision_matrix "
+                         f"or scale_tril, got {sorted(given) or 'none'}")
+    (name, matrix), = given.items()
+    return name, matrix
+
+
+def tril_of(name, matrix):
+    """The covariance's lower Cholesky factor L, from the matrix given as `name`."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return linalg.cholesky(matrix)
+    return linalg.cholesky(linalg.inv(matrix))             # Sigma = precision^-1
+
+
 class MultivariateNormal(Distribution):
     """A normal vector of mean loc (..., n); give exactly one of the covariance (..., n, n),
     its inverse the precision, or the covariance's lower Cholesky factor scale_tril."""
@@ -35,12 +56,8 @@ class MultivariateNormal(Distribution):
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = {k: v for k, v in zip(_MATRICES, (covariance_matrix, precision_matrix,
-                                                  scale_tril)) if v is not None}
-        if len(given) != 1:
-            raise ValueError(f"MultivariateNormal: give exactly one of covariance_matrix, "
-                             f"precision_matrix or scale_tril, got {sorted(given) or 'none'}")
-        (name, matrix), = given.items()
+        name, matrix = one_matrix("MultivariateNormal", covariance_matrix, precision_matrix,
+                                  scale_tril)
         for what, t, dims in (("loc", loc, 1), (name, matrix, 2)):
             if not isinstance(t, Tensor) or t.ndim < dims:
                 raise ValueError(f"MultivariateNormal: {what} must be a tensor of at least "
@@ -57,12 +74,7 @@ class MultivariateNormal(Distribution):
         self.__dict__[name] = matrix.expand(batch_shape + (n, n))
         self.loc = loc.expand(batch_shape + (n,))
         super().__init__(batch_shape, (n,), validate_args=validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(matrix))
+        self._unbroadcasted_scale_tril = tril_of(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = MultivariateNormal.__new__(MultivariateNormal)

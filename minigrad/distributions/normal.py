@@ -2,30 +2,15 @@
 import math
 
 import minigrad as mg
-from minigrad.distributions import constraints
-from minigrad.distributions.distribution import (Distribution, LOG_SQRT_2PI, broadcast_all,
-                                                 expand_as)
+from minigrad.distributions.distribution import LOG_SQRT_2PI
+from minigrad.distributions.loc_scale import LocScale
 
 
-class Normal(Distribution):
+class Normal(LocScale):
     """The normal distribution of mean loc and standard deviation scale (they broadcast)."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return expand_as(self, batch_shape, loc=self.loc, scale=self.scale)
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
@@ -36,10 +21,8 @@ class Normal(Distribution):
     def variance(self):
         return self.scale ** 2
 
-    def rsample(self, sample_shape=(), generator=None):
-        shape = self._extended_shape(sample_shape)
-        z = mg.randn(shape, dtype=self.loc.dtype, device=self.loc.device, generator=generator)
-        return self.loc + z * self.scale
+    def _standard_sample(self, shape, generator):
+        return mg.randn(shape, dtype=self.loc.dtype, device=self.loc.device, generator=generator)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -12,10 +12,10 @@ from minigrad import linalg
 from minigrad.distributions import constraints
 from minigrad.distributions.chi2 import Chi2
 from minigrad.distributions.distribution import Distribution, lazy_property, one_stream
-from minigrad.distributions.multivariate_normal import half_log_det
+from minigrad.distributions.multivariate_normal import (_MATRICES, half_log_det, one_matrix,
+                                                        tril_of)
 from minigrad.tensor import Tensor
 
-_MATRICES = ("covariance_matrix", "precision_matrix", "scale_tril")
 _LOG_2 = math.log(2)
 
 
@@ -42,12 +42,7 @@ class Wishart(Distribution):
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = {k: v for k, v in zip(_MATRICES, (covariance_matrix, precision_matrix,
-                                                  scale_tril)) if v is not None}
-        if len(given) != 1:
-            raise ValueError(f"Wishart: give exactly one of covariance_matrix, "
-                             f"precision_matrix or scale_tril, got {sorted(given) or 'none'}")
-        (name, matrix), = given.items()
+        name, matrix = one_matrix("Wishart", covariance_matrix, precision_matrix, scale_tril)
         if not isinstance(matrix, Tensor) or matrix.ndim < 2 or \
                 matrix.shape[-1] != matrix.shape[-2]:
             raise ValueError(f"Wishart: {name} must be a tensor of square matrices (..., p, "
@@ -71,12 +66,7 @@ class Wishart(Distribution):
         if low:
             warnings.warn(f"Wishart: df < p = {p} (but > p - 1): draws are close to "
                           f"singular", stacklevel=2)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = linalg.cholesky(linalg.inv(matrix))
+        self._unbroadcasted_scale_tril = tril_of(name, matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = Wishart.__new__(Wishart)
