@@ -318,6 +318,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                                f"grad, got {t!r:.60}")
         if t._ctx is not None:   # as PyTorch: a non-leaf asked for retains its gradient
             t.retain_grad()      # (the engine stores it), in later backwards too
+    from minigrad.autograd_node import LEAF_PREHOOKS, run_leaf_prehooks
     from minigrad.backward import _into_grad
     from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
     found = run_backward(list(tensors), root_grads, retain_graph, create_graph, inputs)
@@ -326,6 +327,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if g is None or t._ctx is not None or id(t) in done:   # (a leaf asked twice: once)
             continue
         done.add(id(t))
+        if LEAF_PREHOOKS and id(t) in LEAF_PREHOOKS:          # its AccumulateGrad's
+            g = run_leaf_prehooks(t, g)
+            if g is None:
+                continue
         _into_grad(t, g)
         if _POST_ACCUMULATE and id(t) in _POST_ACCUMULATE:
             run_post_accumulate_hooks(t)

@@ -3,17 +3,32 @@
 each leaf that wants a gradient), `metadata`, and node hooks. These are what the
 PyTorch tutorials use to walk the graph by hand:
 
-    loss.grad_fn.name()                           # 'MSELossBackward0'
+    loss.grad_fn.name()                           # 'CrossEntropyBackward0'
     loss.grad_fn.next_functions[0][0]             # the node of the op before it
+
+The names are minigrad's ops' own, spelled as PyTorch's ('MulBackward0'); where the ops
+differ the names do (F.cross_entropy is one op here, NllLossBackward0 after a log_softmax
+in PyTorch; F.mse_loss ends in a MulBackward0, PyTorch's is one MseLossBackward0).
 
 A node's pre-hook sees the gradients of its outputs before its backward runs, hook(
 grad_outputs), and a post-hook sees what the backward made of them, hook(grad_inputs,
 grad_outputs), a gradient per input (None for one that wants none) shaped like that
-input. Either may return a tuple that replaces what it saw. `propagate_hooked` is the
-backward pass's route through a node that has hooks (backward.py sends it here); a node
-without any pays one attribute read.
+input. Either may return a tuple that replaces what it saw (a Tensor of the same shape,
+dtype and device where it saw one, or None; never a Tensor where it saw None), as
+PyTorch's. `propagate_hooked` is the backward pass's route through a node that has hooks
+(backward.py sends it here); a node without any pays one attribute read.
 """
+import weakref
+
 from minigrad.grad_hooks import HookHandle
+
+# node -> its `metadata` dict: not in the node's __dict__, which release() clears after a
+# backward (PyTorch's node keeps its metadata); dropped with the node
+_METADATA = weakref.WeakKeyDictionary()
+
+# id(leaf) -> {handle id: hook}: the pre-hooks of a leaf's AccumulateGrad, kept here, as
+# grad_hooks' post-accumulate ones (a Tensor's __slots__ are fixed), dropped with the leaf
+LEAF_PREHOOKS = {}
 
 
 class NodeAPI:
@@ -39,9 +54,9 @@ class NodeAPI:
     @property
     def metadata(self):
         """A dict of the caller's own, kept on the node (PyTorch's Node.metadata)."""
-        d = self.__dict__.get("_metadata")
+        d = _METADATA.get(self)
         if d is None:
-            d = self._metadata = {}
+            d = _METADATA[self] = {}
         return d
 
     def register_prehook(self, hook):
@@ -87,17 +102,18 @@ class AccumulateGrad:
                            "data beside the leaf tensor instead")
 
     def register_prehook(self, hook):
-        """hook(grad_outputs) before the leaf's gradient is accumulated, as PyTorch's; a
-        leaf's own register_hook underneath (the one-gradient tuple in and out)."""
+        """hook(grad_outputs), the one-gradient tuple in and out, before the leaf's gradient
+        is added into its .grad, as PyTorch's: after the leaf's own hooks (register_hook),
+        and not for mg.grad, which accumulates nothing."""
         if not callable(hook):
             raise TypeError(f"AccumulateGrad.register_prehook: expected a function, got "
                             f"{type(hook).__name__}")
-
-        def on_leaf(g):
-            new = hook((g,))
-            return None if new is None else _replacement(new, (g,), "AccumulateGrad",
-                                                         "pre-hook")[0]
-        return self.variable.register_hook(on_leaf)
+        t = self.variable
+        hooks = LEAF_PREHOOKS.get(id(t))
+        if hooks is None:
+            hooks = LEAF_PREHOOKS[id(t)] = {}
+            weakref.finalize(t, LEAF_PREHOOKS.pop, id(t), None)
+        return HookHandle(hooks, hook)
 
     def register_hook(self, hook):
         raise NotImplementedError(
@@ -107,6 +123,16 @@ class AccumulateGrad:
 
     def __repr__(self):
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def run_leaf_prehooks(t, g):
+    """Leaf t's AccumulateGrad pre-hooks on g (backward.py, autograd.backward), in the order
+    they were added; None if one took the gradient away (nothing is accumulated then)."""
+    for hook in list(LEAF_PREHOOKS[id(t)].values()):
+        new = hook((g,))
+        if new is not None:
+            g = _replacement(new, (g,), "AccumulateGrad", "pre-hook")[0]
+    return g
 
 
 def _edge(p):
@@ -120,7 +146,7 @@ def _edge(p):
 
 def _replacement(new, old, node, kind):
     """A hook's returned tuple, checked against what it replaces: as many entries, each
-    None where that was None, else a Tensor of its shape, dtype and device."""
+    None or a Tensor of its shape, dtype and device; None where that was None."""
     from minigrad.tensor import Tensor
     new = tuple(new) if isinstance(new, (tuple, list)) else new
     if not isinstance(new, tuple) or len(new) != len(old):
@@ -133,19 +159,24 @@ def _replacement(new, old, node, kind):
         if not isinstance(a, Tensor):
             raise TypeError(f"{node} {kind} returned a {type(a).__name__} at position {k}; "
                             f"each entry is a Tensor or None")
-        if b is not None and (a.shape != b.shape or a.dtype != b.dtype or
-                              a.device != b.device):
+        if b is None:       # nothing would take it (an input that wants no gradient)
+            raise RuntimeError(f"{node} {kind} returned a Tensor at position {k}, where it "
+                               f"was given None; it can't replace a None gradient with a "
+                               f"non-None value (return None there)")
+        if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
             raise RuntimeError(f"{node} {kind} changed gradient {k} from shape {b.shape}, "
                                f"{b.dtype} on {b.device} to shape {a.shape}, {a.dtype} on "
                                f"{a.device}; a replacement must match it")
     return new
 
 
-def propagate_hooked(ctx, g, grads, create_graph, anomaly, input_grads, accumulate):
+def propagate_hooked(ctx, g, grads, create_graph, anomaly, needed):
     """backward.py's _propagate for a node with hooks: pre-hooks on the outputs' gradients,
-    the node's backward (input_grads: shaped and typed like the inputs), post-hooks on its
-    result, then each gradient added in (accumulate). The engine owns none of these arrays:
-    a hook may have kept them."""
+    the node's backward (_input_grads: shaped and typed like the inputs), post-hooks on its
+    result, then each gradient added in. The engine owns none of these arrays: a hook may
+    have kept them. `needed`: under mg.grad, the ids of the tensors that lead to what was
+    asked for; as PyTorch's, the hooks see None for an input that leads elsewhere."""
+    from minigrad.backward import _accumulate, _input_grads
     pre, post = ctx._node_hooks
     several = isinstance(g, tuple)          # a node of several outputs gets them all
     outs = g if several else (g,)
@@ -153,11 +184,18 @@ def propagate_hooked(ctx, g, grads, create_graph, anomaly, input_grads, accumula
         new = hook(outs)
         if new is not None:
             outs = _replacement(new, outs, ctx.name(), "pre-hook")
-    ins = input_grads(ctx, outs if several else outs[0], create_graph, anomaly)
+    if all(x is None for x in outs):        # a pre-hook took them all: nothing to pass on
+        ins = (None,) * len(ctx.inputs)
+    else:
+        ins = _input_grads(ctx, outs if several else outs[0], create_graph, anomaly)
+        if needed is not None:
+            ins = tuple(gp if id(p) in needed else None for p, gp in zip(ctx.inputs, ins))
     for hook in list(post.values()):
         new = hook(ins, outs)
         if new is not None:
             ins = _replacement(new, ins, ctx.name(), "hook")
+            if anomaly is not None:         # as what backward returned (PyTorch checks
+                anomaly.check(ctx, ins)     # after the hooks)
     for p, gp in zip(ctx.inputs, ins):
-        if gp is not None and p.requires_grad:
-            accumulate(grads, p, gp, create_graph, False)
+        if gp is not None:
+            _accumulate(grads, p, gp, create_graph, False)

@@ -8,6 +8,7 @@ in anomaly mode (anomaly.py) what it returns is checked for NaN too.
 """
 from minigrad import backend, profiler
 from minigrad.anomaly import checks as _anomaly_checks, node_name
+from minigrad.autograd_node import LEAF_PREHOOKS as _LEAF_PREHOOKS, run_leaf_prehooks
 from minigrad.grad_hooks import run_hooks as _run_hooks
 from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
 from minigrad.grad_mode import _GradMode, autocast_set, is_grad_enabled
@@ -127,13 +128,17 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 continue
             if ctx is None:
                 if wanted is None:   # an array only we hold becomes .grad as it is
+                    if _LEAF_PREHOOKS and id(t) in _LEAF_PREHOOKS:   # its AccumulateGrad's
+                        g, owned = run_leaf_prehooks(t, g), False
+                        if g is None:
+                            continue
                     _into_grad(t, g, owned=owned)
                     if _POST_ACCUMULATE and id(t) in _POST_ACCUMULATE:
                         run_post_accumulate_hooks(t)
                 continue
             if needed is not None and not any(id(p) in needed for p in ctx.inputs):
                 continue                               # nothing below t was asked for
-            _run_node(ctx, g, grads, create_graph, anomaly)
+            _run_node(ctx, g, grads, create_graph, anomaly, needed)
             if not retain_graph:
                 ctx.release()
     return found
@@ -167,7 +172,7 @@ def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed, ano
         del gathering[id(ctx)]
         if any(x is not None for x in entry[1]) and \
                 (needed is None or any(id(p) in needed for p in ctx.inputs)):
-            _run_node(ctx, tuple(entry[1]), grads, create_graph, anomaly)
+            _run_node(ctx, tuple(entry[1]), grads, create_graph, anomaly, needed)
         if not retain_graph:
             ctx.release()
 
@@ -208,19 +213,20 @@ def _on_a_path_to(order, wanted):
     return on
 
 
-def _run_node(ctx, g, grads, create_graph, anomaly=None):
+def _run_node(ctx, g, grads, create_graph, anomaly=None, needed=None):
     """Run op ctx's backward on g (its output's gradient), refused if an input it reads was
     changed in place since (the output: checked by output()). `anomaly`: anomaly mode's
-    checks (anomaly.Checks), which also name ctx, with its forward stack, on an error."""
+    checks (anomaly.Checks), which also name ctx, with its forward stack, on an error;
+    `needed`: run_backward's (for node hooks)."""
     try:
         changed = _changed_input(ctx)
         if changed is not None:
             raise RuntimeError(_modified_in_place(ctx, i=changed))
         if profiler.active is None:
-            _propagate(ctx, g, grads, create_graph, anomaly)
+            _propagate(ctx, g, grads, create_graph, anomaly, needed)
         else:                                   # timed as one event (profiler.py)
             profiler.active.run(node_name(ctx), "backward", ctx.device, g, _propagate,
-                                ctx, g, grads, create_graph, anomaly)
+                                ctx, g, grads, create_graph, anomaly, needed)
     except Exception as e:
         if anomaly is not None:
             anomaly.blame(ctx, e)
@@ -230,20 +236,22 @@ def _run_node(ctx, g, grads, create_graph, anomaly=None):
         raise
 
 
-def _propagate(ctx, g, grads, create_graph, anomaly=None):
+def _propagate(ctx, g, grads, create_graph, anomaly=None, needed=None, into=None):
     """Pass g, the gradient of op ctx's output, on to ctx's inputs, adding into `grads`.
     Three ways, fastest first: an indexing op adds g straight into its input's gradient
     (`scatter_backward`); a fused op computes on raw arrays (`backward_arrays`); any other
-    op, and every op under create_graph, runs its Tensor-level `backward`. (A node with
-    hooks of its own goes through them: autograd_node.py.)"""
+    op, and every op under create_graph, runs its Tensor-level `backward`. A node with
+    hooks of its own goes through them (autograd_node.py; `needed`: run_backward's, which
+    inputs lead to what mg.grad asked for); they get the gradients from here first, put
+    in `into`, a place per input, instead of added into `grads` (_input_grads)."""
+    from minigrad.ops.reduce import sum_to
     from minigrad.tensor import Tensor
-    if ctx._node_hooks is not None:
+    if ctx._node_hooks is not None and into is None:   # (one read for a node without)
         from minigrad.autograd_node import propagate_hooked
-        return propagate_hooked(ctx, g, grads, create_graph, anomaly, _input_grads,
-                                _accumulate)
+        return propagate_hooked(ctx, g, grads, create_graph, anomaly, needed)
     if not create_graph:
         scatter = getattr(ctx, "scatter_backward", None)
-        if scatter is not None:
+        if scatter is not None and into is None:
             p = ctx.inputs[0]
             if p.requires_grad:
                 buffer = _owned_buffer(grads, p)
@@ -256,19 +264,10 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None):
                     anomaly.check(ctx, (Tensor._make(part, p.device),))
                     buffer += part
             return
+        fast = getattr(ctx, "backward_arrays", None)
+    else:
+        fast = None
     owned = ctx.fresh_grads and not create_graph
-    for p, gp in zip(ctx.inputs, _input_grads(ctx, g, create_graph, anomaly)):
-        if gp is not None:
-            _accumulate(grads, p, gp, create_graph, owned)   # (a view of an owned array is ours)
-
-
-def _input_grads(ctx, g, create_graph, anomaly=None):
-    """op ctx's backward on g: a gradient per input, shaped and typed as that input, None
-    for one that wants none. From `backward_arrays` where the op has it and no graph of the
-    backward is recorded, else from `backward`."""
-    from minigrad.ops.reduce import sum_to
-    from minigrad.tensor import Tensor
-    fast = None if create_graph else getattr(ctx, "backward_arrays", None)
     if fast is not None:
         # (a node with several outputs gets a tuple of gradients, None for one that got
         # none; 0-d arithmetic in NumPy gives scalars: arrays again, as apply's outputs)
@@ -284,18 +283,26 @@ def _input_grads(ctx, g, create_graph, anomaly=None):
     if anomaly is not None:
         anomaly.check(ctx, [gp if p.requires_grad else None
                             for p, gp in zip(ctx.inputs, in_grads)])
-    out = []
-    for k, p in enumerate(ctx.inputs):
-        gp = in_grads[k] if k < len(in_grads) else None
+    for k, (p, gp) in enumerate(zip(ctx.inputs, in_grads)):
         if gp is None or not p.requires_grad:
-            gp = None
+            continue
+        if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
+            gp = sum_to(gp, p.shape)
+        if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
+            gp = gp.to(dtype=p.dtype)
+        if into is None:
+            _accumulate(grads, p, gp, create_graph, owned)   # (a view of an owned array is ours)
         else:
-            if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
-                gp = sum_to(gp, p.shape)
-            if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
-                gp = gp.to(dtype=p.dtype)
-        out.append(gp)
-    return tuple(out)
+            into[k] = gp
+
+
+def _input_grads(ctx, g, create_graph, anomaly=None):
+    """op ctx's backward on g, as _propagate computes it, for node hooks: a gradient per
+    input, shaped and typed as that input, None for one that wants none (or that backward
+    gave none). The ordinary route (no hooks) pays nothing for it."""
+    into = [None] * len(ctx.inputs)
+    _propagate(ctx, g, None, create_graph, anomaly, into=into)
+    return tuple(into)
 
 
 def _accumulate(grads, p, gp, create_graph, owned=False):

@@ -34,6 +34,10 @@ class FunctionCtx(Function):
     def __init__(self):
         self._saved, self._materialize, self._non_diff = (), True, set()
 
+    def name(self):
+        """'<Fn>Backward' (the node class's name), as PyTorch names a custom Function's node."""
+        return type(self).__name__
+
     def save_for_backward(self, *tensors):
         from minigrad.tensor import Tensor
         for i, t in enumerate(tensors):

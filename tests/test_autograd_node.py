@@ -157,3 +157,119 @@ def test_the_leaf_node_hooks_and_metadata():
     z = x * 3
     z.grad_fn.metadata["step"] = 7
     assert z.grad_fn.metadata == {"step": 7}
+
+
+def test_a_node_without_hooks_takes_the_ordinary_route(monkeypatch):
+    import minigrad.backward as engine
+
+    def hooked_route_only(*args):
+        raise AssertionError("a node without hooks went through _input_grads")
+    x = mg.ones(3, 1, requires_grad=True)
+    y = (x * mg.ones(3, 4)).tanh().sum()          # broadcast, fast path, fresh grads
+    monkeypatch.setattr(engine, "_input_grads", hooked_route_only)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full((3, 1), 4 * (1 - np.tanh(1) ** 2)),
+                               rtol=1e-6)
+
+
+def _pre_none_then_post(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 3
+    seen = []
+    y.grad_fn.register_prehook(lambda go: (None,))
+    y.grad_fn.register_hook(lambda gi, go: seen.append((gi, go)))
+    (y.sum() + x.sum()).backward()
+    return seen, x.grad.tolist()
+
+
+def test_a_pre_hook_that_takes_the_gradient_away_leaves_the_node_nothing():
+    assert _pre_none_then_post(mg) == ([((None, None), (None,))], [1, 1, 1])
+
+
+def test_a_hook_cannot_put_a_gradient_where_there_was_none():
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a, b, c = x.unbind(0)
+    a.grad_fn.register_prehook(lambda go: (go[0], mg.tensor(5.0), go[2]))
+    with pytest.raises(RuntimeError, match="UnbindBackward0 pre-hook returned a Tensor at "
+                                           "position 1, where it was given None"):
+        (a * 2 + c).backward()
+    x = mg.ones(3, requires_grad=True)
+    y = x * mg.ones(3)                              # the constant gets None
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], mg.ones(3)))
+    with pytest.raises(RuntimeError, match="can't replace a None gradient"):
+        y.sum().backward()
+
+
+def test_anomaly_mode_checks_what_a_post_hook_returns():
+    x = mg.ones(2, requires_grad=True)
+    y = x * 3
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] * float("nan"), None))
+    with pytest.warns(UserWarning), mg.autograd.detect_anomaly():
+        with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+            y.sum().backward()
+
+
+def _partial_grad_inputs(lib):
+    x = lib.ones(2, requires_grad=True)
+    w = lib.full((2,), 2.0, requires_grad=True)
+    m = x * w
+    seen = []
+    m.grad_fn.register_hook(lambda gi, go: seen.append(
+        [None if g is None else g.tolist() for g in gi]))
+    lib.autograd.grad(m.sum(), x)
+    return seen
+
+
+def test_under_grad_a_post_hook_sees_none_for_an_input_not_asked_for():
+    assert _partial_grad_inputs(mg) == [[[2, 2], None]]
+
+
+def _leaf_pre_hook(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    order = []
+    y.grad_fn.next_functions[0][0].register_prehook(
+        lambda go: (order.append("node"), (go[0] * 10,))[1])
+    x.register_hook(lambda g: (order.append("tensor"), g + 1)[1])
+    y.sum().backward()
+    (g,) = lib.autograd.grad((x * 2).sum(), x)             # accumulates nothing
+    x.grad = None
+    lib.autograd.backward((x * 2).sum(), inputs=[x])       # accumulates into x.grad
+    return order, g.tolist(), x.grad.tolist()
+
+
+def test_a_leafs_node_pre_hook_runs_after_its_tensor_hooks_and_only_to_accumulate():
+    assert _leaf_pre_hook(mg) == (["tensor", "node", "tensor", "tensor", "node"], [3, 3],
+                                  [30, 30])
+
+
+def test_metadata_outlives_the_backward_that_frees_the_node():
+    x = mg.ones(2, requires_grad=True)
+    y = (x * 3).sum()
+    node = y.grad_fn
+    node.metadata["step"] = 7
+    y.backward()
+    assert node.metadata == {"step": 7}
+
+
+def _custom_name(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    return Double.apply(lib.ones(2, requires_grad=True)).grad_fn.name()
+
+
+def test_a_custom_functions_node_is_named_as_torchs():
+    assert _custom_name(mg) == "DoubleBackward"
+
+
+def test_these_cases_agree_with_torch(torch):
+    assert _pre_none_then_post(torch) == _pre_none_then_post(mg)
+    assert _partial_grad_inputs(torch) == _partial_grad_inputs(mg)
+    assert _leaf_pre_hook(torch) == _leaf_pre_hook(mg)
+    assert _custom_name(torch) == _custom_name(mg)
