@@ -273,3 +273,10 @@ def test_these_cases_agree_with_torch(torch):
     assert _partial_grad_inputs(torch) == _partial_grad_inputs(mg)
     assert _leaf_pre_hook(torch) == _leaf_pre_hook(mg)
     assert _custom_name(torch) == _custom_name(mg)
+
+
+def test_a_checkpointed_calls_node_is_named_as_torchs_reentrant_one():
+    from minigrad.utils.checkpoint import checkpoint
+    x = mg.ones(2, requires_grad=True)
+    y = checkpoint(lambda h: h.tanh() * 2, x, use_reentrant=True)
+    assert y.grad_fn.name() == "CheckpointFunctionBackward"

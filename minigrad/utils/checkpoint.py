@@ -225,6 +225,9 @@ class CheckpointBackward(Function):
     """The node of one checkpointed call: its inputs the segment's boundary, its outputs the
     function's outputs; backward runs the function again and differentiates that."""
 
+    def name(self):
+        return "CheckpointFunctionBackward"        # as PyTorch's (reentrant) checkpoint node
+
     def backward(self, grads):
         create_graph = is_grad_enabled()      # (True under backward(create_graph=True))
         for ref, was in zip(self.read, self.inputs):
