@@ -4,6 +4,8 @@
 (`forward_ad` is forward_ad.py; `gradcheck`, `gradgradcheck` are gradcheck.py's.)"""
 import types
 
+from minigrad import autograd_graph
+
 from minigrad.grad_mode import _state
 
 
@@ -71,5 +73,8 @@ class Node(metaclass=_NodeMeta):
         raise TypeError("graph.Node is the type of a grad_fn; ops make them")
 
 
-graph = types.ModuleType("minigrad.autograd.graph", "As torch.autograd.graph: Node.")
+graph = types.ModuleType("minigrad.autograd.graph", "As torch.autograd.graph: Node, "
+                         "register_multi_grad_hook, increment_version.")
 graph.Node = Node
+graph.register_multi_grad_hook = autograd_graph.register_multi_grad_hook
+graph.increment_version = autograd_graph.increment_version

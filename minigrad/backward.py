@@ -8,6 +8,7 @@ in anomaly mode (anomaly.py) what it returns is checked for NaN too.
 """
 from minigrad import backend, profiler
 from minigrad.anomaly import checks as _anomaly_checks, node_name
+from minigrad.autograd_graph import frame as _graph_frame
 from minigrad.autograd_node import LEAF_PREHOOKS as _LEAF_PREHOOKS, run_leaf_prehooks
 from minigrad.grad_hooks import run_hooks as _run_hooks
 from minigrad.grad_hooks import _POST_ACCUMULATE, run_post_accumulate_hooks
@@ -99,7 +100,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     anomaly = _anomaly_checks()
     # backward ops run in the dtypes their forward gave them, never autocast again (as
     # torch's); a checkpointed segment recomputes under its forward's setting (checkpoint.py)
-    with _GradMode(create_graph), autocast_set(None):
+    # (_graph_frame: the pass as multi-grad hooks see it, autograd_graph.py; a no-op without)
+    with _GradMode(create_graph), autocast_set(None), _graph_frame(order, needed):
         while order:
             t = order.pop()   # popped, not iterated: a tensor whose turn is over can be freed
             entry = grads.pop(id(t), None)
