@@ -181,9 +181,12 @@ def _gather(gathering, ctx, t, g, grads, create_graph, retain_graph, needed, ano
 
 def _into_grad(t, g, owned=False):
     """Add gradient g into t.grad (a leaf's, or one kept by retain_grad)."""
+    from minigrad.memory_format import leaf_grad
     from minigrad.ops.shape import clone
     from minigrad.tensor import Tensor
-    if t.grad is None and not owned:
+    if t.grad is None and t._ctx is None:     # a leaf's: laid out as the leaf (as torch)
+        g = leaf_grad(g, t, copy=not owned)
+    elif t.grad is None and not owned:
         # store a writable array of our own, never a (read-only) broadcast view nor an array
         # shared with another tensor's .grad or the caller's gradient (Add hands the same g
         # to both inputs); with create_graph=True (grad mode on) a differentiable copy, so

@@ -7,15 +7,26 @@ with NCHW's shape, so x.stride() and x.is_contiguous(memory_format=...) answer a
 and ops (layout-agnostic) give the same values either way.
 
 preserve_format, as PyTorch's: a dense input (every element its own place, no gaps) keeps
-its strides; any other (a broadcast view, a stepped slice) is laid out as suggest() says:
-channels_last where its strides look like it, else row-major. Where minigrad differs: a
-view with a negative stride (flip; PyTorch has none) is not kept, it comes out as that rule
-for non-dense inputs says; and a tensor of no elements is always laid out row-major (NumPy
-gives its strides as all 0, so no other layout can be told)."""
+its strides; any other (a broadcast view, a stepped slice) gets dense strides with its dims
+in the order its own strides give them (a stepped channels_last slice stays channels_last,
+a stepped transpose a transpose). Where minigrad differs: a view with a negative stride
+(x[:, ::-1]; PyTorch has none) comes out row-major; a tensor of no elements is always laid
+out row-major (NumPy gives its strides as all 0, so no other layout can be told); and a
+size-1 dim's stride, which no element uses, may differ from PyTorch's (so may, through
+it, the order PyTorch gives a copy of a broadcast view that has such a dim).
+
+Through ops, as PyTorch's: a leaf's .grad is laid out as the leaf where that is dense
+(leaf_grad), and interpolate's output in the input's suggested format. Other ops' outputs
+are laid out as NumPy leaves them: elementwise ops of channels_last operands, batch_norm,
+slices and views keep channels_last as PyTorch's do, but conv, pooling and pad give
+row-major outputs where PyTorch's stay channels_last, and softmax, cumsum and tril keep
+channels_last where PyTorch's are row-major. The values are the same either way; a
+.view() that needs a layout may be refused where PyTorch's is not (.reshape() takes any)."""
 import functools
 import inspect
 
 from minigrad.autograd import Function
+from minigrad.grad_mode import is_grad_enabled
 
 
 class memory_format:
@@ -105,14 +116,44 @@ def _dense(sizes, strides):
     return True
 
 
+def _dense_in_order(sizes, strides):
+    """Dense strides keeping the order in memory of a non-dense layout's dims, as PyTorch
+    orders them: a stable insertion sort, innermost first, from row-major's order, where a
+    stride of 0 (a broadcast dim) is compared with none (so keeps its row-major place) and
+    of two equal strides the smaller dim goes inside."""
+    def outside(a, b):                 # 1: dim a goes outside dim b; -1: inside; 0: unknown
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if sizes[a] > sizes[b] else 0
+    order = list(range(len(sizes) - 1, -1, -1))
+    for i in range(1, len(order)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = outside(order[k], order[j])
+            if c < 0:
+                break
+            if c > 0:
+                order[k], order[j], j = order[j], order[k], k
+    out, step = [0] * len(sizes), 1
+    for d in order:
+        out[d] = step
+        step *= max(sizes[d], 1)
+    return tuple(out)
+
+
 def target_strides(x, fmt, op):
     """The strides a copy of x in format fmt gets (preserve: see the module's docstring)."""
     fmt = check(fmt, op, x.ndim)
     if fmt is not preserve_format:
         return strides_for(x.shape, fmt)
     strides = x.stride()
-    return strides if _dense(x.shape, strides) else strides_for(x.shape,
-                                                                  suggest(x.shape, strides))
+    if _dense(x.shape, strides):
+        return strides
+    if min(strides, default=0) < 0:                  # a flipped view: row-major
+        return strides_for(x.shape, contiguous_format)
+    return _dense_in_order(x.shape, strides)
 
 
 def empty_array(xp, shape, dtype, strides):
@@ -138,6 +179,32 @@ class CloneAs(Function):
         return out
 
     def backward(self, g): return g
+
+
+def leaf_grad(g, t, copy):
+    """g as leaf t's first .grad, laid out as PyTorch's: in t's strides where t is dense and
+    not row-major (a channels_last weight's gradient is channels_last), else row-major. A
+    copy (differentiable in grad mode) where `copy` (g is not the engine's own array alone)
+    or g is laid out otherwise; else g itself."""
+    from minigrad.tensor import Tensor
+    strides = None if t._data.flags.c_contiguous else t.stride()
+    if strides is not None and not _dense(t.shape, strides):
+        strides = None                           # (a broadcast or stepped leaf: row-major)
+    if strides is None:
+        if not copy and g._data.flags.c_contiguous:
+            return g
+        if is_grad_enabled():
+            from minigrad.ops.shape import clone as plain
+            return plain(g)
+        return Tensor._make(g.backend.xp.ascontiguousarray(g._data) if not copy else
+                            g._data.copy(), g.device)
+    if not copy and g.stride() == strides:
+        return g
+    if is_grad_enabled():
+        return CloneAs.apply(g, strides=strides)
+    out = empty_array(g.backend.xp, g.shape, g.dtype, strides)
+    out[...] = g._data
+    return Tensor._make(out, g.device)
 
 
 def _row_major(x):
@@ -179,7 +246,7 @@ def to(x, out, fmt):
         return relaid(out, x, fmt, "to") if out._data.size else out  # a lazy placeholder
     if fmt is preserve_format or (out is x and suggest(x.shape, x.stride()) is fmt):
         return out
-    return clone(x, fmt, "to") if out is x else contiguous(out, fmt)
+    return clone(x, fmt, "to") if out is x else relaid(out, out, fmt, "to")
 
 
 def relaid(t, like, fmt, op):
@@ -224,7 +291,10 @@ def like_factory(fn):
     @functools.wraps(fn)
     def factory(*args, memory_format=preserve_format, **kwargs):
         like = args[0] if args else kwargs.get(first)
-        check(memory_format, fn.__name__, like.ndim)
+        if not hasattr(like, "shape"):
+            raise TypeError(f"{fn.__name__}: {first} must be a Tensor, got "
+                            f"{type(like).__name__}")
+        check(memory_format, fn.__name__, len(like.shape))
         return relaid(fn(*args, **kwargs), like, memory_format, fn.__name__)
     factory.__signature__ = _with_keyword(fn, preserve_format)
     return factory

@@ -13,8 +13,12 @@ class TensorCopy:
     __slots__ = ()          # Tensor's own __slots__ stay the only attributes
 
     def __reduce_ex__(self, protocol):
-        return rebuild, (type(self), self.data, self.device, self.requires_grad), \
-            getattr(self, "__dict__", None)              # a subclass's own attributes
+        # a dense layout other than row-major (channels_last) pickles as its memory in
+        # order and the dims' order to see it in, so it comes back laid out so, as torch's
+        array, dims = _in_memory_order(self.data)
+        args = (type(self), array, self.device, self.requires_grad) + \
+            ((dims,) if dims is not None else ())
+        return rebuild, args, getattr(self, "__dict__", None)   # a subclass's attributes
 
     def __deepcopy__(self, memo):
         from minigrad.tensor import Tensor               # tensor.py imports this module
@@ -56,9 +60,23 @@ def _copied_array(a, memo):
     return new
 
 
-def rebuild(cls, array, device, requires_grad):
+def _in_memory_order(a):
+    """(a, None) for a row-major or non-dense array a; else (a's dims transposed into their
+    order in memory: a row-major array of a's memory; the dims that see a in it)."""
+    if a.flags.c_contiguous or a.size == 0:
+        return a, None
+    outer_first = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+    root = a.transpose(outer_first)
+    if not root.flags.c_contiguous:
+        return a, None
+    return root, tuple(outer_first.index(d) for d in range(a.ndim))
+
+
+def rebuild(cls, array, device, requires_grad, dims=None):
     """A leaf of class cls (Tensor, Parameter, a user's subclass) holding `array` (pickle's
-    and copy's end): Tensor._make's fields on a new cls."""
+    and copy's end), seen through dims where given (see _in_memory_order): Tensor._make's
+    fields on a new cls."""
+    array = array if dims is None else array.transpose(dims)
     t = cls.__new__(cls)
     t._data, t.device, t._grad, t._ctx = array, backend.device_name(device), None, None
     t.requires_grad = requires_grad

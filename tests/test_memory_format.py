@@ -1,7 +1,8 @@
 """Memory formats (minigrad/memory_format.py): strides and is_contiguous against PyTorch's
 for many layouts, clone's preserve_format rule, contiguous / to / the *_like factories /
-mg.empty / Module.to with memory_format, the *_copy functions' row-major outputs, and ops
-on channels_last inputs giving the same values and gradients."""
+mg.empty / Module.to with memory_format, the *_copy functions' row-major outputs, ops
+on channels_last inputs giving the same values and gradients, a leaf's .grad laid out as
+the leaf, interpolate's output layout, and pickles keeping the layout."""
 import copy
 import pickle
 
@@ -38,6 +39,10 @@ LAYOUTS = {
     "cols_stepped": ((4, 6), lambda L, t: t[:, ::2]),
     "cl3d": ((2, 3, 2, 4, 5), lambda L, t: t.contiguous(memory_format=L.channels_last_3d)),
     "ndhwc_permute": ((2, 2, 4, 5, 3), lambda L, t: t.permute(0, 4, 1, 2, 3)),
+    "t_stepped": ((4, 6), lambda L, t: t.t()[::2]),             # non-dense: order kept
+    "perm_stepped": ((2, 3, 4, 6), lambda L, t: t.permute(0, 2, 1, 3)[..., ::2]),
+    "cl_expanded": ((2, 3, 1, 5), lambda L, t: t.contiguous(
+        memory_format=L.channels_last).expand(2, 3, 4, 5)),
     "vector": ((5,), lambda L, t: t),
     "scalar": ((), lambda L, t: t),
 }
@@ -103,6 +108,8 @@ def test_contiguous_and_to_match_torch(torch, name):
         out, want = x.to(memory_format=_fmt(mg, f)), tx.to(memory_format=_fmt(torch, f))
         assert (out is x) == (want is tx) and out.stride() == want.stride(), f
         np.testing.assert_array_equal(out.numpy(), tx.numpy())
+        out = x.to(mg.float64, memory_format=_fmt(mg, f))   # a new copy: f's own strides
+        assert out.stride() == tx.to(torch.float64, memory_format=_fmt(torch, f)).stride()
     assert x.to(memory_format=mg.preserve_format) is x
     out, want = x.to(mg.float64), tx.to(torch.float64)          # a copy keeps the layout
     assert out.stride() == want.stride()
@@ -146,6 +153,10 @@ def test_errors_name_the_format_and_rank():
         x.contiguous(memory_format=mg.preserve_format)
     with pytest.raises(TypeError, match="memory_format must be one of"):
         x.clone(memory_format="channels_last")
+    with pytest.raises(TypeError, match="Linear.to: memory_format must be one of"):
+        nn.Linear(2, 3).to(memory_format="channels_last")    # (even with no 4-D weight)
+    with pytest.raises(TypeError, match="zeros_like: input must be a Tensor, got list"):
+        mg.zeros_like([1.0, 2.0])
 
 
 def test_module_to_channels_last():
@@ -232,3 +243,72 @@ def test_channels_last_tensor_in_place_and_copies():
     assert x.is_contiguous(memory_format=mg.channels_last)
     for y in (copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
         np.testing.assert_array_equal(y.numpy(), want)
+        assert y.stride() == x.stride()                 # laid out as it was, as torch's
+    t = mg.arange(12.0).reshape(3, 4).t()
+    assert pickle.loads(pickle.dumps(t)).stride() == (1, 4)
+    p = pickle.loads(pickle.dumps(nn.Parameter(x.clone())))
+    assert type(p) is nn.Parameter and p.stride() == x.stride() and p.requires_grad
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
+def test_leaf_grad_is_laid_out_as_the_leaf(torch):
+    """As PyTorch's: a dense leaf's .grad has its strides (channels_last stays so), any
+    other leaf's is row-major; create_graph's too; a second backward adds in place."""
+    values = np.arange(120.0).reshape(2, 3, 4, 5)
+    leaves = [lambda L, t: t.contiguous(memory_format=L.channels_last),
+              lambda L, t: t.permute(0, 2, 3, 1), lambda L, t: t[:, :, ::2],
+              lambda L, t: t[:, :1].expand(2, 3, 4, 5)]
+    for make in leaves:
+        for create_graph in (False, True):
+            x = make(mg, mg.tensor(values)).detach().requires_grad_()
+            tx = make(torch, torch.tensor(values)).detach().requires_grad_()
+            for leaf, lib in ((x, mg), (tx, torch)):
+                w = lib.arange(float(leaf.shape[-1]))
+                (leaf.contiguous() * w).sum().backward(create_graph=create_graph)
+            assert x.grad.stride() == tx.grad.stride()
+            np.testing.assert_array_equal(x.grad.detach().numpy(), tx.grad.detach().numpy())
+    x = mg.randn(2, 3, 4, 5).contiguous(memory_format=mg.channels_last).requires_grad_()
+    (x * x).sum().backward()
+    held = x.grad
+    (x * 2).sum().backward()
+    assert x.grad is held and held.is_contiguous(memory_format=mg.channels_last)
+
+
+def test_channels_last_weights_train_channels_last():
+    """Module.to(memory_format=channels_last): the weight's gradient (each backward's) and
+    an optimiser's step keep the layout."""
+    m = nn.Conv2d(3, 4, 3).to(memory_format=mg.channels_last)
+    opt = mg.optim.Adam(m.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        m(mg.randn(2, 3, 5, 5)).sum().backward()
+        assert m.weight.grad.stride() == (27, 1, 9, 3)
+        opt.step()
+    assert m.weight.stride() == (27, 1, 9, 3)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic"])
+def test_interpolate_lays_out_as_torch(torch, mode):
+    """In the input's suggested format (indexing along H left NumPy's own order before)."""
+    values = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    for fmt in ("contiguous_format", "channels_last"):
+        x = mg.tensor(values).contiguous(memory_format=_fmt(mg, fmt))
+        tx = torch.tensor(values).contiguous(memory_format=_fmt(torch, fmt))
+        for kw in ({"scale_factor": 2}, {"size": (4, 5)}, {"size": (3, 7)}):
+            out, want = F.interpolate(x, mode=mode, **kw), \
+                torch.nn.functional.interpolate(tx, mode=mode, **kw)
+            assert out.stride() == want.stride(), (fmt, kw)
+            np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_of_a_row_major_input_is_row_major():
+    x = mg.randn(2, 3, 4, 5)
+    for mode in ("nearest", "bilinear"):
+        out = F.interpolate(x, scale_factor=2, mode=mode)
+        assert out.is_contiguous() and out.view(2, -1).shape == (2, 240)
+    out = F.interpolate(mg.randn(2, 3, 2, 3, 4), scale_factor=2, mode="trilinear")
+    assert out.is_contiguous()
+    x = mg.randn(2, 3, 4, 5, requires_grad=True)
+    assert mg.gradcheck(lambda t: F.interpolate(t.contiguous(memory_format=mg.channels_last),
+                                                scale_factor=2, mode="bilinear"),
+                        (x.detach().double().requires_grad_(),))

@@ -4,6 +4,7 @@ their state is module_state.py's; hooks are hooks.py's."""
 from collections import OrderedDict
 
 from minigrad import backend
+from minigrad import memory_format as _mf
 from minigrad.nn.buffer import Buffer
 from minigrad.nn.hooks import ForwardHooks
 from minigrad.nn.module_more import ModuleMore
@@ -317,6 +318,8 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point type "
                             f"(float16, float32, float64), got {dtype}; a module's weights "
                             f"cannot become integers")
+        if memory_format is not None:               # (refused even with no 4-D weight)
+            _mf.check(memory_format, f"{type(self).__name__}.to")
         return self._convert(self.modules(), device, dtype, memory_format=memory_format)
 
     def _convert(self, modules, device, dtype, every_dtype=False, memory_format=None):

@@ -10,6 +10,7 @@ import contextlib
 import math
 
 from minigrad import backend
+from minigrad import memory_format as _mf
 from minigrad.args import int_arg
 from minigrad.ops.elementwise import where
 from minigrad.ops.index import GetItem
@@ -151,7 +152,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         return _adaptive_avg_pool(n, input, sizes)
     # PyTorch's CPU kernel for 2-D nearest modes has two paths: outputs with H + W <= 128
-    # (and channels-last ones, which minigrad does not track) take float32 places, and
+    # (and channels-last ones, whose places come out the same here) take float32 places, and
     # 'nearest' copies a dim of unchanged size there; larger ones go as 1-D and 3-D
     small = n == 2 and sum(sizes) <= 128
     x = input
@@ -170,7 +171,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             x = _blend(x, 2 + d, *_antialias_taps(mode, o, L, scale))
         else:
             x = _blend(x, 2 + d, *_taps(mode, o, L, scale, align_corners))
-    return x if x is not input else clone(x)       # (a new tensor, as PyTorch's)
+    # laid out as PyTorch's: in the input's suggested format (indexing along a middle
+    # dim leaves NumPy's own order, which no later view could read); a new tensor always
+    fmt = _mf.suggest(input.shape, input.stride())
+    return x.contiguous(memory_format=fmt) if x is not input else _mf.clone(x, fmt)
 
 
 def _taps(mode, o, L, scale, align_corners):
