@@ -487,3 +487,15 @@ def test_topk_keeps_only_its_k_elements():
     assert values.data.base is None or values.data.base.size == 8
     values.sum().backward()
     assert x.grad.sum().item() == 8.0
+
+
+@pytest.mark.parametrize("take", [lambda x, i: x[:, [0, 2]], lambda x, i: x.index_select(1, i),
+                                  lambda x, i: x[:, :, [1, 0, 1]], lambda x, i: x[..., [0, 2]],
+                                  lambda x, i: x[:, [0, 2], 1:3]])
+def test_an_array_index_along_a_middle_dim_gives_a_row_major_tensor(take):
+    """NumPy lays such a pick out index-first; PyTorch's result is row-major, so code that
+    views it (x.index_select(1, i).view(n, -1)) works the same here."""
+    x = mg.arange(120.0).reshape(2, 3, 4, 5)
+    y = take(x, mg.tensor([0, 2]))
+    assert y.is_contiguous()
+    np.testing.assert_array_equal(y.view(2, -1).numpy(), y.numpy().reshape(2, -1))

@@ -17,6 +17,10 @@ class GetItem(Function):
         # NumPy's x[0, 1] is a scalar, a copy; x[0, 1, ...] a 0-d view, as PyTorch's x[0, 1]
         if not isinstance(out, self.xp.ndarray):
             out = a[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        elif not out.flags.c_contiguous and _has_array_index(index):
+            # an array index (a copy, never a view) along a middle dim comes out of NumPy
+            # laid out index-first; PyTorch's is row-major, so .view() works on it
+            out = self.xp.ascontiguousarray(out)
         return out
     def backward(self, g): return IndexAdd.apply(g, index=self.index, shape=self.in_shape)
 
