@@ -1,5 +1,5 @@
 """torch.autograd.graph's hook over several tensors, `register_multi_grad_hook`, and
-`increment_version`.
+`increment_version`; `save_on_cpu` and `saved_tensors_hooks` say what they can't do here.
 
 A multi-grad hook is one tensor hook on each of the tensors, gathering what they see in
 one backward pass. "all" mode: fn(grads) once every one of the tensors that this backward
@@ -143,3 +143,43 @@ def increment_version(tensor):
         if not isinstance(t, Tensor):
             raise TypeError(f"increment_version: expected Tensors, got {type(t).__name__}")
         t._version_counter[0] += 1
+
+
+_SAVED_HOOKS = ("minigrad's graph holds its ops' inputs themselves (a node's edges are the "
+                "input tensors, not separate saved copies), so there is nothing separate "
+                "to pack: the memory such hooks free in PyTorch cannot be freed here. "
+                "Activation checkpointing (mg.utils.checkpoint) is the way to trade compute "
+                "for memory")
+
+
+class saved_tensors_hooks:
+    """PyTorch's pack/unpack hooks on the tensors saved for backward: refused, and why."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        raise NotImplementedError(f"autograd.graph.saved_tensors_hooks: {_SAVED_HOOKS}")
+
+
+def disable_saved_tensors_hooks(error_message):
+    """A no-op: no saved-tensor hooks exist here to disable (saved_tensors_hooks)."""
+    import contextlib
+    return contextlib.nullcontext()
+
+
+class save_on_cpu:
+    """PyTorch's context that moves what backward saves to the CPU: arrays on the CPU are
+    there already; with a GPU present it warns that nothing is moved (saved_tensors_hooks
+    says why)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        self.pin_memory, self.device_type = pin_memory, device_type
+
+    def __enter__(self):
+        from minigrad import backend
+        if backend.cuda_is_available():
+            import warnings
+            warnings.warn(f"autograd.graph.save_on_cpu moves nothing: {_SAVED_HOOKS}",
+                          stacklevel=2)
+        return self
+
+    def __exit__(self, *exc):
+        return None

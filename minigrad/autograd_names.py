@@ -78,3 +78,6 @@ graph = types.ModuleType("minigrad.autograd.graph", "As torch.autograd.graph: No
 graph.Node = Node
 graph.register_multi_grad_hook = autograd_graph.register_multi_grad_hook
 graph.increment_version = autograd_graph.increment_version
+graph.saved_tensors_hooks = autograd_graph.saved_tensors_hooks
+graph.disable_saved_tensors_hooks = autograd_graph.disable_saved_tensors_hooks
+graph.save_on_cpu = autograd_graph.save_on_cpu

@@ -100,3 +100,22 @@ def test_increment_version_makes_a_backward_that_saved_the_value_refuse():
         y.sum().backward()
     with pytest.raises(TypeError, match="expected Tensors, got int"):
         mg.autograd.graph.increment_version([y, 3])
+
+
+def test_saved_tensor_hooks_are_refused_with_the_reason_and_save_on_cpu_runs(monkeypatch):
+    with pytest.raises(NotImplementedError, match="holds its ops' inputs themselves.*"
+                                                  "mg.utils.checkpoint"):
+        mg.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+    with mg.autograd.graph.disable_saved_tensors_hooks("no"):
+        pass
+    x = mg.ones(2, requires_grad=True)
+    from minigrad import backend
+    monkeypatch.setattr(backend, "cuda_is_available", lambda: False)
+    with mg.autograd.graph.save_on_cpu(pin_memory=True):   # on the CPU: nothing to move
+        y = (x * 2).sum()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    monkeypatch.setattr(backend, "cuda_is_available", lambda: True)
+    with pytest.warns(UserWarning, match="save_on_cpu moves nothing"):
+        with mg.autograd.graph.save_on_cpu():
+            pass
