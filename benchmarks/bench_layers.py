@@ -121,17 +121,17 @@ def main():
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import minigrad as mg
     mg.keep_freed_host_memory()          # as the trainer: freed activations reused, not faulted
+    mine = cases(mg, mg.nn, mg.nn.functional)
+    names = args.cases or list(mine)
+    unknown = [n for n in names if n not in mine]
+    if unknown:                          # before PyTorch takes seconds to load
+        p.error(f"unknown cases {unknown}; valid: {', '.join(mine)}")
     try:
         import torch
         torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
-    mine = cases(mg, mg.nn, mg.nn.functional)
     theirs = cases(torch, torch.nn, torch.nn.functional) if torch else {}
-    names = args.cases or list(mine)
-    unknown = [n for n in names if n not in mine]
-    if unknown:
-        p.error(f"unknown cases {unknown}; valid: {', '.join(mine)}")
     print(f"forward + backward, ms (best of {args.repeat}), {args.threads} thread(s)")
     print(f"{'case':<14}{'minigrad':>10}{'torch':>10}{'ratio':>8}")
     for name in names:

@@ -9,7 +9,8 @@ import argparse
 import os
 import time
 
-from minitransformer.argtypes import positive_int  # imports minigrad, before NumPy
+from minitransformer.argtypes import (  # imports minigrad, before NumPy
+    positive_float, positive_int)
 
 
 def timeit(fn, min_time=0.3, warmup=3):
@@ -65,21 +66,21 @@ def cases(np, mg, F, torch):
     }
 
 
-def tiny_overhead(mg, torch):
+def tiny_overhead(mg, torch, min_time=1.0):
     """The per-op cost of the machinery itself: c = a + b; c.backward() on 1-element
     tensors (the issue's target: at most 2x PyTorch's)."""
     a, b = mg.tensor([1.0], requires_grad=True), mg.tensor([2.0], requires_grad=True)
 
     def mg_add():
         (a + b).backward()
-    t_mg = timeit(mg_add, min_time=1.0)
+    t_mg = timeit(mg_add, min_time=min_time)
     line = f"tiny add forward+backward (1 element): minigrad {t_mg * 1e6:.1f} us"
     if torch is not None:
         ta, tb = (torch.tensor([v], requires_grad=True) for v in (1.0, 2.0))
 
         def t_add():
             (ta + tb).backward()
-        t_t = timeit(t_add, min_time=1.0)
+        t_t = timeit(t_add, min_time=min_time)
         line += f", PyTorch {t_t * 1e6:.1f} us, ratio {t_mg / t_t:.2f}x"
     print(line + "\n")
 
@@ -91,10 +92,17 @@ def main():
                     help="threads for PyTorch and minigrad's fused ops (default: cores)")
     ap.add_argument("--large", type=positive_int, default=1 << 22,
                     help="elements in the large case")
+    ap.add_argument("--min-time", type=positive_float, default=None,
+                    help="seconds each figure is timed for (default: 1 for the tiny add, "
+                         "0.3 for the others)")
     args = ap.parse_args()
     import minigrad as mg              # before NumPy: how BLAS threads idle (parallel.py)
     import minigrad.functional as F
     import numpy as np
+    valid = cases(np, mg, F, None)     # the names, before PyTorch takes seconds to load
+    unknown = sorted(set(args.ops or ()) - set(valid))
+    if unknown:
+        ap.error(f"--ops: unknown {', '.join(unknown)}; valid: {', '.join(valid)}")
     if args.threads:
         mg.set_num_threads(args.threads)
     try:
@@ -103,10 +111,8 @@ def main():
     except ImportError:
         torch = None
     table = cases(np, mg, F, torch)
-    unknown = sorted(set(args.ops or ()) - set(table))
-    if unknown:
-        ap.error(f"--ops: unknown {', '.join(unknown)}; valid: {', '.join(table)}")
-    tiny_overhead(mg, torch)
+    timed = {} if args.min_time is None else {"min_time": args.min_time}
+    tiny_overhead(mg, torch, **timed)
     print(f"{'op':<11}{'size':>9} | {'numpy fwd':>10} {'mg fwd':>10} {'torch fwd':>10} | "
           f"{'mg f+b':>10} {'torch f+b':>10} {'mg/torch':>8}")
     for name in args.ops or table:
@@ -117,22 +123,22 @@ def main():
                       for s in shapes]
             mx = [mg.tensor(a, requires_grad=True) for a in arrays]
             time.sleep(0.3)  # let PyTorch's idle OpenMP threads stop spinning first
-            t_np = timeit(lambda: np_fn(*arrays))
+            t_np = timeit(lambda: np_fn(*arrays), **timed)
             with mg.no_grad():
-                t_mg = timeit(lambda: mg_fn(*mx))
+                t_mg = timeit(lambda: mg_fn(*mx), **timed)
 
             def mg_fb():
                 mg_fn(*mx).sum().backward()
-            t_mg_fb = timeit(mg_fb)
+            t_mg_fb = timeit(mg_fb, **timed)
             row = f"{name:<11}{arrays[0].size:>9} | {t_np * 1e6:>8.1f}us {t_mg * 1e6:>8.1f}us "
             if torch is not None:
                 tx = [torch.from_numpy(a).requires_grad_() for a in arrays]
                 with torch.no_grad():
-                    t_t = timeit(lambda: t_fn(*tx))
+                    t_t = timeit(lambda: t_fn(*tx), **timed)
 
                 def t_fb():
                     t_fn(*tx).sum().backward()
-                t_t_fb = timeit(t_fb)
+                t_t_fb = timeit(t_fb, **timed)
                 row += (f"{t_t * 1e6:>8.1f}us | {t_mg_fb * 1e6:>8.1f}us {t_t_fb * 1e6:>8.1f}us "
                         f"{t_mg_fb / t_t_fb:>7.2f}x")
             else:

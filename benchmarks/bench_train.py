@@ -285,6 +285,8 @@ def main():
                     help="minigrad's processes per batch, as the trainer's --processes "
                          "(default: the trainer's, one per core)")
     ap.add_argument("--block", type=positive_int, default=5, help="steps per turn")
+    ap.add_argument("--peak-size", type=positive_int, default=2048,
+                    help="side of the square GEMM that measures the peak (default 2048)")
     ap.add_argument("--pause", type=float, default=0.3,
                     help="seconds between turns, so the other side's threads go idle")
     ap.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
@@ -293,12 +295,10 @@ def main():
     if args.child:
         return worker(args)
 
+    import importlib.util
     import tempfile
-    try:
-        import torch  # noqa: F401  (only to know whether the comparison can run)
-        have_torch = True
-    except ImportError:
-        have_torch = False
+    # only whether the comparison can run: its worker loads PyTorch (seconds) itself
+    have_torch = importlib.util.find_spec("torch") is not None
     cfg = make_config(args)
     p = PRESETS[args.preset]
     tokens = p["batch_size"] * p["block_size"]
@@ -308,7 +308,7 @@ def main():
     mg.set_float32_matmul_precision(args.matmul_precision)
     # float16 products run as float16 GEMMs on a GPU, as float32 ones on the CPU (matmul.py)
     peak_dtype = "float16" if args.dtype == "float16" and args.device != "cpu" else "float32"
-    peak = gemm_peak(args.device, dtype=peak_dtype)
+    peak = gemm_peak(args.device, n=args.peak_size, dtype=peak_dtype)
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "init.safetensors")
         workers = {"minigrad": start_worker("minigrad", args, weights)}
@@ -336,7 +336,7 @@ def main():
     mg.manual_seed(args.seed)
     n_params = sum(q.numel() for q in GPT(cfg).parameters())
     time.sleep(args.pause)
-    peak = max(peak, gemm_peak(args.device, dtype=peak_dtype))
+    peak = max(peak, gemm_peak(args.device, n=args.peak_size, dtype=peak_dtype))
     print(f"preset {args.preset}: {n_params / 1e6:.2f}M params, {tokens} tokens/step, "
           f"device {args.device}, dtype {args.dtype}"
           + (" (autocast + GradScaler on both sides)" if args.dtype == "float16" else "")
@@ -344,7 +344,7 @@ def main():
           f"(--processes)")
     print(f"machine: {machine()}")
     lib = f"CuPy, matmul precision {args.matmul_precision}" if args.device == "cuda" else "NumPy"
-    print(f"{peak_dtype} GEMM peak (2048^3, {lib}): {peak:.0f} GFLOP/s")
+    print(f"{peak_dtype} GEMM peak ({args.peak_size}^3, {lib}): {peak:.0f} GFLOP/s")
     print("losses, step by step (same weights, same batches): " + "; ".join(
         f"{name} " + " ".join(f"{v:.4f}" for v in losses[name][:4]) for name in losses))
     rows = {}

@@ -208,7 +208,8 @@ def test_the_ops_fall_back_when_a_kernel_fails(monkeypatch):
 
 
 def _cuda_harness(name):
-    """The kernel wrapped as CuPy wraps it: inputs read as `const T`, outputs as `T&`."""
+    """The kernel wrapped as CuPy wraps it: inputs read as `const T`, outputs as `T&`; a
+    template named k_<name>, instantiated for float and double."""
     ins, outs, body = KERNELS[name]
     ctype = {"T": "T", "bool": "bool", "float32": "float"}    # arrays; float64: a scalar
     args, reads = [], []
@@ -221,29 +222,51 @@ def _cuda_harness(name):
     for typ, n in _params(outs):
         args.append(f"{ctype[typ]}* _raw_{n}")
         reads.append(f"{ctype[typ]} &{n} = _raw_{n}[i];")
-    return (f"template <typename T> __global__ void k({', '.join(args)}, long n) {{\n"
+    k = f"k_{name}"
+    return (f"template <typename T> __global__ void {k}({', '.join(args)}, long n) {{\n"
             f"  for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;"
             f" i += blockDim.x * gridDim.x) {{\n    {' '.join(reads)}\n{body}  }}\n}}\n"
-            f"template __global__ void k<float>({', '.join(args).replace('T*', 'float*')}, long);\n"
-            f"template __global__ void k<double>({', '.join(args).replace('T*', 'double*')}, long);\n")
+            f"template __global__ void {k}<float>({', '.join(args).replace('T*', 'float*')}, "
+            f"long);\n"
+            f"template __global__ void {k}<double>({', '.join(args).replace('T*', 'double*')}, "
+            f"long);\n")
+
+
+def _nvcc_ptx(names, folder):
+    """(nvcc's return code, its stderr, the source, the PTX) of `names`' harnesses in one file."""
+    src = folder / "kernels.cu"
+    src.write_text("".join(_cuda_harness(n) for n in names))
+    r = subprocess.run(["nvcc", "-ptx", "-arch=compute_80", str(src), "-o",
+                        str(folder / "k.ptx")], capture_output=True, text=True, timeout=300)
+    ptx = (folder / "k.ptx").read_text() if r.returncode == 0 else ""
+    return r.returncode, r.stderr, src.read_text(), ptx
+
+
+@pytest.fixture(scope="module")
+def every_kernel_ptx(tmp_path_factory):
+    """All the kernels compiled in one nvcc run (about a second each, one by one); None
+    where that fails, so that each test compiles its own and the failing one is named."""
+    rc, _, _, ptx = _nvcc_ptx(sorted(KERNELS), tmp_path_factory.mktemp("nvcc"))
+    return ptx if rc == 0 else None
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA toolkit)")
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_each_kernel_compiles_as_cuda(name, tmp_path):
-    src = tmp_path / f"{name}.cu"
-    src.write_text(_cuda_harness(name))
-    r = subprocess.run(["nvcc", "-ptx", "-arch=compute_80", str(src), "-o",
-                        str(tmp_path / "k.ptx")], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr + "\n" + src.read_text()
-    ptx = (tmp_path / "k.ptx").read_text()
-    float_kernel = ptx[ptx.index(".entry _Z1kIfEv"):ptx.index(".entry _Z1kIdEv")] \
-        if ".entry _Z1kIdEv" in ptx and ptx.index(".entry _Z1kIfEv") < ptx.index(
-            ".entry _Z1kIdEv") else None
-    if float_kernel is not None:            # float32 stays float32 (no silent double math;
-        # the float64 scalars are loaded and converted once)
-        assert not re.search(r"\b(add|sub|mul|fma|div|sqrt|rcp|ex2|lg2)(\.\w+)*\.f64",
-                             float_kernel), float_kernel
+def test_each_kernel_compiles_as_cuda(name, tmp_path, every_kernel_ptx):
+    ptx, src = every_kernel_ptx, None
+    if ptx is None:
+        rc, err, src, ptx = _nvcc_ptx([name], tmp_path)
+        assert rc == 0, err + "\n" + src
+    # the float instance's PTX, up to the next kernel's (C++ mangles k_<name><float> so)
+    entry = f".entry _Z{len(name) + 2}k_{name}IfEv"
+    assert entry in ptx, (entry, src)
+    float_kernel = ptx[ptx.index(entry):]
+    end = float_kernel.find(".entry", len(entry))
+    float_kernel = float_kernel if end < 0 else float_kernel[:end]
+    # float32 stays float32 (no silent double math; the float64 scalars are loaded and
+    # converted once)
+    assert not re.search(r"\b(add|sub|mul|fma|div|sqrt|rcp|ex2|lg2)(\.\w+)*\.f64",
+                         float_kernel), float_kernel
 
 
 @pytest.mark.parametrize("affine", ["none", "weight", "both"])

@@ -367,7 +367,7 @@ def test_matches_pytorch_reimplementation(bias):
 def test_gpt_gradcheck_float64():
     """Every parameter's gradient (tied head, both layer norms, attention, MLP) against
     central differences, without PyTorch."""
-    model = make_model(n_layer=1, n_embd=8, block_size=4, vocab_size=5)
+    model = make_model(n_layer=1, n_embd=4, block_size=4, vocab_size=5)
     idx = mg.tensor([[1, 4, 0, 2], [3, 3, 1, 0]])
     gradcheck_module(model, idx, targets=mg.tensor([[4, 0, 2, 1], [3, 1, 0, 2]]),
                      output=lambda out: out[1])

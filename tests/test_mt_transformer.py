@@ -52,12 +52,22 @@ def test_transformer_gradcheck_float64():
     gradcheck_module(m, [[3, 4, 0]], [[BOS, 5]])
 
 
-def _sequence_logp(m, src, seq):
-    """log p of `seq`, each step's distribution over every token but the padding (0),
-    which decoding never outputs."""
-    logits = m([src], [[BOS] + seq[:-1]])
-    logp = never_pad(logits[0], 0, EOS).log_softmax(-1).numpy()
-    return sum(logp[i, t] for i, t in enumerate(seq))
+def _sequence_logps(m, src, seqs):
+    """log p of each of `seqs` (all one length), each step's distribution over every token
+    but the padding (0), which decoding never outputs. One batch: the rows share the source
+    and the causal mask keeps each row's steps its own."""
+    logits = m([src] * len(seqs), [[BOS] + seq[:-1] for seq in seqs])
+    logp = never_pad(logits, 0, EOS).log_softmax(-1).numpy()
+    return [sum(logp[k, i, t] for i, t in enumerate(seq)) for k, seq in enumerate(seqs)]
+
+
+def _all_sequence_logps(m, src, seqs):
+    """_sequence_logps over seqs of any lengths, in `seqs`' order: one batch per length."""
+    out = {}
+    for n in sorted({len(s) for s in seqs}):
+        ks = [k for k, s in enumerate(seqs) if len(s) == n]
+        out.update(zip(ks, _sequence_logps(m, src, [seqs[k] for k in ks])))
+    return [out[k] for k in range(len(seqs))]
 
 
 def test_greedy_decode_takes_the_argmax_each_step():
@@ -107,7 +117,7 @@ def test_beam_of_one_is_greedy_and_wide_beam_is_exhaustive():
         cands = [list(p) + [EOS] for n in range(4) for p in itertools.product(
             [1, 3, 4, 5], repeat=n)] + [list(p) for p in itertools.product(
                 [1, 3, 4, 5], repeat=4) if EOS not in p]
-        logps = [[_sequence_logp(m, s, c) for c in cands] for s in src]
+        logps = [_all_sequence_logps(m, s, cands) for s in src]
         for alpha in (0.0, 0.6, 3.0):      # GNMT's length normalisation ((5 + |y|) / 6)^α
             # 130 beams hold every live prefix of 3 tokens: the search is exhaustive, so only
             # a wrong score or a wrong early stop can make it miss the best output
