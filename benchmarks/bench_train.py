@@ -38,7 +38,7 @@ VOCAB = 65  # Tiny Shakespeare's characters
 def gemm_peak(device, n=2048, reps=5, dtype="float32"):
     """GEMM GFLOP/s of the array library itself in `dtype`: the ceiling for MFU."""
     import minigrad as mg
-    a, b = (mg.randn(n, n, device=device).to(dtype=dtype).data for _ in range(2))
+    a, b = (mg.randn(n, n, device=device).to(dtype=dtype)._data for _ in range(2))
     xp = mg.backend.get(device).xp
     xp.matmul(a, b)
     best = float("inf")

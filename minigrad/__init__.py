@@ -172,11 +172,9 @@ def isfinite(input): return input.isfinite()
 
 def _as_function(name):
     def function(input, *args, **kwargs):
-        if not isinstance(input, Tensor):   # an array: often PyTorch's `t.data`, raw here
-            hint = " (t.data is the raw array here: pass t.detach())" \
-                if type(input).__name__ == "ndarray" else ""
+        if not isinstance(input, Tensor):
             raise TypeError(f"mg.{name}: expected a Tensor first, got {type(input).__name__}"
-                            f"{hint}; make one with mg.tensor(...)")
+                            f"; make one with mg.tensor(...)")
         if name in ("max", "min") and "other" in kwargs:   # torch.max(a, other=b)
             return (maximum if name == "max" else minimum)(input, kwargs.pop("other"))
         return getattr(input, name)(*args, **kwargs)

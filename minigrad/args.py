@@ -113,7 +113,7 @@ def data_value(t, array, given):
         raise TypeError(f"Tensor.data: assign a Tensor or a {t.device} array (got {got}); "
                         f"for a Tensor on another device, .to('{t.device}') it first")
     if t.requires_grad and not backend.is_floating(array.dtype):
-        raise TypeError(f"Tensor.data: the tensor requires grad, so its data must be "
+        raise TypeError(f"Tensor._data: the tensor requires grad, so its data must be "
                         f"floating-point, got {array.dtype}; convert with .float() first")
     return array
 

@@ -260,7 +260,7 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None, needed=None, into=None
             p = ctx.inputs[0]
             if p.requires_grad:
                 buffer = _owned_buffer(grads, p)
-                gd = g.data.astype(p.dtype, copy=False)
+                gd = g._data.astype(p.dtype, copy=False)
                 if anomaly is None:
                     scatter(buffer, gd)
                 else:   # its own part alone: what others added there (∞ - ∞) is not its NaN

@@ -116,7 +116,7 @@ class _Flattener:
         seen = self.by_object.get(id(x))
         if seen is not None:
             return seen[0]
-        memory = x.data if isinstance(x, Tensor) else None
+        memory = x._data if isinstance(x, Tensor) else None
         shared = self.by_memory.get(id(memory)) if memory is not None else None
         if shared is not None:
             name = shared[0]

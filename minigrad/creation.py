@@ -30,11 +30,11 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     tensor's own device too, as torch.tensor), else on the data's own device (the CPU's
     for lists and numbers)."""
     data = from_other_library(data)
-    source = data.data if isinstance(data, Tensor) else data
+    source = data._data if isinstance(data, Tensor) else data
     device = backend.chosen_default_device() if device is None else device
     t = Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
-    if t.data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
-        t._data, t._version_counter = t.data.copy(), [0]
+    if t._data is source:  # a copy, as torch.tensor: never the caller's array or tensor's data
+        t._data, t._version_counter = t._data.copy(), [0]
     return t
 
 
@@ -368,7 +368,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise TypeError(f"multinomial: num_samples must be an int, got "
                         f"{type(num_samples).__name__}") from None
     b, xp = input.backend, input.backend.xp
-    w = input.data.reshape(-1, input.shape[-1]).astype(backend.float64)
+    w = input._data.reshape(-1, input.shape[-1]).astype(backend.float64)
     n, k = w.shape
     if n == 0 and 1 <= num_samples and (replacement or num_samples <= k):
         # no rows, no draws, as PyTorch (which still refuses more samples than categories)

@@ -17,7 +17,7 @@ from minigrad.tensor import Tensor
 
 def _host(v):
     """A tensor's values, or a number, as a host array."""
-    return backend.to_host(v.data if isinstance(v, Tensor) else v)
+    return backend.to_host(v._data if isinstance(v, Tensor) else v)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,

@@ -196,12 +196,12 @@ def one_hot(tensor, num_classes=-1):
         if not tensor.numel():
             raise ValueError("one_hot: cannot infer the number of classes from an empty "
                              "tensor; pass num_classes")
-        num_classes = int(tensor.data.max()) + 1
-    if tensor.numel() and (int(tensor.data.min()) < 0 or
-                           int(tensor.data.max()) >= num_classes):
+        num_classes = int(tensor._data.max()) + 1
+    if tensor.numel() and (int(tensor._data.min()) < 0 or
+                           int(tensor._data.max()) >= num_classes):
         raise ValueError(f"one_hot: class indices must lie in [0, {num_classes}), got values "
-                         f"from {int(tensor.data.min())} to {int(tensor.data.max())}")
-    hot = tensor.data[..., None] == xp.arange(num_classes)
+                         f"from {int(tensor._data.min())} to {int(tensor._data.max())}")
+    hot = tensor._data[..., None] == xp.arange(num_classes)
     return Tensor._make(hot.astype(backend.int64), tensor.device)
 
 

@@ -31,8 +31,8 @@ def _float64_like(x):
     """x's values in float64, in an array of their own (perturbed in place below) laid out
     like x's: a transposed or sliced input stays non-contiguous, so an op is checked on the
     strided path it meets in use (a broadcast input's elements become independent)."""
-    a = x.data.astype(backend.float64)             # order "K": a transpose keeps its layout
-    if a.ndim and not x.data.flags.c_contiguous and a.flags.c_contiguous:
+    a = x._data.astype(backend.float64)             # order "K": a transpose keeps its layout
+    if a.ndim and not x._data.flags.c_contiguous and a.flags.c_contiguous:
         # a sliced view: the values at every second element of a buffer twice as large
         big = x.backend.xp.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
         big[..., ::2] = a
@@ -89,12 +89,12 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
         xp = backend.get("cpu").xp
         numeric = xp.zeros(x.shape)
         for i in xp.ndindex(*x.shape):  # in place, through x's own (maybe strided) array
-            orig = x.data[i].item()
-            x.data[i] = orig + eps      # with grad on: fn may itself take gradients
+            orig = x._data[i].item()
+            x._data[i] = orig + eps      # with grad on: fn may itself take gradients
             plus = _projected(fn, inputs, weights)[0].item()
-            x.data[i] = orig - eps
+            x._data[i] = orig - eps
             minus = _projected(fn, inputs, weights)[0].item()
-            x.data[i] = orig
+            x._data[i] = orig
             numeric[i] = (plus - minus) / (2 * eps)
         # isclose, not `error > tolerance`: a NaN on either side is a mismatch (a NaN
         # compares False with everything, so it passed), equal infinities are not

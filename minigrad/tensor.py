@@ -5,7 +5,6 @@ spellings of the other ops (x.exp(), x.sum(dim), x.reshape(...)) from tensor_met
 and PyTorch's in-place methods (x.add_(y), x.zero_()) from tensor_inplace.py, each a
 one-line call into the op that implements it in `minigrad/ops/`."""
 import builtins
-import operator
 
 from minigrad import backend, printing
 from minigrad import memory_format as _mf
@@ -39,7 +38,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         dtype = backend.dtype(dtype)
         source = data if isinstance(data, Tensor) else None
         if source is not None:
-            data = data.data
+            data = data._data
         elif isinstance(data, (list, tuple)) and any(map(_typed, data)) and \
                 all(_typed(x) or backend.is_scalar(x) for x in data):
             data = _stack_values(data)      # tensors or NumPy values: in their dtype
@@ -80,10 +79,23 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         return t
 
     # ---- properties -------------------------------------------------------------------
-    # the raw NumPy/CuPy array; `t.data = new` (a Tensor, or an array of t's device) swaps it
-    # outside autograd, as PyTorch's `p.data = ...` (e.g. to re-initialise a parameter)
-    data = property(operator.attrgetter("_data"), lambda t, value: setattr(
-        t, "_data", _data_value(t, value._data if isinstance(value, Tensor) else value, value)))
+    @property
+    def data(self):
+        """PyTorch's `.data`: a new Tensor of these values outside autograd (no grad, a leaf)
+        that shares this tensor's memory, so ported code works (`p.data.add_(g, alpha=-lr)`,
+        `m.weight.data.normal_(0, 0.02)`, `x.data.numpy()`). Unlike detach() it counts its
+        in-place changes apart, so autograd does not see a write made through it (that is
+        what `.data` is for; detach()'s is checked). The raw NumPy/CuPy array, for
+        minigrad's internals, is `._data` (`.numpy()` gives a host array)."""
+        return Tensor._make(self._data, self.device)
+
+    @data.setter
+    def data(self, value):
+        """`p.data = new` (a Tensor, or an array of p's device) swaps p's array outside
+        autograd, as PyTorch's (e.g. to re-initialise a parameter); its shape and dtype may
+        change, as there."""
+        self._data = _data_value(self, value._data if isinstance(value, Tensor) else value,
+                                 value)
 
     @property
     def grad(self):
@@ -161,7 +173,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
         """The slices along dim 0 (as unbind(0)); a 0-d tensor has none to give."""
@@ -191,7 +203,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
         return bool(self.item())
 
@@ -222,7 +234,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     # ---- conversion and autograd state ------------------------------------------------
     def numpy(self):
         """A host NumPy array (a copy when the tensor is on the GPU)."""
-        return self.backend.to_numpy(self.data)
+        return self.backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(t): the values (without grad). Only on the CPU: a GPU tensor is copied
@@ -230,14 +242,14 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         if self.device != "cpu":
             raise TypeError(f"cannot convert a tensor on {self.device!r} to a NumPy array "
                             f"implicitly; call .cpu() or .numpy() first")
-        a = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        a = self._data if dtype is None else self._data.astype(dtype, copy=False)
         return a.copy() if copy else a
 
     def item(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"item(): only one-element tensors can be converted to a Python "
                              f"scalar, got shape {self.shape}")
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self):
         return self.numpy().tolist()
@@ -288,7 +300,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def detach(self):
         """The same data, cut from the graph (an in-place change of either is seen by both,
         so they share the version count)."""
-        t = Tensor._make(self.data, self.device)
+        t = Tensor._make(self._data, self.device)
         t._version_counter = self._version_counter
         return t
 
@@ -384,8 +396,8 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def __imod__(self, o): return ops.inplace.update(self, "%=", ops.math.remainder, o)
     def __ifloordiv__(self, o): return ops.inplace.update(self, "//=", ops.math.floor_divide, o)
     # NumPy on the left: `array + tensor` (and -, *, /, **, @, comparisons) is the tensor op,
-    # as `tensor + array`; `array += tensor` writes into the array (micrograd's
-    # `p.data += -lr * p.grad`); any other NumPy function of a tensor works on its values
+    # as `tensor + array`; `array += tensor` writes into the array (`a += -lr * p.grad`);
+    # any other NumPy function of a tensor works on its values
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return ops.elementwise.numpy_ufunc(ufunc, method, inputs, kwargs)
 

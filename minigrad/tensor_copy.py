@@ -15,7 +15,7 @@ class TensorCopy:
     def __reduce_ex__(self, protocol):
         # a dense layout other than row-major (channels_last) pickles as its memory in
         # order and the dims' order to see it in, so it comes back laid out so, as torch's
-        array, dims = _in_memory_order(self.data)
+        array, dims = _in_memory_order(self._data)
         args = (type(self), array, self.device, self.requires_grad) + \
             ((dims,) if dims is not None else ())
         return rebuild, args, getattr(self, "__dict__", None)   # a subclass's attributes
@@ -26,7 +26,7 @@ class TensorCopy:
             raise RuntimeError("deepcopy: only tensors made by the user (graph leaves) can be "
                                "deep-copied, not the result of an op inside a graph; "
                                "copy t.detach() (or t.detach().clone())")
-        array = _copied_array(self.data, memo) if self.backend.host else self.data.copy()
+        array = _copied_array(self._data, memo) if self.backend.host else self._data.copy()
         new = rebuild(type(self), array, self.device, self.requires_grad)
         memo[id(self)] = new                  # before the grad and attributes, which may
         if self._grad is not None and type(self) is Tensor:     # refer back to it

@@ -191,14 +191,14 @@ def _map_elements(t, op, fn, *others):
     if t.requires_grad:
         raise RuntimeError(f"{op}: cannot be called on a tensor that requires grad (the "
                            f"function's gradient is unknown); use x.detach().{op}() instead")
-    args = [t.data.reshape(-1).tolist()]
+    args = [t._data.reshape(-1).tolist()]
     for other in others:
         if not isinstance(other, type(t)) or other.dtype != t.dtype or other.device != "cpu":
             raise TypeError(f"{op}: expected a CPU tensor of {t.dtype}, got "
                             f"{getattr(other, 'dtype', type(other).__name__)} on "
                             f"{getattr(other, 'device', '-')}")
         try:
-            y = t.backend.xp.broadcast_to(other.data, t.shape)
+            y = t.backend.xp.broadcast_to(other._data, t.shape)
         except ValueError:
             raise ValueError(f"{op}: tensor of shape {other.shape} does not broadcast to "
                              f"self's shape {t.shape}") from None

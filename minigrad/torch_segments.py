@@ -118,9 +118,9 @@ def _reduced(rows, index, shape, how, initial):
         return base.scatter_reduce(1, index, rows, how, include_self=include)
     value = base.scatter_reduce(1, index, rows.detach(), how, include_self=include)
     grid, _ = _checked("segment_reduce", base, 1, index, rows, number_ok=False)
-    xp, at = rows.backend.xp, value.data[grid]
-    members = (rows.data == at) | (xp.isnan(rows.data) & xp.isnan(at))
-    return _SegmentExtreme.apply(rows, value=value.data, index=grid, members=members)
+    xp, at = rows.backend.xp, value._data[grid]
+    members = (rows._data == at) | (xp.isnan(rows._data) & xp.isnan(at))
+    return _SegmentExtreme.apply(rows, value=value._data, index=grid, members=members)
 
 
 Histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
@@ -158,14 +158,14 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):  # n
     for d in builtins.range(ndim):     # (range is an argument here)
         col = points[:, d]
         r = None if range is None else (range[2 * d], range[2 * d + 1])
-        e = histogram(col, per_dim[d], range=r).bin_edges.data
-        v, nbins = col.data, e.shape[0] - 1
+        e = histogram(col, per_dim[d], range=r).bin_edges._data
+        v, nbins = col._data, e.shape[0] - 1
         inside &= (v >= e[0]) & (v <= e[-1])
         pos = xp.clip(xp.searchsorted(e, v, side="right") - 1, 0, nbins - 1)
         flat, edges = flat * nbins + pos, edges + [e]
     sizes = tuple(e.shape[0] - 1 for e in edges)
     w = xp.ones(points.shape[0], input.dtype) if weight is None else \
-        weight.detach().to(dtype=input.dtype).data.reshape(-1)
+        weight.detach().to(dtype=input.dtype)._data.reshape(-1)
     hist = xp.zeros(math.prod(sizes), input.dtype)
     input.backend.index_add(hist, flat[inside], w[inside])
     hist = hist.reshape(sizes)

@@ -331,7 +331,7 @@ def test_stays_on_the_device(case, spy):
     name, fn, shape = case
     a = np.random.default_rng(0).standard_normal(shape)
     for i, (s, c) in enumerate(zip(_run(fn, a, spy), _run(fn, a, "cpu"))):
-        assert isinstance(s.data, spy_backend.SpyArray) and s.device == "spy", f"{name} {i}"
+        assert isinstance(s._data, spy_backend.SpyArray) and s.device == "spy", f"{name} {i}"
         np.testing.assert_allclose(s.numpy(), c.numpy(), rtol=1e-12, atol=1e-12,
                                    err_msg=f"{name} {i}: spy != cpu")
 

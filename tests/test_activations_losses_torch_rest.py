@@ -868,10 +868,10 @@ def test_stays_on_the_device(spy):
         (g,) = mg.grad(sum(o.sum() for o in outs), [x])
         runs.append(outs + [g])
     for i, (s, c) in enumerate(zip(*runs)):
-        assert isinstance(s.data, spy_backend.SpyArray) and s.device == "spy", i
+        assert isinstance(s._data, spy_backend.SpyArray) and s.device == "spy", i
         np.testing.assert_allclose(s.numpy(), c.numpy(), rtol=1e-12, atol=1e-12, err_msg=i)
     x = mg.randn(2, 3, device=spy, requires_grad=True)
     for out in (F.gumbel_softmax(x, hard=True), F.rrelu(x, training=True)):
-        assert isinstance(out.data, spy_backend.SpyArray)
+        assert isinstance(out._data, spy_backend.SpyArray)
         out.sum().backward()
-    assert isinstance(x.grad.data, spy_backend.SpyArray)
+    assert isinstance(x.grad._data, spy_backend.SpyArray)

@@ -91,13 +91,13 @@ def test_a_fresh_gradient_becomes_grad_without_a_copy(device, monkeypatch):
     w = mg.randn(2, 3, device=device, requires_grad=True)
     b = mg.randn(2, device=device, requires_grad=True)
     F.linear(x, w, b).sum().backward()
-    assert len(made) == 3 and all(t.grad.data is a for t, a in zip((x, w, b), made))
+    assert len(made) == 3 and all(t.grad._data is a for t, a in zip((x, w, b), made))
     # ...but not when a hook saw it (it may keep it), nor for a gradient another holds
     seen = []
     w.grad = None
     w.register_hook(lambda g: seen.append(g))
     F.linear(x, w).sum().backward()
-    assert w.grad is not seen[0] and w.grad.data is not seen[0].data
+    assert w.grad is not seen[0] and w.grad._data is not seen[0]._data
     w.grad.zero_()
     assert float(seen[0].abs().sum()) > 0
 
@@ -350,10 +350,10 @@ def _weak_intermediates(loss):
             continue
         kept = [id(a) for a in mg.backend._CONSTANTS.values()]   # reused by design
         saved = [v for v in vars(t._ctx).values()
-                 if isinstance(v, type(loss.data)) and id(v) not in kept]
+                 if isinstance(v, type(loss._data)) and id(v) not in kept]
         refs += [weakref.ref(a) for a in saved]
         if t is not loss:
-            refs += [weakref.ref(t), weakref.ref(t.data)]
+            refs += [weakref.ref(t), weakref.ref(t._data)]
     return refs
 
 

@@ -450,7 +450,7 @@ def test_the_whole_trainer_on_the_gpu_stand_in(fused_spy, tmp_path):
     assert [(m["train_loss"], m["val_loss"]) for m in resumed] == \
         [(m["train_loss"], m["val_loss"]) for m in whole]
     model, tok, _ = load_checkpoint(tmp_path / "whole", device="fused")
-    assert isinstance(next(model.parameters()).data, spy_backend.SpyArray)
+    assert isinstance(next(model.parameters())._data, spy_backend.SpyArray)
     samples = []
     for cache in (True, False):
         mg.manual_seed(1)

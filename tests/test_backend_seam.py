@@ -46,9 +46,9 @@ def _put_at(h, v):
     all of h. On the spy device no array views another, so no write gets there itself."""
     from minigrad.ops.inplace_views import Put
     base = h * 1
-    pos = (_t(np.array([0, 1, 1]), h).data, _t(np.array([2, 0, 1]), h).data)
-    part = Put.apply(base, v, into=base.data.copy(), pos=pos)
-    return Put.apply(part * h, into=base.data.copy(), pos=None)
+    pos = (_t(np.array([0, 1, 1]), h)._data, _t(np.array([2, 0, 1]), h)._data)
+    part = Put.apply(base, v, into=base._data.copy(), pos=pos)
+    return Put.apply(part * h, into=base._data.copy(), pos=None)
 
 
 def _flex(q, k, v, bias):
@@ -388,8 +388,8 @@ def test_every_op_stays_on_the_device(op):
         for i, (s, c) in enumerate(zip(spy_ts, cpu_ts)):
             assert s is not None, f"{name}: {what} {i} missing"
             assert s.device == "spy", f"{name}: {what} {i} on {s.device}"
-            assert isinstance(s.data, spy_backend.SpyArray), \
-                f"{name}: {what} {i} is a {type(s.data).__name__}, not a spy array"
+            assert isinstance(s._data, spy_backend.SpyArray), \
+                f"{name}: {what} {i} is a {type(s._data).__name__}, not a spy array"
             np.testing.assert_allclose(s.numpy(), c.numpy(), rtol=1e-12, atol=1e-12,
                                        err_msg=f"{name} {what} {i}: spy != cpu")
 
@@ -430,7 +430,7 @@ def test_factories_comparisons_and_indices_stay_on_the_device():
              mg.multinomial(x.exp(), 4, replacement=True), F.one_hot(x.argmax(dim=1), 3),
              x.argsort(1), (x > 0).nonzero(), *(x > 0).nonzero(as_tuple=True)]
     for t in made:
-        assert t.device == "spy" and isinstance(t.data, spy_backend.SpyArray), repr(t)
+        assert t.device == "spy" and isinstance(t._data, spy_backend.SpyArray), repr(t)
     with mg.no_grad():
         x[0, 1] = 5.0
         x[_t(_MASK[:2], x)] = 0.0
@@ -442,9 +442,9 @@ def test_factories_comparisons_and_indices_stay_on_the_device():
 def test_to_device_round_trip_sends_gradients_home():
     x = mg.randn(2, 3, device="spy", requires_grad=True)
     h = x.to("cpu")
-    assert isinstance(h.data, np.ndarray) and h.device == "cpu"
+    assert isinstance(h._data, np.ndarray) and h.device == "cpu"
     (h * 2).sum().backward()
-    assert isinstance(x.grad.data, spy_backend.SpyArray) and x.grad.device == "spy"
+    assert isinstance(x.grad._data, spy_backend.SpyArray) and x.grad.device == "spy"
     np.testing.assert_array_equal(x.grad.numpy(), 2.0)
     with pytest.raises(RuntimeError, match="different devices"):
         x + mg.ones(2, 3)

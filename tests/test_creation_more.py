@@ -430,12 +430,12 @@ def test_as_tensor_copies_only_when_it_must():
 def test_as_tensor_devices():
     a = np.arange(3.0)
     t = mg.as_tensor(a, device="spy")                    # another device: a copy there
-    assert t.device == "spy" and isinstance(t.data, spy_backend.SpyArray)
+    assert t.device == "spy" and isinstance(t._data, spy_backend.SpyArray)
     a[0] = 5
     assert t.tolist() == [0.0, 1.0, 2.0]
-    d = mg.zeros(2, device="spy").data
+    d = mg.zeros(2, device="spy")._data
     s = mg.as_tensor(d)                                  # a device array stays where it is
-    assert s.device == "spy" and s.data is d
+    assert s.device == "spy" and s._data is d
     back = mg.as_tensor(s, device="cpu")
     assert back.device == "cpu" and back.tolist() == [0.0, 0.0]
 

@@ -316,7 +316,7 @@ def test_close_reaps_a_worker_busy_on_a_long_part():
         return mse(m, x, y)
     dp = ProcessDataParallel(model, slow, 2)
     proc, conn, _ = dp._workers[0]
-    conn.send(("part", 1, [x.data[2:], y.data[2:]], 0, [True] * 4, [0, 1, 2, 3], False))
+    conn.send(("part", 1, [x._data[2:], y._data[2:]], 0, [True] * 4, [0, 1, 2, 3], False))
     time.sleep(0.2)                              # the worker is inside the part
     start = time.time()
     dp.close()
@@ -474,7 +474,7 @@ class ManyArrays(mg.optim.SGD):
     (four arrays a parameter, and their alignment)."""
     def _update(self, param, g, state, group):
         for k in range(12):
-            state.setdefault(f"extra{k}", param.data * 0)
+            state.setdefault(f"extra{k}", param._data * 0)
         super()._update(param, g, state, group)
 
 

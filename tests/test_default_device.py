@@ -23,7 +23,7 @@ def spy():
 
 
 def _on_spy(t):
-    return t.device == "spy" and isinstance(t.data, spy_backend.SpyArray)
+    return t.device == "spy" and isinstance(t._data, spy_backend.SpyArray)
 
 
 FACTORIES = {
@@ -168,7 +168,7 @@ def test_copies_follow_the_default_as_torch(torch):
 def test_without_a_default_copies_keep_their_own_device():
     s = mg.zeros(2, device="spy")
     assert _on_spy(mg.tensor(s)) and mg.as_tensor(s) is s and mg.asarray(s) is s
-    assert _on_spy(mg.tensor(s.data))
+    assert _on_spy(mg.tensor(s._data))
     mg.set_default_device("cpu")             # set, even to the CPU: copies go there
     assert mg.tensor(s).device == "cpu" and mg.as_tensor(s).device == "cpu"
 
@@ -212,7 +212,7 @@ def test_ops_on_cpu_tensors_stay_on_the_cpu(op):
         results = _run(fn, arrays, "cpu")
     for what, ts in zip(("output", "grad", "grad of grad", ".grad"), results):
         for i, t in enumerate(_flat(ts)):
-            assert t.device == "cpu" and isinstance(t.data, np.ndarray), \
+            assert t.device == "cpu" and isinstance(t._data, np.ndarray), \
                 f"{name}: {what} {i} on {t.device}"
 
 

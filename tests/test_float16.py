@@ -226,11 +226,11 @@ def test_float16_products_on_the_cpu_are_float32_sums_rounded_once(monkeypatch):
     w = mg.tensor(rng.standard_normal((8, 16)), dtype=mg.float16, requires_grad=True)
     y = F.linear(x, w)
     y.backward(mg.ones_like(y))
-    x32, w32 = x.data.astype(np.float32), w.data.astype(np.float32)
-    np.testing.assert_array_equal(y.data, (x32 @ w32.T).astype(np.float16))
-    np.testing.assert_array_equal(w.grad.data, np.ones((30, 8), np.float32).T.__matmul__(
+    x32, w32 = x._data.astype(np.float32), w._data.astype(np.float32)
+    np.testing.assert_array_equal(y._data, (x32 @ w32.T).astype(np.float16))
+    np.testing.assert_array_equal(w.grad._data, np.ones((30, 8), np.float32).T.__matmul__(
         x32.reshape(30, 16)).astype(np.float16))
     z = x @ w.mT
     assert z.dtype == mg.float16
-    np.testing.assert_array_equal(z.data, (x32 @ w32.T).astype(np.float16))
+    np.testing.assert_array_equal(z._data, (x32 @ w32.T).astype(np.float16))
     assert seen and np.float16 not in seen

@@ -17,7 +17,7 @@ class WrongSquare(Function):
 class FirstOrderOnlySquare(Function):
     """x² whose backward is right but built from a constant: its second derivative is lost."""
     def forward(self, a): return a * a
-    def backward(self, g): return g * self.const(2 * self.inputs[0].data)
+    def backward(self, g): return g * self.const(2 * self.inputs[0]._data)
 
 
 def _x(shape=(2, 3), seed=0, dtype=mg.float64):
@@ -113,7 +113,7 @@ class WrongWhenStrided(Function):
     def forward(self, a): return a * a
     def backward(self, g):
         x = self.inputs[0]
-        return g * x * (2 if x.data.flags.c_contiguous else 3)
+        return g * x * (2 if x._data.flags.c_contiguous else 3)
 
 
 def test_non_contiguous_and_broadcast_inputs():
@@ -121,7 +121,7 @@ def test_non_contiguous_and_broadcast_inputs():
     seen = []
 
     def square(a):
-        seen.append(a.data.flags.c_contiguous)
+        seen.append(a._data.flags.c_contiguous)
         return a * a
     for x in (mg.randn(3, 2, dtype=mg.float64).T, mg.randn(2, 6, dtype=mg.float64)[:, ::2]):
         x = x.detach().requires_grad_()

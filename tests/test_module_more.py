@@ -123,7 +123,7 @@ def test_cuda_moves_to_the_gpu_backend_and_back(monkeypatch):
     m = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
     w = m[0].weight
     assert m.cuda() is m
-    assert all(p.device == "cuda" and isinstance(p.data, spy_backend.SpyArray)
+    assert all(p.device == "cuda" and isinstance(p._data, spy_backend.SpyArray)
                for p in m.parameters())
     assert m[0].weight is w                               # moved in place, as PyTorch
     out = m(mg.ones(4, 2, device="cuda"))

@@ -28,7 +28,7 @@ def test_buffer_registers_itself_with_its_persistence():
 def test_buffer_shares_memory_and_keeps_requires_grad():
     t = mg.ones(3, requires_grad=True)
     b = nn.Buffer(t)
-    assert b.requires_grad and b.data is t.data
+    assert b.requires_grad and b._data is t._data
     assert nn.Buffer().shape == (0,) and nn.Buffer().dtype == mg.float32
     assert nn.Buffer(mg.ones(1)).persistent and not nn.Buffer(persistent=False).persistent
 

@@ -178,15 +178,19 @@ def test_uniform_refuses_bounds_the_dtype_cannot_hold(a, b):
         mg.zeros(3).uniform_(a, b)
 
 
-def test_initialisers_take_a_parameters_raw_array_and_write_into_it():
-    """PyTorch's DCGAN idiom `init.normal_(m.weight.data, 0.0, 0.02)`: `.data` is the raw
-    array here, and the initialiser writes into it, so the parameter changes."""
+def test_initialisers_write_through_a_parameters_data_and_its_raw_array():
+    """PyTorch's DCGAN idiom `init.normal_(m.weight.data, 0.0, 0.02)`: `.data` shares the
+    parameter's memory, so the initialiser's write changes the parameter; a raw array (the
+    parameter's `._data`) is written in place too."""
     conv = nn.Conv2d(3, 8, 3)
     bn = nn.BatchNorm2d(8)
     mg.manual_seed(0)
-    out = init.normal_(conv.weight.data, 0.0, 0.02)
-    assert out is conv.weight.data
+    data, version = conv.weight.data, conv.weight._version
+    out = init.normal_(data, 0.0, 0.02)
+    assert out is data and conv.weight._version == version   # hidden from autograd, as torch
     assert abs(float(conv.weight.std()) - 0.02) < 0.004
+    raw = conv.weight._data
+    assert init.zeros_(raw) is raw and not conv.weight.numpy().any()
     init.constant_(bn.bias.data, 0.5)
     init.kaiming_uniform_(bn.weight.data.reshape(8, 1), a=1.0)   # a view: written through
     w = bn.weight.numpy()                                     # bound sqrt(3) for fan_in 1

@@ -93,7 +93,7 @@ def test_load_state_dict_copies_and_casts():
 def test_state_dict_shares_memory_until_modified():
     model = nn.Linear(2, 2)
     sd = model.state_dict()
-    assert not sd["weight"].requires_grad and sd["weight"].data is model.weight.data
+    assert not sd["weight"].requires_grad and sd["weight"]._data is model.weight._data
 
 
 def test_state_dict_follows_optimizer_steps_and_loads_as_pytorch():
@@ -530,7 +530,7 @@ def test_load_state_dict_assign_puts_the_tensors_themselves_in():
     lin.weight.requires_grad_(False)
     w = mg.ones(2, 2, dtype=mg.float64)
     assert lin.load_state_dict({"weight": w, "bias": np.zeros(2)}, assign=True) == ([], [])
-    assert isinstance(lin.weight, nn.Parameter) and lin.weight.data is w.data
+    assert isinstance(lin.weight, nn.Parameter) and lin.weight._data is w._data
     assert lin.weight.dtype == mg.float64 and not lin.weight.requires_grad
     assert lin.bias.requires_grad and lin.bias.tolist() == [0.0, 0.0]
     bn = nn.BatchNorm1d(2)
@@ -539,10 +539,10 @@ def test_load_state_dict_assign_puts_the_tensors_themselves_in():
     assert bn.running_mean is sd["running_mean"]
     with pytest.raises(RuntimeError, match=r"shape mismatches: weight: checkpoint \(3, 2\)"):
         lin.load_state_dict({"weight": mg.ones(3, 2), "bias": mg.zeros(2)}, assign=True)
-    assert lin.weight.data is w.data                     # refused: nothing changed
+    assert lin.weight._data is w._data                     # refused: nothing changed
     gpt = GPT(GPTConfig(vocab_size=11, block_size=6, n_layer=1, n_head=2, n_embd=8))
     sd = {k: v + 1 for k, v in gpt.state_dict().items()}
     gpt.load_state_dict(sd, assign=True)
     assert gpt.lm_head.weight is gpt.transformer.wte.weight          # still tied
-    assert gpt.lm_head.weight.data is sd["transformer.wte.weight"].data
+    assert gpt.lm_head.weight._data is sd["transformer.wte.weight"]._data
     assert len(list(gpt.parameters())) == len(list(GPT(gpt.config).parameters()))

@@ -66,7 +66,7 @@ def test_optimiser_and_to_reach_contained_parameters():
 def test_parameter_list_behaves_as_a_list():
     t = mg.zeros(2)
     plist = ParameterList([t])
-    assert isinstance(plist[0], nn.Parameter) and plist[0].data is t.data  # wrapped, shared
+    assert isinstance(plist[0], nn.Parameter) and plist[0]._data is t._data  # wrapped, shared
     plist.append(nn.Parameter(mg.ones(1))).extend([mg.ones(3)])
     plist += [mg.ones(4)]
     assert len(plist) == 4 and [p.shape for p in plist] == [(2,), (1,), (3,), (4,)]

@@ -330,7 +330,7 @@ def test_forward_matches_numpy_and_strided_inputs_gradcheck(name, device):
     for a in args:
         a.requires_grad_()
     xt = mg.tensor(x.T, dtype=mg.float64, device=device).T.detach().requires_grad_()
-    assert not xt.data.flags.c_contiguous                     # gradcheck keeps the layout
+    assert not xt._data.flags.c_contiguous                     # gradcheck keeps the layout
     assert mg.gradcheck(fn, [xt, args[1], args[2]])
     y32 = fn(*[mg.tensor(a, device=device) for a in (x, w, b)])   # float32, strided x
     np.testing.assert_allclose(y32.numpy(), reference(x, w, b), rtol=1e-5, atol=1e-5)

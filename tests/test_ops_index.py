@@ -484,7 +484,7 @@ def test_topk_keeps_only_its_k_elements():
     x = mg.randn(4, 4, requires_grad=True)
     values, indices = x.topk(2, 1)
     assert values.stride() == indices.stride() == (2, 1)
-    assert values.data.base is None or values.data.base.size == 8
+    assert values._data.base is None or values._data.base.size == 8
     values.sum().backward()
     assert x.grad.sum().item() == 8.0
 

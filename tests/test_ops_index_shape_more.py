@@ -127,7 +127,7 @@ def test_factories_on_the_gpu_stand_in(spy):
     made = [x.new_zeros(2), x.new_ones((1, 2)), x.new_full((3,), 2.5), x.new_tensor([1, 2]),
             mg.ones(2).type_as(x), x.index_select(0, mg.tensor([1], device=spy))]
     for t in made:
-        assert t.device == spy and isinstance(t.data, spy_backend.SpyArray), repr(t)
+        assert t.device == spy and isinstance(t._data, spy_backend.SpyArray), repr(t)
 
 
 # ---- edge values ----------------------------------------------------------------------------

@@ -189,7 +189,7 @@ def test_unbind_of_a_1d_tensor_and_iteration_give_0d_views(device):
     (the unbind node holds nothing to free)."""
     x = mg.tensor([1.0, 2.0, 3.0], device=device)
     a, b, c = x
-    assert a.shape == () and isinstance(a.data, type(x.data)) and repr(a).startswith("tensor(")
+    assert a.shape == () and isinstance(a._data, type(x._data)) and repr(a).startswith("tensor(")
     with mg.no_grad():
         x.mul_(10)
         a.fill_(7)

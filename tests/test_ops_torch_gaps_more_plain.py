@@ -602,7 +602,7 @@ def test_counts_searches_and_splits_stay_on_the_gpu_stand_in(spy):
             *x.tensor_split(mg.tensor([1], device=spy), 1), *mg.cummax(x, 1),
             mg.kthvalue(x, 2)[1]]
     for t in made:
-        assert t.device == spy and t.data.__class__.__name__ == "SpyArray", repr(t)
+        assert t.device == spy and t._data.__class__.__name__ == "SpyArray", repr(t)
     assert made[0].tolist() == [[0, 1], [4, 4]] and made[1].tolist() == 3
     assert made[4].tolist() == [1, 0, 2] and made[6].tolist() == [1.0, 0.0, 5.0]
 

@@ -119,12 +119,12 @@ def test_params_without_grad_are_skipped():
 def test_step_updates_in_place_and_leaves_grads_untouched(make):
     # as PyTorch: a state_dict() taken before step() follows the parameters
     p = nn.Parameter(mg.ones(3))
-    before, version = p.data, p._version
+    before, version = p._data, p._version
     snapshot = {"p": p.detach()}
     p.grad = mg.ones(3)
-    g = p.grad.data
+    g = p.grad._data
     make([p]).step()
-    assert p.data is before and (snapshot["p"].numpy() < 1).all()
+    assert p._data is before and (snapshot["p"].numpy() < 1).all()
     assert (g == 1).all() and (p.numpy() < 1).all()
     assert p._version == version + 1                      # counted as an in-place change
 
@@ -132,7 +132,7 @@ def test_step_updates_in_place_and_leaves_grads_untouched(make):
 def test_zero_grad():
     a, b = nn.Parameter(mg.ones(2)), nn.Parameter(mg.ones(2))
     a.grad = b.grad = mg.ones(2)             # one gradient array held by two parameters
-    shared = a.grad.data
+    shared = a.grad._data
     opt = optim.SGD([a, b], lr=0.1)
     opt.zero_grad(set_to_none=False)
     assert a.grad.numpy().tolist() == [0, 0] and (shared == 1).all()
@@ -338,10 +338,10 @@ def test_clip_grad_norm_within_the_norm_leaves_the_gradients_alone(foreach):
     # coef is 1 there and g·1 is g: the host skips the pass; NaN and clipping still multiply
     a, b = nn.Parameter(mg.zeros(3)), nn.Parameter(mg.zeros(2))
     a.grad, b.grad = mg.tensor([0.3, -0.0, 0.4]), mg.tensor([0.0, 0.0])
-    before = [a.grad.data, b.grad.data]
+    before = [a.grad._data, b.grad._data]
     norm = nn.utils.clip_grad_norm_([a, b], max_norm=1.0, foreach=foreach)
     assert float(norm) == pytest.approx(0.5)
-    assert a.grad.data is before[0] and b.grad.data is before[1]
+    assert a.grad._data is before[0] and b.grad._data is before[1]
     assert np.signbit(a.grad.numpy()[1])                 # -0.0 stays -0.0, as g·1 keeps it
     a.grad = mg.tensor([float("nan"), 1.0, 1.0])
     nn.utils.clip_grad_norm_([a, b], max_norm=1.0, foreach=foreach)
@@ -554,9 +554,9 @@ def test_a_float32_gradient_of_a_float64_parameter_is_used_in_float64(make):
                                            "tensor's is float64"):
         p.grad = mg.tensor(grads[0])
     opt_p, opt_q = make([p]), make([q])
-    p.data = p.data.astype(mg.float32)                    # ones: exact in either
+    p.data = p.data.float()                                # ones: exact in either
     p.grad = mg.tensor(grads[0])                          # a float32 gradient left behind
-    p.data = p.data.astype(mg.float64)
+    p.data = p.data.double()
     q.grad = mg.tensor(grads[0].astype(np.float64))       # the same values, float64
     for r in (p, q):             # the library's own rewrites of a grad keep working on it
         nn.utils.clip_grad_norm_([r], 100.0)

@@ -475,13 +475,13 @@ def test_a_0d_parameter_steps_as_a_1_element_one(kind):
 @pytest.mark.parametrize("kind", sorted(OPTIMIZERS))
 def test_a_step_is_in_place_and_leaves_the_gradient_alone(kind):
     ps = _params(_init_and_grads()[0])
-    arrays, versions = [p.data for p in ps], [p._version for p in ps]
+    arrays, versions = [p._data for p in ps], [p._version for p in ps]
     opt = OPTIMIZERS[kind](ps, optim)
     for p in ps:
         p.grad = mg.ones(*p.shape, dtype=mg.float64)
     opt.step()
     for p, a, v in zip(ps, arrays, versions):
-        assert p.data is a and p._version == v + 1
+        assert p._data is a and p._version == v + 1
         assert (p.grad.numpy() == 1).all()
 
 

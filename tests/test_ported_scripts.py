@@ -6,7 +6,7 @@ small random data; under PyTorch too, from minigrad's initial weights, the losse
 step by step.
 
 Where a line differs from the tutorial, a comment says why (minigrad deliberately differs:
-`t.data` is the raw array, `torch.save` writes .safetensors, bfloat16 only a name)."""
+`torch.save` writes .safetensors, bfloat16 only a name)."""
 import inspect
 import math
 import os
@@ -320,8 +320,7 @@ def blitz_cnn(torch, nn, F, data_mod, init=None):
     with torch.no_grad():
         for images, labels in trainloader:
             outputs = net(images)
-            # the tutorial's torch.max(outputs.data, 1): .data is the raw array here
-            _, predicted = torch.max(outputs.detach(), 1)
+            _, predicted = torch.max(outputs.data, 1)
             total += labels.size(0)
             correct += (predicted == labels).sum().item()
             for label, prediction in zip(labels, predicted):

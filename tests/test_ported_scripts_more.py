@@ -108,10 +108,9 @@ def seq2seq(torch, nn, F, data_mod, init=None):
                                               dim_feedforward=d_hid, dropout=dropout)
             self.generator = nn.Linear(d_model, ntoken)
             self.d_model = d_model
-            with torch.no_grad():   # the tutorial's weight.data.uniform_: .data is raw here
-                self.src_emb.weight.uniform_(-0.1, 0.1)
-                self.generator.bias.zero_()
-                self.generator.weight.uniform_(-0.1, 0.1)
+            self.src_emb.weight.data.uniform_(-0.1, 0.1)
+            self.generator.bias.data.zero_()
+            self.generator.weight.data.uniform_(-0.1, 0.1)
 
         def embed(self, emb, tokens):
             return self.pos_encoder(emb(tokens) * math.sqrt(self.d_model))
@@ -160,8 +159,8 @@ def seq2seq(torch, nn, F, data_mod, init=None):
             tgt_mask = nn.Transformer.generate_square_subsequent_mask(ys.size(0)).type(torch.bool)
             out = model.transformer.decoder(model.embed(model.tgt_emb, ys), memory, tgt_mask)
             _, next_word = torch.max(model.generator(out.transpose(0, 1)[:, -1]), dim=1)
-            # the tutorial's type_as(src.data): .data is the raw array here
-            ys = torch.cat([ys, torch.ones(1, 1).type_as(s).fill_(next_word.item())], dim=0)
+            ys = torch.cat([ys, torch.ones(1, 1).type_as(s.data).fill_(next_word.item())],
+                           dim=0)
     layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0,
                                        batch_first=True)
     encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)

@@ -75,7 +75,7 @@ def test_conversions(device):
     assert x.to("float64").dtype == mg.float64 and x.to(mg.float64).dtype == mg.float64
     assert x.double().dtype == mg.float64 and x.long().dtype == mg.int64
     assert x.bool().dtype == mg.bool and x.double().float().dtype == mg.float32
-    assert x.cpu().device == "cpu" and isinstance(x.cpu().data, np.ndarray)
+    assert x.cpu().device == "cpu" and isinstance(x.cpu()._data, np.ndarray)
     assert bool(mg.tensor([1.0], device=device)) and not bool(mg.tensor(0.0, device=device))
 
 
@@ -126,7 +126,7 @@ def test_assigning_data_swaps_the_array_as_torch(device):
     m = mg.nn.Linear(3, 2).to(device)
     before = m.weight.numpy().copy()
     m.weight.data = m.weight * 0.5
-    assert isinstance(m.weight.data, type(mg.zeros(1, device=device).data))
+    assert isinstance(m.weight._data, type(mg.zeros(1, device=device)._data))
     np.testing.assert_allclose(m.weight.numpy(), before * 0.5)
     new = mg.zeros(2, 3, device=device)
     m.weight.data = new                                   # shares new's memory, as PyTorch
@@ -135,7 +135,7 @@ def test_assigning_data_swaps_the_array_as_torch(device):
     opt = mg.optim.SGD(m.parameters(), lr=0.1)
     m(mg.ones(4, 3, device=device)).sum().backward()
     opt.step()                                            # the parameter still works
-    m.weight.data = m.weight.data * 2                     # a raw array of its device too
+    m.weight.data = m.weight._data * 2                    # a raw array of its device too
     with pytest.raises(TypeError, match="requires grad, so its data must be floating"):
         m.weight.data = mg.tensor([[1, 2, 3], [4, 5, 6]], device=device)
     if device == "cpu":                                  # an ndarray subclass: its extras
@@ -349,8 +349,8 @@ def test_in_place_operators_refuse_what_they_cannot_do(device):
 
 def test_numpy_array_on_the_left():
     """array (op) tensor is the tensor op, as tensor (op) array; array += tensor writes into
-    the array (micrograd's `p.data += -lr * p.grad`, where .data is the raw array); another
-    NumPy function of a tensor gives an array of its values."""
+    the array; another NumPy function of a tensor gives an array of its values. micrograd's
+    `p.data += -lr * p.grad` writes into p's memory, as PyTorch's."""
     x = mg.tensor([1.0, 2.0], requires_grad=True)
     a = np.array([3.0, 4.0], dtype=np.float32)
     for got, want in ((a + x, [4.0, 6.0]), (a - x, [2.0, 2.0]), (a * x, [3.0, 8.0]),
@@ -359,9 +359,11 @@ def test_numpy_array_on_the_left():
     assert (a > x).tolist() == [True, True] and (a == x).tolist() == [False, False]
     g = mg.grad((a * x).sum(), x)[0]
     assert g.tolist() == [3.0, 4.0]
-    data = x.data
+    data = x._data
     x.data += -0.5 * g                                   # stays the same array
-    assert x.data is data and x.tolist() == [-0.5, 0.0]
+    assert x._data is data and x.tolist() == [-0.5, 0.0]
+    a += mg.tensor([1.0, 1.0])
+    assert a.tolist() == [4.0, 5.0]
     e = np.exp(mg.tensor([0.0]))
     assert isinstance(e, np.ndarray) and e.tolist() == [1.0]
     with pytest.raises(TypeError, match="cannot write into a Tensor through out="):

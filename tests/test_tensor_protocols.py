@@ -23,7 +23,7 @@ def test_array_subclasses_become_plain_arrays_and_masked_ones_are_refused():
     shared = np.matrix([[1.0, 2.0]])
     t = mg.from_numpy(shared)
     t[0, 0] = 9.0
-    assert shared[0, 0] == 9.0 and type(t.data) is np.ndarray     # still its memory
+    assert shared[0, 0] == 9.0 and type(t._data) is np.ndarray     # still its memory
 
 
 def test_big_endian_arrays_become_native_or_are_refused_where_shared():
@@ -139,10 +139,10 @@ def test_pickle_and_copies():
     x2 = pickle.loads(pickle.dumps(x))                          # hooks and grad left behind
     assert x2.grad is None and x2.requires_grad
     shallow = copy.copy(x)
-    assert shallow.grad is None and np.shares_memory(shallow.data, x.data)
+    assert shallow.grad is None and np.shares_memory(shallow._data, x._data)
     deep = copy.deepcopy(x)
     assert deep.grad is not x.grad and deep.grad.item() == 3.0
-    assert not np.shares_memory(deep.data, x.data)
+    assert not np.shares_memory(deep._data, x._data)
 
 
 def test_deepcopy_of_a_module_keeps_ties_and_leaves_grads():
@@ -162,7 +162,7 @@ def test_deepcopy_keeps_views_of_one_tensor_sharing_memory_as_pytorch():
     b, v1, v2, vt = copy.deepcopy([base, base[:3], base[2:], base.view(2, 3).t()])
     v1.data[2] = 100.0                          # one element seen through all four copies
     assert v2[0].item() == b[2].item() == vt[2, 0].item() == 100.0
-    assert base[2].item() == 2.0 and vt.data.strides == (4, 12)   # layout kept, as torch
+    assert base[2].item() == 2.0 and vt._data.strides == (4, 12)   # layout kept, as torch
     m = nn.Module()
     w = mg.zeros(4)
     m.a, m.b = nn.Parameter(w[:3]), nn.Parameter(w[1:])            # overlapping weights

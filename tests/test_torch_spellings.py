@@ -103,7 +103,7 @@ def test_max_and_min_of_two_tensors_are_elementwise_as_torch():
     assert mg.add(a, b).tolist() == [4.0, 7.0]
     values, indices = mg.max(a, 0)                       # a dim: values and indices
     assert values.item() == 5.0 and indices.item() == 1 and indices.shape == ()
-    assert indices.data.ndim == 0                        # an array, not a NumPy scalar
+    assert indices._data.ndim == 0                        # an array, not a NumPy scalar
 
 
 def test_fill_takes_a_number_or_a_0d_tensor(device):
@@ -194,8 +194,11 @@ def test_what_cannot_become_a_tensor_is_named_with_what_can():
         mg.tensor(_TorchLike(None))
 
 
-def test_a_raw_array_given_for_a_tensor_names_data_and_detach():
-    """PyTorch's `torch.max(outputs.data, 1)`: `.data` is the raw array here; the error
-    says so and names the fix."""
-    with pytest.raises(TypeError, match=r"t.data is the raw array here: pass t.detach\(\)"):
-        mg.max(mg.ones(2, 3).data, 1)
+def test_a_raw_array_given_for_a_tensor_is_refused_and_data_works():
+    """A NumPy array where a tensor is expected: the error names the fix. PyTorch's
+    `torch.max(outputs.data, 1)` works, `.data` being a Tensor, as there."""
+    with pytest.raises(TypeError, match=r"mg.max: expected a Tensor first, got ndarray; "
+                                        r"make one with mg.tensor"):
+        mg.max(np.ones((2, 3)), 1)
+    values, indices = mg.max(mg.tensor([[1.0, 3.0, 2.0]]).data, 1)
+    assert values.tolist() == [3.0] and indices.tolist() == [1]

@@ -135,15 +135,15 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self._check_2d(input, "predict")
         head_output = self.head(input)
         best = head_output.argmax(1)
-        outside = best.data >= self.shortlist_size
+        outside = best._data >= self.shortlist_size
         if not bool(outside.any()):
             return best
         if bool(outside.all()):
             return self._full_log_prob(input, head_output).argmax(1)
         rows = best.backend.xp.nonzero(outside)[0]
         chosen = self._full_log_prob(input[rows], head_output[rows]).argmax(1)
-        picked = best.data.copy()
-        picked[rows] = chosen.data
+        picked = best._data.copy()
+        picked[rows] = chosen._data
         return Tensor._make(picked, input.device)
 
     def extra_repr(self):

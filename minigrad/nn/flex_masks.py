@@ -158,7 +158,7 @@ class BlockMask:
 
     def _blocks(self):
         """The (B, H, q blocks, kv blocks) array: whether each block allows any position."""
-        d = self.dense.data
+        d = self.dense._data
         xp, (bq, bk) = self.dense.backend.xp, self.BLOCK_SIZE
         B, H, L, S = d.shape
         nq, nk = -(-L // bq), -(-S // bk)

@@ -238,8 +238,8 @@ _skipping = threading.local()      # utils.skip_init's switch (nn/utils_more.py)
 
 def _skippable(fn):
     """fn, except that under utils.skip_init it draws and writes nothing. It also takes a
-    tensor's raw array (`m.weight.data`, which is one here: PyTorch's DCGAN idiom
-    `init.normal_(m.weight.data, 0.0, 0.02)`), writing into that array in place."""
+    raw NumPy/CuPy array (a tensor's `._data`), writing into that array in place; PyTorch's
+    DCGAN idiom `init.normal_(m.weight.data, 0.0, 0.02)` passes a Tensor, as there."""
     def init_fn(tensor, *args, **kwargs):
         if getattr(_skipping, "on", False):
             return tensor

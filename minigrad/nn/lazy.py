@@ -51,7 +51,7 @@ class _Uninitialized:
     def materialize(self, shape, device=None, dtype=None):
         """Memory of `shape` (this placeholder's device and dtype unless given), in place."""
         data = creation.empty(*shape, device=device or self.device, dtype=dtype or self.dtype)
-        self._data, self.device = data.data, data.device
+        self._data, self.device = data._data, data.device
         self._version_counter[0] += 1
         self.__class__ = self.becomes
 
@@ -75,7 +75,7 @@ class UninitializedBuffer(_Uninitialized, Tensor):
 
     def __init__(self, requires_grad=False, device=None, dtype=None):
         empty = creation.empty(0, device=device, dtype=dtype)
-        super().__init__(empty.data, device=empty.device, requires_grad=requires_grad)
+        super().__init__(empty._data, device=empty.device, requires_grad=requires_grad)
 
     def to(self, device=None, dtype=None):
         """A placeholder on that device and of that dtype (Module.to replaces buffers)."""
@@ -125,7 +125,7 @@ class _Lazy:
                 self._set_size(0)
                 raise ValueError(f"{type(self).__name__}: the state loaded before does not "
                                  f"fit an input of size {size}: " + ", ".join(wrong))
-            loaded = [(t, t.data.copy()) for store in (self._parameters, self._buffers)
+            loaded = [(t, t._data.copy()) for store in (self._parameters, self._buffers)
                       for t in store.values()
                       if t is not None and not isinstance(t, _Uninitialized)]
             for name, t in lazy:
@@ -134,7 +134,7 @@ class _Lazy:
             self.__class__ = self.cls_to_become     # (the load hook then does nothing)
             self.reset_parameters()
             for t, values in loaded:
-                t.data[...] = values
+                t._data[...] = values
 
     def forward(self, input, *args, **kwargs):
         self.initialize_parameters(input)
@@ -172,7 +172,7 @@ def _materialize_from_state(module, state_dict, prefix, metadata, strict, missin
         return
     for key, t, shape in found:
         t.materialize(shape)
-        t.data[...] = t.backend.from_numpy(entry(key, state_dict[key]).astype(t.dtype))
+        t._data[...] = t.backend.from_numpy(entry(key, state_dict[key]).astype(t.dtype))
     if passed_over:
         _forget_missing(module, passed_over)
     size = module._size_from_state()

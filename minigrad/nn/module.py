@@ -18,8 +18,8 @@ class Parameter(Tensor):
 
     def __init__(self, data, requires_grad=True):
         if isinstance(data, Tensor):
-            super().__init__(data.data, device=data.device)
-            if self.data is data.data:           # the same memory: one count of its changes
+            super().__init__(data._data, device=data.device)
+            if self._data is data._data:           # the same memory: one count of its changes
                 self._version_counter = data._version_counter
         else:
             super().__init__(data)
@@ -40,9 +40,9 @@ def zero_grads(params, set_to_none=True):
         if set_to_none or g is None:
             p.grad = None
         elif g.requires_grad or g._ctx is not None:   # from create_graph=True: a fresh
-            p._grad = Tensor._make(g.backend.xp.zeros_like(g.data), p.device)   # leaf
+            p._grad = Tensor._make(g.backend.xp.zeros_like(g._data), p.device)   # leaf
         else:
-            g._data = g.backend.xp.zeros_like(g.data)
+            g._data = g.backend.xp.zeros_like(g._data)
             g._version_counter[0] += 1
 
 
@@ -336,10 +336,10 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
                         t.ndim in (4, 5) else None    # (a lazy placeholder has no ndim)
                     if fmt is not None:
                         moved = moved.to(memory_format=fmt)
-                    if moved.data is not t.data and store is m._buffers:
+                    if moved._data is not t._data and store is m._buffers:
                         store[n] = moved
-                    elif moved.data is not t.data:
-                        t._data, t.device = moved.data, moved.device
+                    elif moved._data is not t._data:
+                        t._data, t.device = moved._data, moved.device
                         t._version_counter[0] += 1   # new values for a graph built before
                         if t.grad is not None:
                             t.grad = t.grad.to(device=device, dtype=cast)

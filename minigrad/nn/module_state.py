@@ -125,7 +125,7 @@ class ModuleState:
             self._assign(state_dict)
         for k, t in own.items():
             if k in state_dict and not assign:  # into the tensor's memory, as PyTorch's copy_
-                t.data[...] = t.backend.from_numpy(entry(k, state_dict[k]).astype(t.dtype))
+                t._data[...] = t.backend.from_numpy(entry(k, state_dict[k]).astype(t.dtype))
                 t._version_counter[0] += 1
         for k, m in extras.items():
             if k in state_dict:

@@ -84,7 +84,7 @@ def _lengths(op, lengths):
     int64 array. PyTorch wants a 1-D CPU int64 tensor (or a list): lengths are read on the
     host to lay out the batch, so one on a GPU is refused, not silently copied back."""
     if isinstance(lengths, Tensor):
-        device, lengths = lengths.device, lengths.data
+        device, lengths = lengths.device, lengths._data
     elif hasattr(lengths, "shape") and not backend.is_scalar(lengths):    # an array
         device = backend.device_of_array(lengths)
     else:
@@ -118,7 +118,7 @@ def _batch_sizes(op, sequence):
     if not isinstance(data, Tensor) or data.ndim == 0:
         raise TypeError(f"{op}: the PackedSequence's data must be a tensor (sum of lengths, "
                         f"*), got {getattr(data, 'shape', type(data).__name__)}")
-    sizes = backend.to_host(sizes.data if isinstance(sizes, Tensor) else sizes)
+    sizes = backend.to_host(sizes._data if isinstance(sizes, Tensor) else sizes)
     bad = sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iu"
     if not bad:
         bad = bool((sizes < 1).any() or (sizes[1:] > sizes[:-1]).any())
@@ -218,8 +218,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     steps, places = _packed_positions(batch_sizes)
     lengths = (batch_sizes[None, :] > hx.arange(B)[:, None]).sum(1)   # of sorted place b
     if sequence.sorted_indices is not None:              # back to the caller's order
-        places = backend.to_host(sequence.sorted_indices.data)[places]
-        lengths = lengths[backend.to_host(sequence.unsorted_indices.data)]
+        places = backend.to_host(sequence.sorted_indices._data)[places]
+        lengths = lengths[backend.to_host(sequence.unsorted_indices._data)]
     # where[t, b]: the row of data that is step t of sequence b, or N (the padding row)
     where = hx.full((T, B), N, dtype=backend.int64)
     where[steps, places] = hx.arange(N)

@@ -103,7 +103,7 @@ class _SpectralNorm(Module):
             u = normalize(mv(w, v), dim=0, eps=self.eps)
             v = normalize(mv(w.T, u), dim=0, eps=self.eps)
         for buf, new in ((self._u, u), (self._v, v)):
-            buf.data[...] = new.data
+            buf._data[...] = new._data
             buf._version_counter[0] += 1
 
     def forward(self, weight):
@@ -180,7 +180,7 @@ def _geqrf(A):
     (nor is PyTorch's); used under no_grad by right_inverse."""
     xp, (m, n) = A.backend.xp, A.shape[-2:]
     hs, taus = [], []
-    for a in A.data.reshape((-1, m, n)):
+    for a in A._data.reshape((-1, m, n)):
         h, tau = xp.linalg.qr(a, mode="raw")        # h is the LAPACK array, transposed
         hs.append(h.T.astype(A.dtype))
         taus.append(tau.astype(A.dtype))

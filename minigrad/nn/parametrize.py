@@ -40,7 +40,7 @@ def cached():
 def _set(original, value):
     """original takes value's values (and shape) in its own object, as PyTorch's set_: a
     Parameter an optimiser holds stays that Parameter."""
-    original.data = value.detach().data
+    original.data = value.detach()
     original._version_counter[0] += 1
 
 

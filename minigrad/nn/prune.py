@@ -56,7 +56,7 @@ class RandomUnstructured(BasePruningMethod):
         k = _count_to_prune(self.amount, t.numel())
         mask = _copy(default_mask)
         if k:
-            mask.reshape(-1)[randperm(t.numel(), device=t.device).data[:k]] = 0
+            mask.reshape(-1)[randperm(t.numel(), device=t.device)._data[:k]] = 0
         return _wrap(mask, default_mask)
 
     @classmethod
@@ -77,7 +77,7 @@ class L1Unstructured(BasePruningMethod):
         mask = _copy(default_mask)
         if k:
             xp = t.backend.xp
-            smallest = _stable_argsort(xp, xp.abs(t.detach().data).reshape(-1), 0, False)[:k]
+            smallest = _stable_argsort(xp, xp.abs(t._data).reshape(-1), 0, False)[:k]
             mask.reshape(-1)[smallest] = 0
         return _wrap(mask, default_mask)
 
@@ -100,7 +100,7 @@ class RandomStructured(BasePruningMethod):
         k = _count_to_prune(self.amount, t.shape[dim])
         if not k:
             return default_mask
-        return _channel_mask(t, dim, randperm(t.shape[dim], device=t.device).data[:k],
+        return _channel_mask(t, dim, randperm(t.shape[dim], device=t.device)._data[:k],
                              default_mask)
 
     @classmethod
@@ -123,7 +123,7 @@ class LnStructured(BasePruningMethod):
         if not k:
             return default_mask
         xp = t.backend.xp
-        norms = _channel_norms(xp, t.detach().data, self.n, dim)
+        norms = _channel_norms(xp, t._data, self.n, dim)
         return _channel_mask(t, dim, _stable_argsort(xp, norms, 0, False)[:k], default_mask)
 
     @classmethod

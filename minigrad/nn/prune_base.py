@@ -47,12 +47,12 @@ def _wrap(array, like):
 
 
 def _ones_like(t):
-    return _wrap(t.backend.xp.ones_like(t.detach().data), t)
+    return _wrap(t.backend.xp.ones_like(t._data), t)
 
 
 def _copy(t):
     """A contiguous copy of t's array, to write a mask into."""
-    return t.backend.xp.array(t.detach().data, copy=True, order="C")
+    return t.backend.xp.array(t._data, copy=True, order="C")
 
 
 def _channel_mask(t, dim, pruned, default_mask):
@@ -157,7 +157,7 @@ class BasePruningMethod(ABC):
             weight = self.apply_mask(module)
         module.__dict__.pop(name, None)
         orig = module._parameters.pop(name + "_orig")
-        orig.data = weight.data
+        orig.data = weight
         orig._version_counter[0] += 1
         del module._buffers[name + "_mask"]
         setattr(module, name, orig)
@@ -216,7 +216,7 @@ class PruningContainer(BasePruningMethod):
     def compute_mask(self, t, default_mask):
         """The last method's mask on the part of t the earlier ones left unpruned."""
         method = self._pruning_methods[-1]
-        scores, old = t.detach().data, default_mask.detach().data
+        scores, old = t._data, default_mask._data
         kind = method.PRUNING_TYPE
         if kind == "unstructured":
             part = old == 1
@@ -235,5 +235,5 @@ class PruningContainer(BasePruningMethod):
             raise ValueError(f"Unrecognized PRUNING_TYPE {kind!r} of {type(method).__name__}")
         new = t.backend.xp.array(old, dtype=scores.dtype, copy=True)
         sub = method.compute_mask(_wrap(scores[part], t), default_mask=_wrap(old[part], t))
-        new[part] = sub.detach().data
+        new[part] = sub._data
         return _wrap(new, t)

@@ -75,7 +75,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if flat is not None and (len({id(p) for p in params}) < len(params) or
                              any(p.grad.dtype != flat.dtype for p in params)):
         flat = None
-    _scale(params, clip_coefficient(total.backend.xp, total.data, max_norm), flat)
+    _scale(params, clip_coefficient(total.backend.xp, total._data, max_norm), flat)
     return total
 
 
@@ -102,7 +102,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         return
     first = params[0].grad
     if isinstance(total_norm, Tensor):
-        total_norm = total_norm.to(first.device).data
+        total_norm = total_norm.to(first.device)._data
     elif backend.is_scalar(total_norm):
         total_norm = first.backend.xp.asarray(float(total_norm), dtype=backend.float32)
     else:
@@ -124,7 +124,7 @@ def _total_norm(op, tensors, norm_type, error_if_nonfinite, foreach):
     # float16 squares overflow (a norm above 256 would be inf and zero every gradient):
     # float16 gradients are summed in float32, and a float16 norm is returned as float32
     arrays = [g.astype(backend.float32) if g.dtype == backend.float16 else g
-              for g in (t.data for t in tensors)]
+              for g in (t._data for t in tensors)]
     if dtype == backend.float16:
         dtype = backend.float32
     flat = None
@@ -159,7 +159,7 @@ def _scale(params, coef, flat):
         c = coefs.get(p.grad.dtype)
         if c is None:
             c = coefs[p.grad.dtype] = coef.astype(p.grad.dtype)
-        p._grad = Tensor._make(p.grad.data * c, p.grad.device)
+        p._grad = Tensor._make(p.grad._data * c, p.grad.device)
 
 
 def _norm_of(xp, grads, norm_type, dtype):
@@ -201,7 +201,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     choice of loop; one loop here, the same numbers.)"""
     clip_value = float(clip_value)
     for p in _with_grads(parameters):
-        p._grad = Tensor._make(p.grad.backend.xp.clip(p.grad.data, -clip_value, clip_value),
+        p._grad = Tensor._make(p.grad.backend.xp.clip(p.grad._data, -clip_value, clip_value),
                                p.grad.device)
 
 

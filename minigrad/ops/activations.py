@@ -183,7 +183,7 @@ class Softplus(Function):
         return g * where(z > self.threshold, 1.0, s)
 
     def backward_arrays(self, g):
-        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, self.u, g))
+        return tuple(_in_pieces(self, self._backward, self.inputs[0]._data, self.u, g))
 
     def _backward(self, x, u, g, d):
         z = x if self.beta == 1 else x * self.beta
@@ -253,7 +253,7 @@ class Elu(Function):
         return g * where(x > 0, self.scale, left)
 
     def backward_arrays(self, g):
-        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, g))
+        return tuple(_in_pieces(self, self._backward, self.inputs[0]._data, g))
 
     def _backward(self, x, g, d):
         xp = self.xp
@@ -318,7 +318,7 @@ class Hardtanh(Function):
         return where((x > self.lo) & (x < self.hi), g, 0.0)
 
     def backward_arrays(self, g):
-        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, g))
+        return tuple(_in_pieces(self, self._backward, self.inputs[0]._data, g))
 
     def _backward(self, x, g, d):
         # where(inside, g, 0) as g·inside, the same but where an inf or NaN of g meets a 0
@@ -371,7 +371,7 @@ class LogSigmoid(Function):
         return g * sigmoid(-self.inputs[0])
 
     def backward_arrays(self, g):
-        return tuple(_in_pieces(self, self._backward, self.inputs[0].data, self.u, g))
+        return tuple(_in_pieces(self, self._backward, self.inputs[0]._data, self.u, g))
 
     def _backward(self, x, u, g, d):
         _sigmoid_grad(self.xp, u, x <= 0, g, d)

@@ -120,7 +120,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
         raise ValueError(f"gumbel_softmax: tau (the temperature) must be > 0, got {tau}")
     d = normalize_dim(dim, max(logits.ndim, 1), "gumbel_softmax")
     xp = logits.backend.xp
-    u = creation.rand_like(logits).data                  # [0, 1): log(u) < 0, so E > 0
+    u = creation.rand_like(logits)._data                  # [0, 1): log(u) < 0, so E > 0
     tiny = finfo(u.dtype).tiny
     gumbels = -xp.log(-xp.log(xp.maximum(u, tiny)))      # (u = 0 would give log(0))
     y = softmax((logits + Tensor._make(gumbels, logits.device)) / tau, d)
@@ -129,7 +129,7 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     if y.ndim == 0:
         hot = xp.ones((), y.dtype)
     else:
-        top = xp.expand_dims(xp.argmax(y.data, axis=d), d)
+        top = xp.expand_dims(xp.argmax(y._data, axis=d), d)
         classes = xp.arange(y.shape[d]).reshape([-1 if i == d else 1 for i in range(y.ndim)])
         hot = (classes == top).astype(y.dtype)
     return Tensor._make(hot, y.device) - y.detach() + y
@@ -147,8 +147,8 @@ def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False):
     if not training:
         return leaky_relu(x, (lower + upper) / 2)
     xp = x.backend.xp
-    a = creation.rand_like(x).data * (upper - lower) + lower
+    a = creation.rand_like(x)._data * (upper - lower) + lower
     # x·k, k the slope where x <= 0 and exactly 1 elsewhere (NaN too, as PyTorch): k is the
     # gradient, a constant (the second derivative is 0)
-    k = xp.where(x.data <= 0, a, 1).astype(x.dtype, copy=False)
+    k = xp.where(x._data <= 0, a, 1).astype(x.dtype, copy=False)
     return x * Tensor._make(k, x.device)

@@ -104,7 +104,7 @@ class ScaledDotProductAttention(Function):
         xp = self.xp
         full = self.probs.shape[:-2]
         q, k, v, g = (xp.broadcast_to(a, full + a.shape[-2:])
-                      for a in [t.data for t in self.inputs] + [g])
+                      for a in [t._data for t in self.inputs] + [g])
         gq, gk, gv = (_empty_in_layout_of(xp, a, a.shape, g.dtype) for a in (q, k, v))
         self.grads_into(q, k, v, g, gq, gk, gv)
         # shaped as the broadcast batch; the engine sums back any broadcast dims

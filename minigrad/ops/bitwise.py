@@ -29,7 +29,7 @@ def _integers(op, a, b):
     if a.device != b.device:
         raise RuntimeError(f"{op}: tensors on different devices ({a.device}, {b.device})")
     dtype = backend.promote_float(a.dtype, b.dtype)   # (NumPy's promote_types)
-    return a.data.astype(dtype, copy=False), b.data.astype(dtype, copy=False), dtype, a
+    return a._data.astype(dtype, copy=False), b._data.astype(dtype, copy=False), dtype, a
 
 
 def _shift(op, a, b, left):

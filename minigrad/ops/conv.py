@@ -162,7 +162,7 @@ class Conv(_Convolution, Function):
         return self._bias_grad(gx, gw, g)
 
     def backward_arrays(self, g):                   # the same on arrays
-        xp, (x, w) = self.xp, (t.data for t in self.inputs[:2])
+        xp, (x, w) = self.xp, (t._data for t in self.inputs[:2])
         need = self.needs_input_grad
         gx = _conv_transpose(g, w, self.groups, self.win, functools.partial(_col2im, xp)) \
             if need[0] else None
@@ -186,7 +186,7 @@ class ConvTranspose(_Convolution, Function):
         return self._bias_grad(gx, gw, g)
 
     def backward_arrays(self, g):
-        xp, (x, w) = self.xp, (t.data for t in self.inputs[:2])
+        xp, (x, w) = self.xp, (t._data for t in self.inputs[:2])
         need = self.needs_input_grad
         gx = _conv(g, w, self.groups, self.win, functools.partial(_im2col, xp)) \
             if need[0] else None

@@ -154,7 +154,7 @@ class DepthwiseConv(Conv):
         return y
 
     def backward_arrays(self, g):
-        xp, (x, w) = self.xp, (t.data for t in self.inputs[:2])
+        xp, (x, w) = self.xp, (t._data for t in self.inputs[:2])
         # (inf or NaN weights: the general path; a device: too, see the module docstring)
         need = self.needs_input_grad
         if not backend.get(self.device).host or not xp.isfinite(w).all() or \

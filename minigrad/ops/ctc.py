@@ -35,10 +35,10 @@ def _logsumexp(x, dim):
     """log Σ e^x over dim, safe where every term is -inf: -inf there, with a zero gradient
     (not the NaN of log 0 · 0, which mg.logsumexp's gradient would give)."""
     xp = x.backend.xp
-    m = x.data.max(axis=dim, keepdims=True)
+    m = x._data.max(axis=dim, keepdims=True)
     shift = Tensor._make(xp.where(xp.isinf(m), 0, m).astype(x.dtype), x.device)
     total = exp(x - shift).sum(dim, keepdim=True)
-    some = Tensor._make(total.data > 0, x.device)
+    some = Tensor._make(total._data > 0, x.device)
     return where(some, log(where(some, total, 1.0)) + shift, -math.inf).squeeze(dim)
 
 
@@ -210,11 +210,11 @@ class Lattice:
         summed over the states of that class (0 past a sample's last frame, and where no
         alignment fits)."""
         xp = lpe.backend.xp
-        fits = self.const(xp.isfinite(nll.data))
+        fits = self.const(xp.isfinite(nll._data))
         nll = where(fits, nll, 0.0)
         # α + β counts lp_t(l'_s) twice, so it is taken off once; where it is -inf (a class
         # masked out) so are α and β: the state's occupancy is 0, not e^(-inf + inf) = NaN
-        possible = self.const(lpe.data > -math.inf)
+        possible = self.const(lpe._data > -math.inf)
         occupancy = exp(alpha + beta - where(possible, lpe, 0.0) + nll[None, :, None])
         one_hot = (self.ext[:, :, None] == xp.arange(classes)).astype(lpe.dtype)
         return (occupancy.transpose(0, 1) @ self.const(one_hot)).transpose(0, 1)
@@ -253,7 +253,7 @@ class CTCLoss(Function):
         return (grad * g[None, :, None],)
 
     def backward_arrays(self, g):
-        xp, lattice, lp = self.xp, self.lattice, self.inputs[0].data
+        xp, lattice, lp = self.xp, self.lattice, self.inputs[0]._data
         beta = lattice.beta_arrays(self.lpe)
         gamma = lattice.posterior_arrays(self.lpe, self.alpha, beta, self.nll, lp.shape[2])
         nan = xp.where(xp.isfinite(self.nll), 0.0, xp.nan).astype(lp.dtype)[None, :, None]

@@ -23,7 +23,7 @@ class CumProd(Function):
         return self.xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
     def backward(self, g):
         x, d = self.inputs[0], self.dim
-        if not bool((x.data == 0).any()):
+        if not bool((x._data == 0).any()):
             return _reversed_cumsum(g * self.output(), d) / x
         return _exclusive_cumprod(x, d) * _suffix_products_sum(g, x, d)
 
@@ -32,10 +32,10 @@ class CumProd(Function):
         dx_j = Σ_{j≤i<z} g_i y_i / x_j; at it, dx_z = y_{z-1}·Σ_{i≥z} g_i Π_{z<k≤i} x_k
         (the products stop at the next zero); after it, 0. No product of the doubling
         above is formed, whose partial products may overflow to inf and meet a 0 (NaN)."""
-        xp, x, d = self.xp, self.inputs[0].data, self.dim
+        xp, x, d = self.xp, self.inputs[0]._data, self.dim
         zero = x == 0
         if not bool(zero.any()):
-            return ((_reversed_cumsum_array(xp, g * self.output().data, d) /
+            return ((_reversed_cumsum_array(xp, g * self.output()._data, d) /
                      x).astype(x.dtype, copy=False),)
         acc = running_accumulator(x.dtype, self.device) or x.dtype
         x, g = x.astype(acc), g.astype(acc)
@@ -90,10 +90,11 @@ def cumprod(input, dim, *, dtype=None):
     if input.ndim == 0:
         normalize_dims(dim, 0, "cumprod")
         return input.clone() if backend.is_floating(input.dtype) else Tensor._make(
-            input.data.astype(backend.int64), input.device)
+            input._data.astype(backend.int64), input.device)
     d = normalize_dim(dim, input.ndim, "cumprod")
     if not backend.is_floating(input.dtype):
-        return Tensor._make(input.backend.xp.cumprod(input.data, axis=d, dtype=backend.int64), input.device)
+        return Tensor._make(input.backend.xp.cumprod(input._data, axis=d, dtype=backend.int64),
+                            input.device)
     return CumProd.apply(input, dim=d)
 
 
@@ -232,7 +233,7 @@ def _running_extreme(kind, x, dim):
         normalize_dims(dim, 0, kind)
         return ValuesIndices(x.clone(), Tensor._make(xp.zeros((), backend.int64), x.device))
     d = normalize_dim(dim, x.ndim, kind)
-    a = x.data
+    a = x._data
     best = running(xp, a, d, "maximum" if kind == "cummax" else "minimum")
     reached = a == best
     if a.dtype.kind == "f":

@@ -51,10 +51,10 @@ class Pow(Function):
         # derivative still sends it a 0, and 0·∞ there would be NaN
         ga = gb = None
         if self.needs_input_grad[0]:
-            b0 = self.const(b.data == 0)
+            b0 = self.const(b._data == 0)
             ga = where(b0, 0.0, g * b * where(b0, 1.0, a) ** (b - 1))
         if self.needs_input_grad[1]:
-            at_zero = self.const((a.data == 0) & (b.data >= 0))
+            at_zero = self.const((a._data == 0) & (b._data >= 0))
             base = where(at_zero, 1.0, a)
             gb = where(at_zero, 0.0, g * base ** b * log(base))
         return ga, gb
@@ -225,7 +225,7 @@ def pow(a, b):
     if a.dtype == b.dtype == backend.bool_:   # NumPy would answer int8, not one of ours
         raise TypeError("pow: bool ** bool is not supported (PyTorch refuses two bool tensors "
                         "too); convert with .long() or .float() first")
-    if b.dtype.kind == "i" and a.dtype.kind in "iu" and bool((b.data < 0).any()):
+    if b.dtype.kind == "i" and a.dtype.kind in "iu" and bool((b._data < 0).any()):
         raise ValueError("pow: an integer tensor to a negative integer power (PyTorch gives "
                          "C's truncated 0 for 2 ** -1); convert the base to float first")
     return Pow.apply(a, b)
@@ -299,13 +299,13 @@ def _bound(v, like, name):
     if v.device != like.device:
         raise RuntimeError(f"clip: {name} on {v.device}, tensor on {like.device}; move it "
                            f"with .to({like.device!r}) first")
-    return v.data.astype(like.dtype, copy=False)          # the tensor's dtype, as PyTorch
+    return v._data.astype(like.dtype, copy=False)          # the tensor's dtype, as PyTorch
 
 
 def _cond_array(cond, like, op):
     # a copy: Where keeps it for backward, and a later in-place change of the caller's mask
     # must not move the gradient (PyTorch refuses that backward)
-    c = (cond.data if isinstance(cond, Tensor) else
+    c = (cond._data if isinstance(cond, Tensor) else
          like.backend.xp.asarray(backend.to_host(cond))).copy()
     if isinstance(cond, Tensor) and cond.device != like.device:
         raise RuntimeError(f"{op}: condition on {cond.device}, tensor on {like.device}")
@@ -355,16 +355,16 @@ def compare(name, a, b):
         raise RuntimeError(f"{name}: tensors on different devices ({a.device}, {b.device})")
     check_broadcast(name, a.shape, b.shape)
     xp = a.backend.xp                    # asarray: NumPy gives 0-d inputs a scalar, not an array
-    return Tensor._make(xp.asarray(getattr(xp, name)(a.data, b.data)), a.device)
+    return Tensor._make(xp.asarray(getattr(xp, name)(a._data, b._data)), a.device)
 
 
 def logical_not(a):
-    return Tensor._make(a.backend.xp.asarray(a.backend.xp.logical_not(a.data)), a.device)
+    return Tensor._make(a.backend.xp.asarray(a.backend.xp.logical_not(a._data)), a.device)
 
 
 def predicate(name, a):
     """isnan/isinf/isfinite: a boolean tensor, outside the graph."""
-    return Tensor._make(a.backend.xp.asarray(getattr(a.backend.xp, name)(a.data)), a.device)
+    return Tensor._make(a.backend.xp.asarray(getattr(a.backend.xp, name)(a._data)), a.device)
 
 
 _SYMBOLS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "invert": "~"}
@@ -388,7 +388,7 @@ def invert(a):
     """~: logical not of a bool tensor, bitwise not of an integer one (as PyTorch)."""
     _bool_or_int((a,), "invert")
     return logical_not(a) if a.dtype == backend.bool_ else \
-        Tensor._make(a.backend.xp.asarray(a.backend.xp.invert(a.data)), a.device)
+        Tensor._make(a.backend.xp.asarray(a.backend.xp.invert(a._data)), a.device)
 
 
 def numpy_ufunc(ufunc, method, inputs, kwargs):

@@ -75,7 +75,7 @@ def _renorm_rows(weight, idx, max_norm, norm_type):
     if not max_norm > 0 or not norm_type > 0:
         raise ValueError(f"embedding: max_norm and norm_type must be > 0, got {max_norm} and "
                          f"{norm_type}")
-    xp, w = weight.backend.xp, weight.data
+    xp, w = weight.backend.xp, weight._data
     rows = xp.unique(idx.reshape(-1))
     picked = w[rows]
     if norm_type == math.inf:

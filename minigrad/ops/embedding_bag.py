@@ -153,7 +153,7 @@ def _max_bags(weight, idx, bag, starts, sizes, padding_idx):
     dim, n_bags = weight.shape[1], starts.size
     width = int(sizes.max(initial=0))
     place = np.arange(bag.size) - starts[bag]                  # each id's place in its bag
-    values = weight.data[idx]                                  # (n, dim)
+    values = weight._data[idx]                                  # (n, dim)
     if padding_idx is not None:
         values = xp.where((idx == padding_idx)[:, None], -xp.inf, values)
     dense = xp.full((n_bags, max(width, 1), dim), -xp.inf, dtype=weight.dtype)

@@ -46,8 +46,8 @@ class StandardGamma(Function):
         return sample
     def backward(self, g):
         be = backend.get(self.device)
-        a = self.inputs[0].data.astype(backend.float64)
-        x = self.output().data.astype(backend.float64)
+        a = self.inputs[0]._data.astype(backend.float64)
+        x = self.output()._data.astype(backend.float64)
         return g * self.const(_dx_dalpha(be, a, x).astype(g.dtype))
 
 
@@ -55,7 +55,7 @@ def standard_gamma(alpha, generator=None):
     """Gamma(alpha, 1) draws of alpha's shape, dtype and device (alpha > 0, a floating
     tensor), differentiable with respect to alpha; clamped to the dtype's smallest normal
     number, as PyTorch's (a small alpha's draws underflow to 0 otherwise)."""
-    a = backend.to_host(alpha.data).astype(backend.float64)
+    a = backend.to_host(alpha._data).astype(backend.float64)
     x = backend.host_rng(generator, "standard_gamma").standard_gamma(a)
     x = backend.get("cpu").xp.asarray(x, dtype=alpha.dtype)
     x = backend.get("cpu").xp.maximum(x, backend.get("cpu").xp.finfo(alpha.dtype).tiny)

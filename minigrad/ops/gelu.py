@@ -76,15 +76,15 @@ class Gelu(Function):
         xp = self.xp
         if self.approximate == "tanh":
             be = backend.get(self.device)
-            fused = be.kernels("gelu_tanh_grad", self.inputs[0].data, self.w, g) \
+            fused = be.kernels("gelu_tanh_grad", self.inputs[0]._data, self.w, g) \
                 if be.kernels else None
             if fused is not None:
                 return (fused,)
-            x, g = contiguous(xp, self.inputs[0].data), contiguous(xp, g)
+            x, g = contiguous(xp, self.inputs[0]._data), contiguous(xp, g)
             d = xp.empty(x.shape, x.dtype)
             in_pieces(be, lambda *p: _tanh_gelu_grad(xp, *p), x, self.w, g, d)
             return (d,)
-        x = self.inputs[0].data
+        x = self.inputs[0]._data
         d = xp.multiply(x, x, out=xp.empty_like(x))
         d *= -0.5
         xp.exp(d, out=d)

@@ -36,7 +36,7 @@ class Huber(Function):
         return g * (c / self.delta if self.smooth else c)
 
     def backward_arrays(self, g):
-        c = self.xp.clip(self.inputs[0].data, -self.delta, self.delta)
+        c = self.xp.clip(self.inputs[0]._data, -self.delta, self.delta)
         if self.smooth:
             c /= self.delta
         c *= g

@@ -315,4 +315,4 @@ def _fresh(y, input):
     """y, or a copy where it is a view of input: a shuffle that moves nothing (r = 1,
     groups = 1, 1×1 images) is a reshape of it, but PyTorch's returns a new tensor, which
     an in-place write must not carry back into input."""
-    return clone(y) if y.backend.xp.may_share_memory(y.data, input.data) else y
+    return clone(y) if y.backend.xp.may_share_memory(y._data, input._data) else y

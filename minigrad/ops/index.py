@@ -64,7 +64,7 @@ def raw_index(index, x, op="getitem", what="index"):
         if backend.is_scalar(i):
             return backend.python_scalar(i)
         if isinstance(i, Tensor):
-            device, i = i.device, i.data
+            device, i = i.device, i._data
         elif isinstance(i, list):
             a = backend.to_host(i)
             if a.size == 0:                       # t[[]]: no indices (NumPy reads [] as float)
@@ -171,7 +171,7 @@ def check_index(x, index, op):
         else:
             trial.append(i)
     try:
-        x.data[tuple(trial)]
+        x._data[tuple(trial)]
     except (IndexError, TypeError) as e:
         raise IndexError(f"{op}: index {_show(index)} is invalid for a tensor of shape "
                          f"{x.shape}: {e}") from None
@@ -242,7 +242,7 @@ def nonzero(x, as_tuple=False):
     """Where x is nonzero, as torch.nonzero: an (N, x.ndim) int64 tensor of indices in
     row-major order, or with as_tuple=True one (N,) tensor per dim (x[t.nonzero(as_tuple=
     True)] picks those elements). N depends on the values: on a GPU, a wait for them."""
-    a = x.data if x.ndim or not as_tuple else x.data.reshape(1)
+    a = x._data if x.ndim or not as_tuple else x._data.reshape(1)
     idx = x.backend.xp.argwhere(a).astype(backend.int64)
     if not as_tuple:
         return Tensor._make(idx, x.device)

@@ -32,7 +32,7 @@ def argwhere(input):
     """The indices of input's nonzero elements, as torch.argwhere: an (N, input.ndim) int64
     tensor."""
     if input.ndim == 0:                 # (1, 0) or (0, 0), as PyTorch
-        rows = int(bool(input.data != 0))
+        rows = int(bool(input._data != 0))
         return Tensor._make(input.backend.xp.zeros((rows, 0), backend.int64), input.device)
     return nonzero(input)
 
@@ -179,7 +179,7 @@ def _scatter_reduce(x, dim, index, src, reduce, include_self):
         return total
     xp = x.backend.xp                                    # mean: over how many there were
     ones = Tensor._make(xp.ones(src.shape, x.dtype), x.device)
-    count = IndexAdd.apply(ones, index=grid, shape=x.shape).data + int(include_self)
+    count = IndexAdd.apply(ones, index=grid, shape=x.shape)._data + int(include_self)
     count = Tensor._make(xp.where(count == 0, 1, count).astype(x.dtype), x.device)
     return total / count if backend.is_floating(x.dtype) else total // count
 
@@ -238,7 +238,7 @@ class ScatterExtreme(Function):
             share_at, lost_at = GetItem.apply(share, index=index), GetItem.apply(lost, index=index)
             return (where((ex | lost) & own, share, 0.0), where(es | lost_at, share_at, 0.0))
         # prod: with the zeros set to 1, the product of the others; the zeros counted apart
-        zx, zs = self.const(x.data == 0), self.const(src.data == 0)
+        zx, zs = self.const(x._data == 0), self.const(src._data == 0)
         zeros = (zx & own).to(dtype=g.dtype) + IndexAdd.apply(zs.to(dtype=g.dtype),
                                                               index=index, shape=x.shape)
         one = zeros == 1

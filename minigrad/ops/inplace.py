@@ -49,7 +49,7 @@ def check_writable(t, op):
     """Refuse to write into a broadcast view (expand): its elements share memory. A view of
     one that picks distinct elements (a row, the diagonal) NumPy still marks read-only; it is
     written through, as in PyTorch, where the memory's owner may be written (NumPy checks)."""
-    a = t.data
+    a = t._data
     if backend.shares_elements(a):
         raise ValueError(f"{op}: the tensor is a broadcast view (expand), whose elements "
                          f"share memory, so it cannot be written; clone() it first")
@@ -93,7 +93,7 @@ def fill(t, value, op):
                              f"t[...] = value")
         if needs_recording(t, value):
             return setitem(t, ..., value, op) or t
-        value = value.data
+        value = value._data
     elif not backend.is_scalar(value) or value is None:
         raise TypeError(f"{op}: the value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__}")
@@ -102,7 +102,7 @@ def fill(t, value, op):
     if needs_recording(t):
         return setitem(t, ..., value, op) or t
     check_writable(t, op)
-    t.data[...] = value
+    t._data[...] = value
     return _counted(t)
 
 
@@ -122,7 +122,7 @@ def setitem(t, index, value, op="setitem"):
         if value.device != t.device:
             raise RuntimeError(f"{op}: value on {value.device}, tensor on {t.device}; "
                                f"move it with .to({t.device!r}) first")
-        value = value.data
+        value = value._data
     elif not backend.is_scalar(value):          # a list or host array: to this device first
         value = t.backend.from_numpy(backend.to_host(value))
     elif t.dtype.kind in "iu" and backend.is_integer(value):
@@ -131,7 +131,7 @@ def setitem(t, index, value, op="setitem"):
         highest = backend.value_range(t.dtype)[1]
         if value > highest:
             raise OverflowError(f"{op}: {value} does not fit {t.dtype} (at most {highest})")
-        value = lift(value, t).data
+        value = lift(value, t)._data
     elif t.dtype != backend.float16:
         # NaN, ±inf or 1e300 into an integer tensor, 1e300 into float32: PyTorch's errors
         check_fill_value(op, value, t.dtype)
@@ -160,14 +160,14 @@ def setitem(t, index, value, op="setitem"):
                              f"shape {shape}); the value must broadcast to that part") \
                 from None
     if not recorded:
-        write(t.data, value)
+        write(t._data, value)
         _counted(t)
         return
     # recorded: t with t[index] = value, out of place (IndexPut), then adopted by t
     if v is None:
         v = Tensor._make(t.backend.xp.asarray(value), t.device)
-    written = t.data.copy()
-    write(written, v.data)                      # a bad value fails here, as setitem's
+    written = t._data.copy()
+    write(written, v._data)                      # a bad value fails here, as setitem's
 
     def select(g):
         return g[index] if parts is None else g[parts[0]][parts[1]]
@@ -293,7 +293,7 @@ def _check_result(x, result, what):
 
 
 def _write(x, result):
-    x.data[...] = result.data                    # through any views of this memory
+    x._data[...] = result._data                    # through any views of this memory
     return _counted(x)
 
 

@@ -81,9 +81,9 @@ class LayerNorm(Function):
         d = math.prod(x.shape[k] for k in self.dims)
         mean, rstd = self.mean.reshape(-1, 1), self.rstd.reshape(-1, 1)
         dt = rstd.dtype                                  # float32 for float16 (see forward)
-        xs = contiguous(xp, x.data).reshape(-1, d).astype(dt, copy=False)
+        xs = contiguous(xp, x._data).reshape(-1, d).astype(dt, copy=False)
         g = contiguous(xp, g).reshape(-1, d).astype(dt, copy=False)
-        w = affine[0].data.reshape(-1).astype(dt, copy=False) if affine else None
+        w = affine[0]._data.reshape(-1).astype(dt, copy=False) if affine else None
         fused = _fused_backward(backend.get(self.device).kernels, xp, g, xs, mean, rstd, w)
         if fused is not None:
             return self._grads(*fused)

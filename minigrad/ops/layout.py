@@ -97,7 +97,8 @@ def trace(input):
         raise ValueError(f"trace: needs a matrix (2-D), got shape {input.shape}")
     d = diagonal(input)
     if not backend.is_floating(d.dtype):
-        return Tensor._make(input.backend.xp.asarray(d.data.sum(dtype=backend.int64)), input.device)
+        return Tensor._make(input.backend.xp.asarray(d._data.sum(dtype=backend.int64)),
+                            input.device)
     return d.sum()
 
 

@@ -83,14 +83,14 @@ class Det(Function):
         a, d = self.inputs[0], self.output()
         if a.shape[-1] == 0:                             # 0x0: an empty gradient, as torch
             return self.const(self.xp.zeros(a.shape, a.dtype))
-        singular = d.data == 0
+        singular = d._data == 0
         if not bool(singular.any()):
             return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
         # the singular matrices' cofactors as constants; the rest of the batch through inv
         # (of the identity in the singular ones' place), so they keep their second derivative
         mask, ones = _singular_mask(self, a, singular)
         regular = (g * d).unsqueeze(-1).unsqueeze(-1) * inv(where(mask, ones, a)).mT
-        cof = self.const(_cofactors(self.xp, a.data))
+        cof = self.const(_cofactors(self.xp, a._data))
         return where(mask, g.unsqueeze(-1).unsqueeze(-1) * cof, regular)
 
 
@@ -139,7 +139,7 @@ class LogAbsDet(Function):
         # the singular matrices' limits as constants; the rest of the batch through inv (of
         # the identity in the singular ones' place), so they keep their second derivative
         mask, ones = _singular_mask(self, a, singular)
-        xp, cof = self.xp, _cofactors(self.xp, a.data)
+        xp, cof = self.xp, _cofactors(self.xp, a._data)
         limit = xp.where(cof > 0, math.inf, xp.where(cof < 0, -math.inf, math.nan))
         limit = xp.where(singular[..., None, None], limit, 0)   # (no inf·0 into g elsewhere)
         g = g.unsqueeze(-1).unsqueeze(-1)
@@ -150,7 +150,7 @@ class LogAbsDet(Function):
 def slogdet(input):
     """(sign, log|det|) of each square matrix of A, as torch.linalg.slogdet: a named tuple;
     the sign (-1, 0 or 1) has no gradient."""
-    sign, value = input.backend.xp.linalg.slogdet(_square("linalg.slogdet", input).data)
+    sign, value = input.backend.xp.linalg.slogdet(_square("linalg.slogdet", input)._data)
     out = LogAbsDet.apply(input, sign=sign, value=value)
     return SignLogAbsDet(Tensor._make(input.backend.xp.asarray(sign, dtype=input.dtype), input.device),
                          out)
@@ -161,7 +161,7 @@ def logdet(input):
     log|det A|'s."""
     sign, logabs = slogdet(_square("logdet", input))
     xp = input.backend.xp
-    shift = xp.where(sign.data < 0, math.nan, 0.0).astype(input.dtype)     # log of the sign
+    shift = xp.where(sign._data < 0, math.nan, 0.0).astype(input.dtype)     # log of the sign
     return logabs + Tensor._make(shift, input.device)
 
 

@@ -77,7 +77,7 @@ def _factors(packed, shapes):
 def _used(g):
     """Whether gradient g of a factor can contribute: not all zeros (an unused factor's), or
     itself differentiable (a double backward may ask for its derivative)."""
-    return g.requires_grad or bool((g.data != 0).any())
+    return g.requires_grad or bool((g._data != 0).any())
 
 
 def _eye(like, n):
@@ -209,7 +209,7 @@ def eigvalsh(A, UPLO="L"):
     if _needs_grad(A):
         return eigh(A, UPLO).eigenvalues
     xp = A.backend.xp
-    w = _run(xp, lambda x: xp.linalg.eigvalsh(x, UPLO), op, _NO_CONVERGENCE, A.data)
+    w = _run(xp, lambda x: xp.linalg.eigvalsh(x, UPLO), op, _NO_CONVERGENCE, A._data)
     return Tensor._make(w, A.device)
 
 
@@ -295,4 +295,4 @@ def svdvals(A):
     A = _matrices("linalg.svdvals", A)
     if _needs_grad(A):
         return svd(A, full_matrices=False).S
-    return Tensor._make(_singular_values(A.backend.xp, A.data), A.device)
+    return Tensor._make(_singular_values(A.backend.xp, A._data), A.device)

@@ -56,7 +56,7 @@ def _lapack_cholesky_info(A, info):
     through minigrad's cholesky, not xp.linalg.cholesky: on CuPy the refusal is its check
     that LLᵀ reconstructs A, and cupy.linalg.cholesky itself raises nothing."""
     shape, info = info.shape, info.copy().reshape(-1)
-    a = A.data.reshape((-1,) + A.shape[-2:])
+    a = A._data.reshape((-1,) + A.shape[-2:])
     for e in range(a.shape[0]):
         for k in range(1, a.shape[-1] + 1) if info[e] == 0 else ():
             try:
@@ -102,7 +102,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     op = "linalg.cholesky_ex"
     A = _square(op, A)
     xp = A.backend.xp
-    info = _cholesky_info(xp, A.data)
+    info = _cholesky_info(xp, A._data)
     if check_errors:
         _raise(op, info, lambda i: f"{_NOT_PD} (the leading minor of order {i} is not "
                                    f"positive-definite)")
@@ -118,7 +118,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 
 def _lu_info(A):
-    return _info(A.backend.xp, _lu_arrays(A.backend.xp, A.data)[0])
+    return _info(A.backend.xp, _lu_arrays(A.backend.xp, A._data)[0])
 
 
 def inv_ex(A, *, check_errors=False):

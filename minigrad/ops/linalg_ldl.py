@@ -146,7 +146,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
     check_errors: such a singular D is a RuntimeError. Not differentiable, as PyTorch."""
     op = "linalg.ldl_factor_ex"
     A = _square(op, A)
-    ld, pivots, info = _ldl_arrays(A.backend.xp, A.data)
+    ld, pivots, info = _ldl_arrays(A.backend.xp, A._data)
     if check_errors:
         _raise(op, info, lambda i: f"D[{i - 1},{i - 1}] of the factorization is exactly "
                                    f"zero (D is singular)")
@@ -230,7 +230,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False):
         raise ValueError(f"{op}: B must be a {LD.dtype} Tensor of shape (..., {n}, k), got "
                          f"{getattr(B, 'dtype', type(B))} {getattr(B, 'shape', '')}")
     LD, B = _broadcast_batches(op, LD, B)
-    piv = pivots.data
+    piv = pivots._data
     if piv.shape != LD.shape[:-1]:
         piv = LD.backend.xp.broadcast_to(piv, LD.shape[:-1])
     return LDLSolve.apply(LD, B, pivots=piv)

@@ -167,7 +167,7 @@ def _factor(op, A, pivot):
     A = _matrices(op, A)
     _no_pivot(op, pivot)
     xp = A.backend.xp
-    lu, pivots, order = _lu_arrays(xp, A.data)
+    lu, pivots, order = _lu_arrays(xp, A._data)
     return (LUFactor.apply(A, lu=lu, order=order), Tensor._make(pivots, A.device),
             _info(xp, lu))
 
@@ -212,7 +212,7 @@ def _check_pivots(op, pivots, batch, k, m, name="pivots"):
     if tuple(pivots.shape) != tuple(batch) + (k,):
         raise ValueError(f"{op}: {name} must have shape {tuple(batch) + (k,)} (the LU's batch "
                          f"dims, then min(m, n)), got {tuple(pivots.shape)}")
-    p = pivots.data
+    p = pivots._data
     if p.size and bool(((p < 1) | (p > m)).any()):
         raise ValueError(f"{op}: {name} must lie in [1, {m}] (1-based row numbers, as "
                          f"lu_factor gives), got values from {int(p.min())} to "
@@ -249,7 +249,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     LU = _matrices(op, LU_data, "LU_data")
     m, n = LU.shape[-2:]
     _check_pivots(op, LU_pivots, LU.shape[:-2], min(m, n), m, "LU_pivots")
-    order = _order(LU.backend.xp, LU_pivots.data, m) if unpack_pivots else None
+    order = _order(LU.backend.xp, LU_pivots._data, m) if unpack_pivots else None
     return _unpack(LU, order, unpack_data, unpack_pivots)
 
 
@@ -260,7 +260,7 @@ def lu(A, *, pivot=True):
     op = "linalg.lu"
     A = _matrices(op, A)
     _no_pivot(op, pivot)
-    lu_, _, order = _lu_arrays(A.backend.xp, A.data)
+    lu_, _, order = _lu_arrays(A.backend.xp, A._data)
     return _unpack(LUFactor.apply(A, lu=lu_, order=order), order)
 
 
@@ -290,7 +290,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         want = f"(..., {n}, k)" if left else f"(..., k, {n})"
         raise ValueError(f"{op}: incompatible shapes of LU {LU.shape} and B {B.shape}: "
                          f"with left={left}, B must be {want}")
-    order = _order(LU.backend.xp, pivots.data, n)
+    order = _order(LU.backend.xp, pivots._data, n)
     if not left:                         # XA = B <=> AᵀXᵀ = Bᵀ; XAᵀ = B <=> AXᵀ = Bᵀ
         return _lu_solve(op, LU, order, B.mT, not adjoint).mT
     return _lu_solve(op, LU, order, B, adjoint)
@@ -337,7 +337,7 @@ def cholesky_inverse(input, upper=False):
     op = "cholesky_inverse"
     input = _square(op, input, "L")
     xp, n = input.backend.xp, input.shape[-1]
-    zero = (xp.diagonal(input.data, 0, -2, -1) == 0).reshape((math.prod(input.shape[:-2]), n))
+    zero = (xp.diagonal(input._data, 0, -2, -1) == 0).reshape((math.prod(input.shape[:-2]), n))
     if zero.size and bool(zero.any()):
         first = int(zero.any(axis=-1).argmax())
         where = f" (batch element {first})" if input.ndim > 2 else ""

@@ -29,7 +29,7 @@ def _tolerance(xp, a, atol, rtol, top):
     """max(atol, rtol·top), PyTorch's cutoff for the singular values (batch + (1,)). rtol
     defaults to ε·max(m, n), or 0 where an atol above 0 is given."""
     def value(t):
-        return xp.asarray(t.data if isinstance(t, Tensor) else t, dtype=a.dtype)[..., None]
+        return xp.asarray(t._data if isinstance(t, Tensor) else t, dtype=a.dtype)[..., None]
     atol_v = value(0.0 if atol is None else atol)
     if rtol is None:
         default = backend.machine_eps(a.dtype) * max(a.shape[-2:])
@@ -77,7 +77,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     values at most max(atol, rtol·σ₁) count as 0 (rtol's default ε·max(m, n) where atol is
     not given); hermitian=True reads A as symmetric (eigh)."""
     A = _matrices("linalg.pinv", A)
-    x, _ = _pinv_arrays(A.backend.xp, A.data, atol, rtol, hermitian)
+    x, _ = _pinv_arrays(A.backend.xp, A._data, atol, rtol, hermitian)
     return PseudoInverse.apply(A, x=x)
 
 
@@ -88,8 +88,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     A, xp = _matrices(op, A), A.backend.xp
     if min(A.shape[-2:]) == 0:
         return Tensor._make(xp.zeros(A.shape[:-2], dtype=xp.int64), A.device)
-    s = xp.abs(xp.linalg.eigvalsh(A.data)) if hermitian else _singular_values(xp, A.data)
-    kept = s > _tolerance(xp, A.data, atol, rtol, s.max(axis=-1, keepdims=True))
+    s = xp.abs(xp.linalg.eigvalsh(A._data)) if hermitian else _singular_values(xp, A._data)
+    kept = s > _tolerance(xp, A._data, atol, rtol, s.max(axis=-1, keepdims=True))
     return _count(xp, kept, A.device)
 
 
@@ -148,7 +148,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     xp = A.backend.xp
     # one pseudo-inverse per matrix of A, not per broadcast copy: rank has A's batch shape,
     # as PyTorch's
-    x, kept = _pinv_arrays(xp, A.data, None, rcond, False)
+    x, kept = _pinv_arrays(xp, A._data, None, rcond, False)
     X = PseudoInverse.apply(A, x=x) @ Bm
     empty = Tensor._make(xp.zeros((0,), dtype=A.dtype), A.device)
     rank = _count(xp, kept, A.device)

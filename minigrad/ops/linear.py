@@ -32,7 +32,7 @@ class Linear(Function):
 
     def backward_arrays(self, g):                    # the same on arrays
         xp = self.xp
-        x, w = self.inputs[0].data, self.inputs[1].data
+        x, w = self.inputs[0]._data, self.inputs[1]._data
         need = self.needs_input_grad
         g2 = _rows(g)
         gx = gemm(xp, g2, w).reshape(x.shape) if need[0] else None

@@ -144,7 +144,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
 
 def _row_weights(weight, t, valid):
     """weight[t_i] for each row (an array), 0 where the row is ignored."""
-    return weight.data[weight.backend.xp.where(valid, t, 0)] * valid
+    return weight._data[weight.backend.xp.where(valid, t, 0)] * valid
 
 
 def _weighted_mean(losses, w, valid):
@@ -270,9 +270,9 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
                         f"{target.dtype} (as PyTorch); convert it with .to(dtype=...)")
     check_reduction(reduction, op)
     for name, t in (("input", input), ("target", target)):
-        if bool((~((t.data >= 0) & (t.data <= 1))).any()):     # NaN counts as outside
+        if bool((~((t._data >= 0) & (t._data <= 1))).any()):     # NaN counts as outside
             raise ValueError(f"{op}: all elements of {name} should be between 0 and 1, got "
-                             f"values from {float(t.data.min())} to {float(t.data.max())}")
+                             f"values from {float(t._data.min())} to {float(t._data.max())}")
     loss = BinaryCrossEntropy.apply(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 

@@ -75,7 +75,7 @@ def multilabel_margin_loss(input, target, reduction="mean"):
                          f"ending the list), got values from {int(t.min())} to "
                          f"{int(t.max())}")
     listed = xp.cumsum(t == -1, axis=1) == 0                 # (N, K): before the first -1
-    coef, total = _hinge_counts(rows.data, t, listed, rows.device)
+    coef, total = _hinge_counts(rows._data, t, listed, rows.device)
     # Σ_k Σ_i (1 - x[y_k] + x[i]) over the pairs above the hinge, as Σ_i coef_i x_i (coef
     # counts each x[i] in, and -x[y_k] out, of its pairs) plus the pairs' count; coef sums
     # to 0 over a row, so x less the row's mean of finite scores (a constant) gives the same
@@ -84,7 +84,7 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     # (±1000 in float32) is far more than the pairs' sum near the hinge (each pair's
     # 1 - x[y] + x[i] alone, as torch forms it, is exact there)
     wide, const = backend.float64, lambda a: Tensor._make(a, rows.device)  # noqa: E731
-    x = rows.data.astype(wide)
+    x = rows._data.astype(wide)
     centre = xp.where(xp.isfinite(x), x, 0).mean(axis=1, keepdims=True)
     pairs = where(const(coef != 0), rows.to(dtype=wide) - const(centre), 0.0) * \
         const(coef.astype(wide))

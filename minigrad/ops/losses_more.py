@@ -137,7 +137,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
     own = xp.arange(c) == t[:, None]                                 # the target's column
     hinge = where(Tensor._make(own, rows.device), 0.0, hinge)
     if weight is not None:
-        w = _class_weight(weight, rows, op).data[t]
+        w = _class_weight(weight, rows, op)._data[t]
         hinge = hinge * Tensor._make(w[:, None], rows.device)
     loss = hinge.sum(1) / c
     if reduction == "none":
@@ -210,7 +210,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         var = lift(float(var), input)                 # 0-d: it broadcasts
     elif not isinstance(var, Tensor):
         raise TypeError(f"{op}: var must be a tensor or a number, got {type(var).__name__}")
-    elif bool((var.data < 0).any()):
+    elif bool((var._data < 0).any()):
         raise ValueError(f"{op}: var has negative entry/entries")
     if var.ndim and var.shape != input.shape:
         if input.ndim and var.shape == input.shape[:-1]:      # one variance per row

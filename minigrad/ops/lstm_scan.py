@@ -129,12 +129,12 @@ class LSTMScan(_Scan, Function):
         # the given gradient's own memory, which another op may share)
         dh, dc = (xp.zeros((n, B), act.dtype) if gr is None else gr.T.copy()
                   for gr, n in zip(grads[1:], (P, H)))
-        w_t = xp.ascontiguousarray(_oifg(xp, ins["w_hh"].data, H).T)
+        w_t = xp.ascontiguousarray(_oifg(xp, ins["w_hh"]._data, H).T)
         back = slice(None) if self.reverse else slice(None, None, -1)  # last step first
         steps = (d, d[:, 1:5].reshape(T, G, B), k_a, k_b)
         # with a projection, each step's dh' (P, B), for W_hr's gradient
         d_proj = None if raw is None else xp.empty((T, P, B), act.dtype)
-        w_hr_t = None if raw is None else xp.ascontiguousarray(ins["w_hr"].data.T)
+        w_hr_t = None if raw is None else xp.ascontiguousarray(ins["w_hr"]._data.T)
         for t_d, t_gates, t_ka, t_kb, t_dy, t_dp in zip(
                 *(a[back] for a in steps), repeat(None) if dys is None else dys[back],
                 repeat(None) if raw is None else d_proj[back]):
@@ -157,11 +157,11 @@ class LSTMScan(_Scan, Function):
         rows[:3] = d[:, 2:5].transpose(1, 2, 0, 3)
         rows[3] = d[:, 1].swapaxes(0, 1)
         rows = rows.reshape(G, T * B)
-        x = ins.get("x", ins.get("gi")).data
+        x = ins.get("x", ins.get("gi"))._data
         if need.get("gi"):                               # (T, B, G), a strided copy
             found["gi"] = xp.ascontiguousarray(rows.T).reshape(T, B, G)
         if need.get("x"):
-            found["x"] = xp.matmul(rows.T, ins["w_ih"].data).reshape(x.shape)
+            found["x"] = xp.matmul(rows.T, ins["w_ih"]._data).reshape(x.shape)
         if need.get("w_ih"):
             found["w_ih"] = xp.matmul(rows, x.reshape(T * B, x.shape[-1]))
         if need["w_hh"]:

@@ -131,7 +131,7 @@ class Remainder(Function):
         if not self.needs_input_grad[1]:
             return g, None
         a, b = self.inputs
-        return g, -g * _step_value(self.inputs, self.xp.floor_divide(a.data, b.data))
+        return g, -g * _step_value(self.inputs, self.xp.floor_divide(a._data, b._data))
 
 
 class FloorDivide(Function):
@@ -152,8 +152,8 @@ class Fmod(Function):
     def backward(self, g):
         if not self.needs_input_grad[1]:
             return g, None
-        a, b = self.inputs[0].data, self.inputs[1].data
-        quotient = self.xp.rint((a - self.output().data) / b)
+        a, b = self.inputs[0]._data, self.inputs[1]._data
+        quotient = self.xp.rint((a - self.output()._data) / b)
         return g, -g * _step_value(self.inputs, quotient)
 
 
@@ -232,7 +232,7 @@ def _division_operands(a, b, op):
     if a.dtype == b.dtype == backend.bool_:
         raise TypeError(f"{op}: not implemented for two bool tensors; convert with .long() "
                         f"or .float() first")
-    if not backend.is_floating(b.dtype) and bool((b.data == 0).any()):
+    if not backend.is_floating(b.dtype) and bool((b._data == 0).any()):
         raise ZeroDivisionError(f"{op}: integer division by zero (a divisor holds 0)")
     return a, b
 
@@ -372,20 +372,20 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     check_broadcast("isclose", input.shape, other.shape)
     xp = input.backend.xp
     if input.dtype == backend.bool_:                       # close means equal
-        return Tensor._make(xp.asarray(xp.equal(input.data, other.data)), input.device)
+        return Tensor._make(xp.asarray(xp.equal(input._data, other._data)), input.device)
     if input.dtype.kind in "iu":
         # the gap computed in integers, exactly: NumPy's isclose would first round both to
         # float64, where 2**62 + 1 is 2**62
-        gap = xp.maximum(input.data, other.data) - xp.minimum(input.data, other.data)
-        return Tensor._make(xp.asarray(gap <= atol + rtol * xp.abs(other.data.astype(
+        gap = xp.maximum(input._data, other._data) - xp.minimum(input._data, other._data)
+        return Tensor._make(xp.asarray(gap <= atol + rtol * xp.abs(other._data.astype(
             backend.float64))), input.device)
-    return Tensor._make(xp.asarray(xp.isclose(input.data, other.data, rtol=rtol, atol=atol,
+    return Tensor._make(xp.asarray(xp.isclose(input._data, other._data, rtol=rtol, atol=atol,
                                               equal_nan=equal_nan)), input.device)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether every element of isclose(a, b, ...) holds: a Python bool, as torch.allclose."""
-    return bool(isclose(input, other, rtol, atol, equal_nan).data.all())
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
 def equal(input, other):
@@ -396,4 +396,4 @@ def equal(input, other):
                         f"{type(other).__name__}")
     if input.device != other.device:
         raise RuntimeError(f"equal: tensors on different devices ({input.device}, {other.device})")
-    return input.shape == other.shape and bool((input.data == other.data).all())
+    return input.shape == other.shape and bool((input._data == other._data).all())

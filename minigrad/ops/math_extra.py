@@ -83,7 +83,7 @@ class Sinc(Function):
         # near 0 that difference cancels (torch's gradient at 1e-8 is 36% off), and at 0 it
         # is 0/0: there the series π·(-y/3 + y³/30 - y⁵/840 + y⁷/45360) in y = πx, exact to
         # float64 for |y| < 0.1, whose derivative at 0 is the true -π²/3 (torch's is NaN)
-        small = self.const(self.xp.abs(x.data) < 0.1 / math.pi)
+        small = self.const(self.xp.abs(x._data) < 0.1 / math.pi)
         far = where(small, 1.0, x)                       # no 0/0 in the branch not taken
         y = where(small, x, 0.0) * math.pi
         y2 = y * y
@@ -101,7 +101,7 @@ class Hypot(Function):
         h = self.output()
         # 0 at the origin, where h has no gradient (PyTorch gives 0/0 = NaN; 0 is what
         # norm gives at a zero vector): filled after the division, as atan2's
-        origin = self.const((a.data == 0) & (b.data == 0))
+        origin = self.const((a._data == 0) & (b._data == 0))
         h = h.masked_fill(origin, 1.0)
         return (g * a / h).masked_fill(origin, 0.0), (g * b / h).masked_fill(origin, 0.0)
 
@@ -285,10 +285,10 @@ def _tensor(x, op):
 def _predicate(x, test):
     xp = _tensor(x, test).backend.xp
     if x.dtype.kind != "f":                              # integers are finite
-        out = xp.zeros(x.shape, dtype=backend.bool_) if test != "signbit" else x.data < 0
+        out = xp.zeros(x.shape, dtype=backend.bool_) if test != "signbit" else x._data < 0
     else:
         out = {"signbit": xp.signbit, "isposinf": lambda a: a == math.inf,
-               "isneginf": lambda a: a == -math.inf}[test](x.data)
+               "isneginf": lambda a: a == -math.inf}[test](x._data)
     return Tensor._make(xp.asarray(out), x.device)
 
 

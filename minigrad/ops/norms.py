@@ -242,8 +242,8 @@ class Cdist(Function):
         return out
 
     def backward_arrays(self, g):
-        xp, (a, b) = self.xp, (t.data for t in self.inputs)
-        dist = self.output().data
+        xp, (a, b) = self.xp, (t._data for t in self.inputs)
+        dist = self.output()._data
         ga, gb = xp.empty(a.shape, a.dtype), xp.zeros(b.shape, b.dtype)
         for lo, hi in _row_blocks(a, b):
             diff = a[..., lo:hi, None, :] - b[..., None, :, :]
@@ -258,19 +258,19 @@ class Cdist(Function):
         dist, p = self.output().unsqueeze(-1), self.p
         # sign that keeps a NaN (as backward_arrays' xp.sign and PyTorch's cdist backward;
         # mg.sign gives 0 there, as torch.sign)
-        sgn = where(self.const(self.xp.isnan(diff.data)), math.nan, sign(diff))
+        sgn = where(self.const(self.xp.isnan(diff._data)), math.nan, sign(diff))
         if p == 0:
             slope = self.const(self.xp.zeros(diff.shape, diff.dtype))
         elif p == 1:
             slope = sgn
         elif p == math.inf:
-            slope = sgn * self.const((abs(diff.data) == dist.data).astype(a.dtype))
+            slope = sgn * self.const((abs(diff._data) == dist._data).astype(a.dtype))
         else:                           # the inner wheres keep unused branches finite
-            zero = self.const(dist.data == 0)
+            zero = self.const(dist._data == 0)
             if p == 2:
                 slope = where(zero, 0.0, diff / where(zero, 1.0, dist))
             else:
-                small = self.const(diff.data == 0)
+                small = self.const(diff._data == 0)
                 slope = where(zero | small, 0.0, sgn * where(small, 1.0, diff.abs())
                               ** (p - 1) / where(zero, 1.0, dist) ** (p - 1))
         w = g.unsqueeze(-1) * slope

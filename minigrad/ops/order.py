@@ -23,7 +23,7 @@ def sort(input, dim=-1, descending=False, *, stable=False):
     xp = input.backend.xp
     if input.ndim == 0:
         return ValuesIndices(getitem(input, ()), Tensor._make(xp.zeros((), backend.int64), input.device))
-    order = _stable_argsort(xp, input.data, d, descending)
+    order = _stable_argsort(xp, input._data, d, descending)
     indices = Tensor._make(order.astype(backend.int64), input.device)
     return ValuesIndices(gather(input, d, indices), indices)
 
@@ -131,7 +131,7 @@ def median(input, dim=None, keepdim=False):
         if input.numel() == 0:
             raise ValueError(f"median: the integer tensor is empty (shape {input.shape}); there "
                              f"is no median to take")
-        index = median_index(xp, input.data.reshape(-1), 0)
+        index = median_index(xp, input._data.reshape(-1), 0)
         return Median.apply(input, index=index, dim=None, keepdim=False)
     if not backend.is_integer(dim):
         raise TypeError(f"median: dim must be an int, got {dim!r}")
@@ -141,7 +141,7 @@ def median(input, dim=None, keepdim=False):
     if input.shape[d] == 0:
         raise ValueError(f"median: dim {dim} of shape {input.shape} has size 0, so there is no "
                          f"median to take along it")
-    index = median_index(xp, input.data, d)
+    index = median_index(xp, input._data, d)
     values = Median.apply(input, index=index, dim=d, keepdim=keepdim)
     return ValuesIndices(values, Tensor._make(index if keepdim else index.squeeze(d),
                                               input.device))
@@ -159,7 +159,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if input.ndim and n >= _SELECT_FROM and 0 < k <= n // 4 and backend.is_numpy(input.backend.xp):
         # a few of many: select them in O(n), sort only those (CuPy's argpartition sorts
         # everything, so there the full sort below is as fast)
-        at = _along_last(input.backend.xp, input.data, d, _topk_positions, k, largest)
+        at = _along_last(input.backend.xp, input._data, d, _topk_positions, k, largest)
         indices = Tensor._make(at, input.device)
         return ValuesIndices(gather(input, d, indices), indices)
     values, indices = sort(input, d, descending=largest)
@@ -168,7 +168,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     # the first k as arrays of their own: slices of the sort would keep all n alive (and
     # a strided view of them is not the layout torch's topk gives)
     part = (slice(None),) * d + (slice(0, k),)
-    indices = Tensor._make(input.backend.xp.ascontiguousarray(indices.data[part]), input.device)
+    indices = Tensor._make(input.backend.xp.ascontiguousarray(indices._data[part]), input.device)
     return ValuesIndices(gather(input, d, indices), indices)
 
 
@@ -214,7 +214,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     xp = input.backend.xp
     if input.ndim == 0:
         return ValuesIndices(input.clone(), Tensor._make(xp.zeros((), backend.int64), input.device))
-    order = _stable_argsort(xp, input.data, d, descending=False)
+    order = _stable_argsort(xp, input._data, d, descending=False)
     index = order[(slice(None),) * d + (slice(k - 1, k),)].astype(backend.int64)
     values = GetItem.apply(input, index=position_grid(xp, index, d))
     if not keepdim:
@@ -282,7 +282,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if input.device != seq.device:
             raise RuntimeError(f"{op}: input on {input.device}, sorted_sequence on "
                                f"{seq.device}; move one with .to(device)")
-        values = input.data
+        values = input._data
     elif backend.is_scalar(input) and not isinstance(input, bool):
         if seq.ndim != 1:
             raise ValueError(f"{op}: a number as input needs a 1-D sorted_sequence, got "
@@ -296,7 +296,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                          f"and the same leading dims (all but the last); got "
                          f"sorted_sequence of shape {seq.shape} and input of shape "
                          f"{tuple(values.shape)}, or give a 1-D sorted_sequence")
-    rows = seq.data
+    rows = seq._data
     if sorter is not None:
         rows = _sorted_by(rows, sorter, seq)
     found = _binary_search(xp, rows, values, right)

@@ -25,11 +25,11 @@ def _polynomial(op, input, n, first, step, shifted=False):
     x = x.to(dtype=wide)
     xp = x.backend.xp
     shape = backend.broadcast_shapes(x.shape, degree.shape)
-    a = xp.broadcast_to(x.data, shape)
+    a = xp.broadcast_to(x._data, shape)
     if shifted:
         a = 2 * a - 1                                    # [0, 1] onto [-1, 1]
-    k = xp.broadcast_to(xp.trunc(degree.data).astype(backend.int64)
-                        if degree.dtype.kind == "f" else degree.data.astype(backend.int64),
+    k = xp.broadcast_to(xp.trunc(degree._data).astype(backend.int64)
+                        if degree.dtype.kind == "f" else degree._data.astype(backend.int64),
                         shape)
     one = xp.ones(shape, wide)
     prev, cur = one, first(a).astype(wide, copy=False)

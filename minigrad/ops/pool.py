@@ -349,7 +349,7 @@ def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, retur
     xp = x.backend.xp
     fill = -xp.inf if backend.is_floating(x.dtype) else backend.value_range(x.dtype)[0]
     where = return_indices or (x.requires_grad and is_grad_enabled())
-    values, position = _grid_max(xp, geo, x.data, fill, where, x.backend.host)
+    values, position = _grid_max(xp, geo, x._data, fill, where, x.backend.host)
     if not where:                        # nothing to pick by: the maxima are the answer
         out = Tensor._make(values, x.device)
         return out[0] if unbatched else out

@@ -47,7 +47,7 @@ def _output_sizes(op, x, n, kernel, output_size, output_ratio):
 def _samples(op, x, n, samples):
     """The (N, C, n) samples u, drawn from minigrad's generator where not given."""
     if samples is None:
-        return creation.rand(x.shape[0], x.shape[1], n, dtype=x.dtype, device=x.device).data
+        return creation.rand(x.shape[0], x.shape[1], n, dtype=x.dtype, device=x.device)._data
     want = f"(at least {x.shape[0]}, {x.shape[1]}, {n})"
     if not isinstance(samples, Tensor):         # (a NumPy array's .data is a memoryview)
         raise TypeError(f"{op}: _random_samples must be a Tensor of shape {want}, got "
@@ -63,7 +63,7 @@ def _samples(op, x, n, samples):
     if samples.device != x.device:
         raise ValueError(f"{op}: _random_samples is on {samples.device}, the input on "
                          f"{x.device}")
-    u = samples.data[:x.shape[0]]
+    u = samples._data[:x.shape[0]]
     if not bool(((u >= 0) & (u < 1)).all()):    # (any other u may reach past the input)
         raise ValueError(f"{op}: _random_samples must lie in [0, 1)")
     return u
@@ -106,7 +106,7 @@ def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, retur
         position = position + table.reshape(table.shape[:2] + tuple(shape)) * plane
     lead, places = x.shape[:2] + sizes, math.prod(kernel)
     position = xp.broadcast_to(position, lead + kernel).reshape(lead + (places,))
-    flat = x.data.reshape(x.shape[:2] + (math.prod(spatial),))
+    flat = x._data.reshape(x.shape[:2] + (math.prod(spatial),))
     windows = xp.take_along_axis(flat, position.reshape(x.shape[:2] + (
         math.prod(sizes) * places,)), axis=-1)
     windows = windows.reshape(position.shape)

@@ -291,7 +291,7 @@ def _adaptive_max_pool(n, input, output_size, return_indices):
         position = xp.zeros(x.shape[:2] + sizes, dtype=backend.int64)
         return _result(x, position, n, unbatched, return_indices)
     where = return_indices or (x.requires_grad and is_grad_enabled())
-    values, position = _adaptive_max(xp, x.data, sizes, where, x.backend.host)
+    values, position = _adaptive_max(xp, x._data, sizes, where, x.backend.host)
     if not where:                        # nothing to pick by: the maxima are the answer
         out = Tensor._make(values, x.device)
         return out[0] if unbatched else out

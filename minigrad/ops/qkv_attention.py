@@ -47,7 +47,7 @@ class QKVAttention(ScaledDotProductAttention):
         return (cat([t.transpose(1, 2).reshape(B, T, C3 // 3) for t in (gq, gk, gv)], 2),)
 
     def backward_arrays(self, g):
-        qkv = self.inputs[0].data
+        qkv = self.inputs[0]._data
         B, T, C3 = qkv.shape
         grad = self.xp.empty(qkv.shape, g.dtype)         # dQ, dK, dV side by side
         g = g.reshape(B, T, self.n_head, self.head).transpose(0, 2, 1, 3)

@@ -176,7 +176,7 @@ class Prod(Function):
         y = self.output()
         if not self.keepdim:
             g, y = g.unsqueeze(d), y.unsqueeze(d)
-        if not bool((x.data == 0).any()):
+        if not bool((x._data == 0).any()):
             return g * (y / x)
         from minigrad.ops.shape import flip                # shape.py imports this module
         before = _exclusive_cumprod(x, d)
@@ -188,7 +188,7 @@ class Prod(Function):
         one, y/xᵢ; with one, the product of the others at the zero, and elsewhere 0 (NaN
         where another element is inf or NaN: 0·inf); with more, 0. (The products above
         multiply partial products: one may overflow to inf and meet a 0, NaN for 0.)"""
-        xp, x, y, d = self.xp, self.inputs[0].data, self.output().data, self.dim
+        xp, x, y, d = self.xp, self.inputs[0]._data, self.output()._data, self.dim
         if not self.keepdim:
             g, y = xp.expand_dims(g, d), xp.expand_dims(y, d)
         zero = x == 0
@@ -301,10 +301,11 @@ def cumsum(input, dim, *, dtype=None):
     if input.ndim == 0:
         normalize_dims(dim, 0, "cumsum")
         return input.clone() if backend.is_floating(input.dtype) else Tensor._make(   # a copy
-            input.data.astype(backend.int64), input.device)
+            input._data.astype(backend.int64), input.device)
     d = normalize_dim(dim, input.ndim, "cumsum")
     if not backend.is_floating(input.dtype):
-        return Tensor._make(input.backend.xp.cumsum(input.data, axis=d, dtype=backend.int64), input.device)
+        return Tensor._make(input.backend.xp.cumsum(input._data, axis=d, dtype=backend.int64),
+                            input.device)
     return CumSum.apply(input, dim=d)
 
 
@@ -322,7 +323,7 @@ def logsumexp(input, dim, keepdim=False):
     if input.numel() == 0:                       # log of an empty sum is -inf (no log(0) warning)
         return input.sum(dims, keepdim) - math.inf
     xp = input.backend.xp
-    m = input.data.max(axis=dims, keepdims=True)
+    m = input._data.max(axis=dims, keepdims=True)
     m = xp.where(xp.isinf(m), 0, m).astype(input.dtype)     # ±inf slices: no shift (inf - inf)
     shift = Tensor._make(m, input.device)
     out = (input - shift).exp().sum(dims, keepdim=True).log() + shift
@@ -335,7 +336,7 @@ def logical(kind, x, dim=None, keepdim=False):
     tensor outside the graph. dim=() reduces nothing, as PyTorch's any/all."""
     dims = () if isinstance(dim, (tuple, list)) and not dim else reduce_dims(dim, x.ndim, kind)
     xp = x.backend.xp
-    return Tensor._make(xp.asarray(getattr(x.data.astype(bool), kind)(
+    return Tensor._make(xp.asarray(getattr(x._data.astype(bool), kind)(
         axis=dims, keepdims=keepdim)), x.device)
 
 
@@ -361,7 +362,7 @@ def extremum(kind, x, dim=None, keepdim=False):
     values = Extremum.apply(x, kind=kind, dim=d, keepdim=keepdim)
     ctx = values._ctx
     indices = ctx.indices if ctx is not None else (
-        x.data.argmax if kind == "max" else x.data.argmin)(axis=d, keepdims=keepdim)
+        x._data.argmax if kind == "max" else x._data.argmin)(axis=d, keepdims=keepdim)
     # (a 1-d tensor's index comes back from NumPy as a scalar: a 0-d array here)
     return ValuesIndices(values, Tensor._make(x.backend.xp.asarray(indices), x.device))
 
@@ -372,7 +373,7 @@ def arg(kind, x, dim=None, keepdim=False):
         if x.numel() == 0:
             raise ValueError(f"{kind}: the tensor is empty (shape {x.shape}); give a dim "
                              f"whose size is not 0 to reduce over")
-        i = getattr(x.data, kind)()  # a flat index; keepdim keeps every dim, at size 1
+        i = getattr(x._data, kind)()  # a flat index; keepdim keeps every dim, at size 1
         return Tensor._make(x.backend.xp.asarray(i).reshape((1,) * x.ndim if keepdim else ()),
                             x.device)
     d = normalize_dims(dim, x.ndim, kind)[0]
@@ -381,7 +382,7 @@ def arg(kind, x, dim=None, keepdim=False):
     if x.shape[d] == 0:
         raise ValueError(f"{kind}: dim {dim} of shape {x.shape} has size 0, so there is no "
                          f"index to take along it")
-    return Tensor._make(x.backend.xp.asarray(getattr(x.data, kind)(axis=d, keepdims=keepdim)),
+    return Tensor._make(x.backend.xp.asarray(getattr(x._data, kind)(axis=d, keepdims=keepdim)),
                         x.device)
 
 
@@ -411,7 +412,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None or input.ndim == 0:      # everything: the product of x flattened
         input, keepdim = input.reshape(-1), False
     if not backend.is_floating(input.dtype):
-        return Tensor._make(input.backend.xp.asarray(input.data.prod(
+        return Tensor._make(input.backend.xp.asarray(input._data.prod(
             axis=d, dtype=input.dtype if dtype is not None else backend.int64,
             keepdims=keepdim)), input.device)
     return Prod.apply(input, dim=d, keepdim=keepdim)

@@ -58,7 +58,7 @@ def _counts(op, repeats, n):
     number), non-negative, and one per slice (n of them) or a single one. Read to the host
     once: the output's size depends on the values."""
     if isinstance(repeats, Tensor):
-        repeats = repeats.data
+        repeats = repeats._data
     try:
         counts = backend.to_host(repeats)
     except TypeError:
@@ -102,7 +102,7 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     xp = x.backend.xp
     # equal_nan=False: each NaN is a value of its own, as PyTorch (NumPy and CuPy would
     # collapse them into one)
-    found = xp.unique(x.data.reshape(-1), return_inverse=return_inverse,
+    found = xp.unique(x._data.reshape(-1), return_inverse=return_inverse,
                       return_counts=return_counts, equal_nan=False)
     if not (return_inverse or return_counts):
         return Tensor._make(found, x.device)
@@ -116,7 +116,7 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
 def _unique_slices(x, dim, return_inverse, return_counts):
     be = x.backend
     hx = backend.get("cpu").xp
-    values, inverse, counts = hx.unique(backend.to_host(x.data), axis=dim,
+    values, inverse, counts = hx.unique(backend.to_host(x._data), axis=dim,
                                         return_inverse=True, return_counts=True)
     out = [hx.ascontiguousarray(values)]
     out += [inverse.reshape(-1).astype(backend.int64)] if return_inverse else []

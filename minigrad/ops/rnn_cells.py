@@ -34,7 +34,7 @@ class LSTMCell(Function):
                      0 * gates[..., 3 * H:]], -1), dc * f)
 
     def backward_arrays(self, dc):
-        xp, act, c = self.xp, self.act, self.inputs[1].data
+        xp, act, c = self.xp, self.act, self.inputs[1]._data
         H = c.shape[-1]
         i, f, g = (act[..., k * H:(k + 1) * H] for k in range(3))
         d = xp.empty(act.shape[:-1] + (4 * H,), act.dtype)
@@ -120,7 +120,7 @@ class GRUCell(Function):
 
     def backward_arrays(self, g):
         xp, rz, n = self.xp, self.rz, self.n
-        gh, h = self.inputs[1].data, self.inputs[2].data
+        gh, h = self.inputs[1]._data, self.inputs[2]._data
         H = n.shape[-1]
         r, z = rz[..., :H], rz[..., H:]
         d_gi = xp.empty(rz.shape[:-1] + (3 * H,), rz.dtype)

@@ -55,7 +55,7 @@ class RNNScan(_Scan, Function):
         return self._outputs(hs, hs[T])
 
     def backward_arrays(self, grads):
-        xp, hs, w_hh = self.xp, self.hs, self.inputs[2].data
+        xp, hs, w_hh = self.xp, self.hs, self.inputs[2]._data
         dys, (dh,) = self._start(grads[0], grads[1:])
         after = hs[1:]
         # every step's derivative at once (relu: not where h <= 0; a NaN passes, as Relu's)
@@ -115,7 +115,7 @@ class GRUScan(_Scan, Function):
     def backward_arrays(self, grads):
         """dz = dh'⊙(h - n)·σ'(z), dn = dh'⊙(1 - z)(1 - n²), dr = dn⊙gh_n·σ'(r);
         d(gi) = [dr, dz, dn], d(gh) = [dr, dz, dn⊙r], dh = d(gh) W_hh + dh'⊙z."""
-        xp, hs, w_hh = self.xp, self.hs, self.inputs[2].data
+        xp, hs, w_hh = self.xp, self.hs, self.inputs[2]._data
         rz, n = self.rz, self.n
         T, B, H = n.shape
         r, z = rz[..., :H], rz[..., H:]
@@ -207,10 +207,10 @@ def _record(mode, reverse, first, state, w_hh, b_hh, w_ih=None, b_ih=None, w_hr=
     fn = _SCANS[mode]()
     fn.mode, fn.reverse, fn.device, fn.xp = mode, reverse, x.device, x.backend.xp
     fn.names = tuple(n for n, t in named.items() if t is not None)
-    data = [None if t is None else t.data for t in named.values()]
+    data = [None if t is None else t._data for t in named.values()]
     # forward(gi or x, h0, [c0], w_hh, b_hh, and the LSTM's w_ih, b_ih, w_hr where given),
     # None for a missing b_hh
-    extra = {n: named[n].data for n in ("w_ih", "b_ih", "w_hr") if named[n] is not None}
+    extra = {n: named[n]._data for n in ("w_ih", "b_ih", "w_hr") if named[n] is not None}
     if profiler.active is None:
         outs = fn.forward(*data[:-3], **extra)
     else:               # timed as one event, as Function.apply's ops (not made by apply)

@@ -99,9 +99,9 @@ def _reflect(x, twice_low, twice_high):
         return x * 0.0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
     y = (x - low).abs()
-    flips = Tensor._make(x.backend.xp.floor(y.data / span), x.device)   # a step: constant
+    flips = Tensor._make(x.backend.xp.floor(y._data / span), x.device)   # a step: constant
     extra = y - flips * span                                            # fmod(y, span)
-    even = Tensor._make(flips.data % 2 == 0, x.device)
+    even = Tensor._make(flips._data % 2 == 0, x.device)
     return where(even, extra + low, (span - extra) + low)
 
 
@@ -119,7 +119,7 @@ def _fold(x, size, padding_mode, align_corners):
             _reflect(x, -1, 2 * size - 1)
     # a NaN place (an infinite one reflected is NaN too) reads the first element, as
     # PyTorch's, with no gradient
-    x = where(Tensor._make(x.backend.xp.isnan(x.data), x.device), 0.0, x)
+    x = where(Tensor._make(x.backend.xp.isnan(x._data), x.device), 0.0, x)
     return x.clip(0, size - 1)
 
 
@@ -205,26 +205,26 @@ def _sample(input, grid, mode, padding_mode, align_corners):
         return values, Tensor._make(inside, device)
 
     if mode == "nearest":
-        indices = [xp.rint(c.data) for c in coords]
+        indices = [xp.rint(c._data) for c in coords]
         values, inside = pick(indices)
         out = where(inside, values, 0.0)
         if grid.requires_grad:           # no gradient to the grid, but zeros, as PyTorch
             out = out + where(Tensor._make(xp.zeros((), bool), device), grid.sum(), 0.0)
     elif mode == "bicubic":
-        floors = [xp.floor(c.data) for c in coords]
+        floors = [xp.floor(c._data) for c in coords]
         weights = [_cubic_weights(c - Tensor._make(f, device)) for c, f in zip(coords, floors)]
         out = 0
         for (i, wy), (j, wx) in itertools.product(enumerate(weights[0]),
                                                   enumerate(weights[1])):
             taps = [_fold(Tensor._make(f + (k - 1), device), size, padding_mode,
-                          align_corners).data
+                          align_corners)._data
                     for f, k, size in zip(floors, (i, j), spatial)]
             values, inside = pick(taps)
             # the value masked, not the weight: a NaN or infinite place gives NaN, as
             # PyTorch's (its weights are NaN)
             out = out + where(inside, values, 0.0) * (wy * wx)
     else:
-        floors = [xp.floor(c.data) for c in coords]
+        floors = [xp.floor(c._data) for c in coords]
         fracs = [c - Tensor._make(f, device) for c, f in zip(coords, floors)]
         out = 0
         for corner in itertools.product((0, 1), repeat=n_dims):

@@ -73,8 +73,8 @@ def _scatter_reduced(x, dim, index, src, reduce):
             return _scatter_reduced(x, dim, index, src, reduce)
         return _on_one_element(scatter, x, dim, index, src)
     grid, src = _checked("scatter", x, dim, index, src)
-    out = backend.to_host(x.data).copy()          # repeated positions multiply each time:
-    factors = backend.to_host(src.data) if isinstance(src, Tensor) else src   # ufunc.at
+    out = backend.to_host(x._data).copy()          # repeated positions multiply each time:
+    factors = backend.to_host(src._data) if isinstance(src, Tensor) else src   # ufunc.at
     host_grid = tuple(backend.to_host(g) if hasattr(g, "shape") else g for g in grid)
     backend.get("cpu").xp.multiply.at(out, host_grid, factors)
     return Tensor._make(x.backend.from_numpy(out), x.device)

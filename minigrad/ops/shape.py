@@ -152,7 +152,7 @@ def view(x, shape):
     write to one shows in the other; where x's strides do not allow that (a transpose, a
     permute), reshape copies and view says so."""
     out = reshape(x, shape)
-    if out.numel() and not x.backend.xp.may_share_memory(out.data, x.data):
+    if out.numel() and not x.backend.xp.may_share_memory(out._data, x._data):
         raise RuntimeError(f"view: a tensor of shape {x.shape} laid out as it is (a transpose "
                            f"or permute of another) cannot be viewed as {tuple(shape)} "
                            f"without a copy; use .reshape(...) (which copies), or "
@@ -318,7 +318,7 @@ def unbind(input, dim=0):
     if input.ndim == 0:
         raise IndexError("unbind: a 0-d tensor has no dim to unbind; give it a shape first")
     d = normalize_dim(dim, input.ndim, "unbind")
-    lead, data = (slice(None),) * d, input.data
+    lead, data = (slice(None),) * d, input._data
     # (..., i, ...): a view even of a 1-d x's element (0-d), where data[i] gives a copy
     slices = tuple(Tensor._make(data[lead + (i, Ellipsis)], input.device)
                    for i in range(input.shape[d]))
@@ -361,7 +361,7 @@ def _need_2d(x, op):
 
 def astype(x, dtype):
     if x.requires_grad and not backend.is_floating(dtype):
-        return Tensor._make(x.data.astype(dtype), x.device)  # integer results leave the graph
+        return Tensor._make(x._data.astype(dtype), x.device)  # integer results leave the graph
     return AsType.apply(x, dtype=dtype)
 
 

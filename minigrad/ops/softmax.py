@@ -51,7 +51,7 @@ class Softmax(Function):
         return y * (g - (g * y).sum(self.dim, keepdim=True))
 
     def backward_arrays(self, g):
-        y = self.output().data
+        y = self.output()._data
         d = g * y
         dot = row_sum(self.xp, d) if self.dim == y.ndim - 1 else \
             accurate_sum(self.xp, d, self.dim, keepdims=True)
@@ -69,7 +69,7 @@ class LogSoftmax(Function):
         return g - self.output().exp() * g.sum(self.dim, keepdim=True)
 
     def backward_arrays(self, g):
-        return (g - self.xp.exp(self.output().data) * accurate_sum(self.xp, g, self.dim,
+        return (g - self.xp.exp(self.output()._data) * accurate_sum(self.xp, g, self.dim,
                                                                     keepdims=True),)
 
 

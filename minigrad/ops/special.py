@@ -74,7 +74,7 @@ class Xlogy(Function):
         x, y = self.inputs
         gx = gy = None
         if self.needs_input_grad[0]:
-            gx = where(self.const((x.data == 0) & (y.data <= 0)), 0.0, Xlogy.apply(g, y))
+            gx = where(self.const((x._data == 0) & (y._data <= 0)), 0.0, Xlogy.apply(g, y))
         if self.needs_input_grad[1]:
             gy = g * x / y
         return gx, gy
@@ -94,7 +94,7 @@ class Logit(Function):
     def backward(self, g):
         x = self.inputs[0]
         lo, hi = (0.0, 1.0) if self.bounds is None else self.bounds
-        outside = self.const((x.data < lo) | (x.data > hi))
+        outside = self.const((x._data < lo) | (x._data > hi))
         # the inner where keeps the unused branch finite (x may be 0 or 1 there), so a
         # second derivative there is 0, not 0·∞
         inside = where(outside, 0.5, x)

@@ -34,7 +34,7 @@ class Erfcx(Function):
     def backward(self, g):
         x = self.inputs[0]
         wide = x if x.dtype == backend.float64 else x.to(dtype=backend.float64)
-        big = self.const(wide.data > _ERFCX_BIG)
+        big = self.const(wide._data > _ERFCX_BIG)
         near = 2 * wide * Erfcx.apply(wide) - 2 / math.sqrt(math.pi)
         u = 1 / where(big, wide, _ERFCX_BIG) ** 2      # the branch not taken stays finite
         series = _ERFCX_SERIES[-1]
@@ -86,7 +86,7 @@ class I1e(Function):
     def forward(self, a): return _computed(self, "i1e", "i1e", a)
     def backward(self, g):
         x = self.inputs[0]
-        zero = self.const(x.data == 0)
+        zero = self.const(x._data == 0)
         safe = where(zero, 1.0, x)                       # no 0/0 in the branch not taken
         return g * where(zero, 0.5, I0e.apply(x) - I1e.apply(safe) * (safe.sign() + 1 / safe))
 
@@ -115,7 +115,7 @@ class Xlog1py(Function):
         x, y = self.inputs
         gx = gy = None
         if self.needs_input_grad[0]:
-            gx = where(self.const((x.data == 0) & (y.data <= -1)), 0.0, Xlog1py.apply(g, y))
+            gx = where(self.const((x._data == 0) & (y._data <= -1)), 0.0, Xlog1py.apply(g, y))
         if self.needs_input_grad[1]:
             gy = g * x / (1 + y)
         return gx, gy
@@ -139,7 +139,7 @@ def _no_grad(x, op, name, pick=None):
     """SciPy's special.name of x (its output `pick` where it gives several), as a tensor that
     does not require grad: PyTorch defines no derivative for these."""
     x = _floating(_tensor(x, op))
-    wide = x.data.astype(backend.float32) if x.dtype == backend.float16 else x.data
+    wide = x._data.astype(backend.float32) if x.dtype == backend.float16 else x._data
     special = x.backend.special
     fn = getattr(special, name, None) if special is not None else None
     if fn is None:
@@ -212,7 +212,7 @@ def spherical_bessel_j0(input):
     """sin(x)/x, the spherical Bessel function of the first kind of order 0: 1 at 0, 0 at
     ±inf (no gradient, as PyTorch's)."""
     x = _floating(_tensor(input, "spherical_bessel_j0"))
-    xp, a = x.backend.xp, x.data
+    xp, a = x.backend.xp, x._data
     safe = xp.where((a == 0) | xp.isinf(a), 1, a)
     out = xp.where(a == 0, 1, xp.where(xp.isinf(a), 0, xp.sin(safe) / safe))
     return Tensor._make(out.astype(x.dtype, copy=False), x.device)

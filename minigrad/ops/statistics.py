@@ -63,7 +63,7 @@ class Var(Function):
         return self.xp.where(zero, 0.0, coef / self.xp.where(zero, 1.0, self.sigma))
 
     def backward_arrays(self, g):
-        a = self.inputs[0].data
+        a = self.inputs[0]._data
         # x - μ in x's dtype, from μ's two parts (float32 μ, and the rest), so it keeps
         # the digits that float32's μ alone would lose
         near = self.mean.astype(a.dtype)
@@ -154,7 +154,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
                         f"PyTorch); convert with .float(), or pass dtype=mg.float32")
     dims = reduce_dims(dim, input.ndim, "nanmean")
     xp = input.backend.xp
-    count = (~xp.isnan(input.data)).sum(axis=dims, keepdims=keepdim).astype(input.dtype)
+    count = (~xp.isnan(input._data)).sum(axis=dims, keepdims=keepdim).astype(input.dtype)
     return nansum(input, dims, keepdim) / Tensor._make(count, input.device)
 
 
@@ -163,7 +163,7 @@ def count_nonzero(input, dim=None):
     0, as an int64 tensor, as torch.count_nonzero (NaN counts: it is not 0)."""
     dims = reduce_dims(dim, input.ndim, "count_nonzero")
     xp = input.backend.xp
-    return Tensor._make(xp.asarray((input.data != 0).sum(axis=dims, dtype=backend.int64)),
+    return Tensor._make(xp.asarray((input._data != 0).sum(axis=dims, dtype=backend.int64)),
                         input.device)
 
 
@@ -225,7 +225,7 @@ def bincount(input, weights=None, minlength=0):
     if input.ndim != 1 or input.dtype.kind not in "iu":
         raise ValueError(f"bincount: input must be a 1-D tensor of non-negative integers, "
                          f"got shape {input.shape} of {input.dtype}")
-    idx = input.data
+    idx = input._data
     if idx.size and int(idx.min()) < 0:
         raise ValueError(f"bincount: input must hold non-negative integers, got "
                          f"{int(idx.min())}")

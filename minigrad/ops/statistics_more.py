@@ -51,7 +51,7 @@ def _quantile(op, x, q, dim, keepdim, interpolation, skip_nan):
                             f"match (as PyTorch)")
         if q.device != x.device:
             raise RuntimeError(f"{op}: q on {q.device}, input on {x.device}")
-        one_q, qs = q.ndim == 0, q.data.reshape(-1)
+        one_q, qs = q.ndim == 0, q._data.reshape(-1)
     if qs.size and not bool(((qs >= 0) & (qs <= 1)).all()):
         raise ValueError(f"{op}: q values must lie in [0, 1], got {backend.to_host(qs)}")
     if x.numel() == 0:
@@ -63,7 +63,7 @@ def _quantile(op, x, q, dim, keepdim, interpolation, skip_nan):
         rows = x.reshape(1) if x.ndim == 0 else x.movedim(d, -1)
     s = rows.sort(-1)[0]                                 # NaN last; (..., n)
     n = s.shape[-1]
-    nan = xp.isnan(s.data).sum(axis=-1, keepdims=True)
+    nan = xp.isnan(s._data).sum(axis=-1, keepdims=True)
     valid = n - nan if skip_nan else xp.full(nan.shape, n)
     ranks = qs * (valid - 1).astype(x.dtype)            # (..., number of qs)
     # NaN where the slice holds one (quantile) or holds nothing else (nanquantile): rank n-1
@@ -106,7 +106,7 @@ def nanmedian(input, dim=None, keepdim=False):
         if input.numel() == 0:
             from minigrad.ops.order import median
             return median(input)                  # NaN for floats, an error for integers
-        index = _nanmedian_index(xp, input.data.reshape(-1), 0)
+        index = _nanmedian_index(xp, input._data.reshape(-1), 0)
         return Median.apply(input, index=index, dim=None, keepdim=False)
     if not backend.is_integer(dim):
         raise TypeError(f"nanmedian: dim must be an int, got {dim!r}")
@@ -116,7 +116,7 @@ def nanmedian(input, dim=None, keepdim=False):
     if input.shape[d] == 0:
         raise ValueError(f"nanmedian: dim {dim} of shape {input.shape} has size 0, so there is "
                          f"no median to take along it")
-    index = _nanmedian_index(xp, input.data, d)
+    index = _nanmedian_index(xp, input._data, d)
     values = Median.apply(input, index=index, dim=d, keepdim=keepdim)
     return ValuesIndices(values, Tensor._make(index if keepdim else index.squeeze(d),
                                               input.device))
@@ -145,7 +145,7 @@ def mode(input, dim=-1, keepdim=False):
     if n == 0:
         raise ValueError(f"mode: dim {dim} of shape {input.shape} has size 0, so there is no "
                          f"mode to take along it")
-    rows = xp.moveaxis(input.data, d, -1)
+    rows = xp.moveaxis(input._data, d, -1)
     order = _stable_argsort(xp, rows, -1, descending=False)     # equal values in order
     s = xp.take_along_axis(rows, order, axis=-1)
     change = s[..., 1:] != s[..., :-1]                          # (NaN: never equal)
@@ -191,7 +191,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             raise TypeError(f"{op}: {name} must have "
                             f"{'an integer' if want == 'iu' else 'a floating-point'} dtype, "
                             f"got {wt.dtype}")
-        if n and bool((wt.data < 0).any()):
+        if n and bool((wt._data < 0).any()):
             raise ValueError(f"{op}: {name} cannot be negative")
         if name == "aweights" and wt.dtype != input.dtype:    # the result in their common dtype
             input = input.to(dtype=backend.promote_float(input.dtype, wt.dtype))
@@ -255,7 +255,7 @@ def histc(input, bins=100, min=0, max=0):
                         f"{getattr(input, 'dtype', type(input).__name__)}")
     if not backend.is_integer(bins) or isinstance(bins, bool) or bins <= 0:
         raise ValueError(f"histc: bins must be a positive int, got {bins!r}")
-    xp, data = input.backend.xp, input.data.reshape(-1)
+    xp, data = input.backend.xp, input._data.reshape(-1)
     lo, hi = float(lo), float(hi)
     if lo > hi:
         raise ValueError(f"histc: max ({hi}) must be larger than min ({lo})")

@@ -89,7 +89,7 @@ class I1(Function):
     def forward(self, a): return _computed(self, "i1", "i0", a)
     def backward(self, g):
         x = self.inputs[0]
-        zero = self.const(x.data == 0)
+        zero = self.const(x._data == 0)
         safe = where(zero, 1.0, x)                       # no 0/0 in the branch not taken
         return g * where(zero, 0.5, I0.apply(x) - I1.apply(safe) / safe)
 
@@ -116,7 +116,7 @@ def frexp(input):
     [0.5, 1) (0, ±inf and NaN as they are, exponent 0), the exponent int32. Floats only;
     the mantissa is differentiable (dm = dx / 2^exponent)."""
     m = Mantissa.apply(_float_only(input, "frexp"))
-    exponent = input.backend.xp.frexp(input.data)[1].astype(backend.int32)
+    exponent = input.backend.xp.frexp(input._data)[1].astype(backend.int32)
     return Frexp(m, Tensor._make(exponent, input.device))
 
 
@@ -189,7 +189,7 @@ def renorm(input, p, dim, maxnorm):
     d = normalize_dim(dim, input.ndim, op)
     input = autocast_float32(input)             # (on torch's float32 autocast list)
     norms = p_norm(input, p, tuple(i for i in range(input.ndim) if i != d), True, op)
-    return input * where(norms.data > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return input * where(norms._data > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
 # ---- torch's complex helpers, for real tensors (as PyTorch answers for real input) ---------

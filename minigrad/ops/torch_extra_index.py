@@ -116,7 +116,7 @@ def _indices(op, index, *, at_most_1d=False):
 
 
 def _in_range(op, index, n, what):
-    a = index.data
+    a = index._data
     bad = (a < -n) | (a >= n)
     if a.size and bool(bad.any()):
         raise IndexError(f"{op}: index {int(a[bad][0])} is out of range for {what} "
@@ -181,13 +181,13 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise TypeError("isin: at least one of elements and test_elements must be a tensor")
     e, t = _pair(elements, test_elements)
     xp = e.backend.xp
-    pool = t.data.reshape(-1)
+    pool = t._data.reshape(-1)
     if pool.size == 0:
         found = xp.zeros(e.shape, backend.bool_)
     else:
         pool = pool[xp.argsort(pool)]
-        pos = xp.minimum(xp.searchsorted(pool, e.data), pool.size - 1)
-        found = pool[pos] == e.data
+        pos = xp.minimum(xp.searchsorted(pool, e._data), pool.size - 1)
+        found = pool[pos] == e._data
     return Tensor._make(~found if invert else found, e.device)
 
 
@@ -199,13 +199,13 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     x = _tensor(input, "unique_consecutive")
     xp = x.backend.xp
     if dim is None:
-        rows, d = x.data.reshape(-1, 1), None
+        rows, d = x._data.reshape(-1, 1), None
     else:
         if x.ndim == 0:
             raise IndexError("unique_consecutive: a 0-d tensor has no dim")
         d = normalize_dim(dim, x.ndim, "unique_consecutive")
         # the slice size spelled out: -1 cannot be inferred when there are no slices
-        rows = xp.moveaxis(x.data, d, 0).reshape(x.shape[d], x.numel() // x.shape[d]
+        rows = xp.moveaxis(x._data, d, 0).reshape(x.shape[d], x.numel() // x.shape[d]
                                                  if x.shape[d] else 0)
     n = rows.shape[0]
     starts = xp.ones(n, backend.bool_)
@@ -213,9 +213,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         starts[1:] = (rows[1:] != rows[:-1]).any(axis=1) if rows.shape[1] else False
     first = xp.nonzero(starts)[0]
     if d is None:
-        values = x.data.reshape(-1)[first]
+        values = x._data.reshape(-1)[first]
     else:
-        values = xp.moveaxis(xp.moveaxis(x.data, d, 0)[first], 0, d)
+        values = xp.moveaxis(xp.moveaxis(x._data, d, 0)[first], 0, d)
     out = [Tensor._make(xp.ascontiguousarray(values), x.device)]
     if return_inverse:
         inverse = xp.cumsum(starts.astype(backend.int64)) - 1
@@ -234,12 +234,12 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     each value; density=True divides by the total times the bin width. Floats only; not
     differentiable (as PyTorch's)."""
     op, x = "histogram", _float_only(input, "histogram")
-    xp, data = x.backend.xp, x.data.reshape(-1)
+    xp, data = x.backend.xp, x._data.reshape(-1)
     if isinstance(bins, Tensor):
         if bins.ndim != 1 or bins.numel() < 2 or bins.dtype != x.dtype:
             raise ValueError(f"{op}: bins as a tensor must be 1-D edges (at least 2) of "
                              f"input's dtype {x.dtype}, got shape {bins.shape} of {bins.dtype}")
-        edges = bins.data.copy()
+        edges = bins._data.copy()
     else:
         if not backend.is_integer(bins) or isinstance(bins, bool):
             raise TypeError(f"{op}: bins must be an int or a tensor of edges, got {bins!r}")
@@ -258,7 +258,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         from minigrad.creation import linspace
-        edges = linspace(lo, hi, int(bins) + 1, dtype=x.dtype, device=x.device).data
+        edges = linspace(lo, hi, int(bins) + 1, dtype=x.dtype, device=x.device)._data
     if weight is not None:
         if _tensor(weight, op, "weight").shape != x.shape or weight.dtype != x.dtype:
             raise ValueError(f"{op}: weight must have input's shape {x.shape} and dtype "
@@ -267,7 +267,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     inside = (data >= edges[0]) & (data <= edges[-1])
     values = data[inside]
     pos = xp.minimum(xp.searchsorted(edges, values, side="right") - 1, nbins - 1)
-    w = xp.ones(values.shape, x.dtype) if weight is None else weight.data.reshape(-1)[inside]
+    w = xp.ones(values.shape, x.dtype) if weight is None else weight._data.reshape(-1)[inside]
     hist = xp.zeros(nbins, x.dtype)
     x.backend.index_add(hist, pos, w)
     if density:
@@ -290,7 +290,7 @@ def unravel_index(indices, shape):
         raise ValueError(f"{op}: shape must not be negative, got {dims}")
     if any(s == 0 for s in dims) and indices.numel():
         raise ValueError(f"{op}: a shape with a zero-size dim {dims} has no elements to index")
-    rest, out = indices.data.astype(backend.int64), []
+    rest, out = indices._data.astype(backend.int64), []
     for s in reversed(dims):
         out.append(Tensor._make(rest % s, indices.device))
         rest = rest // s

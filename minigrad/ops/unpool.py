@@ -69,7 +69,7 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
     out = _output_size(op, n, x.shape[2:], kernel, stride, padding, output_size)
     xp, planes, plane = x.backend.xp, x.shape[0] * x.shape[1], math.prod(out)
     # explicit sizes: -1 cannot be inferred for an empty batch (N = 0)
-    flat = indices.data.reshape(planes, math.prod(x.shape[2:]))
+    flat = indices._data.reshape(planes, math.prod(x.shape[2:]))
     bad = (flat < 0) | (flat >= plane)
     if flat.size and bool(bad.any()):
         raise IndexError(f"{op}: found an invalid max index: {int(flat[bad][0])} (output "

@@ -31,7 +31,7 @@ class Adadelta(Optimizer):
         check_numbers("Adadelta", options, where, rho="in [0, 1]", eps=">= 0")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             state["square_avg"] = xp.zeros_like(p)

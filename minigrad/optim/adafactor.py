@@ -74,7 +74,7 @@ class Adafactor(Optimizer):
         return False
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             if p.ndim > 1:

@@ -41,13 +41,13 @@ class Adagrad(Optimizer):
     @staticmethod
     def _init_state(param, state, group):
         state["step"] = 0
-        # param.shape, not full_like(param.data): a lazy layer's placeholder (no shape yet)
+        # param.shape, not full_like(param._data): a lazy layer's placeholder (no shape yet)
         # is refused here with a clear error, as PyTorch's, not at the first step
         state["sum"] = param.backend.xp.full(param.shape, group["initial_accumulator_value"],
                                              dtype=param.dtype)
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:                      # a group added later, or a state loaded without
             self._init_state(param, state, group)
         state["step"] += 1

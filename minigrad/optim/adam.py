@@ -72,7 +72,7 @@ class Adam(Optimizer):
                              f"{options['foreach']!r} in {where}")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             state["exp_avg"] = xp.zeros_like(p)
@@ -101,14 +101,14 @@ class Adam(Optimizer):
         names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
         m, v, *v_max = self._flat_moments(xp, todo, group, names)    # v_max: [] or [flat]
         g = xp.concatenate([g.reshape(-1) for _, g, _ in todo])
-        p = xp.concatenate([q.data.reshape(-1) for q, _, _ in todo])
+        p = xp.concatenate([q._data.reshape(-1) for q, _, _ in todo])
         for _, _, s in todo:
             s["step"] += 1
         _adam(first.backend, p, g, m, v, state0["step"], group, *v_max)
         start = 0
         for q, _, _ in todo:
-            q.data[...] = p[start:start + q.data.size].reshape(q.shape)
-            start += q.data.size
+            q._data[...] = p[start:start + q._data.size].reshape(q.shape)
+            start += q._data.size
         return True
 
     def _flat_moments(self, xp, todo, group, names):
@@ -123,14 +123,14 @@ class Adam(Optimizer):
                 a is b for new, old in zip(views, cached[1]) for a, b in zip(new, old)):
             return cached[2]
         flats = [xp.concatenate([s[name].reshape(-1) if name in s
-                                 else xp.zeros(p.data.size, p.dtype) for p, _, s in todo])
+                                 else xp.zeros(p._data.size, p.dtype) for p, _, s in todo])
                  for name in names]
         start = 0
         for p, _, s in todo:
             s.setdefault("step", 0)
             for name, flat in zip(names, flats):
-                s[name] = flat[start:start + p.data.size].reshape(p.shape)
-            start += p.data.size
+                s[name] = flat[start:start + p._data.size].reshape(p.shape)
+            start += p._data.size
         self._flat[id(group)] = (names, [tuple(s[name] for name in names) for _, _, s in todo],
                                  flats)
         return flats

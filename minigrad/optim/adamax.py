@@ -33,7 +33,7 @@ class Adamax(Optimizer):
         check_betas("Adamax", options["betas"], where)
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             state["exp_avg"] = xp.zeros_like(p)

@@ -42,7 +42,7 @@ class ASGD(Optimizer):
                                 f"{where}")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         lr, lambd = group["lr"], group["lambd"]
         if not state:
             state["step"] = 0

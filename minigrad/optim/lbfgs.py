@@ -71,15 +71,15 @@ class LBFGS(Optimizer):
     def _flat_grad(self):
         xp = self._params[0].backend.xp
         return xp.concatenate([
-            xp.zeros(p.data.size, p.dtype) if p.grad is None else
-            p.grad.data.reshape(-1).astype(p.dtype, copy=False) for p in self._params])
+            xp.zeros(p._data.size, p.dtype) if p.grad is None else
+            p.grad._data.reshape(-1).astype(p.dtype, copy=False) for p in self._params])
 
     def _add(self, t, d):
         """x += t·d, each parameter its slice (a change of the data: versions count it)."""
         start = 0
         for p in self._params:
-            n = p.data.size
-            p.data[...] += (d[start:start + n] * t).reshape(p.shape)
+            n = p._data.size
+            p._data[...] += (d[start:start + n] * t).reshape(p.shape)
             p._version_counter[0] += 1
             start += n
 
@@ -89,7 +89,7 @@ class LBFGS(Optimizer):
         loss = float(closure())
         g = self._flat_grad()
         for p, saved in zip(self._params, x):
-            p.data[...] = saved
+            p._data[...] = saved
             p._version_counter[0] += 1
         return loss, g
 
@@ -164,7 +164,7 @@ class LBFGS(Optimizer):
 
             ls_func_evals = 0
             if group["line_search_fn"] is not None:
-                x = [p.data.copy() for p in self._params]
+                x = [p._data.copy() for p in self._params]
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
                     lambda x_, t_, d_: self._evaluate(closure, x_, t_, d_), x, t, d, loss,
                     flat_grad, gtd, num, max_ls=max_eval - current_evals)
@@ -229,7 +229,7 @@ class LBFGS(Optimizer):
                              f"keeps its state under the first parameter (0) only")
         s = saved.get(0, saved.get("0"))
         p0 = self._params[0]
-        n = sum(p.data.size for p in self._params)
+        n = sum(p._data.size for p in self._params)
         if s is not None:
             s = {k: _loaded(v, p0, n, k, self._num) for k, v in s.items()}
         super()._load_state_dict({"state": {}, "param_groups": state_dict["param_groups"]})

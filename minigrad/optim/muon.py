@@ -82,7 +82,7 @@ class Muon(Optimizer):
                              f"'match_rms_adamw', got {options['adjust_lr_fn']!r} in {where}")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if "momentum_buffer" not in state:
             state["momentum_buffer"] = xp.zeros_like(p)
         mu, lr = group["momentum"], group["lr"]

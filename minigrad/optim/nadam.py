@@ -52,7 +52,7 @@ class NAdam(Optimizer):
         return super()._array_like(v, p, key)
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             state["mu_product"] = 1.0

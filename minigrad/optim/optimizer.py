@@ -22,7 +22,7 @@ def is_number(x):
 class Optimizer(OptimizerHooks):
     """Base class. Subclasses set `defaults` (the per-group options) and implement
     `_update(param, grad, state, group)`: from the parameter (a Tensor; its array module is
-    `param.backend.xp`) and its gradient array, update the array `param.data` in place (as
+    `param.backend.xp`) and its gradient array, update the array `param._data` in place (as
     PyTorch, so a state_dict() taken earlier follows the parameters).
 
     `params` is an iterable of tensors (or of (name, tensor) pairs, as model.named_parameters()
@@ -172,7 +172,7 @@ class Optimizer(OptimizerHooks):
                     raise RuntimeError(f"{type(self).__name__}: gradient {p.grad.shape} on "
                                        f"{p.grad.device} does not match parameter {p.shape} on "
                                        f"{p.device}")
-                g = p.grad.data
+                g = p.grad._data
                 g = g if g.dtype == p.dtype else g.astype(p.dtype)
                 todo.append((p, ascent(g, group), self.state.setdefault(p, {})))
             if not self._update_group(todo, group):

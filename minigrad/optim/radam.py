@@ -40,7 +40,7 @@ class RAdam(Optimizer):
         check_flags("RAdam", options, where, "decoupled_weight_decay")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             state["exp_avg"] = xp.zeros_like(p)

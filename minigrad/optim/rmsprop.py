@@ -50,7 +50,7 @@ class RMSprop(Optimizer):
                              f"{options['centered']!r} in {where}")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         alpha, eps, lr, momentum = group["alpha"], group["eps"], group["lr"], group["momentum"]
         if not state:
             state["step"] = 0

@@ -46,7 +46,7 @@ class Rprop(Optimizer):
                              f"0 < etaminus < 1 < etaplus)")
 
     def _update(self, param, g, state, group):
-        p, xp = param.data, param.backend.xp
+        p, xp = param._data, param.backend.xp
         if not state:
             state["step"] = 0
             state["prev"] = xp.zeros_like(p)

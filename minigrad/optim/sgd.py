@@ -39,7 +39,7 @@ class SGD(Optimizer):
                              f"dampening={options['dampening']}) in {where}")
 
     def _update(self, param, g, state, group):
-        p, lr, momentum = param.data, group["lr"], group["momentum"]
+        p, lr, momentum = param._data, group["lr"], group["momentum"]
         if group["weight_decay"] != 0:
             g = g + group["weight_decay"] * p
         if momentum != 0:

@@ -38,7 +38,7 @@ def _check_decay(decay):
 def _set(t, array):
     """t's values become `array` (cast to t's dtype: an integer buffer truncates, as
     PyTorch's copy_), counted as an in-place change."""
-    t.data[...] = array.astype(t.dtype, copy=False) if hasattr(array, "astype") else array
+    t._data[...] = array.astype(t.dtype, copy=False) if hasattr(array, "astype") else array
     t._version_counter[0] += 1
 
 
@@ -56,10 +56,10 @@ def get_ema_multi_avg_fn(decay=0.999):
         for e, p in zip(ema_param_list, current_param_list, strict=True):
             xp = e.backend.xp
             if _is_float(e):
-                lerp_(xp, e.data, p.data, 1 - decay, xp.empty_like(e.data))
+                lerp_(xp, e._data, p._data, 1 - decay, xp.empty_like(e._data))
                 e._version_counter[0] += 1
             else:
-                _set(e, e.data * decay + p.data * (1 - decay))
+                _set(e, e._data * decay + p._data * (1 - decay))
     return ema_update
 
 
@@ -72,10 +72,10 @@ def get_swa_multi_avg_fn():
         for a, p in zip(averaged_param_list, current_param_list, strict=True):
             xp = a.backend.xp
             if _is_float(a):
-                lerp_(xp, a.data, p.data, 1 / (n + 1), xp.empty_like(a.data))
+                lerp_(xp, a._data, p._data, 1 / (n + 1), xp.empty_like(a._data))
                 a._version_counter[0] += 1
             else:
-                _set(a, a.data + (p.data - a.data) / (n + 1))
+                _set(a, a._data + (p._data - a._data) / (n + 1))
     return swa_update
 
 
@@ -142,10 +142,10 @@ class AveragedModel(Module):
         n = int(self.n_averaged)
         if n == 0:
             for a, p in pairs:
-                _set(a, p.data)
+                _set(a, p._data)
         elif self.avg_fn is not None:
             for a, p in pairs:
-                _set(a, self.avg_fn(a, p, self.n_averaged.to(a.device)).data)
+                _set(a, self.avg_fn(a, p, self.n_averaged.to(a.device))._data)
         else:
             # by device and dtype, as PyTorch's groups them for multi_avg_fn
             groups = {}
@@ -159,14 +159,14 @@ class AveragedModel(Module):
                 else:            # PyTorch's CPU path: the one-tensor SWA mean, per tensor
                     swa = get_swa_avg_fn()
                     for a, p in group:
-                        _set(a, swa(a, p, self.n_averaged.to(a.device)).data)
+                        _set(a, swa(a, p, self.n_averaged.to(a.device))._data)
         if not self.use_buffers:
             own, other = list(self.module.buffers()), list(model.buffers())
             if len(own) != len(other):
                 raise ValueError(f"AveragedModel.update_parameters: the model has "
                                  f"{len(other)} buffers, the averaged copy {len(own)}")
             for b, src in zip(own, other):
-                _set(b, src.detach().to(b.device).data)
+                _set(b, src.detach().to(b.device)._data)
         self.n_averaged.add_(1)
 
 
