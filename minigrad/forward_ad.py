@@ -23,6 +23,8 @@ Differences that follow from riding on graph recording:
 - A dual tensor requires grad (PyTorch's does not, unless its primal does), so it refuses
   in-place ops as a leaf requiring grad does, and a backward inside the level may give it
   a .grad.
+- A backward that frees the graph (no retain_graph) takes the tangents of the tensors it
+  ran through with it: unpack_dual of one of them after it raises (PyTorch's answers).
 - Tangents are plain tensors (not differentiable); one level at a time, as PyTorch.
 """
 import collections
@@ -37,7 +39,8 @@ UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "ta
 
 class _Level:
     """The duals made at the current level: id -> (dual, primal, tangent), and the tangents
-    already computed: id -> (weak ref to the tensor, its version, tangent)."""
+    already computed: id -> (weak ref to the tensor, its version, tangent, whether its
+    graph reaches past the duals)."""
 
     def __init__(self):
         self.duals, self.cache = {}, {}
@@ -119,6 +122,8 @@ def unpack_dual(tensor, *, level=None):
     Costs two backward passes the first time a tensor is asked (module docstring)."""
     from minigrad.tensor import Tensor
     level_ = _current
+    if level not in (None, 0):
+        raise RuntimeError(f"unpack_dual: level {level} is not the current one (0)")
     if not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
     if level_ is None:
@@ -128,8 +133,16 @@ def unpack_dual(tensor, *, level=None):
         primal = entry[1]
         with enable_grad() if is_grad_enabled() else contextlib.nullcontext():
             return UnpackedDualTensor(primal.view_as(primal), entry[2])
-    duals, outside = _duals_below(tensor, level_.duals)
+    cached = level_.cache.get(id(tensor))      # (asked before: its graph may be freed since)
+    if cached is not None and cached[0]() is tensor and cached[1] == tensor._version:
+        return UnpackedDualTensor(tensor if cached[3] else tensor.detach(), cached[2])
+    duals, outside, freed = _duals_below(tensor, level_.duals)
     if not duals:
+        if level_.duals and freed:
+            raise RuntimeError(
+                "unpack_dual: this tensor's graph was freed by a backward, so its forward AD "
+                "tangent can no longer be known (minigrad's forward AD rides on graph "
+                "recording): unpack it before the backward, or pass retain_graph=True to it")
         if level_.duals and not is_grad_enabled() and not tensor.requires_grad:
             raise RuntimeError(
                 "unpack_dual: this tensor has no forward AD tangent, but it may have been "
@@ -137,23 +150,20 @@ def unpack_dual(tensor, *, level=None):
                 "on graph recording, so ops under no_grad are invisible to it (PyTorch's "
                 "tangents flow there). Compute it with grad mode on")
         return UnpackedDualTensor(tensor, None)
-    cached = level_.cache.get(id(tensor))
-    if cached is not None and cached[0]() is tensor and cached[1] == tensor._version:
-        tangent = cached[2]
-    else:
-        tangent = jvp_by_double_vjp([tensor], [d for d, _, _ in duals],
-                                    [v for _, _, v in duals])[0]
-        level_.cache[id(tensor)] = (weakref.ref(tensor), tensor._version, tangent)
+    tangent = jvp_by_double_vjp([tensor], [d for d, _, _ in duals],
+                                [v for _, _, v in duals])[0]
+    level_.cache[id(tensor)] = (weakref.ref(tensor), tensor._version, tangent, outside)
     # the primal keeps reverse-mode links only where they lead past the duals (PyTorch's
     # primal is a view, which requires grad where the computation does)
     return UnpackedDualTensor(tensor if outside else tensor.detach(), tangent)
 
 
 def _duals_below(tensor, duals):
-    """The entries of `duals` that `tensor`'s graph reaches (itself included), and
-    whether it also reaches a tensor requiring grad that is no fresh dual (so its values
-    are differentiable in the ordinary, reverse-mode sense)."""
-    found, outside, seen, todo = {}, False, set(), [tensor]
+    """The entries of `duals` that `tensor`'s graph reaches (itself included), whether it
+    also reaches a tensor requiring grad that is no fresh dual (so its values are
+    differentiable in the ordinary, reverse-mode sense), and whether it meets a node a
+    backward freed (past which duals may hide)."""
+    found, outside, freed, seen, todo = {}, False, False, set(), [tensor]
     while todo:
         t = todo.pop()
         if id(t) in seen or not t.requires_grad:
@@ -165,9 +175,10 @@ def _duals_below(tensor, duals):
             outside = outside or entry[1].requires_grad
         elif t._ctx is None or t._ctx.inputs is None:
             outside = True
+            freed = freed or t._ctx is not None
         else:
             todo += t._ctx.inputs
-    return list(found.values()), outside
+    return list(found.values()), outside, freed
 
 
 def jvp_by_double_vjp(outputs, inputs, tangents, create_graph=False):

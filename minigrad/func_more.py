@@ -51,7 +51,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     output's structure. With has_aux=True func returns (output, aux) and this (output,
     jvp_out, aux). Results are differentiable where they depend on tensors requiring grad
     from outside (an outer grad's input), so jvp(grad(f)) and grad(jvp(f)) work. `strict`
-    is accepted, as PyTorch's (which does not implement it either)."""
+    is accepted, as PyTorch's (which does not implement it either). func may not change
+    a primal in place: riding on reverse mode, each is a leaf requiring grad here, as in
+    grad (PyTorch's forward mode allows it)."""
     name = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{name}: Expected primals to be a tuple. E.g. it should be valid "
@@ -74,20 +76,22 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 def linearize(func, *primals):
     """(func(*primals), jvp_fn), as torch.func.linearize: jvp_fn(*tangents) (tangents of
     the primals' structure) returns J·tangents at the primals, in the output's structure,
-    one backward pass per call (the function runs once, here)."""
+    one backward pass per call (the function runs once, here). The output is
+    differentiable where it depends on tensors requiring grad from outside, as jvp's."""
     if not primals:
         raise RuntimeError("linearize(f, *primals): expected at least one primal")
     inputs = _Inputs(primals, tuple(range(len(primals))))
     with enable_grad():
         outputs, spec = _outputs(func(*inputs.args), "linearize(f, *primals)")
         first = first_vjp(outputs, inputs.leaves)
+        keep = inputs.differentiable(outputs)
     inputs.spent()
 
     def jvp_fn(*tangents):
         t_leaves = _tangent_leaves(primals, tangents, "linearize: jvp_fn(*tangents)")
         return _unflatten(second_vjp(outputs, first, t_leaves), spec)
 
-    return _plain(_unflatten(outputs, spec), False), jvp_fn
+    return _plain(_unflatten(outputs, spec), keep), jvp_fn
 
 
 def functionalize(func, *, remove="mutations"):

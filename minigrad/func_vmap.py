@@ -25,10 +25,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     nested vmaps work, gradients flow back through), the speed is a Python loop's, not
     one batched op's; func also may do what PyTorch's refuses inside vmap (.item(), data-
     dependent Python control flow). A mapped dim of size 0 is refused (nothing would run
-    to tell the output's shape). randomness: 'error' refuses a draw from the default
-    generators inside func (PyTorch's error), 'different' lets each index draw its own,
-    'same' gives every index the same draws (the generators restarted from one state per
-    index). chunk_size is checked, and changes nothing."""
+    to tell the output's shape), and so is an in-place change of an unmapped argument
+    (it would be made once per index; a tensor func captures is not watched).
+    randomness: 'error' refuses a draw from the default generators inside func
+    (PyTorch's error), 'different' lets each index draw its own, 'same' gives every index
+    the same draws (the generators restarted from one state per index). chunk_size is
+    checked, and changes nothing."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', "
                            f"or 'same'. Got {randomness}")
@@ -40,11 +42,18 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
         leaves, spec, dims, size = _mapped_inputs(name, in_dims, args)
+        watched = _unmapped(leaves, dims)
         results = []
         with _Randomness(randomness):
             for b in _Randomness.indices(randomness, size):
                 part = [x if d is None else x.select(d, b) for x, d in zip(leaves, dims)]
                 results.append(func(*_unflatten(part, spec), **kwargs))
+                if any(x._version != v for x, v in watched):
+                    raise RuntimeError(
+                        f"vmap({name}): `{name}` changed an input that is not mapped (in_dim "
+                        f"None) in place. minigrad's vmap runs it once per index, so the "
+                        f"change would be made {size} times (PyTorch's makes it once, and "
+                        f"refuses to write mapped values into it): change a clone of it")
         return _stacked(name, results, out_dims)
     return wrapped
 
@@ -94,6 +103,14 @@ def _mapped_inputs(name, in_dims, args):
                          f"runs the function once per index, so nothing would tell the "
                          f"shape of its output")
     return leaves, spec, dims, sizes[0]
+
+
+def _unmapped(leaves, dims):
+    """(tensor, its version) for each unmapped input whose memory no mapped input shares:
+    func must not change those in place (see wrapped)."""
+    mapped = {id(x._version_counter) for x, d in zip(leaves, dims) if d is not None}
+    return [(x, x._version) for x, d in zip(leaves, dims) if d is None and
+            isinstance(x, Tensor) and id(x._version_counter) not in mapped]
 
 
 def _stacked(name, results, out_dims):

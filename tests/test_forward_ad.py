@@ -148,3 +148,24 @@ def test_errors():
             fwAD.make_dual(x, V)
     assert mg.autograd.forward_ad is fwAD and fwAD.enter_dual_level() == 0
     fwAD.exit_dual_level()
+
+
+def test_a_tangent_lost_to_a_freed_graph_is_refused_not_none():
+    """A backward without retain_graph frees the graph the tangents ride on: unpack_dual
+    after it must not answer None (PyTorch answers the tangent); one asked before keeps."""
+    with fwAD.dual_level():
+        d = fwAD.make_dual(mg.tensor(X, requires_grad=True), mg.tensor(V))
+        asked, y = d.sin(), d ** 2
+        before = fwAD.unpack_dual(asked).tangent
+        (y.sum() + asked.sum()).backward()
+        with pytest.raises(RuntimeError, match="freed by a backward"):
+            fwAD.unpack_dual(y)
+        assert fwAD.unpack_dual(asked).tangent is before
+
+
+def test_unpack_dual_refuses_a_level_that_is_not_the_current_one():
+    with fwAD.dual_level() as level:
+        d = fwAD.make_dual(mg.tensor(X), mg.tensor(V))
+        assert fwAD.unpack_dual(d * 2, level=level).tangent is not None
+        with pytest.raises(RuntimeError, match="level 5 is not the current one"):
+            fwAD.unpack_dual(d * 2, level=5)

@@ -302,6 +302,18 @@ def test_vmap_randomness_error_same_different():
         MF.vmap(lambda a: a)(mg.ones(0, 2))
 
 
+def test_vmap_refuses_an_in_place_change_of_an_unmapped_input():
+    """Run once per index, b.add_(a) would add every row of x into b one after another
+    (PyTorch refuses it; b.add_(1) it makes once, where the loop made it 3 times)."""
+    x, b = mg.tensor(X), mg.tensor(Y)
+    for f in (lambda a, c: c.add_(a), lambda a, c: c.add_(1) + a):
+        with pytest.raises(RuntimeError, match="changed an input that is not mapped"):
+            MF.vmap(f, in_dims=(0, None))(x, b)
+    # changing the mapped input stays allowed, even where an unmapped one views its memory
+    out = MF.vmap(lambda a, c: a.mul_(2) + c, in_dims=(0, None))(x, x[0])
+    np.testing.assert_allclose(out.numpy(), 2 * X + 2 * X[0])
+
+
 def test_transform_errors_are_torchs(torch):
     cases = [
         lambda F, x: F.grad(lambda a: a * 2)(x),

@@ -80,6 +80,16 @@ def test_linearize_matches_torch(torch):
         jvp_fn(mg.tensor(U))
 
 
+def test_linearize_output_stays_differentiable_from_outside(torch):
+    """A primal that requires grad: the output is f's, differentiable back to it (it was
+    handed back detached); plain primals give a plain output."""
+    x, tx = mg.tensor(X, requires_grad=True), torch.tensor(X, requires_grad=True)
+    out = mg.func.linearize(lambda a: (a.sin() * a).sum(), x)[0]
+    tout = torch.func.linearize(lambda a: (a.sin() * a).sum(), tx)[0]
+    close(mg.grad(out, x)[0], torch.autograd.grad(tout, tx)[0])
+    assert not mg.func.linearize(mg.sin, mg.tensor(X))[0].requires_grad
+
+
 def test_functionalize_is_the_identity():
     g = mg.func.functionalize(mg.sin)
     assert g is mg.sin and mg.func.functionalize(g, remove="mutations_and_views") is g
