@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.utils.data import (DataLoader, Dataset, TensorDataset, Subset, random_split,
-                                 default_collate)
+from minigrad.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset, Subset,
+                                 random_split, default_collate)
 
 
 def _epoch(loader):
@@ -138,6 +138,12 @@ def test_random_split_lengths_as_torch(n, lengths):
     assert sorted(i for p in parts for i in p) == list(range(n))
 
 
+def test_random_split_takes_a_tensor_or_array_of_lengths():
+    assert [len(p) for p in random_split(range(6), mg.tensor([2, 4]))] == [2, 4]
+    halves = random_split(range(6), np.array([0.5, 0.5], dtype=np.float32))
+    assert [len(p) for p in halves] == [3, 3]
+
+
 def test_on_the_gpu_stand_in(spy):
     X = mg.arange(6.0, device=spy).reshape(3, 2)
     (xb,) = next(iter(DataLoader(TensorDataset(X), batch_size=2, shuffle=True)))
@@ -224,3 +230,63 @@ def test_the_batching_attributes_are_fixed_after_construction_as_torch(torch):
         setattr(theirs, name, value)                    # the others may change, as in torch
         setattr(ours, name, value)
     assert len(ours) == 5 and next(iter(ours)).tolist() == [0, 1]
+
+
+class _Flaky:
+    """Item i is i, but fetching item 1 raises (a plain class: torch's loader takes it too)."""
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        if i == 1:
+            raise ValueError("item 1 is bad")
+        return i
+
+
+def _skipping(it):
+    """The batches of iterator `it` as lists, "E" for each that raised (and was skipped)."""
+    out = []
+    while True:
+        try:
+            batch = next(it)
+        except StopIteration:
+            return out
+        except ValueError:
+            batch = "E"
+        out.append(batch.tolist() if hasattr(batch, "tolist") else batch)
+
+
+def test_a_loop_may_skip_a_batch_that_raised_and_go_on_as_torch(torch):
+    # num_workers=0: the epoch goes on after an error in the dataset or collate_fn (it was
+    # silently cut short there), as PyTorch's and as with workers
+    def collate(items):
+        if items[0] == 2:
+            raise ValueError("batch [2, 3] is bad")
+        return items
+
+    class TorchStream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(7))
+
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter(range(7))
+
+    for kw in (dict(batch_size=None), dict(batch_size=2)):
+        want = _skipping(iter(torch.utils.data.DataLoader(_Flaky(), **kw)))
+        assert _skipping(iter(DataLoader(_Flaky(), **kw))) == want == \
+            ([0, "E", 2, 3, 4] if kw["batch_size"] is None else ["E", [2, 3], [4]])
+    want = _skipping(iter(torch.utils.data.DataLoader(TorchStream(), 2, collate_fn=collate)))
+    assert _skipping(iter(DataLoader(Stream(), 2, collate_fn=collate))) == want == \
+        [[0, 1], "E", [4, 5], [6]]
+
+
+def test_an_iterator_has_its_loader_s_length_as_torch_s():
+    for kw, n in ((dict(batch_size=3), 3), (dict(batch_size=3, drop_last=True), 2),
+                  (dict(batch_size=None), 7)):
+        loader = DataLoader(list(range(7)), **kw)
+        it = iter(loader)
+        assert len(it) == len(loader) == n
+        next(it)
+        assert len(it) == n                  # the epoch's length, as PyTorch's

@@ -286,6 +286,26 @@ def test_prefetch_factor_sets_how_many_batches_are_asked_for_ahead():
     assert it._sent == 4                           # PyTorch's default: 2 per worker
 
 
+def test_an_error_collating_a_stream_s_batch_loses_that_batch_only():
+    # the worker takes the items, then collates them: its stream goes on after the error
+    # (it ended there), as PyTorch's and as num_workers=0; the iterator has len() too
+    def collate(items):
+        if items[0] == 2:
+            raise ValueError("batch [2, 3] is bad")
+        return items
+
+    it, got = iter(DataLoader(Shards(7), batch_size=2, num_workers=1, collate_fn=collate)), []
+    while len(got) < 9:                                  # (bounded: never a hang)
+        try:
+            got.append(next(it))
+        except StopIteration:
+            break
+        except ValueError:
+            got.append("E")
+    assert got == [[0, 1], "E", [4, 5], [6]]
+    assert len(iter(DataLoader(list(range(7)), batch_size=3, num_workers=2))) == 3
+
+
 def test_pin_memory_is_accepted_and_changes_nothing():
     got = _values(DataLoader(list(range(5)), batch_size=2, num_workers=2, pin_memory=True))
     assert got == [[0, 1], [2, 3], [4]]

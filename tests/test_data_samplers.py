@@ -104,6 +104,12 @@ def test_loader_option_errors_as_torch(torch, kw):
     assert words in str(got.value), (str(got.value), str(want.value))
 
 
+def test_prefetch_factor_0_is_refused_not_an_empty_epoch():
+    # no batch asked for ahead would be no batch at all (PyTorch's fails an assert at iter)
+    with pytest.raises(ValueError, match="prefetch_factor should be a positive integer"):
+        DataLoader(list(range(4)), num_workers=2, prefetch_factor=0)
+
+
 def test_worker_init_fn_must_be_callable():
     # the worker processes themselves: tests/test_data_loader_workers.py
     with pytest.raises(TypeError, match="worker_init_fn"):

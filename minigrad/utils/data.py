@@ -180,7 +180,9 @@ def random_split(dataset, lengths, generator=None):
     that add up to len(dataset), or fractions that add up to 1: floors, then one more item
     for the first subsets until all are placed, as PyTorch)."""
     n = len(dataset)
-    lengths = list(lengths)
+    # a tensor or array of lengths: its values (not 0-d tensors, nor NumPy float32s that
+    # are not floats), as PyTorch takes a tensor of them
+    lengths = lengths.tolist() if hasattr(lengths, "tolist") else list(lengths)
     if lengths and all(isinstance(x, float) and x >= 0 for x in lengths) and \
             math.isclose(sum(lengths), 1.0) and sum(lengths) <= 1.0:
         counts = [math.floor(n * x) for x in lengths]

@@ -11,6 +11,8 @@ its stream (unsharded, each worker yields it all, as PyTorch's). The machinery, 
 workers are seeded, is in utils/dataloader_workers.py. `pin_memory` and
 `pin_memory_device` are accepted and do nothing (no page-locked memory on the CPU).
 """
+import itertools
+
 from minigrad import backend
 from minigrad.utils.data import (IterableDataset, Subset, TensorDataset, default_collate,
                                  default_convert)
@@ -112,10 +114,12 @@ class DataLoader:
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("DataLoader: prefetch_factor option could only be specified "
                              "with num_workers > 0; set prefetch_factor to None")
+        # 0 would ask for no batch at all: an empty epoch (PyTorch's fails an assert)
         if prefetch_factor is not None and (not backend.is_integer(prefetch_factor) or
-                                            prefetch_factor < 0):
-            raise ValueError(f"DataLoader: prefetch_factor should be a non-negative integer, "
-                             f"got {prefetch_factor!r}")
+                                            isinstance(prefetch_factor, bool) or
+                                            prefetch_factor < 1):
+            raise ValueError(f"DataLoader: prefetch_factor should be a positive integer (the "
+                             f"batches each worker loads ahead), got {prefetch_factor!r}")
         if persistent_workers and num_workers == 0:
             raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
         if context is not None and num_workers == 0:
@@ -126,12 +130,7 @@ class DataLoader:
                             f"id, got {type(worker_init_fn).__name__}")
 
     def __len__(self):
-        if self._iterable:      # the dataset's own length, if it has one (a TypeError if not)
-            n = len(self.dataset)
-            if self.batch_size is None:
-                return n
-            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+        return len(_Length(self))
 
     def __iter__(self):
         context = start_method(self.multiprocessing_context) if self.num_workers else None
@@ -139,23 +138,65 @@ class DataLoader:
             return self._worker_iter(context)
         if self.num_workers:
             warn_in_process()               # no fork here, and no context given
-        return self._in_process(_Fetch(self))
-
-    def _in_process(self, fetch):
-        if self._iterable:
-            yield from fetch.stream(self.dataset)
-        else:
-            for index in (self.sampler if self.batch_sampler is None else self.batch_sampler):
-                yield fetch.batch(self.dataset, index)
+        return _InProcessIter(self)
 
     def _worker_iter(self, context):
         if not self.persistent_workers:
-            return WorkerIter(self, context, _Fetch(self))
+            return WorkerIter(self, context, _Fetch(self), _Length(self))
         if self._workers is None or not self._workers.running:
-            self._workers = WorkerIter(self, context, _Fetch(self))
+            self._workers = WorkerIter(self, context, _Fetch(self), _Length(self))
         else:
             self._workers.reset(self)
         return self._workers
+
+
+class _Length:
+    """len() of a loader's epoch: what its iterators keep to answer len(), as PyTorch's
+    (an iterator may outlive its loader)."""
+
+    def __init__(self, loader):
+        self.iterable, self.dataset = loader._iterable, loader.dataset
+        self.batch_size, self.drop_last = loader.batch_size, loader.drop_last
+        self.sampler = loader.batch_sampler if loader.batch_sampler is not None else \
+            loader.sampler
+
+    def __len__(self):
+        if self.iterable:       # the dataset's own length, if it has one (a TypeError if not)
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.sampler)
+
+
+class _InProcessIter:
+    """num_workers=0's batches, made in this process. As PyTorch's, an error making one
+    batch (in the dataset or collate_fn) is raised and the next call goes on with the next
+    batch, so a loop may skip a bad one (as with workers); the epoch does not end there."""
+
+    def __init__(self, loader):
+        self._fetch, self._dataset, self._length = _Fetch(loader), loader.dataset, \
+            _Length(loader)
+        if loader._iterable:
+            self._order, self._items = None, iter(loader.dataset)
+        else:
+            self._order = iter(loader.sampler if loader.batch_sampler is None
+                               else loader.batch_sampler)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._length)
+
+    def __next__(self):
+        if self._order is not None:
+            return self._fetch.batch(self._dataset, next(self._order))
+        try:
+            return self._fetch.next_batch(self._items)
+        except StopIteration:
+            self._items = iter(())          # ended: the stream is not asked again
+            raise
 
 
 class _Fetch:
@@ -180,20 +221,16 @@ class _Fetch:
         items = [dataset[int(i) if backend.is_integer(i) else i] for i in index]
         return (self.collate_fn or default_collate)(items)
 
-    def stream(self, dataset):
-        """An IterableDataset's items, batched as they come."""
+    def next_batch(self, items):
+        """An IterableDataset's next batch from its iterator `items` (StopIteration where
+        none is left). The items are taken first, then collated: an error collating one
+        batch loses that batch only, as PyTorch's."""
         if self.batch_size is None:
-            for item in dataset:
-                yield (self.collate_fn or default_convert)(item)
-            return
-        batch = []
-        for item in dataset:
-            batch.append(item)
-            if len(batch) == self.batch_size:
-                yield (self.collate_fn or default_collate)(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield (self.collate_fn or default_collate)(batch)
+            return (self.collate_fn or default_convert)(next(items))
+        batch = list(itertools.islice(items, self.batch_size))
+        if not batch or self.drop_last and len(batch) < self.batch_size:
+            raise StopIteration
+        return (self.collate_fn or default_collate)(batch)
 
 
 def _tensor_rows(dataset, indices):

@@ -189,10 +189,11 @@ def _worker_loop(fetch, dataset, indices, results, done, info, init_fn):
                     data = init_error
                 elif fetch.iterable:
                     if stream is None:
-                        stream = fetch.stream(dataset)
-                    data = next(stream, _End)
-                    ended = data is _End
-                    data = _End() if ended else data
+                        stream = iter(dataset)
+                    try:
+                        data = fetch.next_batch(stream)
+                    except StopIteration:
+                        data, ended = _End(), True
                 else:
                     data = fetch.batch(dataset, index)
                 payload = _dumps(data)               # here: a batch that cannot be pickled
@@ -228,8 +229,9 @@ class WorkerIter:
     docstring); with persistent_workers, the loader keeps it and reset() starts each new
     epoch on the same processes."""
 
-    def __init__(self, loader, context, fetch):
+    def __init__(self, loader, context, fetch, length):
         self._n, self._in_order = loader.num_workers, loader.in_order
+        self._length = length             # len(): the loader's, as PyTorch's iterator
         self._timeout, self._persistent = loader.timeout, loader.persistent_workers
         self._prefetch = 2 if loader.prefetch_factor is None else loader.prefetch_factor
         self._fetch = fetch
@@ -308,6 +310,9 @@ class WorkerIter:
 
     def __iter__(self):
         return self
+
+    def __len__(self):
+        return len(self._length)
 
     def __next__(self):
         while True:
