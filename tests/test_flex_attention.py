@@ -266,6 +266,20 @@ def test_errors_name_what_was_wrong():
     assert isinstance(create_block_mask(causal, 1, 1, 6, 6), BlockMask)
 
 
+def test_numpy_integer_sizes_are_taken_as_torchs_are():
+    """Sizes read off arrays (NumPy integers) are ints, as PyTorch takes them."""
+    n = np.int64(6)
+    bm = create_block_mask(causal, np.int64(2), None, n, n, BLOCK_SIZE=np.int64(4))
+    assert bm.shape == (2, 1, 6, 6) and bm.BLOCK_SIZE == (4, 4)
+    assert all(type(x) is int for x in bm.shape + bm.BLOCK_SIZE)
+    assert create_mask(causal, None, None, n, np.int32(4)).shape == (1, 1, 6, 4)
+    bias = causal_lower_right(np.int64(3), np.int64(5))
+    assert (bias.seq_len_q, bias.seq_len_kv) == (3, 5)
+    np.testing.assert_array_equal(bias._materialize().numpy(), np.tri(3, 5, 2, dtype=bool))
+    with pytest.raises(ValueError, match="Q_LEN must be a non-negative int"):
+        create_block_mask(causal, None, None, 6.0, 6)
+
+
 def test_submodules_import_as_torchs():
     import minigrad.nn.attention.flex_attention as fa
     import minigrad.nn.attention.bias as bias

@@ -126,6 +126,37 @@ def test_global_unstructured_matches_torch(torch, tprune):
         prune.global_unstructured([(m1, "weight")], prune.RandomStructured, amount=1)
 
 
+def test_global_importance_scores_of_a_wrong_shape_are_named():
+    """A wrong-sized score would shift every later parameter's slice: refused by name."""
+    m = mg.nn.Linear(6, 4)
+    with pytest.raises(ValueError, match=r"Linear.weight should have its shape \(4, 6\)"):
+        prune.global_unstructured([(m, "weight"), (m, "bias")], prune.L1Unstructured,
+                                  amount=2, importance_scores={(m, "weight"): mg.ones(3)})
+    assert not prune.is_pruned(m)
+
+
+@pytest.mark.parametrize("cls,name", [("LSTM", "bias_ih_l0"), ("GRU", "weight_hh_l0"),
+                                      ("LSTM", "weight_hr_l0")])
+def test_pruned_rnn_weights_reach_the_forward(cls, name):
+    """The RNNs read their weights by name: a pruned one (a plain attribute) is used, not
+    taken as absent (a bias silently dropped, a weight a crash); as an unpruned copy holding
+    the masked values, its gradient masked."""
+    kw = {"proj_size": 2} if name == "weight_hr_l0" else {}
+    mg.manual_seed(0)
+    m, ref = getattr(mg.nn, cls)(4, 3, **kw), getattr(mg.nn, cls)(4, 3, **kw)
+    ref.load_state_dict(m.state_dict())
+    shape = getattr(m, name).shape
+    mask = (np.arange(np.prod(shape)).reshape(shape) % 2).astype("float32")
+    prune.custom_from_mask(m, name, mg.tensor(mask))
+    getattr(ref, name).data = getattr(ref, name).numpy() * mask
+    x = mg.tensor(_w(5, 2, 4, seed=3))
+    out, expected = m(x)[0], ref(x)[0]
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(getattr(m, name + "_orig").grad.numpy(),
+                               getattr(ref, name).grad.numpy() * mask, rtol=1e-6, atol=1e-7)
+
 def test_gradients_are_masked_and_match_torch_after_a_step(torch, tprune):
     m, t = _pair(torch)
     orig = m.weight

@@ -8,6 +8,7 @@ L-S queries of the lower-right mask see no key: they get zero outputs (as PyTorc
 so PyTorch's warning of NaNs there is not given. A CausalBias is not a Tensor here, as it is
 in PyTorch: SDPA recognises it (_sdpa_args) instead of PyTorch's __torch_function__."""
 import enum
+import numbers
 
 from minigrad import backend
 from minigrad.creation import ones
@@ -29,9 +30,10 @@ class CausalBias:
             raise TypeError(f"CausalBias: variant must be a CausalVariant (UPPER_LEFT, "
                             f"LOWER_RIGHT), got {type(variant).__name__} {variant!r}")
         for name, n in (("seq_len_q", seq_len_q), ("seq_len_kv", seq_len_kv)):
-            if not isinstance(n, int) or n < 0:
+            if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
                 raise ValueError(f"CausalBias: {name} must be a non-negative int, got {n!r}")
-        self.variant, self.seq_len_q, self.seq_len_kv = variant, seq_len_q, seq_len_kv
+        # NumPy integers (sizes read off arrays) as Python ints: tril's offset needs one
+        self.variant, self.seq_len_q, self.seq_len_kv = variant, int(seq_len_q), int(seq_len_kv)
 
     def _upper_left(self, device=None):
         return ones(self.seq_len_q, self.seq_len_kv, dtype=backend.bool_, device=device).tril()

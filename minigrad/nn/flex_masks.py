@@ -9,6 +9,7 @@ A BlockMask keeps the dense boolean mask; its block metadata (BLOCK_SIZE, to_den
 sparsity()) describes that mask in PyTorch's block terms, but nothing skips blocks: minigrad's
 flex_attention is eager and computes every score."""
 import inspect
+import numbers
 
 from minigrad import backend
 from minigrad.creation import arange, ones, zeros
@@ -83,19 +84,26 @@ def _full_bool(out, shape, op, what):
                          f"to (B, H, Q_LEN, KV_LEN) = {shape}") from None
 
 
+def _is_int(n):
+    """Whether n is an integer: a Python int or a NumPy one (a size read off an array)."""
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool)
+
+
 def _lengths(op, *ns):
+    """Q_LEN and KV_LEN as Python ints."""
     for name, n in zip(("Q_LEN", "KV_LEN"), ns):
-        if not isinstance(n, int) or n < 0:
+        if not _is_int(n) or n < 0:
             raise ValueError(f"{op}: {name} must be a non-negative int, got {n!r}")
+    return tuple(int(n) for n in ns)
 
 
 def _batch(op, name, n):
     """B or H: None broadcasts (1)."""
     if n is None:
         return 1
-    if not isinstance(n, int) or n < 1:
+    if not _is_int(n) or n < 1:
         raise ValueError(f"{op}: {name} must be a positive int or None (broadcast), got {n!r}")
-    return n
+    return int(n)
 
 
 def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
@@ -103,7 +111,7 @@ def create_mask(mod_fn, B, H, Q_LEN, KV_LEN, device=None):
     where it leaves the score above -inf, scores of 0 given); B or H None: 1."""
     op = "create_mask"
     B, H = _batch(op, "B", B), _batch(op, "H", H)
-    _lengths(op, Q_LEN, KV_LEN)
+    Q_LEN, KV_LEN = _lengths(op, Q_LEN, KV_LEN)
     if not _is_score_mod(mod_fn):
         return _evaluate_mask(mod_fn, B, H, Q_LEN, KV_LEN, device, op)
     with no_grad():
@@ -123,7 +131,7 @@ def create_block_mask(mask_mod, B, H, Q_LEN, KV_LEN, device=None, BLOCK_SIZE=128
         raise TypeError(f"{op}: requires a mask_mod(b, h, q_idx, kv_idx) function, got "
                         f"{'a score_mod' if callable(mask_mod) else type(mask_mod).__name__}")
     B, H = _batch(op, "B", B), _batch(op, "H", H)
-    _lengths(op, Q_LEN, KV_LEN)
+    Q_LEN, KV_LEN = _lengths(op, Q_LEN, KV_LEN)
     dense = _evaluate_mask(mask_mod, B, H, Q_LEN, KV_LEN, device, op)
     return BlockMask(dense, BLOCK_SIZE, mask_mod)
 
@@ -139,13 +147,13 @@ class BlockMask:
     holding any allowed position), mask_mod and slicing by batch and head."""
 
     def __init__(self, dense, BLOCK_SIZE=128, mask_mod=None):
-        if isinstance(BLOCK_SIZE, int):
+        if _is_int(BLOCK_SIZE):
             BLOCK_SIZE = (BLOCK_SIZE, BLOCK_SIZE)
         if not (isinstance(BLOCK_SIZE, tuple) and len(BLOCK_SIZE) == 2 and
-                all(isinstance(n, int) and n > 0 for n in BLOCK_SIZE)):
+                all(_is_int(n) and n > 0 for n in BLOCK_SIZE)):
             raise ValueError(f"BlockMask: BLOCK_SIZE must be a positive int or a pair of them "
                              f"(q, kv), got {BLOCK_SIZE!r}")
-        self.dense, self.BLOCK_SIZE = dense, BLOCK_SIZE
+        self.dense, self.BLOCK_SIZE = dense, tuple(int(n) for n in BLOCK_SIZE)
         self.mask_mod = _sliced_mask_mod if mask_mod is None else mask_mod
         self.seq_lengths = tuple(dense.shape[-2:])
 

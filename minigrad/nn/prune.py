@@ -223,6 +223,11 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
                         f'`pruning_method`. Found method {pruning_method} of type '
                         f'{method.PRUNING_TYPE}')
     method._tensor_name = "temp"
+    for (m, n), score in scores.items():      # a wrong shape would shift every later slice
+        if (m, n) in parameters and tuple(score.shape) != tuple(getattr(m, n).shape):
+            raise ValueError(f"global_unstructured(): importance_scores for "
+                             f"{type(m).__name__}.{n} should have its shape "
+                             f"{tuple(getattr(m, n).shape)}, got {tuple(score.shape)}")
     with no_grad():
         relevant = parameters_to_vector(
             [scores.get((m, n), getattr(m, n)) for m, n in parameters])

@@ -109,8 +109,9 @@ class RNNBase(Module):
         sfx = f"_l{layer}" + ("_reverse" if direction else "")
         # attribute access, not _parameters: a parametrized weight (weight_norm, ...) is not
         # there, and is computed (once per forward: _forward caches it). Not getattr's
-        # default: an AttributeError raised inside a parametrization must not read as "no bias"
-        return tuple(getattr(self, n) if n in self._parameters or
+        # default: an AttributeError raised inside a parametrization must not read as "no bias".
+        # A pruned weight (nn.utils.prune) is a plain attribute, in __dict__
+        return tuple(getattr(self, n) if n in self._parameters or n in self.__dict__ or
                      parametrize.is_parametrized(self, n) else None
                      for n in (name + sfx for name in
                                ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")))
