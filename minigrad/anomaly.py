@@ -104,6 +104,7 @@ def forward_stack():
 
 
 def node_name(ctx):
+    """A node's event name in the profiler ('MulBackward'; messages use ctx.name())."""
     name = type(ctx).__name__
     return name if name.endswith("Backward") else name + "Backward"
 
@@ -129,14 +130,14 @@ class Checks:
             return
         for i, g in enumerate(in_grads):
             if g is not None and bool(g.backend.xp.isnan(g._data).any()):
-                raise RuntimeError(f"Function '{node_name(ctx)}' returned nan values in its "
+                raise RuntimeError(f"Function '{ctx.name()}' returned nan values in its "
                                    f"{i}th output.\n\n{_where(ctx)}")
 
     def blame(self, ctx, error):
         """Warn, once, which node's backward raised `error`, with its forward stack."""
         if not getattr(error, "_anomaly_blamed", False):
             error._anomaly_blamed = True   # (a checkpoint's inner backward warned already)
-            warnings.warn(f"Error detected in {node_name(ctx)}. {_where(ctx)}", stacklevel=2)
+            warnings.warn(f"Error detected in {ctx.name()}. {_where(ctx)}", stacklevel=2)
 
 
 def checks():
