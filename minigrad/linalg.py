@@ -1,5 +1,6 @@
 """mg.linalg: PyTorch's torch.linalg names for the linear algebra of ops/linalg.py."""
-from minigrad.ops.linalg import det, slogdet, inv, solve, cholesky, matrix_power  # noqa: F401
+from minigrad.ops.linalg import (det, slogdet, inv, solve, cholesky, matrix_power,  # noqa: F401
+                                 LinAlgError)
 from minigrad.ops.matmul import matmul  # noqa: F401
 from minigrad.ops.linalg_more import (vector_norm, matrix_norm, norm, cross,  # noqa: F401
                                       multi_dot, vecdot, diagonal, vander, tensorinv,

@@ -129,6 +129,8 @@ def test_singular_and_indefinite_matrices_raise_as_torch(fn, match):
     (lambda: mg.linalg.solve(mg.eye(3), mg.ones(3, dtype=mg.float64)), TypeError, "dtypes"),
     (lambda: mg.linalg.solve(mg.eye(3).expand(2, 3, 3), mg.ones(4, 3, 1)), ValueError,
      "broadcast"),
+    (lambda: mg.linalg.solve(mg.eye(3).expand(2, 3, 3), mg.ones(2, 3), left=False),
+     ValueError, "vector per matrix"),              # (it gave (2, 2, 3); PyTorch refuses)
     (lambda: mg.mv(mg.ones(2, 3), mg.ones(2)), ValueError, "mismatch"),
     (lambda: mg.mv(mg.ones(2, 3, 3), mg.ones(3)), ValueError, "2-D"),
     (lambda: mg.inner(mg.ones(2, 3), mg.ones(4, 2)), ValueError, "last dim"),
@@ -220,3 +222,42 @@ def test_solve_refuses_a_backward_after_A_changed_in_place():
         y[0, 0] = 5.0
     with pytest.raises(RuntimeError, match="modified by an in-place operation"):
         x.sum().backward()
+
+
+@pytest.mark.parametrize("fn, match", [
+    (lambda: mg.linalg.inv(mg.zeros(2, 2)), "singular"),
+    (lambda: mg.linalg.solve(mg.zeros(2, 2), mg.ones(2)), "singular"),
+    (lambda: mg.linalg.cholesky(-mg.eye(2)), "positive-definite"),
+    (lambda: mg.linalg.inv_ex(mg.zeros(2, 2), check_errors=True), "singular"),
+    (lambda: mg.linalg.cholesky_ex(-mg.eye(2), check_errors=True), "positive-definite"),
+    (lambda: mg.cholesky_inverse(mg.zeros(2, 2)), "singular"),
+])
+def test_a_matrix_the_factorisation_refuses_is_a_linalg_error(fn, match):
+    """torch.linalg.LinAlgError's counterpart, a RuntimeError: code that catches either
+    ports (mg.linalg had no LinAlgError)."""
+    assert issubclass(mg.linalg.LinAlgError, RuntimeError)
+    with pytest.raises(mg.linalg.LinAlgError, match=match):
+        fn()
+
+
+def test_a_matrix_holding_nan_gives_nan_as_torch():
+    """LAPACK may skip a NaN when it picks a pivot and report a zero one: inv and solve
+    raised "singular" for the whole batch, det gave 0 and slogdet -inf. PyTorch: NaN for
+    that matrix (slogdet's sign 0), the others as alone; cholesky refuses it."""
+    a = np.array([[[np.nan, 1.0], [1.0, 1.0]], [[2.0, 0.0], [0.0, 4.0]]])
+    x = mg.tensor(a)
+    with np.errstate(invalid="ignore"):
+        for out in (mg.linalg.inv(x), mg.linalg.solve(x, mg.tensor(np.ones((2, 2, 1))))):
+            assert np.isnan(out.numpy()[0]).all()
+        np.testing.assert_array_equal(mg.linalg.inv(x).numpy()[1], [[0.5, 0], [0, 0.25]])
+        np.testing.assert_array_equal(mg.linalg.solve(x, mg.ones(2, 2, dtype=mg.float64))
+                                      .numpy(), [[np.nan, np.nan], [0.5, 0.25]])
+        np.testing.assert_allclose(mg.linalg.det(x).numpy(), [np.nan, 8.0])
+        sign, logabs = mg.linalg.slogdet(x)
+        assert sign.numpy().tolist() == [0, 1] and np.isnan(logabs.numpy()[0])
+        y = mg.tensor(a, requires_grad=True)
+        mg.linalg.slogdet(y).logabsdet.sum().backward()
+    assert np.isnan(y.grad.numpy()[0]).all()
+    np.testing.assert_allclose(y.grad.numpy()[1], [[0.5, 0], [0, 0.25]])
+    with pytest.raises(mg.linalg.LinAlgError, match="positive-definite"):
+        mg.linalg.cholesky(x)

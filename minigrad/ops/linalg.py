@@ -35,21 +35,36 @@ def _square(op, a, name="A"):
     return a
 
 
-def _run(xp, fn, op, what, *arrays):
+class LinAlgError(RuntimeError):
+    """A matrix the factorisation cannot take (singular, not positive-definite, no
+    convergence), as torch.linalg.LinAlgError: a RuntimeError, so either catches it."""
+
+
+def _run(xp, fn, op, what, *arrays, nan_where_not_finite=False):
     """fn(*arrays) from the array library's linalg, its failure (a singular matrix, one not
-    positive-definite) as PyTorch's RuntimeError. NumPy raises LinAlgError; cuSOLVER reports
-    nothing and leaves inf or NaN, so on another device a result that is not finite where
-    the input was is read as that failure (one wait for the device, as PyTorch's check)."""
+    positive-definite) as PyTorch's LinAlgError. NumPy raises its own LinAlgError; cuSOLVER
+    reports nothing and leaves inf or NaN, so on another device a result that is not finite
+    where the input was is read as that failure (one wait for the device, as PyTorch's
+    check). nan_where_not_finite (inv, solve): a matrix of arrays[0] holding inf or NaN that
+    LAPACK refuses gives NaN, as PyTorch's, not the failure."""
     try:
         out = fn(*arrays)
     except Exception as e:                       # numpy.linalg.LinAlgError (a ValueError)
         if type(e).__name__ != "LinAlgError":
             raise
-        raise RuntimeError(f"{op}: {what}") from None
+        a = arrays[0]
+        bad = ~xp.isfinite(a).all(axis=(-2, -1)) if a.size else None
+        if not nan_where_not_finite or bad is None or not bool(bad.any()):
+            raise LinAlgError(f"{op}: {what}") from None
+        # those matrices swapped for the identity, the rest solved again, then NaN there
+        mask = bad[..., None, None]
+        out = _run(xp, fn, op, what, xp.where(mask, xp.eye(a.shape[-1], dtype=a.dtype), a),
+                   *arrays[1:])
+        return xp.where(mask, xp.asarray(math.nan, dtype=out.dtype), out)
     first = out[0] if isinstance(out, tuple) else out
     if not backend.is_numpy(xp) and first.size and not bool(xp.isfinite(first).all()) and \
             all(bool(xp.isfinite(a).all()) for a in arrays):
-        raise RuntimeError(f"{op}: {what}")
+        raise LinAlgError(f"{op}: {what}")
     return out
 
 
@@ -60,7 +75,8 @@ class Inverse(Function):
     """X = A⁻¹; dA = -Xᵀ G Xᵀ, from the output."""
     reads_inputs = False                                 # backward reads the output only
     def forward(self, a):
-        return _run(self.xp, self.xp.linalg.inv, "linalg.inv", _SINGULAR, a)
+        return _run(self.xp, self.xp.linalg.inv, "linalg.inv", _SINGULAR, a,
+                    nan_where_not_finite=True)
     def backward(self, g):
         xt = self.output().mT
         return -(xt @ g @ xt)
@@ -68,7 +84,8 @@ class Inverse(Function):
 
 def inv(input):
     """The inverse of each square matrix of A (..., n, n), as torch.linalg.inv (and
-    torch.inverse); a singular matrix is a RuntimeError."""
+    torch.inverse); a singular matrix is a LinAlgError (a RuntimeError), one holding inf or
+    NaN that LAPACK refuses gives NaN, as PyTorch."""
     return Inverse.apply(_square("linalg.inv", input))
 
 
@@ -78,7 +95,8 @@ class Det(Function):
     so second derivatives at an exactly singular matrix are 0). PyTorch answers 0 at some
     singular matrices instead; this is the derivative."""
     def forward(self, a):
-        return self.xp.linalg.det(a)
+        # LAPACK may pass over a NaN when it picks pivots and report a 0 pivot: det 0
+        return _nan_where_nan(self.xp, a, self.xp.linalg.det(a))
     def backward(self, g):
         a, d = self.inputs[0], self.output()
         if a.shape[-1] == 0:                             # 0x0: an empty gradient, as torch
@@ -112,6 +130,15 @@ def _cofactors(xp, a):
     return (u * (before * after)[..., None, :]) @ vh * sign[..., None, None]
 
 
+def _nan_where_nan(xp, a, value):
+    """value (a's batch shape) with NaN where a's matrix holds a NaN, as PyTorch's."""
+    if not a.size:
+        return value
+    nan = xp.isnan(a).any(axis=(-2, -1))
+    return xp.where(nan, xp.asarray(math.nan, dtype=value.dtype), value) if \
+        bool(nan.any()) else value
+
+
 def det(input):
     """The determinant of each square matrix of A (..., n, n), as torch.linalg.det."""
     return Det.apply(_square("linalg.det", input))
@@ -127,13 +154,14 @@ class LogAbsDet(Function):
     that matrix is then differentiated once only (a constant there; the others of its
     batch twice)."""
     def forward(self, a, sign, value):                # (slogdet computed both)
-        self.sign = sign
+        self.sign, self.nan = sign, self.xp.isnan(value)
         return value
     def backward(self, g):
         a = self.inputs[0]
         if a.shape[-1] == 0:                             # 0x0: an empty gradient, as torch
             return self.const(self.xp.zeros(a.shape, a.dtype))
-        singular = self.sign == 0
+        # (a NaN matrix, sign 0 too, goes through inv: a NaN gradient)
+        singular = (self.sign == 0) & ~self.nan
         if not bool(singular.any()):
             return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
         # the singular matrices' limits as constants; the rest of the batch through inv (of
@@ -150,7 +178,11 @@ class LogAbsDet(Function):
 def slogdet(input):
     """(sign, log|det|) of each square matrix of A, as torch.linalg.slogdet: a named tuple;
     the sign (-1, 0 or 1) has no gradient."""
-    sign, value = input.backend.xp.linalg.slogdet(_square("linalg.slogdet", input)._data)
+    xp = input.backend.xp
+    sign, value = xp.linalg.slogdet(_square("linalg.slogdet", input)._data)
+    # a NaN in A: log|det| NaN and sign 0, as PyTorch (LAPACK may report a 0 pivot there)
+    value = _nan_where_nan(xp, input._data, value)
+    sign = xp.where(xp.isnan(value), 0, sign) if input.numel() else sign
     out = LogAbsDet.apply(input, sign=sign, value=value)
     return SignLogAbsDet(Tensor._make(input.backend.xp.asarray(sign, dtype=input.dtype), input.device),
                          out)
@@ -170,7 +202,7 @@ class Solve(Function):
     solve), dA = -dB Xᵀ."""
     def forward(self, a, b):
         return _run(self.xp, self.xp.linalg.solve, "linalg.solve", "the solver failed because "
-                    + _SINGULAR, a, b)
+                    + _SINGULAR, a, b, nan_where_not_finite=True)
     def backward(self, g):
         a, b = self.inputs
         gb = Solve.apply(a.mT, g)
@@ -186,11 +218,14 @@ def solve(A, B, *, left=True):
     if not isinstance(B, Tensor):
         raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
     check_same_float(op, A, B)
-    if not left:                                         # XA = B  <=>  AᵀXᵀ = Bᵀ
-        if B.ndim < 2:
-            raise ValueError(f"{op}: left=False needs B of at least 2 dims, got {B.shape}")
-        return solve(A.mT, B.mT).mT
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    if not left:                                         # XA = B  <=>  AᵀXᵀ = Bᵀ
+        if vector:               # (read as vectors even where they would be a matrix, as
+            # PyTorch: (k, n) with A (k, n, n) would otherwise be k rows against each A)
+            raise ValueError(f"{op}: with left=False, B must be matrices (..., k, {A.shape[-1]})"
+                             f"; B of shape {B.shape} is a vector per matrix of A (as "
+                             f"PyTorch reads it): give B.unsqueeze(-2) for one row each")
+        return solve(A.mT, B.mT).mT
     Bm = B.unsqueeze(-1) if vector else B
     n = A.shape[-1]
     if Bm.ndim < 2 or Bm.shape[-2] != n:
@@ -215,8 +250,10 @@ class Cholesky(Function):
         what = "the factorization could not be completed because the input is not " \
             "positive-definite"
         out = _run(self.xp, self.xp.linalg.cholesky, "linalg.cholesky", what, a)
-        if not backend.is_numpy(self.xp) and out.size and not _reconstructs(self.xp, out, a):
-            raise RuntimeError(f"linalg.cholesky: {what}")
+        # NumPy lets a NaN through (a NaN factor) where LAPACK's potrf refuses it, as PyTorch
+        if out.size and (bool(self.xp.isnan(self.xp.diagonal(out, 0, -2, -1)).any()) or (
+                not backend.is_numpy(self.xp) and not _reconstructs(self.xp, out, a))):
+            raise LinAlgError(f"linalg.cholesky: {what}")
         return out
     def backward(self, g):
         L = self.output()

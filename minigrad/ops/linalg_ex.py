@@ -21,7 +21,7 @@ from collections import namedtuple
 
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import where
-from minigrad.ops.linalg import _square, _SINGULAR, cholesky, inv, solve
+from minigrad.ops.linalg import _square, _SINGULAR, LinAlgError, cholesky, inv, solve
 from minigrad.ops.linalg_lu import _lu_arrays, _info, lu_factor_ex, lu_solve
 
 CholeskyExResult = namedtuple("CholeskyExResult", ("L", "info"))
@@ -87,12 +87,12 @@ def _nan_where(mask, out):
 
 
 def _raise(op, info, what):
-    """PyTorch's check_errors: a RuntimeError naming the first failed batch element."""
+    """PyTorch's check_errors: a LinAlgError naming the first failed batch element."""
     flat = info.reshape(-1)
     if flat.size and bool((flat > 0).any()):
         first = int((flat > 0).argmax())
         where_ = f" (batch element {first})" if info.ndim else ""
-        raise RuntimeError(f"{op}{where_}: {what(int(flat[first]))}")
+        raise LinAlgError(f"{op}{where_}: {what(int(flat[first]))}")
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):

@@ -21,7 +21,7 @@ from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.index import GetItem, position_grid
-from minigrad.ops.linalg import _square
+from minigrad.ops.linalg import _square, LinAlgError
 from minigrad.ops.linalg_decomp import _matrices
 from minigrad.ops.linalg_solvers import solve_triangular, _broadcast_batches
 from minigrad.ops.shape import cat
@@ -332,7 +332,7 @@ def cholesky_solve(input, input2, upper=False):
 
 def cholesky_inverse(input, upper=False):
     """A⁻¹ for A = LLᵀ (upper: A = UᵀU) from its Cholesky factor, as torch.cholesky_inverse:
-    L⁻ᵀL⁻¹, differentiable; a 0 on L's diagonal is a RuntimeError, as PyTorch. Only L's
+    L⁻ᵀL⁻¹, differentiable; a 0 on L's diagonal is a LinAlgError, as PyTorch. Only L's
     lower (upper) triangle is read and gets a gradient (see cholesky_solve)."""
     op = "cholesky_inverse"
     input = _square(op, input, "L")
@@ -341,7 +341,7 @@ def cholesky_inverse(input, upper=False):
     if zero.size and bool(zero.any()):
         first = int(zero.any(axis=-1).argmax())
         where = f" (batch element {first})" if input.ndim > 2 else ""
-        raise RuntimeError(f"{op}: the diagonal element {int(zero[first].argmax()) + 1} is "
+        raise LinAlgError(f"{op}: the diagonal element {int(zero[first].argmax()) + 1} is "
                            f"zero{where}: the matrix is singular, it has no inverse")
     lower = input.mT if upper else input
     inverse = solve_triangular(lower, _eye(input, n, n), upper=False)          # L⁻¹
