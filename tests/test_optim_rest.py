@@ -144,6 +144,23 @@ def test_asgd_averages_the_iterates_after_t0():
     assert opt.state[p]["eta"] == np.float32(0.5)       # float32, as PyTorch's
 
 
+def test_asgd_keeps_eta_and_mu_in_the_default_dtype():
+    """PyTorch's eta and mu are 0-d tensors of the default dtype: not rounded to float32
+    under set_default_dtype(float64)."""
+    old = mg.get_default_dtype()
+    mg.set_default_dtype(mg.float64)
+    try:
+        p = nn.Parameter(mg.tensor([1.0], dtype=mg.float64))
+        opt = optim.ASGD([p], lr=0.1, lambd=0.1, alpha=0.5, t0=0)
+        for _ in range(3):
+            p.grad = mg.tensor([0.5], dtype=mg.float64)
+            opt.step()
+    finally:
+        mg.set_default_dtype(old)
+    assert opt.state[p]["eta"] == 0.1 / (1 + 0.1 * 0.1 * 3) ** 0.5
+    assert opt.state[p]["mu"] == 1 / 3
+
+
 def test_adafactor_factors_a_matrix_and_not_a_vector():
     w, b = nn.Parameter(mg.ones(2, 3, 4)), nn.Parameter(mg.ones(4))
     opt = optim.Adafactor([w, b])

@@ -149,3 +149,12 @@ def test_torch_states_with_one_cycle_values_and_parameter_names_load():
     assert group["lr"] == pytest.approx(theirs.param_groups[0]["lr"], rel=1e-15)
     np.testing.assert_allclose(ours.state[group["params"][0]]["momentum_buffer"],
                                lin.weight.grad.numpy(), rtol=1e-6)
+
+
+def test_a_torch_state_dict_with_a_tensor_lr_loads(torch):
+    """PyTorch takes lr as a 0-d tensor, and saves it so: it loads as its number."""
+    theirs = torch.optim.Adam([torch.ones(3, dtype=torch.float64, requires_grad=True)],
+                              lr=torch.tensor(0.25, dtype=torch.float64))
+    ours = optim.Adam([nn.Parameter(mg.zeros(3, dtype=mg.float64))])
+    ours.load_state_dict(theirs.state_dict())
+    assert ours.param_groups[0]["lr"] == 0.25 and type(ours.param_groups[0]["lr"]) is float

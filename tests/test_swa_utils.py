@@ -201,3 +201,26 @@ def test_swalr_state_dicts_and_optimiser_state_with_swa_lr_load():
     assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"] == pytest.approx(
         0.1 * 0.5 + 0.05 * 0.5)
     assert sched2._anneal_strategy == "linear"
+
+
+def test_swalr_first_in_a_sequential_lr_starts_at_its_epoch_0():
+    """As PyTorch's: SequentialLR restarts its first scheduler's count, so SWALR's first
+    epoch (the lr it starts from) is not skipped: 1.0, then ¼ of the way to swa_lr."""
+    opt = optim.SGD([nn.Parameter(mg.zeros(2))], lr=1.0)
+    swa = swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=3)
+    seq = optim.SequentialLR(opt, [swa, optim.CosineAnnealingLR(opt, 10)], milestones=[4])
+    lrs = []
+    for _ in range(5):
+        lrs.append(opt.param_groups[0]["lr"])
+        seq.step()
+    np.testing.assert_allclose(lrs, [1.0, 0.7625, 0.2875, 0.05, 1.0], rtol=1e-14)
+
+
+def test_swalr_and_chained_scheduler_do_not_mix_silently():
+    opt = optim.SGD([nn.Parameter(mg.zeros(2))], lr=1.0)
+    swa = swa_utils.SWALR(opt, swa_lr=0.05)
+    with pytest.raises(TypeError, match="schedulers.1. is a SWALR.*cannot be chained"):
+        optim.ChainedScheduler([optim.ExponentialLR(opt, 0.9), swa])
+    chain = optim.ChainedScheduler([optim.ExponentialLR(opt, 0.9)])
+    with pytest.raises(TypeError, match="not a SequentialLR or ChainedScheduler"):
+        optim.SequentialLR(opt, [optim.ConstantLR(opt), chain], milestones=[2])

@@ -7,18 +7,11 @@
 
 `ax`, the running average of the iterates from step t0 on, is the estimate averaged SGD
 returns; the parameters themselves follow plain SGD with a decaying rate. As PyTorch's,
-η and μ are kept as float32 numbers (its 0-d float32 state tensors), so they round alike.
+η and μ are kept as numbers of the default dtype (its 0-d state tensors: float32, or
+float64 after set_default_dtype), so they round alike.
 """
-
-from minigrad import backend
+from minigrad.optim.nadam import _in_default_dtype as _scalar
 from minigrad.optim.optimizer import Optimizer, check_foreach, check_torch_only, is_number
-
-np = backend.get("cpu").xp              # NumPy (host scalars and dtypes)
-
-
-def _f32(x):
-    """x rounded to float32 (PyTorch keeps eta and mu in float32 tensors)."""
-    return float(np.float32(x))
 
 
 class ASGD(Optimizer):
@@ -46,7 +39,7 @@ class ASGD(Optimizer):
         lr, lambd = group["lr"], group["lambd"]
         if not state:
             state["step"] = 0
-            state["eta"] = _f32(lr)
+            state["eta"] = _scalar(lr)
             state["mu"] = 1.0
             state["ax"] = xp.zeros_like(p)
         state["step"] += 1
@@ -62,5 +55,5 @@ class ASGD(Optimizer):
         else:
             ax[...] = p
         t = state["step"]
-        state["eta"] = _f32(lr / ((1 + lambd * lr * t) ** group["alpha"]))
-        state["mu"] = _f32(1 / max(1, t - group["t0"]))
+        state["eta"] = _scalar(lr / ((1 + lambd * lr * t) ** group["alpha"]))
+        state["mu"] = _scalar(1 / max(1, t - group["t0"]))

@@ -7,6 +7,7 @@ other schedules leave, and how they fit minigrad's closed-form schedulers (sched
 """
 from minigrad.optim.plateau import ReduceLROnPlateau
 from minigrad.optim.schedulers import LRScheduler, SequentialLR, _optimizer
+from minigrad.optim.swa_utils import SWALR
 
 
 class MultiplicativeLR(LRScheduler):
@@ -75,8 +76,9 @@ class ChainedScheduler(LRScheduler):
     must not be stepped on their own. Ones that set the lr outright (LambdaLR, OneCycleLR,
     CyclicLR, CosineAnnealingWarmRestarts; CosineAnnealingLR with eta_min > 0 or past
     T_max) give the product of their schedules here, where PyTorch's result depends on
-    their order in the chain. Each chained scheduler's get_last_lr() is its own schedule's
-    lr (PyTorch's: the chain's lr so far); a PyTorch ChainedScheduler's state dict loads."""
+    their order in the chain; SWALR, which anneals from the lr it finds, is refused. Each
+    chained scheduler's get_last_lr() is its own schedule's lr (PyTorch's: the chain's lr
+    so far); a PyTorch ChainedScheduler's state dict loads."""
 
     _not_state = ("optimizer", "_written", "_schedulers")
 
@@ -93,6 +95,11 @@ class ChainedScheduler(LRScheduler):
             if isinstance(s, ReduceLROnPlateau):
                 raise ValueError(f"{where} does not support `ReduceLROnPlateau` scheduler as it "
                                  f"requires a metric in `step`, but got one at index {i}")
+            if isinstance(s, SWALR):     # no factor of the epoch: it anneals the lr it finds
+                raise TypeError(f"{where}: schedulers[{i}] is a SWALR, which anneals from the "
+                                f"lr it finds rather than scaling it, and cannot be chained; "
+                                f"step it on its own once the other schedule stops (or put "
+                                f"it after that one in a SequentialLR)")
             if not isinstance(s, LRScheduler) or isinstance(s, (SequentialLR,
                                                                 ChainedScheduler)):
                 raise TypeError(f"{where}: schedulers[{i}] must be a scheduler such as "

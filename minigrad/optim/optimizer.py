@@ -226,9 +226,9 @@ class Optimizer(OptimizerHooks):
 
         A PyTorch optimiser's state dict loads too (torch.optim's SGD, Adam, AdamW, RMSprop,
         Adagrad, Adadelta, Adamax, NAdam, RAdam, whose options and state are named as ours):
-        its tensors become arrays, its 0-d `step` tensor a count, and the options only
-        PyTorch has (capturable, differentiable, fused) are accepted where they are off,
-        refused where they are on. The load-state-dict hooks run around it."""
+        its tensors become arrays, its 0-d `step` tensor a count (a 0-d `lr` its number), and
+        the options only PyTorch has (capturable, differentiable, fused) are accepted where
+        they are off, refused where they are on. The load-state-dict hooks run around it."""
         self._hooked_load_state_dict(self._load_state_dict, state_dict)
 
     def _load_state_dict(self, state_dict):
@@ -277,6 +277,8 @@ class Optimizer(OptimizerHooks):
                 raise ValueError(f"{name}.load_state_dict: group {n} has an unknown option "
                                  f"{k!r}; valid: {sorted(self.defaults)} (is the state dict "
                                  f"another kind of optimiser's?)")
+            if k == "lr" and hasattr(v, "shape") and tuple(v.shape) == ():
+                v = float(_host(v))              # PyTorch's lr may be a 0-d tensor
             # JSON turns tuples (betas) to lists
             values[k] = tuple(v) if isinstance(v, list) and k in self.defaults else v
         self._validate_options({**own, **values}, f"group {n} of the loaded state")

@@ -352,11 +352,13 @@ class SequentialLR(LRScheduler):
         schedulers = list(schedulers) if isinstance(schedulers, (list, tuple)) else None
         if not schedulers:
             raise ValueError(f"{where}: schedulers must be a non-empty list of schedulers")
+        from minigrad.optim.chained import ChainedScheduler   # (chained.py imports this)
         for i, s in enumerate(schedulers):
-            if not isinstance(s, LRScheduler) or isinstance(s, SequentialLR):
+            if not isinstance(s, LRScheduler) or isinstance(s, (SequentialLR,
+                                                                ChainedScheduler)):
                 raise TypeError(f"{where}: schedulers[{i}] must be a scheduler such as LinearLR "
-                                f"or CosineAnnealingLR (not a SequentialLR), got "
-                                f"{type(s).__name__}")
+                                f"or CosineAnnealingLR (not a SequentialLR or "
+                                f"ChainedScheduler), got {type(s).__name__}")
             if s.optimizer is not optimizer:
                 raise ValueError(f"{where}: schedulers[{i}] ({type(s).__name__}) belongs to "
                                  f"another optimiser; all must schedule this one")
@@ -370,6 +372,8 @@ class SequentialLR(LRScheduler):
             s.last_epoch -= 1               # undo each one's construction step, as PyTorch
             s._written = None               # (the lrs the later ones set are no change)
         self.last_epoch, self._written = 0, None
+        if hasattr(schedulers[0], "_step_count"):   # SWALR counts its steps: none yet, as
+            schedulers[0]._step_count = 0          # PyTorch's resets the first one's
         schedulers[0].step()                # epoch 0 of the first
         self._last_lr = schedulers[0].get_last_lr()
 
