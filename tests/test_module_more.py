@@ -380,3 +380,35 @@ def test_zero_grad_counts_a_write_to_the_grad():
     before = p.grad._version
     optim.SGD([p], lr=0.1).zero_grad(set_to_none=False)
     assert p.grad._version > before            # a graph that saved the grad sees the change
+
+
+# ---- PyTorch's signatures and listings -----------------------------------------------------
+def test_named_modules_takes_memo_first_as_pytorch():
+    m = nn.Sequential(nn.Linear(1, 1), nn.ReLU())
+    assert [n for n, _ in m.named_modules(None, "net")] == ["net", "net.0", "net.1"]
+    memo = {m[0]}                                # a module in memo is left out, as PyTorch
+    assert [n for n, _ in m.named_modules(memo, "p")] == ["p", "p.1"]
+    assert memo == {m, m[0], m[1]}               # and each one yielded is added
+    assert [n for n, _ in m.named_parameters(prefix="q")] == ["q.0.weight", "q.0.bias"]
+
+
+def test_dir_lists_parameters_buffers_and_children():
+    m = nn.Sequential(nn.BatchNorm1d(2))         # PyTorch's dir: not the positional "0"
+    assert {"weight", "running_mean", "forward"} <= set(dir(m[0])) and "0" not in dir(m)
+    m.head = nn.Linear(2, 1)
+    assert "head" in dir(m)
+
+
+def test_a_tensor_over_a_child_module_names_the_module_not_data():
+    m = nn.Sequential(nn.Linear(1, 1))
+    with pytest.raises(TypeError, match="child module '0'.*del it first") as e:
+        setattr(m, "0", mg.ones(1))
+    assert ".data" not in str(e.value)
+
+
+def test_get_submodule_refuses_a_target_that_is_not_a_string():
+    m = nn.Sequential(nn.Linear(1, 1))          # 0 was taken for "": the whole model
+    for get in (m.get_submodule, m.get_parameter, m.get_buffer):
+        with pytest.raises(TypeError, match="string.*got int 0"):
+            get(0)
+    assert m.get_submodule("0") is m[0]

@@ -119,3 +119,17 @@ def test_the_same_keys_as_pytorch():
     del t4[1]
     del m4[1]
     assert list(m4.state_dict()) == list(t4.state_dict())
+
+
+def test_sequential_times_n_repeats_the_same_stages():
+    relu, tanh = nn.ReLU(), nn.Tanh()
+    s = nn.Sequential(relu, tanh)
+    for twice in (s * 2, 2 * s):                 # the same modules, as PyTorch: not copies
+        assert list(twice._modules) == ["0", "1", "2", "3"]
+        assert list(twice) == [relu, tanh, relu, tanh] and len(s) == 2
+    s *= 2
+    assert list(s) == [relu, tanh, relu, tanh] and list(s._modules) == ["0", "1", "2", "3"]
+    with pytest.raises(ValueError, match="positive"):
+        s * 0
+    with pytest.raises(TypeError):
+        s * 1.5

@@ -117,6 +117,22 @@ def test_parameter_dict_behaves_as_a_dict():
         pdict.update(3)
 
 
+def test_parameter_dict_has_the_rest_of_dicts_api():
+    pdict = ParameterDict(OrderedDict([("b", mg.ones(1)), ("a", mg.ones(2))]))
+    assert list(reversed(pdict)) == ["a", "b"]        # (it indexed by position: an error)
+    merged = pdict | {"z": mg.ones(3), "c": mg.ones(4)}     # PyTorch's: a plain dict sorted
+    assert list(merged) == ["b", "a", "c", "z"] and merged["b"] is pdict["b"]
+    assert list({"y": mg.ones(1)} | pdict) == ["y", "b", "a"] and len(pdict) == 2
+    pdict |= [("q", mg.ones(5))]
+    assert list(pdict) == ["b", "a", "q"]
+    key, value = pdict.popitem()                     # the last added, as dict.popitem
+    assert key == "q" and value.shape == (5,) and "q" not in pdict.state_dict()
+    fresh = pdict.fromkeys(["x", "y"], mg.zeros(2))
+    assert list(fresh) == ["x", "y"] and isinstance(fresh["x"], nn.Parameter)
+    with pytest.raises(KeyError, match="empty"):
+        ParameterDict().popitem()
+
+
 # ---- initialisers ---------------------------------------------------------------------------
 def _truncated_moments(mean, std, a, b):
     """Mean and std of N(mean, std²) truncated to [a, b], in closed form."""

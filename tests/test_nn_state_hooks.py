@@ -1,6 +1,8 @@
 """A Module's state-dict hooks, as PyTorch 2.13's (the expected orders and values were read
 off PyTorch): around state_dict() and load_state_dict(), to rename an old checkpoint's keys
 or forgive keys a model can do without."""
+import pickle
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,45 @@ def test_hooks_are_removable_and_not_state():
     handle.remove()
     lin.state_dict()
     assert calls == [1] and list(lin.state_dict()) == ["weight", "bias"]
+
+
+class _Renamed(nn.Module):
+    """A module whose older checkpoints named its weight "w_old", renamed the PyTorch way."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(mg.zeros(2))
+
+    def _load_from_state_dict(self, state_dict, prefix, *rest):
+        if prefix + "w_old" in state_dict:
+            state_dict[prefix + "w"] = state_dict.pop(prefix + "w_old")
+        super()._load_from_state_dict(state_dict, prefix, *rest)
+
+
+def test_an_overridden_load_from_state_dict_runs_with_its_prefix():
+    m = nn.Sequential(nn.Linear(1, 1), _Renamed())
+    old = {"0.weight": mg.ones(1, 1), "0.bias": mg.ones(1), "1.w_old": mg.full((2,), 3.0)}
+    result = m.load_state_dict(old)                  # (it was never called: w_old refused)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    np.testing.assert_array_equal(m[1].w.numpy(), [3.0, 3.0])
+    assert "1.w_old" in old                          # on a copy: the caller's dict is kept
+    seen = []                                        # the base one still runs the pre hooks
+    m[1].register_load_state_dict_pre_hook(lambda mod, sd, prefix, *a: seen.append(prefix))
+    m.load_state_dict(m.state_dict())
+    assert seen == ["1."]
+
+
+def _rename_w(state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+    state_dict[prefix + "weight"] = state_dict.pop(prefix + "W")
+
+
+def test_the_private_load_pre_hook_is_called_without_the_module():
+    lin, calls = nn.Linear(2, 1), []
+    lin._register_load_state_dict_pre_hook(_rename_w)
+    lin._register_load_state_dict_pre_hook(lambda mod, *a: calls.append((mod, a[1])),
+                                           with_module=True)
+    lin.load_state_dict({"W": mg.ones(1, 2), "bias": mg.zeros(1)})
+    assert calls == [(lin, "")] and float(lin.weight.sum().item()) == 2.0
+    plain = nn.Linear(2, 1)
+    plain._register_load_state_dict_pre_hook(_rename_w)   # a module with one still pickles
+    pickle.loads(pickle.dumps(plain)).load_state_dict({"W": mg.ones(1, 2), "bias": mg.ones(1)})

@@ -91,6 +91,12 @@ class ForwardHooks:
         return self._add_hook("_load_state_dict_pre_hooks", (hook, False, False), False,
                               "register_load_state_dict_pre_hook")
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """PyTorch's older form: hook(state_dict, prefix, ...) without the module first,
+        unless with_module=True."""
+        return self.register_load_state_dict_pre_hook(hook if with_module else
+                                                      _WithoutModule(hook))
+
     def register_load_state_dict_post_hook(self, hook):
         return self._add_hook("_load_state_dict_post_hooks", (hook, False, False), False,
                               "register_load_state_dict_post_hook")
@@ -104,6 +110,19 @@ class ForwardHooks:
         if prepend:
             self.__dict__[kind].move_to_end(handle.id, last=False)
         return handle
+
+
+class _WithoutModule:
+    """A hook called without its module (a class, not a lambda: a module pickles)."""
+
+    def __init__(self, hook):
+        if not callable(hook):
+            raise TypeError(f"_register_load_state_dict_pre_hook: expected a function, got "
+                            f"{type(hook).__name__}")
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
 
 
 def _pre_hook_result(hook, module, args, kwargs, with_kwargs):

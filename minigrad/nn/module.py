@@ -46,6 +46,13 @@ def zero_grads(params, set_to_none=True):
             g._version_counter[0] += 1
 
 
+def _check_target(caller, target):
+    # (get_submodule(0) took 0 for "", the module itself, rather than its child "0")
+    if not isinstance(target, str):
+        raise TypeError(f"{caller}: target must be a dotted path as a string (\"0\", "
+                        f"\"encoder.layers.0\"), got {type(target).__name__} {target!r}")
+
+
 class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_submodule...)
     """Base class of every layer: subclasses set attributes in __init__ and define forward."""
 
@@ -81,14 +88,16 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
             return
         # a registered parameter (module) is replaced only by a Parameter (Module) or None,
         # as PyTorch: m.w = m.w * 2 would otherwise silently drop w from parameters()
-        for store, kind, want in ((self._parameters, "parameter", Parameter),
-                                  (self._modules, "child module", Module)):
+        for store, kind, want, hint in (
+                (self._parameters, "parameter", Parameter, "to change a parameter's values "
+                 "assign its .data, or del it first"),
+                (self._modules, "child module", Module, "del it first to use the name "
+                 "otherwise")):
             if name in store and not isinstance(value, (want, Parameter)):
                 if value is not None:
                     raise TypeError(f"{type(self).__name__}: cannot assign a "
                                     f"{type(value).__name__} as {kind} '{name}' "
-                                    f"({want.__name__} or None expected); to change a "
-                                    f"parameter's values assign its .data, or del it first")
+                                    f"({want.__name__} or None expected); {hint}")
                 store[name] = None
                 return
         target = self._parameters if isinstance(value, Parameter) else \
@@ -118,6 +127,12 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
         if hasattr(p, "_parametrized_value") and name in p._modules:   # nn.utils.parametrize
             return p._parametrized_value(self, name)
         raise AttributeError(f"'{type(self).__name__}' has no attribute '{name}'")
+
+    def __dir__(self):
+        # the registered names too (tab completion), which live in the stores, not in
+        # __dict__; as PyTorch's, not a Sequential's "0", "1" (no attribute syntax reaches)
+        names = {*super().__dir__(), *self._parameters, *self._modules, *self._buffers}
+        return sorted(k for k in names if not k[:1].isdigit())
 
     def __delattr__(self, name):
         for store in (self._parameters, self._modules, self._buffers):
@@ -181,17 +196,19 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     # ---- traversal ------------------------------------------------------------------------
-    def named_modules(self, prefix="", remove_duplicate=True):
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         """(name, module) pairs, self first, depth first; a module reachable under several
-        names comes once (its first name) unless remove_duplicate=False. An explicit stack,
-        not a generator that recurses into itself: that closure would be a reference cycle
-        left for the garbage collector at every call (parameters(), train(), zero_grad()...)."""
-        seen, stack = set(), [(prefix, self)]
+        names comes once (its first name) unless remove_duplicate=False. memo, as PyTorch's:
+        a set of modules to leave out, to which each one yielded is added. An explicit
+        stack, not a generator that recurses into itself: that closure would be a reference
+        cycle left for the garbage collector at every call (parameters(), train()...)."""
+        seen, stack = set() if memo is None else memo, [(prefix, self)]
         while stack:
             name, m = stack.pop()
-            if remove_duplicate and id(m) in seen:
+            if m in seen:
                 continue
-            seen.add(id(m))
+            if remove_duplicate:
+                seen.add(m)
             yield name, m
             children = [(f"{name}.{n}" if name else n, c) for n, c in m._modules.items()
                         if c is not None]
@@ -214,7 +231,8 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
         """(name, Parameter) pairs, each shared parameter once (its first name) unless
         remove_duplicate=False."""
         seen = set()
-        mods = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
         for mname, m in mods:
             for n, p in m._parameters.items():
                 if p is not None and not (remove_duplicate and id(p) in seen):
@@ -228,7 +246,8 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
         """(name, buffer) pairs; a buffer held under several names comes once (its first
         name) unless remove_duplicate=False."""
         seen = set()
-        mods = self.named_modules(prefix, remove_duplicate) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
         for mname, m in mods:
             for n, b in m._buffers.items():
                 if b is not None and not (remove_duplicate and id(b) in seen):
@@ -241,6 +260,7 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
     def get_submodule(self, target):
         """The sub-module at a dotted path ("encoder.layers.0"; "" is self), as PyTorch:
         an AttributeError names the first step that is missing or not a Module."""
+        _check_target("get_submodule", target)
         mod = self
         for item in target.split(".") if target else ():
             if not hasattr(mod, item):
@@ -268,6 +288,7 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
 
     def _owner_of(self, target):
         """(module, attribute name) of a dotted path whose last step must exist."""
+        _check_target("get_parameter/get_buffer", target)
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):

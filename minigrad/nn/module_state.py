@@ -84,7 +84,8 @@ class ModuleState:
 
         Hooks, as PyTorch's: register_load_state_dict_pre_hook's hook(module, state_dict,
         prefix, {}, strict, missing_keys, unexpected_keys, error_msgs) runs first, on a
-        copy of the state dict it may change (rename old keys); then, after loading,
+        copy of the state dict it may change (rename old keys), in each module's
+        _load_from_state_dict (which a subclass may override too); then, after loading,
         register_load_state_dict_post_hook's hook(module, incompatible_keys), which may
         clear keys from its lists before strict judges them. Without post hooks nothing is
         loaded when strict refuses; with them, as PyTorch, the rest is loaded first."""
@@ -94,13 +95,13 @@ class ModuleState:
                             f"{type(state_dict).__name__}")
         found_missing, found_unexpected, errors = [], [], []
         pre = [(n, m) for n, m in self.named_modules(remove_duplicate=False)
-               if hooks_of(m, "_load_state_dict_pre_hooks")]
+               if hooks_of(m, "_load_state_dict_pre_hooks") or
+               type(m)._load_from_state_dict is not ModuleState._load_from_state_dict]
         if pre:
             state_dict = OrderedDict(state_dict)        # the caller's own stays as it is
             for n, m in pre:
-                for hook in hooks_of(m, "_load_state_dict_pre_hooks"):
-                    hook(m, state_dict, f"{n}." if n else "", {}, strict, found_missing,
-                         found_unexpected, errors)
+                m._load_from_state_dict(state_dict, f"{n}." if n else "", {}, strict,
+                                        found_missing, found_unexpected, errors)
         if errors:
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " +
                                "; ".join(map(str, errors)))
@@ -140,6 +141,17 @@ class ModuleState:
         if post and strict and (result.missing_keys or result.unexpected_keys):
             self._refuse(result.missing_keys, result.unexpected_keys, [])
         return result
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        """PyTorch's step of load_state_dict for one module (its keys start with `prefix`),
+        which a subclass may override, e.g. to rename the keys of an older checkpoint in
+        `state_dict` (a copy) before calling this one, as PyTorch's. Here it only runs the
+        module's load_state_dict pre hooks: load_state_dict then copies every value by
+        name, after every module's step, so an override does not see them loaded yet."""
+        for hook in hooks_of(self, "_load_state_dict_pre_hooks"):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs)
 
     def _refuse(self, missing, unexpected, mismatched):
         """load_state_dict's error: every problem, by name."""
