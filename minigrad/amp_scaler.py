@@ -2,7 +2,10 @@
 gradients do not flush to zero, divide the gradients by it before the optimizer steps,
 skip a step whose gradients hold inf or NaN (the scale was too big) and adjust the scale:
 times backoff_factor after such a step, times growth_factor after growth_interval steps
-in a row without one. The scale is a float32 number, computed in float32 as torch's."""
+in a row without one. The scale is a float32 number; as torch's, each new one is the old
+times the factor in double, rounded to float32 (a growth that rounds to inf is not taken)."""
+import numbers
+
 from minigrad import backend
 from minigrad.backend import np
 from minigrad.grad_mode import _GradMode
@@ -13,7 +16,8 @@ _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
 
 
 def _f32(x):
-    return float(np.float32(x))
+    with np.errstate(over="ignore"):     # a product past float32's range is inf: checked
+        return float(np.float32(x))
 
 
 class GradScaler:
@@ -97,8 +101,8 @@ class GradScaler:
                         invs[key] = Tensor._make(xp.asarray(inv, dtype=g.dtype), g.device)
                     with _overflow_quietly(xp):      # (an overflow is what is checked)
                         g.mul_(invs[key])
-                    # checked after the division, as torch's: it may overflow itself (a
-                    # huge gradient over a tiny scale)
+                    # checked after the division (torch checks before, and steps on the
+                    # inf): it may overflow itself, a huge gradient over a tiny scale
                     finite.setdefault(g.device, (xp, []))[1].append(xp.isfinite(g._data).all())
         # None: no gradient to check (step refuses it, and update counts it as no check)
         found = any(not bool(xp.stack(oks).all()) for xp, oks in finite.values()) \
@@ -138,6 +142,8 @@ class GradScaler:
                     raise ValueError("GradScaler.update: new_scale must be a one-element "
                                      "tensor that does not require grad")
                 new_scale = new_scale.item()
+            # a scale of NaN, inf or 0 would skip every step from here on without a word
+            _check("GradScaler.update", new_scale, 2.0, 0.5, 1, 0)
             self._scale = _f32(new_scale)
         else:
             found = [s["found_inf"] for s in self._per_optimizer.values()
@@ -145,13 +151,15 @@ class GradScaler:
             if not found:
                 raise RuntimeError("GradScaler.update: no inf checks were recorded; call "
                                    "step(optimizer) (or unscale_) before update()")
+            # float32 scale times the factor in double (Python floats), then float32, as
+            # torch: a factor such as 0.3 rounded to float32 first gives another scale
             if any(found):
-                self._scale = _f32(np.float32(self._scale) * np.float32(self._backoff_factor))
+                self._scale = _f32(self._scale * float(self._backoff_factor))
                 self._growth_tracker = 0
             elif self._growth_tracker + 1 == self._growth_interval:
-                grown = np.float32(self._scale) * np.float32(self._growth_factor)
-                if np.isfinite(grown):     # never grown to inf
-                    self._scale = _f32(grown)
+                grown = _f32(self._scale * float(self._growth_factor))
+                if grown != float("inf"):     # never grown to inf
+                    self._scale = grown
                 self._growth_tracker = 0
             else:
                 self._growth_tracker += 1
@@ -184,13 +192,16 @@ class GradScaler:
 
 def _check(where, scale, growth_factor, backoff_factor, growth_interval, tracker):
     """Refuse a scaler's settings that would make it misbehave, naming what would be valid."""
-    def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
-    if not (isinstance(scale, (int, float)) and 0.0 < scale < float("inf")):
-        raise ValueError(f"{where}: the scale must be a finite number > 0, got {scale!r}")
-    if not (isinstance(growth_factor, (int, float)) and growth_factor > 1.0):
+    def is_int(v):                       # NumPy's integers too (a state dict read back)
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    real = numbers.Real                  # NumPy's floats too: np.float32 is no Python float
+    # as the float32 kept: 1e39 would be inf, 1e-46 zero
+    if not (isinstance(scale, real) and 0.0 < _f32(scale) < float("inf")):
+        raise ValueError(f"{where}: the scale must be a finite number > 0, got {scale!r} "
+                         f"(it is kept as a float32: from 1.4e-45 to 3.4e38)")
+    if not (isinstance(growth_factor, real) and growth_factor > 1.0):
         raise ValueError(f"{where}: growth_factor must be > 1, got {growth_factor!r}")
-    if not (isinstance(backoff_factor, (int, float)) and 0.0 < backoff_factor < 1.0):
+    if not (isinstance(backoff_factor, real) and 0.0 < backoff_factor < 1.0):
         raise ValueError(f"{where}: backoff_factor must be in (0, 1), got {backoff_factor!r}")
     if not (is_int(growth_interval) and growth_interval > 0):
         raise ValueError(f"{where}: growth_interval must be a positive int, got "

@@ -311,8 +311,7 @@ def _torch_run(torch, w0, xs, inject):
     return scales, skipped, w.detach().numpy()
 
 
-def test_grad_scaler_matches_torch_with_an_injected_inf():
-    torch = pytest.importorskip("torch")
+def test_grad_scaler_matches_torch_with_an_injected_inf(torch):
     rng = np.random.default_rng(0)
     w0 = rng.standard_normal((3, 2)).astype(np.float32)
     xs = [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(6)]
@@ -406,8 +405,8 @@ def test_unscale_reads_the_device_once_not_per_parameter(spy):
 
 
 def test_unscale_checks_the_unscaled_gradients():
-    """The inf check is of the gradients after the division, as torch's: a huge gradient
-    over a tiny scale overflows there, and that step must be skipped."""
+    """The inf check is of the gradients after the division (torch's is before, and steps
+    on the inf): a huge gradient over a tiny scale overflows there, and is skipped."""
     w = mg.nn.Parameter(mg.ones(2))
     opt = mg.optim.SGD([w], lr=0.1)
     scaler = mg.amp.GradScaler("cpu", init_scale=2.0 ** -10)
