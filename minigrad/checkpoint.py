@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Mapping
 
 import safetensors
 import safetensors.numpy
@@ -44,7 +45,8 @@ def save(obj, path, metadata=None):
     object it is kept beside the structure, whose key (TREE_KEY) it may not use.
 
     A flat state dict makes the same file as ever (no structure in it: it loads as
-    {name: Tensor}, also with safetensors.torch.load_file). In a nested object a tensor at
+    {name: Tensor}, also with safetensors.torch.load_file); one holding a Parameter or a
+    tensor that requires grad is saved as nested, so that these come back as they were. In a nested object a tensor at
     two places (or two Tensors over one memory: tied weights) is stored once, under the
     first place's name, and comes back shared (checkpoint_tree.py).
 
@@ -72,13 +74,22 @@ def save(obj, path, metadata=None):
     stem = os.fsdecode(os.fsencode(os.path.basename(path))[:200].decode("utf-8", "ignore")
                        .encode("utf-8"))
     tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(6)}.tmp")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise NotADirectoryError(f"mg.save: cannot write {path!r}: {directory!r} is a file, "
+                                 f"not a directory")
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"mg.save: cannot write {path!r}: the directory {directory!r} "
                                 f"does not exist (create it first)")
     if os.path.isdir(path):     # refused before writing, not by the rename at the end
         raise IsADirectoryError(f"mg.save: {path!r} is a directory; give the path of a file "
                                 f"in it, such as {os.path.join(path, 'model.safetensors')!r}")
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    except OSError as e:   # name the file asked for, not our temporary one
+        raise type(e)(e.errno, f"mg.save: cannot write {path!r}: creating a file in "
+                               f"{directory!r} failed ({e.strerror}); the save needs write "
+                               f"permission there, as it writes beside the file, then "
+                               f"renames") from None
     try:
         # the replaced file's permission bits, else the umask's; set after writing, as
         # safetensors writes its file 0600
@@ -204,6 +215,12 @@ def _write_safetensors(arrays, path, metadata):
     try:
         safetensors.numpy.save_file(arrays, path, metadata=metadata)
     except safetensors.SafetensorError as e:
+        if "header too large" in str(e):   # not the disk's fault: the format's 100 MB limit
+            raise ValueError(
+                f"mg.save: the object's names, metadata and non-tensor values (strings, "
+                f"numbers, lists of them) make a .safetensors header over the format's limit "
+                f"of 100 MB; store large data as arrays (np.asarray(a_long_list)), which "
+                f"have no such limit") from None
         raise OSError(f"mg.save: writing {path!r} failed: {e}") from None
 
 
@@ -219,6 +236,9 @@ def _flat_entry(name, t):
 def _string_metadata(metadata):
     if metadata is None:
         return None
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"mg.save: metadata must be a dict of strings, got "
+                        f"{type(metadata).__name__}")
     out = {}
     for k, v in metadata.items():
         if not isinstance(k, str):
@@ -228,7 +248,7 @@ def _string_metadata(metadata):
             continue
         try:
             out[k] = json.dumps(v)
-        except TypeError:
+        except (TypeError, ValueError):       # ValueError: a list that holds itself
             raise TypeError(f"mg.save: metadata[{k!r}] is of type {type(v).__name__}, which is "
                             f"neither a string nor JSON-serialisable") from None
     return out

@@ -43,10 +43,19 @@ class TreeError(ValueError):
 
 def is_flat(obj):
     """A plain state dict (str name -> tensor or array), saved as before this module:
-    no structure in the metadata, so the file is the same bytes as ever."""
+    no structure in the metadata, so the file is the same bytes as ever. A Parameter or a
+    tensor that requires grad makes it nested (state_dict() holds neither), as a flat file
+    has nowhere to say so and would give back a plain Tensor that requires no grad."""
     return isinstance(obj, Mapping) and all(
         isinstance(k, str) and (isinstance(v, Tensor) or hasattr(v, "shape") and
-                                hasattr(v, "dtype")) for k, v in obj.items())
+                                hasattr(v, "dtype")) and not _has_grad_state(v)
+        for k, v in obj.items())
+
+
+def _has_grad_state(v):
+    """A Parameter (ours) or a tensor (ours or PyTorch's) that requires grad."""
+    return getattr(v, "requires_grad", False) is True or \
+        isinstance(v, Tensor) and type(v).__name__ == "Parameter"
 
 
 def host_array(what, t):

@@ -273,3 +273,39 @@ def test_save_to_a_name_long_in_bytes(tmp_path):
     path = tmp_path / ("é" * 120 + ".safetensors")       # 252 bytes: 2 bytes a letter
     mg.save({"x": mg.ones(2)}, path)
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_save_errors_name_the_file_asked_for_and_leave_nothing_behind(tmp_path, monkeypatch):
+    import safetensors
+    path = tmp_path / "ck.safetensors"
+    mg.save({"w": mg.ones(2)}, path)
+    before = path.read_bytes()
+    (tmp_path / "afile").write_bytes(b"")
+    with pytest.raises(NotADirectoryError, match="afile' is a file, not a directory"):
+        mg.save({"w": mg.ones(1)}, tmp_path / "afile" / "ck.safetensors")
+    with pytest.raises(TypeError, match="metadata must be a dict of strings, got list"):
+        mg.save({"w": mg.ones(1)}, path, metadata=[("a", "b")])
+    loop = []
+    loop.append(loop)
+    with pytest.raises(TypeError, match=r"metadata\['a'\] is of type list"):
+        mg.save({"w": mg.ones(1)}, path, metadata={"a": loop})
+    real_open = os.open
+
+    def no_permission(name, *args, **kwargs):    # as a directory we may not write in (root may)
+        if str(name).endswith(".tmp"):
+            raise PermissionError(13, "Permission denied", name)
+        return real_open(name, *args, **kwargs)
+    monkeypatch.setattr(checkpoint.os, "open", no_permission)
+    with pytest.raises(PermissionError,
+                       match=r"cannot write .*ck\.safetensors'.*Permission denied"):
+        mg.save({"w": mg.zeros(2)}, path)
+    monkeypatch.undo()
+
+    def too_large(arrays, tmp, metadata):        # what safetensors raises past its 100 MB
+        raise safetensors.SafetensorError("Error while serializing: header too large")
+    monkeypatch.setattr(checkpoint.safetensors.numpy, "save_file", too_large)
+    with pytest.raises(ValueError, match="header over the format's limit of 100 MB"):
+        mg.save({"w": mg.zeros(2), "log": ["x"] * 3}, path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["afile", "ck.safetensors"]

@@ -306,3 +306,17 @@ def test_a_pytorch_optimisers_state_dict_loads_through_a_file(tmp_path, torch):
     ours.load_state_dict(loaded)
     assert ours.state[p]["step"] == 2
     np.testing.assert_allclose(ours.state[p]["exp_avg"], opt.state[w]["exp_avg"].numpy())
+
+
+def test_a_parameter_or_a_grad_tensor_in_a_flat_dict_comes_back_as_saved(tmp_path):
+    path = tmp_path / "ck.safetensors"
+    frozen = nn.Parameter(mg.ones(2), requires_grad=False)
+    mg.save({"w": nn.Parameter(mg.ones(2)), "f": frozen, "t": mg.zeros(3).requires_grad_(),
+             "plain": mg.ones(1)}, path)
+    got = mg.load(path)
+    assert type(got["w"]) is nn.Parameter and got["w"].requires_grad
+    assert type(got["f"]) is nn.Parameter and not got["f"].requires_grad
+    assert type(got["t"]) is mg.Tensor and got["t"].requires_grad
+    assert type(got["plain"]) is mg.Tensor and not got["plain"].requires_grad
+    # the same names for safetensors' own reader
+    assert sorted(safetensors.numpy.load_file(path)) == ["f", "plain", "t", "w"]
