@@ -14,7 +14,10 @@ but cast by its functions (grad_mode.autocast_half), not here: their float16 pat
 in float32 inside, which a cast in apply would turn back into float16 (NaN scores).
 So are the listed functions built from several ops that have no class of their own here
 (rsqrt, 1 / x, pdist, renorm, most losses: autocast_float32; prelu, the RNN cells and
-nn.RNN/GRU/LSTM, inputs, states and weights alike: autocast_half).
+nn.RNN/GRU/LSTM, inputs, states and weights alike: autocast_half). dot, vdot, tensordot
+and inner, built on matmul, are on torch's promote list instead: they run uncast, in the
+widest dtype (ops/matmul.py autocast_promote). An explicit dtype= (sum, prod, cumsum,
+cumprod, softmax, the norms) wins over the float32 list, as in torch (grad_mode.autocast_off).
 The lists follow torch's CUDA autocast lists on both devices (torch's CPU lists differ:
 there softmax, for one, stays float16). The casts are ordinary differentiable ops, so a
 float32 weight used in float16 gets a float32 gradient."""

@@ -86,6 +86,15 @@ def autocast_float32(x):
     return x.float()
 
 
+def autocast_off(fn, *args, **kwargs):
+    """fn(*args, **kwargs) with autocast off: for an op given an explicit dtype= (sum, prod,
+    cumsum, cumprod, softmax, the norms), whose dtype wins over autocast's float32 list as
+    in torch's, and for ops on no list built from ones that are (trace's sum). Callers test
+    `_state.autocast is not None` first, so that the ordinary path pays nothing."""
+    with autocast_set(None):
+        return fn(*args, **kwargs)
+
+
 def autocast_half(x):
     """x as autocast's float16 when it is float32 and autocast is on for its device, else x:
     for the functions on torch's float16 list whose float16 path computes in float32 inside

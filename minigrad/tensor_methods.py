@@ -270,7 +270,7 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
         return ops.math.allclose(self, other, rtol, atol, equal_nan)
     def equal(self, other): return ops.math.equal(self, other)
     def softmax(self, dim=-1, dtype=None):
-        return ops.softmax.along_dim(ops.softmax.Softmax, _cast(self, dtype), dim, "softmax")
+        return ops.softmax.in_dtype(ops.softmax.Softmax, self, dim, dtype, "softmax")
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         from minigrad.creation import multinomial       # creation.py imports this module
         return multinomial(self, num_samples, replacement, generator=generator)
@@ -278,13 +278,12 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
         from minigrad.draws import bernoulli
         return bernoulli(self, p, generator=generator)
     def log_softmax(self, dim=-1, dtype=None):
-        return ops.softmax.along_dim(ops.softmax.LogSoftmax, _cast(self, dtype), dim,
-                                     "log_softmax")
+        return ops.softmax.in_dtype(ops.softmax.LogSoftmax, self, dim, dtype, "log_softmax")
 
     # ---- reductions (dim/keepdim as PyTorch; axis/keepdims accepted too) ----------------
     # dtype= (sum, mean, prod, cumsum, softmax): the input cast to it first, as PyTorch
     def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
-        return ops.reduce.sum(_cast(self, dtype), _dim(dim, axis), _kd(keepdim, keepdims))
+        return ops.reduce.sum_as(self, _dim(dim, axis), _kd(keepdim, keepdims), dtype)
 
     def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         return ops.reduce.mean(_cast(self, dtype), _dim(dim, axis), _kd(keepdim, keepdims))

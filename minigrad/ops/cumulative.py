@@ -3,6 +3,7 @@ reduce.py), the running log-sum-exp logcumsumexp, the running extremes cummax/cu
 their indices, and diff, the differences of neighbours."""
 from minigrad import backend
 from minigrad.autograd import Function
+from minigrad.grad_mode import _state, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.index import GetItem, position_grid
 from minigrad.ops.reduce import (normalize_dim, normalize_dims, _exclusive_cumprod,
@@ -86,6 +87,8 @@ def cumprod(input, dim, *, dtype=None):
     if not backend.is_integer(dim):
         raise TypeError(f"cumprod: dim must be an int, got {dim!r}")
     if dtype is not None:
+        if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
+            return autocast_off(cumprod, input, dim, dtype=dtype)
         input = input.to(dtype=dtype)
     if input.ndim == 0:
         normalize_dims(dim, 0, "cumprod")

@@ -7,6 +7,7 @@ diagonal of zeros (`DiagonalScatter`), each the other's backward."""
 from minigrad import backend
 from minigrad.args import shape_args, check_broadcast
 from minigrad.autograd import Function
+from minigrad.grad_mode import _state, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, expand
 from minigrad.ops.shape import permute, reshape, repeat, cat, clone, flip, transpose
@@ -99,6 +100,8 @@ def trace(input):
     if not backend.is_floating(d.dtype):
         return Tensor._make(input.backend.xp.asarray(d._data.sum(dtype=backend.int64)),
                             input.device)
+    if _state.autocast is not None:     # trace is on none of torch's autocast lists: float16
+        return autocast_off(d.sum)      # stays float16 (its sum alone is on the float32 one)
     return d.sum()
 
 

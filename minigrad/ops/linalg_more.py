@@ -8,7 +8,7 @@ import math
 
 from minigrad import backend
 from minigrad.args import check_broadcast, int_arg, number_arg
-from minigrad.grad_mode import autocast_float32
+from minigrad.grad_mode import _state, autocast_float32, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.linalg import inv, solve
 from minigrad.ops.linalg_decomp import svdvals
@@ -60,6 +60,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     torch.linalg.vector_norm: ord inf is max|x|, -inf min|x|, 0 the number of nonzeros;
     dtype= converts x first. Gradients as PyTorch's: 0 where the norm is 0 (no NaN)."""
     op = "linalg.vector_norm"
+    if dtype is not None and _state.autocast is not None:   # the dtype asked for wins, as
+        return autocast_off(vector_norm, x, ord, dim, keepdim, dtype=dtype)   # torch's
     ord = _order(op, ord)
     return p_norm(autocast_float32(_float_input(op, x, dtype)), ord, dim, keepdim, op)
 
@@ -85,7 +87,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     rows'), 'nuc', 2 and -2 (the sum, largest and smallest of the singular values). Ties
     of the max or min share the gradient evenly, as PyTorch's."""
     op = "linalg.matrix_norm"
-    A = _float_input(op, A, dtype)
+    if dtype is not None and _state.autocast is not None:   # the dtype asked for wins, as
+        return autocast_off(matrix_norm, A, ord, dim, keepdim, dtype=dtype)   # torch's
+    A = autocast_float32(_float_input(op, A, dtype))    # (on torch's float32 autocast list)
     if A.ndim < 2:
         raise ValueError(f"{op}: A must have at least 2 dims (matrices), got shape {A.shape}")
     d0, d1 = _matrix_dims(op, dim, A.ndim)

@@ -6,7 +6,7 @@ import math
 from minigrad import backend
 from minigrad.args import check_broadcast
 from minigrad.autograd import Function
-from minigrad.grad_mode import _state, autocast_half
+from minigrad.grad_mode import _state, autocast_half, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dim, expand
 # elementwise's _pair and where are imported where used: elementwise imports this module
@@ -70,6 +70,16 @@ def autocast_operands(*tensors):
     return tuple(autocast_half(t) if isinstance(t, Tensor) else t for t in tensors)
 
 
+def autocast_promote(a, b):
+    """a and b of a product on torch's autocast "promote" list (dot, vdot, tensordot, and
+    inner, which is tensordot): not float16, as matmul's list would make them, but both in
+    the wider dtype (float16 with float32: float32); the caller runs it with autocast off."""
+    if str(a.device).partition(":")[0] in _state.autocast.dtypes and \
+            {a.dtype, b.dtype} == {backend.float16, backend.float32}:
+        return a.float(), b.float()
+    return a, b
+
+
 def check_same_float(op, a, b, autocast=False):
     """A matrix product of float32 and float64 would silently compute in float64: refused,
     as PyTorch does (elementwise ops promote, as PyTorch's do). `autocast`: the op is one
@@ -129,6 +139,8 @@ def bmm(input, mat2):
 def dot(input, tensor):
     """The inner product of two vectors of one length, as torch.dot."""
     input, tensor = _need("dot", input, tensor, 1, "vectors (1-D)")
+    if _state.autocast is not None:     # on torch's autocast promote list, not the float16 one
+        return autocast_off(dot, *autocast_promote(input, tensor))
     return matmul(input, tensor)
 
 
@@ -237,6 +249,8 @@ def tensordot(a, b, dims=2):
     from minigrad.ops.elementwise import _pair
     a, b = _pair(a, b)
     check_same_float("tensordot", a, b, autocast=True)
+    if _state.autocast is not None:     # on torch's autocast promote list, not the float16 one
+        return autocast_off(tensordot, *autocast_promote(a, b), dims)
     if isinstance(dims, Tensor):
         dims = dims.tolist()
     if backend.is_integer(dims):

@@ -11,7 +11,7 @@ import math
 from minigrad import backend
 from minigrad.args import check_broadcast, number_arg
 from minigrad.autograd import Function
-from minigrad.grad_mode import autocast_float32
+from minigrad.grad_mode import _state, autocast_float32, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import where
 from minigrad.ops.math import nonzero_indicator, sign
@@ -46,6 +46,8 @@ def norm(input, p="fro", dim=None, keepdim=False, *, dtype=None):
     Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly.
     dtype=: a floating input converted to it first (as torch.norm, not to a narrower one)."""
     if dtype is not None:
+        if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
+            return autocast_off(norm, input, p, dim, keepdim, dtype=dtype)
         dtype = backend.dtype(dtype)
         if not backend.is_floating(dtype) or (backend.is_floating(input.dtype)
                                               and dtype.itemsize < input.dtype.itemsize):
@@ -152,7 +154,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
         y = x / √(mean(x²) + eps) · weight,   eps None: the dtype's machine epsilon
 
-    float16 runs in float32 (with float32's epsilon), as PyTorch."""
+    float16 runs in float32 (with float32's epsilon), as PyTorch; under autocast it stays
+    float32 (on torch's float32 autocast list)."""
+    input, weight = autocast_float32(input), autocast_float32(weight)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
     if not backend.is_floating(input.dtype):

@@ -6,6 +6,7 @@ from collections import namedtuple
 
 from minigrad import backend
 from minigrad.autograd import Function
+from minigrad.grad_mode import _state, autocast_off
 from minigrad.tensor import Tensor
 
 
@@ -291,10 +292,22 @@ class CumSum(Function):
         return flip(cumsum(flip(g, self.dim), self.dim), self.dim)
 
 
+def sum_as(input, dim, keepdim, dtype):
+    """Tensor.sum with dtype=: the input converted to it first, as torch's; that dtype wins
+    over autocast's float32 list for sum, as there."""
+    if dtype is None:
+        return sum(input, dim, keepdim)
+    if _state.autocast is not None:
+        return autocast_off(sum_as, input, dim, keepdim, dtype)
+    return sum(input.to(dtype=dtype), dim, keepdim)
+
+
 def cumsum(input, dim, *, dtype=None):
     """Running sums along dim, as torch.cumsum (integers and bools sum as int64; dtype=
     casts the input first)."""
     if dtype is not None:
+        if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
+            return autocast_off(cumsum, input, dim, dtype=dtype)
         input = input.to(dtype=dtype)
     if not backend.is_integer(dim):
         raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
@@ -402,6 +415,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     with a dim). Integers and bools multiply as int64 (as PyTorch); the empty product is 1.
     dtype=: the input converted to it first, and the result in it (as torch.prod)."""
     if dtype is not None:
+        if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
+            return autocast_off(prod, input, dim, keepdim, dtype=dtype)
         input = input.to(dtype=dtype)
     if dim is None and keepdim:
         raise TypeError("prod: keepdim=True needs a dim (as torch.prod: prod() or "

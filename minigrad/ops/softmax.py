@@ -5,7 +5,7 @@ import warnings
 from minigrad import backend
 from minigrad.args import cast_to
 from minigrad.autograd import Function
-from minigrad.grad_mode import autocast_float32
+from minigrad.grad_mode import _state, autocast_float32, autocast_off
 from minigrad.ops.reduce import accurate_sum, normalize_dim
 from minigrad.ops.rows import row_max, row_sum
 
@@ -76,13 +76,22 @@ class LogSoftmax(Function):
 def softmax(input, dim=None, *, dtype=None):
     """Softmax along dim; `dtype` casts x first (as PyTorch: float16 logits softmaxed in
     float32 with dtype=mg.float32)."""
-    input = cast_to(input, dtype)
-    return along_dim(Softmax, input, implicit_dim(input, dim, "softmax"), "softmax")
+    return in_dtype(Softmax, input, implicit_dim(input, dim, "softmax"), dtype, "softmax")
 
 
 def log_softmax(input, dim=None, *, dtype=None):
-    input = cast_to(input, dtype)
-    return along_dim(LogSoftmax, input, implicit_dim(input, dim, "log_softmax"), "log_softmax")
+    return in_dtype(LogSoftmax, input, implicit_dim(input, dim, "log_softmax"), dtype,
+                    "log_softmax")
+
+
+def in_dtype(op, x, dim, dtype, name):
+    """along_dim of x converted to dtype= first (None: x as it is). A dtype asked for wins
+    over autocast's float32 list, as torch's: softmax(x, dim, dtype=mg.float16) is float16."""
+    if dtype is None:
+        return along_dim(op, x, dim, name)
+    if _state.autocast is None:
+        return along_dim(op, cast_to(x, dtype), dim, name)
+    return autocast_off(along_dim, op, cast_to(x, dtype), dim, name)
 
 
 def implicit_dim(x, dim, name):

@@ -9,6 +9,7 @@ from collections import namedtuple
 from minigrad import backend
 from minigrad.args import int_arg
 from minigrad.autograd import Function
+from minigrad.grad_mode import _state, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.index import IndexAdd
 from minigrad.ops.reduce import (reduce_dims, normalize_dim, accurate_sum, expand, amax,
@@ -137,6 +138,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """The sum over dim (None: all; an int or a tuple) treating NaN as 0, as torch.nansum;
     integers sum as int64 (they hold no NaN); dtype= converts x first."""
     if dtype is not None:
+        if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
+            return autocast_off(nansum, input, dim, keepdim, dtype=dtype)
         input = input.to(dtype=dtype)
     dims = reduce_dims(dim, input.ndim, "nansum")
     if not backend.is_floating(input.dtype):
