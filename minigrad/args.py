@@ -68,6 +68,11 @@ def check_numbers(arr, data):
     if arr.dtype.kind in "OUSVMm":          # objects, strings, records, dates
         raise TypeError(f"tensor: cannot make a tensor of {arr.dtype} values (from "
                         f"{type(data).__name__}); a tensor holds numbers or bools")
+    if arr.dtype.kind == "c":               # else ops would drop the imaginary part unseen
+        raise TypeError(f"tensor: cannot make a tensor of {arr.dtype} values: minigrad's "
+                        f"tensors are real (bool, integer or floating-point); keep the real "
+                        f"and imaginary parts as two real tensors (e.g. x.real, x.imag of a "
+                        f"NumPy array)")
     return backend.plain_array(arr)
 
 
@@ -191,6 +196,10 @@ def check_fill_value(op, value, dtype):
     if not backend.is_scalar(value) or dtype.kind not in "iuf" or \
             isinstance(backend.python_scalar(value), bool):
         return value
+    if isinstance(value, complex) or getattr(value, "dtype", None) is not None and \
+            value.dtype.kind == "c":                # float() would drop the imaginary part
+        raise TypeError(f"{op}: value {value!r} is complex; minigrad's tensors are real, so "
+                        f"pass a real number")
     v = float(value) if not backend.is_integer(value) else int(value)
     low, high = _fit_range(dtype)
     if dtype.kind in "iu":

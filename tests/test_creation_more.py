@@ -454,3 +454,14 @@ def test_is_tensor_and_numel():
     assert mg.numel(mg.zeros(3, device="spy")) == 3
     with pytest.raises(TypeError, match="numel: expected a Tensor, got list"):
         mg.numel([1, 2])
+
+
+def test_logspace_powers_are_the_c_librarys():
+    # NumPy's SIMD pow differs from libm's (PyTorch's) in the last bit on AVX-512 machines
+    got = mg.logspace(-3.7, 3.9, 97, 7.3, dtype="float64").numpy()
+    step = (3.9 + 3.7) / 96
+    want = [math.pow(7.3, -3.7 + step * i if i < 48 else 3.9 - step * (96 - i))
+            for i in range(97)]
+    assert got.tolist() == want
+    assert mg.logspace(0, 400, 2, dtype="float64").tolist() == [1.0, math.inf]   # no raise
+    assert math.isnan(mg.logspace(0.5, 1, 2, -2.0, dtype="float64")[0].item())

@@ -73,6 +73,25 @@ def test_values_a_tensor_cannot_hold_are_refused(data, error, words):
         mg.tensor(data)
 
 
+def test_complex_values_are_refused_wherever_they_enter():
+    """minigrad's tensors are real: complex values used to be taken by mg.tensor (exp() then
+    dropped the imaginary part), and dropped silently by `x + complex_array`,
+    new_tensor([1j]) and `x[0] = np.array(1j)`."""
+    x = mg.ones(2)
+    entries = [lambda: mg.tensor([1j]), lambda: mg.as_tensor(np.ones(2, np.complex64)),
+               lambda: mg.Tensor(np.ones(2, np.complex64)), lambda: x + np.array([1j, 2j]),
+               lambda: x.new_tensor([1j]), lambda: x.__setitem__(0, np.array(1j)),
+               lambda: x.__setitem__(slice(None), [1j, 2.0]),
+               lambda: x.add_(np.array([1j, 1j]))]
+    for make in entries:
+        with pytest.raises(TypeError, match="complex.*minigrad's tensors are real"):
+            make()
+    for fill in (lambda: mg.full((2,), np.complex64(1)), lambda: x.fill_(np.complex64(1j))):
+        with pytest.raises(TypeError, match="is complex; minigrad's tensors are real"):
+            fill()
+    assert x.tolist() == [1.0, 1.0]                                    # nothing written
+
+
 def test_the_edges_of_int64_and_lists_of_tensors_take_pytorchs_dtypes():
     assert mg.tensor([-2 ** 63, 2 ** 63 - 1]).tolist() == [-2 ** 63, 2 ** 63 - 1]
     assert mg.tensor(2 ** 70, dtype=mg.float32).item() == float(2 ** 70)   # as a float: fine

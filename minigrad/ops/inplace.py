@@ -10,7 +10,7 @@ import sys
 import traceback
 
 from minigrad import backend
-from minigrad.args import check_fill_value
+from minigrad.args import check_fill_value, check_numbers
 from minigrad.autograd import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
@@ -124,7 +124,7 @@ def setitem(t, index, value, op="setitem"):
                                f"move it with .to({t.device!r}) first")
         value = value._data
     elif not backend.is_scalar(value):          # a list or host array: to this device first
-        value = t.backend.from_numpy(backend.to_host(value))
+        value = t.backend.from_numpy(check_numbers(backend.to_host(value), value))
     elif t.dtype.kind in "iu" and backend.is_integer(value):
         # PyTorch's rule: above the dtype's highest is an error, below its lowest wraps
         # (u8[0] = -1 writes 255)
