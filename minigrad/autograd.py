@@ -50,8 +50,10 @@ class Function(NodeAPI):
     """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
     `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`
     are the Tensor inputs; keyword arguments are the op's non-differentiable parameters.
-    (A subclass with staticmethods forward(ctx, ...) and backward(ctx, *grads) on Tensors
-    is a custom Function as PyTorch's instead: custom_function.py.)"""
+    In both, `self.xp` is the array library (NumPy, or CuPy on a GPU); in backward,
+    `self.inputs` are the input Tensors (their arrays: `t._data`) and `self.output()` the
+    result. (A subclass with staticmethods forward(ctx, ...) and backward(ctx, *grads) on
+    Tensors is a custom Function as PyTorch's instead: custom_function.py.)"""
 
     inputs = None
     # None for the usual op, whose one output is made by apply. A node with several outputs

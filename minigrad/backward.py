@@ -99,7 +99,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     gathering = _nodes_with_several_outputs(order, boundary)
     anomaly = _anomaly_checks()
     # backward ops run in the dtypes their forward gave them, never autocast again (as
-    # torch's); a checkpointed segment recomputes under its forward's setting (checkpoint.py)
+    # torch's); a checkpointed segment recomputes under its forward's setting
+    # (utils/checkpoint.py)
     # (_graph_frame: the pass as multi-grad hooks see it, autograd_graph.py; a no-op without)
     with _GradMode(create_graph), autocast_set(None), _graph_frame(order, needed):
         while order:

@@ -21,13 +21,18 @@ from minigrad.tensor_methods import TensorMethods
 
 
 class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
-    # _version_counter: a one-element list counting in-place changes of `data`, shared by
-    # every tensor that views the same memory (see `_version`); _hooks: None, or the
-    # functions register_hook added; _retains_grad: retain_grad() was called; _uses: None, or
-    # weak references to the recorded ops that took this tensor as an input (autograd.py)
+    # _data: the raw NumPy/CuPy array (`.data` is PyTorch's detached alias, below); _ctx:
+    # the Function that made this tensor (None for a leaf; `grad_fn`); _version_counter: a
+    # one-element list counting in-place changes of that memory, shared by every tensor
+    # that views it (see `_version`; a write through `.data` counts apart); _hooks: None, or
+    # the functions register_hook added; _retains_grad: retain_grad() was called; _uses:
+    # None, or weak references to the recorded ops that took this tensor as an input
+    # (autograd.py)
     __slots__ = ("_data", "_grad", "requires_grad", "_ctx", "device", "_version_counter",
                  "_hooks", "_retains_grad", "_uses", "__weakref__")
-    __array_priority__ = 1000  # so `ndarray * Tensor` defers to Tensor.__rmul__
+    # for array types that go by priority alone: `array * Tensor` defers to Tensor.__rmul__
+    # (NumPy's `array * Tensor` comes to __array_ufunc__, at the end of the class)
+    __array_priority__ = 1000
 
     def __init__(self, data, dtype=None, device=None, requires_grad=False):
         """The low-level constructor: an array already on `device` with that dtype is
@@ -233,7 +238,8 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
 
     # ---- conversion and autograd state ------------------------------------------------
     def numpy(self):
-        """A host NumPy array (a copy when the tensor is on the GPU)."""
+        """A host NumPy array: on the CPU the tensor's own array (`_data`, sharing its
+        memory, as PyTorch's), a copy when the tensor is on the GPU."""
         return self.backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):

@@ -194,8 +194,8 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    """Decoder-only Transformer language model (the (GPT) row of DESIGN's component table:
-    token + learned position embedding, pre-norm blocks, causal MHA, weight tying)."""
+    """Decoder-only Transformer language model, nanoGPT's: token + learned position
+    embedding, pre-norm blocks, causal MHA, weight tying."""
 
     def __init__(self, config):
         super().__init__()

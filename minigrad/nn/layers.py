@@ -65,7 +65,8 @@ def reset_table(module):
 
 
 class Linear(Module):
-    """y = x Wᵀ + b, W of shape (out_features, in_features)."""
+    """y = x Wᵀ + b, W of shape (out_features, in_features): one fused op, F.linear
+    (ops/linear.py), rather than a matmul and an add."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()

@@ -192,6 +192,7 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
     register_module = add_module    # PyTorch's alias
 
     # ---- calling --------------------------------------------------------------------------
+    # m(x) is ForwardHooks.__call__ (hooks.py): forward(x), with the module's hooks around it
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 

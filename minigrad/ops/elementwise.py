@@ -1,5 +1,7 @@
 """Elementwise ops. Broadcasting is NumPy's; the engine sums each gradient back to its
-input's shape (backward.run_backward), so no backward here deals with broadcasting."""
+input's shape (backward.py's _propagate, with reduce.sum_to), so no backward here deals with
+broadcasting. The functions users call (add, mul, ...) first make both operands Tensors
+(promotion.py's _pair, PyTorch's rules: a Python number becomes a constant Tensor)."""
 import math
 
 from minigrad import backend

@@ -152,7 +152,8 @@ def _unseen_bases(x, limit):
 
 def memory_held_outside(x):
     """Whether something besides x holds x's array or the memory it views: a NumPy array x
-    was made from or handed out (mg.from_numpy, x.numpy(), x.data), which a recorded write
+    was made from or handed out (mg.from_numpy, x.numpy()), or the Tensor x.data returned
+    (it shares x's array), which a recorded write
     (or x += y rebinding x) would leave with the old values."""
     # the array held by x and getrefcount's argument alone; the memory it views (if any) by
     # the array, the local `base`, getrefcount's argument and the tensors x views unseen

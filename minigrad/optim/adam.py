@@ -7,6 +7,9 @@
     v_max = max(v_max, v)                (amsgrad only: the largest v so far, elementwise)
     p = p - lr / (1 - β1ᵗ) * m / (√v / √(1 - β2ᵗ) + eps)     (√v_max instead with amsgrad)
 
+`Optimizer.step` (optimizer.py) calls `_update` with each parameter's gradient array, or
+`_update_group` with a whole group; both do the arithmetic in `_adam`, in place.
+
 AMSGrad (Reddi et al. 2018) divides by the largest second moment seen rather than the current
 one, so a parameter's step size never grows back after a burst of large gradients. Its state
 `max_exp_avg_sq` is kept (and saved) beside `exp_avg` and `exp_avg_sq`, as PyTorch's.
