@@ -306,7 +306,17 @@ def check_special_values_vs_torch(fn, torch_fn, x, upstream, device="cpu", what=
         yt = torch_fn(xt)
         (gt,) = torch.autograd.grad(yt, xt, torch.tensor(upstream, dtype=xt.dtype))
     tol = TOL[str(x.dtype)]
-    for name, mine, theirs in (("output", y, yt), ("fast gradient", fast, gt),
+    gt = _np(gt)
+    if what.split()[0].split("_")[0] in _NAN_GRADIENT_VARIES:
+        # PyTorch's elu kernels give NaN's gradient by the path they take (its float32
+        # vectorised kernel on AVX-512 takes NaN as x > 0, other paths give NaN): ours is NaN
+        nan_x = np.isnan(x)
+        assert np.isnan(fast[nan_x]).all() and np.isnan(reference[nan_x]).all(), what
+        gt = np.where(nan_x, np.nan, gt)
+    for name, mine, theirs in (("output", y, _np(yt)), ("fast gradient", fast, gt),
                                ("reference gradient", reference, gt)):
-        np.testing.assert_allclose(mine, _np(theirs), rtol=tol, atol=1e-30, equal_nan=True,
+        np.testing.assert_allclose(mine, theirs, rtol=tol, atol=1e-30, equal_nan=True,
                                    err_msg=f"{what}: {name} != PyTorch's at {x}")
+
+
+_NAN_GRADIENT_VARIES = {"elu", "selu", "celu"}
