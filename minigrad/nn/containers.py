@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from minigrad import backend
 # the parameter containers, importable from here too, as before they had their own file
 from minigrad.nn.containers_params import ParameterDict, ParameterList, _pairs  # noqa: F401
+from minigrad.nn.global_hooks import MODULE_HOOKS, registered
 from minigrad.nn.module import Module
 
 
@@ -50,7 +51,7 @@ class ModuleList(Module):
         n = len(self._modules)
         while str(n) in self._modules:
             n += 1
-        self._modules[str(n)] = _check_module(self, m)
+        self._modules[str(n)] = registered(MODULE_HOOKS, self, str(n), _check_module(self, m))
         return self
 
     def extend(self, modules):
@@ -84,7 +85,8 @@ class ModuleList(Module):
         if isinstance(i, slice):
             raise TypeError(f"{type(self).__name__} assignment takes an integer index, not a "
                             f"slice; assign the modules one by one")
-        self._modules[self._key(i)] = _check_module(self, m)
+        key = self._key(i)
+        self._modules[key] = registered(MODULE_HOOKS, self, key, _check_module(self, m))
 
     def __delitem__(self, i):
         positions = range(len(self._modules))

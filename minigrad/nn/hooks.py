@@ -2,46 +2,23 @@
 inputs) and after it (they may replace the output), e.g. to record activations for a plot;
 and backward hooks, which see (and may replace) the gradients of the module's inputs and
 outputs, e.g. the gradient of a layer's output for Grad-CAM. `Module` inherits them; a
-module without hooks calls forward directly."""
+module without hooks (its own, or global ones: global_hooks.py) calls forward directly."""
 import warnings
 from collections import OrderedDict
 
 from minigrad.autograd import Function, is_grad_enabled, record_outputs
 from minigrad.grad_hooks import HookHandle
+from minigrad.nn.global_hooks import CALL_HOOKS, global_hooks
 
 
 class ForwardHooks:
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        pre, post = d.get("_forward_pre_hooks"), d.get("_forward_hooks")
-        backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
-        if not pre and not post and not backward:        # the usual case
+        if not d.get("_forward_pre_hooks") and not d.get("_forward_hooks") and not \
+                d.get("_backward_hooks") and not d.get("_backward_pre_hooks") and \
+                not CALL_HOOKS:                          # the usual case
             return self.forward(*args, **kwargs)
-        done, out = set(), None
-        try:
-            for hook, with_kwargs, _ in list(pre.values()) if pre else ():
-                args, kwargs = _pre_hook_result(hook, self, args, kwargs, with_kwargs)
-            if backward and is_grad_enabled():
-                backward = _BackwardHooks(self)
-                args = backward.on_inputs(args)
-            out = self.forward(*args, **kwargs)
-            for hook_id, (hook, with_kwargs, _) in list(post.items()) if post else ():
-                done.add(hook_id)
-                new = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
-                out = out if new is None else new        # None keeps the output
-            return backward.on_output(out) if isinstance(backward, _BackwardHooks) else out
-        except Exception:
-            # always_call hooks run even when forward (or a hook) raised, as PyTorch's, on
-            # output None; an error of theirs is only a warning beside the first one
-            for hook_id, (hook, with_kwargs, always) in list(post.items()) if post else ():
-                if always and hook_id not in done:
-                    try:
-                        hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
-                    except Exception as e:               # noqa: BLE001
-                        warnings.warn(f"a forward hook with always_call=True raised {e!r} "
-                                      f"while another error was raised in forward",
-                                      stacklevel=2)
-            raise
+        return _call_with_hooks(self, args, kwargs)
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) runs before forward; a value it returns replaces the positional
@@ -125,6 +102,56 @@ class _WithoutModule:
         return self.hook(*args)
 
 
+def _call_with_hooks(module, args, kwargs):
+    """A call with hooks, as PyTorch's: the global ones (global_hooks.py) before the
+    module's own of each kind. Each loop runs the hooks there are when it starts; the
+    backward hooks are those there are before the pre-hooks run."""
+    backward_hooks = _hooks(module, "backward", "_backward_hooks")
+    backward_pre_hooks = _hooks(module, "backward_pre", "_backward_pre_hooks")
+    done, out = set(), None              # done: the always_call hooks that ran
+    try:
+        for _, (hook, with_kwargs, _) in _entries(module, "forward_pre", "_forward_pre_hooks"):
+            args, kwargs = _pre_hook_result(hook, module, args, kwargs, with_kwargs)
+        backward = None
+        if (backward_hooks or backward_pre_hooks) and is_grad_enabled():
+            backward = _BackwardHooks(module, backward_hooks, backward_pre_hooks)
+            args = backward.on_inputs(args)
+        out = module.forward(*args, **kwargs)
+        for hook_id, (hook, with_kwargs, always) in _entries(module, "forward",
+                                                             "_forward_hooks"):
+            if always:
+                done.add(hook_id)
+            new = hook(module, args, kwargs, out) if with_kwargs else hook(module, args, out)
+            out = out if new is None else new            # None keeps the output
+        return out if backward is None else backward.on_output(out)
+    except Exception:
+        # always_call hooks run even when forward (or a hook) raised, on the output so far,
+        # each on what the one before returned, as PyTorch's; an error of theirs is only a
+        # warning beside the first one
+        for hook_id, (hook, with_kwargs, always) in _entries(module, "forward",
+                                                             "_forward_hooks"):
+            if always and hook_id not in done:
+                try:
+                    new = hook(module, args, kwargs, out) if with_kwargs else \
+                        hook(module, args, out)
+                    out = out if new is None else new
+                except Exception as e:                   # noqa: BLE001
+                    warnings.warn(f"a forward hook with always_call=True raised {e!r} "
+                                  f"while another error was raised in forward",
+                                  stacklevel=3)
+        raise
+
+
+def _entries(module, kind, own):
+    """(hook id, (hook, with_kwargs, always_call)) of one kind: the global ones, then the
+    module's own (hook ids are unique across both)."""
+    return global_hooks(kind) + list(module.__dict__.get(own, {}).items())
+
+
+def _hooks(module, kind, own):
+    return [entry[0] for _, entry in _entries(module, kind, own)]
+
+
 def _pre_hook_result(hook, module, args, kwargs, with_kwargs):
     """(args, kwargs) after a forward pre-hook: its return value replaces them (None keeps
     them; a plain hook replaces the positional ones, with a tuple or one value)."""
@@ -146,12 +173,11 @@ class _BackwardHooks:
     engine hands such a node the gradients of all its outputs at once (Function.output_ids),
     so the hooks see grad_input and grad_output whole, and may replace them."""
 
-    def __init__(self, module):
+    def __init__(self, module, hooks, pre_hooks):
         self.module, self.grad_output, self.has_input_node = module, None, False
-        # the hooks there are now, at forward time, as PyTorch: one removed before backward
+        # the hooks there were at forward time, as PyTorch: one removed before backward
         # still runs for this call, one added after it does not
-        self.hooks = hooks_of(module, "_backward_hooks")
-        self.pre_hooks = hooks_of(module, "_backward_pre_hooks")
+        self.hooks, self.pre_hooks = hooks, pre_hooks
 
     def on_inputs(self, args):
         # the shape of each tensor argument, for the zeros of one that no gradient reaches
@@ -167,7 +193,7 @@ class _BackwardHooks:
         if not single and not isinstance(out, tuple):
             warnings.warn(f"{type(self.module).__name__}: backward hooks run only for a module "
                           f"whose output is a Tensor or a tuple, got {type(out).__name__}",
-                          stacklevel=3)
+                          stacklevel=4)
             return out
         self.n_out = 1 if single else len(out)
         wrapped, _ = _through_node((out,) if single else out, self._output_grads)

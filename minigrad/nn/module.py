@@ -6,10 +6,27 @@ from collections import OrderedDict
 from minigrad import backend
 from minigrad import memory_format as _mf
 from minigrad.nn.buffer import Buffer
+from minigrad.nn.global_hooks import (BUFFER_HOOKS, MODULE_HOOKS, PARAMETER_HOOKS,
+                                      registered, register_module_forward_pre_hook,
+                                      register_module_forward_hook,
+                                      register_module_full_backward_pre_hook,
+                                      register_module_full_backward_hook,
+                                      register_module_backward_hook,
+                                      register_module_buffer_registration_hook,
+                                      register_module_module_registration_hook,
+                                      register_module_parameter_registration_hook)
 from minigrad.nn.hooks import ForwardHooks
 from minigrad.nn.module_more import ModuleMore
 from minigrad.nn.module_state import ModuleState
 from minigrad.tensor import Tensor, split_device_dtype
+
+# torch.nn.modules.module's names (minigrad.nn.modules.module is this file): Module and the
+# global hooks (global_hooks.py)
+__all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_full_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "Module"]
 
 
 class Parameter(Tensor):
@@ -84,7 +101,7 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
                 raise TypeError(f"{type(self).__name__}: cannot assign a value of type "
                                 f"{type(value).__name__} to buffer '{name}' (a Tensor or "
                                 f"None expected); del it first to use the name otherwise")
-            self._buffers[name] = value
+            self._buffers[name] = registered(BUFFER_HOOKS, self, name, value)
             return
         # a registered parameter (module) is replaced only by a Parameter (Module) or None,
         # as PyTorch: m.w = m.w * 2 would otherwise silently drop w from parameters()
@@ -98,7 +115,9 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
                     raise TypeError(f"{type(self).__name__}: cannot assign a "
                                     f"{type(value).__name__} as {kind} '{name}' "
                                     f"({want.__name__} or None expected); {hint}")
-                store[name] = None
+                # None for a child fires the registration hooks, for a parameter not
+                store[name] = None if store is self._parameters else \
+                    registered(MODULE_HOOKS, self, name, None)
                 return
         target = self._parameters if isinstance(value, Parameter) else \
             self._modules if isinstance(value, Module) else None
@@ -115,8 +134,10 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
         if target is None:
             object.__setattr__(self, name, value)
             return
-        target[name] = value     # a name already there keeps its place (state_dict order)
         self.__dict__.pop(name, None)
+        hooks = PARAMETER_HOOKS if target is self._parameters else MODULE_HOOKS
+        # a name already there keeps its place (state_dict order)
+        target[name] = registered(hooks, self, name, value)
 
     def __getattr__(self, name):  # only called when normal lookup fails
         for store in ("_parameters", "_modules", "_buffers"):
@@ -147,14 +168,15 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
         persistent=False: for what the module rebuilds itself, such as a causal mask)."""
         self._check_new_name("buffer", name, self._buffers, tensor, Tensor)
         self.__dict__.pop(name, None)
-        self._buffers[name] = tensor
+        self._buffers[name] = registered(BUFFER_HOOKS, self, name, tensor)
         (self._non_persistent.discard if persistent else self._non_persistent.add)(name)
 
     def register_parameter(self, name, param):
         """Register `param` (or None, for an absent optional weight such as a bias)."""
         self._check_new_name("parameter", name, self._parameters, param, Parameter)
         self.__dict__.pop(name, None)
-        self._parameters[name] = param
+        self._parameters[name] = param if param is None else \
+            registered(PARAMETER_HOOKS, self, name, param)
 
     def _check_new_name(self, kind, name, store, value, cls):
         """PyTorch's checks: the name becomes a state-dict key, so a non-empty string
@@ -187,7 +209,7 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
                            f"names in state-dict keys), got: {name}")
         if name == "":
             raise KeyError('add_module: module name can\'t be empty string ""')
-        self._modules[name] = module
+        self._modules[name] = registered(MODULE_HOOKS, self, name, module)
 
     register_module = add_module    # PyTorch's alias
 

@@ -5,6 +5,7 @@ from collections import OrderedDict, namedtuple
 
 from minigrad import backend
 from minigrad.creation import from_other_library
+from minigrad.nn.global_hooks import BUFFER_HOOKS, PARAMETER_HOOKS, registered
 from minigrad.nn.hooks import hooks_of
 from minigrad.tensor import Tensor
 
@@ -179,7 +180,8 @@ class ModuleState:
                             v = Tensor(entry(k, v), device=old.device)
                         new[id(old)] = Parameter(v, old.requires_grad) \
                             if isinstance(old, Parameter) else v
-                    store[n] = new[id(old)]
+                    hooks = PARAMETER_HOOKS if store is m._parameters else BUFFER_HOOKS
+                    store[n] = registered(hooks, m, n, new[id(old)])   # as setattr, as PyTorch
 
 
 def _shape(name, v):
