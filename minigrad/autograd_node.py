@@ -26,6 +26,10 @@ from minigrad.grad_hooks import HookHandle
 # backward (PyTorch's node keeps its metadata); dropped with the node
 _METADATA = weakref.WeakKeyDictionary()
 
+# id(leaf) -> its AccumulateGrad, made when first asked for (next_functions), dropped with
+# the leaf (not a WeakKeyDictionary: a Tensor's == is elementwise)
+_ACCUMULATORS = {}
+
 # id(leaf) -> {handle id: hook}: the pre-hooks of a leaf's AccumulateGrad, kept here, as
 # grad_hooks' post-accumulate ones (a Tensor's __slots__ are fixed), dropped with the leaf
 LEAF_PREHOOKS = {}
@@ -85,21 +89,21 @@ class NodeAPI:
 
 class AccumulateGrad:
     """Where an edge of the graph ends: the node of a leaf that requires grad (`variable`),
-    which adds what reaches it into the leaf's .grad. Made afresh each time it is asked for."""
-    __slots__ = ("variable",)
+    which adds what reaches it into the leaf's .grad. One per leaf while the leaf lives, as
+    PyTorch's, so a walk over next_functions meets a leaf used twice as one node."""
+    __slots__ = ("_variable", "metadata", "__weakref__")
     next_functions = ()
 
     def __init__(self, variable):
-        self.variable = variable
+        # weakly: the leaf's finalizer drops this node, so it must not keep the leaf alive
+        self._variable, self.metadata = weakref.ref(variable), {}
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def name(self):
         return "torch::autograd::AccumulateGrad"      # PyTorch's own spelling
-
-    @property
-    def metadata(self):
-        raise RuntimeError("AccumulateGrad.metadata: the node of a leaf is made afresh each "
-                           "time next_functions is read, so it keeps nothing; keep the "
-                           "data beside the leaf tensor instead")
 
     def register_prehook(self, hook):
         """hook(grad_outputs), the one-gradient tuple in and out, before the leaf's gradient
@@ -108,7 +112,7 @@ class AccumulateGrad:
         if not callable(hook):
             raise TypeError(f"AccumulateGrad.register_prehook: expected a function, got "
                             f"{type(hook).__name__}")
-        t = self.variable
+        t = self._variable()
         hooks = LEAF_PREHOOKS.get(id(t))
         if hooks is None:
             hooks = LEAF_PREHOOKS[id(t)] = {}
@@ -140,7 +144,11 @@ def _edge(p):
         return (None, 0)
     node = p._ctx
     if node is None:
-        return (AccumulateGrad(p), 0)
+        acc = _ACCUMULATORS.get(id(p))
+        if acc is None:
+            acc = _ACCUMULATORS[id(p)] = AccumulateGrad(p)
+            weakref.finalize(p, _ACCUMULATORS.pop, id(p), None)
+        return (acc, 0)
     return (node, node.output_ids[id(p)] if node.output_ids else 0)
 
 
