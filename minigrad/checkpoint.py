@@ -26,7 +26,8 @@ import safetensors.numpy
 from safetensors import safe_open
 
 from minigrad import backend
-from minigrad.checkpoint_tree import TREE_KEY, TreeError, flatten, host_array, is_flat, unflatten
+from minigrad.checkpoint_tree import (TREE_KEY, TreeError, flatten, host_array, is_flat,
+                                      on_device, unflatten)
 from minigrad.tensor import Tensor
 
 
@@ -107,27 +108,33 @@ def save(obj, path, metadata=None):
     _fsync_directory(directory)  # make the rename itself durable
 
 
-def load(path, device="cpu", with_metadata=False, map_location=None, *, weights_only=None,
+def load(path, device=None, with_metadata=False, map_location=None, *, weights_only=None,
          mmap=None):
     """Read a .safetensors file: a flat file as {name: Tensor}, a nested one (see `save`) as
     the object saved, equal to it: dict keys of their types in their order, tuples as
-    tuples, Tensors (dtypes as stored) on `device`, NumPy arrays and scalars as NumPy's,
-    CuPy arrays as arrays of `device` (NumPy's on the CPU). PyTorch's names are taken too:
-    map_location (a device) for `device`; weights_only (True, False or None) changes
-    nothing, as no file can run code here (there is no pickle); mmap is accepted and ignored
-    (the arrays are read into memory of their own). With `with_metadata=True`, returns
-    (object, metadata dict), the metadata without the structure's key."""
+    tuples, Tensors (dtypes as stored) on the CPU or where `map_location` puts them, NumPy
+    arrays and scalars as NumPy's, CuPy arrays as arrays of that device (NumPy's on the
+    CPU). With `with_metadata=True`, returns (object, metadata dict), the metadata without
+    the structure's key.
+
+    map_location takes torch.load's forms. A .safetensors file holds host bytes and records
+    no device, so every tensor's saved location is 'cpu' (whatever device it was saved
+    from): a device ('cuda', mg.device(...), torch.device('cuda')) puts every tensor there;
+    a dict maps locations (str) to devices (str): {'cpu': 'cuda'} moves all, {'cuda:0':
+    'cpu'} (a GPU checkpoint's habit) leaves them on the CPU; a callable fn(tensor,
+    location) is called once per stored tensor (tied tensors share one call) with the CPU
+    Tensor (PyTorch passes an untyped storage; minigrad has none) and 'cpu', and returns that
+    tensor moved (a Tensor of its shape and dtype, e.g. tensor.to('cuda')) or None (it stays
+    on the CPU). `device` is the same argument under minigrad's older name (so torch.load's
+    second positional, map_location, lands there too); giving both is an error unless they
+    name one device. weights_only (True, False or None) changes nothing, as no file can run
+    code here (there is no pickle); mmap is accepted and ignored (the arrays are read into
+    memory of their own); either goes with any map_location, as in PyTorch."""
     for name, flag in (("weights_only", weights_only), ("mmap", mmap)):
         if flag not in (None, True, False):
             raise TypeError(f"mg.load: {name} must be True, False or None, got {flag!r}")
     path = os.fspath(path)
-    device = device if map_location is None else map_location
-    if callable(device) or isinstance(device, dict):
-        raise TypeError(f"mg.load: map_location must be a device ('cpu', 'cuda', "
-                        f"mg.device(...)), got {type(device).__name__}: PyTorch's dict or "
-                        f"function remaps the devices a file was saved from, and a "
-                        f".safetensors file records none; pass the device to load onto")
-    backend.get(device)            # an unknown device is refused as such, before reading
+    place = _placement(device, map_location)      # refused as such, before reading
     if os.path.isdir(path):
         raise IsADirectoryError(f"mg.load: {path!r} is a directory, not a .safetensors file")
     try:
@@ -145,14 +152,80 @@ def load(path, device="cpu", with_metadata=False, map_location=None, *, weights_
     tree = meta.pop(TREE_KEY, None)
     if tree is not None:
         try:
-            obj = unflatten(tree, host, device)
+            obj = unflatten(tree, host, place)
         except TreeError as e:
             raise CheckpointError(f"mg.load: {path!r}: {e}") from None
         return (obj, meta) if with_metadata else obj
-    b = backend.get(device)
-    tensors = {name: Tensor._make(b.from_numpy(a), backend.device_name(device))
-               for name, a in host.items()}
+    tensors = {name: Tensor._make(*place(name, a)) for name, a in host.items()}
     return (tensors, meta) if with_metadata else tensors
+
+
+SAVED_LOCATION = "cpu"      # every tensor's, to map_location: a file records no device
+
+
+def _placement(device, map_location):
+    """load's device / map_location as one function (entry name, host array) -> (array,
+    device), checked before the file is read."""
+    if device is not None and map_location is not None and not _same_device(device,
+                                                                            map_location):
+        raise ValueError(f"mg.load: device={device!r} and map_location={map_location!r} "
+                         f"disagree; they are one argument under two names (torch.load's "
+                         f"is map_location): give one")
+    where = map_location if map_location is not None else device
+    if where is None:
+        where = SAVED_LOCATION
+    if isinstance(where, Mapping):
+        for k, v in where.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise TypeError(f"mg.load: a map_location dict maps saved locations to devices, "
+                                f"both strings (e.g. {{'cuda:0': 'cpu'}}), got {k!r}: {v!r}")
+            _device_name(v, f"map_location[{k!r}]")
+        where = where.get(SAVED_LOCATION, SAVED_LOCATION)
+    elif callable(where):
+        return _calling(where)
+    elif not isinstance(where, str) and not hasattr(where, "type"):
+        raise TypeError(f"mg.load: map_location must be a device ('cpu', 'cuda', "
+                        f"mg.device(...)), a dict of locations to devices or a function "
+                        f"(tensor, location) -> tensor or None; got {type(where).__name__}")
+    _device_name(where, "map_location")
+    return on_device(where)
+
+
+def _device_name(device, what):
+    try:
+        return backend.device_name(device)
+    except ValueError as e:
+        raise ValueError(f"mg.load: {what}: {e}") from None
+
+
+def _same_device(a, b):
+    """Whether two arguments name one device (dicts and functions never do)."""
+    try:
+        return backend.device_name(a) == backend.device_name(b)
+    except (ValueError, TypeError):
+        return False
+
+
+def _calling(fn):
+    """The placement by a map_location function: fn(CPU tensor, 'cpu') -> that tensor moved,
+    or None (it stays)."""
+    host, cpu = backend.get("cpu"), backend.device_name("cpu")
+
+    def place(entry, a):
+        t = Tensor._make(host.from_numpy(a), cpu)
+        out = fn(t, SAVED_LOCATION)
+        if out is None:
+            return t._data, cpu
+        if not isinstance(out, Tensor):
+            raise TypeError(f"mg.load: map_location returned {type(out).__name__} for "
+                            f"{entry!r}; it must return a minigrad Tensor (the one it was "
+                            f"given, moved: tensor.to('cuda')) or None (it stays on the CPU)")
+        if out.shape != t.shape or out.dtype != t.dtype:
+            raise ValueError(f"mg.load: map_location returned a tensor of shape {out.shape} "
+                             f"and dtype {out.dtype} for {entry!r}, stored as {t.shape} "
+                             f"{t.dtype}; it may move the tensor, not change it")
+        return out._data, out.device
+    return place
 
 
 def _read_tensor(f, path, name):
@@ -217,10 +290,10 @@ def _write_safetensors(arrays, path, metadata):
     except safetensors.SafetensorError as e:
         if "header too large" in str(e):   # not the disk's fault: the format's 100 MB limit
             raise ValueError(
-                f"mg.save: the object's names, metadata and non-tensor values (strings, "
-                f"numbers, lists of them) make a .safetensors header over the format's limit "
-                f"of 100 MB; store large data as arrays (np.asarray(a_long_list)), which "
-                f"have no such limit") from None
+                "mg.save: the object's names, metadata and non-tensor values (strings, "
+                "numbers, lists of them) make a .safetensors header over the format's limit "
+                "of 100 MB; store large data as arrays (np.asarray(a_long_list)), which "
+                "have no such limit") from None
         raise OSError(f"mg.save: writing {path!r} failed: {e}") from None
 
 

@@ -170,24 +170,32 @@ def _leaf_kind(x):
 def unflatten(text, host, device):
     """The object whose structure `text` (flatten's JSON) describes, its arrays read from
     `host` (entry name -> host array): Tensors and CuPy arrays on `device`, NumPy arrays
-    and scalars as saved."""
+    and scalars as saved. `device` may also be a function (entry name, host array) ->
+    (array, its device), called once per entry (mg.load's map_location)."""
     try:
         tree = json.loads(text)
         if tree.get("format") != FORMAT:
             raise TreeError(f"format {tree.get('format')!r}, not {FORMAT} (a newer minigrad "
                             f"wrote it?)")
-        return _Rebuilder(host, device).node(tree["root"])
+        return _Rebuilder(host, device if callable(device) else on_device(device)).node(
+            tree["root"])
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise TreeError(f"its structure ({TREE_KEY!r} in the metadata) is damaged: "
                         f"{type(e).__name__}: {e}") from None
 
 
+def on_device(device):
+    """The placement of every entry on one device: (entry name, host array) -> (array,
+    device)."""
+    b, name = backend.get(device), backend.device_name(device)
+    return lambda entry, a: (b.from_numpy(a), name)
+
+
 class _Rebuilder:
-    def __init__(self, host, device):
-        self.host, self.device = host, backend.device_name(device)
-        self.backend = backend.get(device)
+    def __init__(self, host, place):
+        self.host, self.place = host, place
         self.objects = {}                 # the saved object number -> the rebuilt leaf
-        self.memory = {}                  # entry name -> (device array, version counter)
+        self.memory = {}            # entry name -> (device array, its device, version counter)
 
     def node(self, n):
         if n is None or type(n) in (bool, int, float, str):
@@ -227,11 +235,11 @@ class _Rebuilder:
         if kind not in ("tensor", "device_array"):
             raise TreeError(f"unknown leaf kind {kind!r}")
         if name not in self.memory:          # one device copy however many leaves share it
-            self.memory[name] = (self.backend.from_numpy(a), [0])
-        array, version = self.memory[name]
+            self.memory[name] = self.place(name, a) + ([0],)
+        array, device, version = self.memory[name]
         if kind == "device_array":
             return array
-        t = Tensor._make(array, self.device)
+        t = Tensor._make(array, device)
         t._version_counter = version          # as detach(): views of one memory
         if n.get("parameter"):
             from minigrad.nn.module import Parameter     # nn needs this module's package

@@ -1,6 +1,7 @@
 """Matrix decompositions, PyTorch's torch.linalg: qr, eigh and eigvalsh, svd and svdvals;
 and torch.svd and torch.qr, the older spellings (mg.svd, mg.qr). What is built on them
-(pinv, lstsq, matrix_rank, cond), solve_triangular and matrix_exp are linalg_solvers.py's. Real float32/float64 tensors, batched over leading dims. (eig and eigvals are
+(pinv, matrix_rank, cond), solve_triangular and matrix_exp are linalg_solvers.py's; lstsq
+is linalg_lstsq.py's. Real float32/float64 tensors, batched over leading dims. (eig and eigvals are
 left out: a real matrix's eigenvalues may be complex, and minigrad has no complex dtype.)
 
 A decomposition runs as one op whose output packs its factors, flattened, side by side along

@@ -1,10 +1,9 @@
 """What torch.linalg builds on the decompositions (linalg_decomp.py): pinv (and torch's
-older pinverse), matrix_rank, cond and lstsq from the singular values; with
-solve_triangular and matrix_exp (scaling and squaring with a Padé approximant; its
-gradient by Van Loan's block formula). Real float32/float64 tensors, batched over leading
-dims, each differentiable."""
+older pinverse), matrix_rank and cond from the singular values; with solve_triangular
+and matrix_exp (scaling and squaring with a Padé approximant; its gradient by Van Loan's
+block formula). Real float32/float64 tensors, batched over leading dims, each
+differentiable. (lstsq, through LAPACK's drivers, is linalg_lstsq.py's.)"""
 import math
-from collections import namedtuple
 
 from minigrad import backend
 from minigrad.autograd import Function
@@ -15,9 +14,6 @@ from minigrad.ops.linalg_more import matrix_norm
 from minigrad.ops.matmul import check_same_float
 from minigrad.ops.reduce import expand
 from minigrad.ops.shape import cat
-
-LstsqResult = namedtuple("LstsqResult", ("solution", "residuals", "rank", "singular_values"))
-
 
 def pinverse(input, rcond=1e-15):
     """torch.pinverse (mg.pinverse, Tensor.pinverse): linalg.pinv with rtol=rcond; its
@@ -66,10 +62,13 @@ class PseudoInverse(Function):
         return x
 
     def backward(self, g):
-        a, x = self.inputs[0], self.output()
-        xgx = x @ g.mT @ x
-        return -(x.mT @ g @ x.mT) + (g.mT @ x - a @ xgx) @ x.mT + \
-            x.mT @ (x @ g.mT - xgx @ a)
+        return pinv_backward(self.inputs[0], self.output(), g)
+
+
+def pinv_backward(a, x, g):
+    """Ā for X = A⁺ and X̄ = G (PseudoInverse's; lstsq's gradient too)."""
+    xgx = x @ g.mT @ x
+    return -(x.mT @ g @ x.mT) + (g.mT @ x - a @ xgx) @ x.mT + x.mT @ (x @ g.mT - xgx @ a)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
@@ -118,41 +117,6 @@ def cond(A, p=None):
         return s.sum(-1)
     big, small = s.narrow(-1, 0, 1).squeeze(-1), s.narrow(-1, s.shape[-1] - 1, 1).squeeze(-1)
     return small / big if p == -2 else big / small
-
-
-def lstsq(A, B, rcond=None, *, driver=None):
-    """The least-squares solution X of AX ≈ B, as torch.linalg.lstsq with its CPU default
-    driver 'gelsy'. A (..., m, n); B (..., m, k) of A's dtype with as many dims (batch dims
-    broadcast), or a vector of shape A.shape[:-1]. A named tuple (solution, residuals, rank,
-    singular_values), of which 'gelsy' fills only solution and rank (rank of A's batch
-    shape; residuals and singular_values empty). The solution is A⁺B, singular values at
-    most rcond·σ₁ (default ε·max(m, n)) counted as 0: the minimum-norm solution where A is
-    rank-deficient; its gradient is pinv's and matmul's. The rank is counted from the
-    singular values, not gelsy's pivoted QR."""
-    op = "linalg.lstsq"
-    if driver not in (None, "gelsy"):
-        raise ValueError(f"{op}: driver {driver!r} is not implemented; valid: None or "
-                         f"'gelsy' (the CPU default)")
-    A = _matrices(op, A)
-    if not isinstance(B, Tensor):
-        raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
-    if B.dtype != A.dtype:
-        raise TypeError(f"{op}: A and B have dtypes {A.dtype} and {B.dtype}; they must be "
-                        f"one (as PyTorch): convert B with .to(A.dtype)")
-    vector, m = B.shape == A.shape[:-1], A.shape[-2]     # (as PyTorch: A's batch shape)
-    Bm = B.unsqueeze(-1) if vector else B
-    if Bm.ndim != A.ndim or Bm.shape[-2] != m:
-        raise ValueError(f"{op}: incompatible shapes of A {A.shape} and B {B.shape}: B must "
-                         f"be (..., {m}, k) with as many dims as A, or {A.shape[:-1]}")
-    _broadcast_batches(op, A, Bm)           # (checked only: the product below broadcasts)
-    xp = A.backend.xp
-    # one pseudo-inverse per matrix of A, not per broadcast copy: rank has A's batch shape,
-    # as PyTorch's
-    x, kept = _pinv_arrays(xp, A._data, None, rcond, False)
-    X = PseudoInverse.apply(A, x=x) @ Bm
-    empty = Tensor._make(xp.zeros((0,), dtype=A.dtype), A.device)
-    rank = _count(xp, kept, A.device)
-    return LstsqResult(X.squeeze(-1) if vector else X, empty, rank, empty)
 
 
 def _broadcast_batches(op, A, B):
