@@ -1,5 +1,6 @@
 """How Tensor's methods read their arguments: PyTorch's spellings and NumPy's (axis=,
 keepdims=), shapes given as f(2, 3) or f((2, 3)), .to()'s device-or-dtype, lists of tensors."""
+import functools
 import operator
 
 from minigrad import backend
@@ -17,6 +18,11 @@ def split_device_dtype(device, dtype):
         try:
             return None, backend.dtype(device)
         except TypeError:
+            # a dtype minigrad lacks (np.complex64, torch.uint16): that error, not the one of
+            # an unknown device named 'torch.uint16'
+            if isinstance(device, (type, backend.DTYPE_CLASS)) or \
+                    type(device).__module__ == "torch" and type(device).__name__ == "dtype":
+                raise
             return str(device), dtype
     return device, dtype
 
@@ -25,7 +31,8 @@ def stack_values(items):
     """[t0, t1, ...] (tensors of one shape, or numbers) as one host array of their values,
     in their dtype: mg.tensor([mg.tensor(1.), mg.tensor(2.)]) as torch.tensor."""
     from minigrad.tensor import Tensor               # tensor.py imports this module
-    values = [x.numpy() if isinstance(x, Tensor) else x for x in items]
+    # (plain_array: a masked array's mask would be lost, as for mg.tensor(masked) itself)
+    values = [x.numpy() if isinstance(x, Tensor) else backend.plain_array(x) for x in items]
     shapes = {tuple(getattr(v, "shape", ())) for v in values}
     if len(shapes) > 1:
         raise ValueError(f"tensor: a list of tensors is stacked, so they must all have one "
@@ -38,8 +45,19 @@ def stack_values(items):
              backend.int64 if isinstance(v, int) else backend.DEFAULT_FLOAT for v in values]
     rank = {"b": 0, "u": 1, "i": 1, "f": 2}
     top = max(rank.get(k.kind, 3) for k in kinds)
-    widest = max((k for k in kinds if rank.get(k.kind, 3) == top), key=lambda k: k.itemsize)
-    return backend.to_host(values).astype(widest, copy=False)
+    # within the kind, the dtype that holds them all (NumPy's promote_types: int8 with uint8
+    # is int16, as PyTorch; the larger itemsize alone would wrap the uint8's 200 to -56)
+    widest = functools.reduce(backend.promote_float,
+                              [k for k in kinds if rank.get(k.kind, 3) == top])
+    if rank.get(widest.kind, 3) != top:               # uint64 with a signed integer
+        raise TypeError(f"tensor: no integer dtype holds both uint64 and signed integer "
+                        f"values (dtypes {sorted({str(k) for k in kinds})}; PyTorch refuses "
+                        f"to mix them too); convert them to one dtype first")
+    try:
+        return backend.to_host(values).astype(widest, copy=False)
+    except OverflowError:                          # a Python int beyond int64
+        raise OverflowError("tensor: an integer beyond int64's range (-2**63 .. 2**63 - 1) "
+                            "in the list; give it as a float if it is meant as one") from None
 
 
 def host_values(data, dtype=None):
@@ -73,6 +91,10 @@ def check_numbers(arr, data):
                         f"tensors are real (bool, integer or floating-point); keep the real "
                         f"and imaginary parts as two real tensors (e.g. x.real, x.imag of a "
                         f"NumPy array)")
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:   # np.longdouble: no op keeps it
+        raise TypeError(f"tensor: cannot make a tensor of {arr.dtype} values (NumPy's long "
+                        f"double); the floating dtypes are float16, float32 and float64: "
+                        f"convert first, e.g. a.astype(np.float64)")
     return backend.plain_array(arr)
 
 
@@ -193,13 +215,13 @@ def check_broadcast(op, *shapes):
 def check_fill_value(op, value, dtype):
     """A fill value the dtype can hold, as PyTorch checks: NaN, ±inf or 1e300 would become
     garbage in an integer tensor (NumPy writes -2⁶³) and inf in a float32 one."""
-    if not backend.is_scalar(value) or dtype.kind not in "iuf" or \
-            isinstance(backend.python_scalar(value), bool):
+    refuse_complex(op, value)
+    if not backend.is_scalar(value) or isinstance(backend.python_scalar(value), bool):
         return value
-    if isinstance(value, complex) or getattr(value, "dtype", None) is not None and \
-            value.dtype.kind == "c":                # float() would drop the imaginary part
-        raise TypeError(f"{op}: value {value!r} is complex; minigrad's tensors are real, so "
-                        f"pass a real number")
+    if dtype.kind == "b":              # any number is a bool (NumPy refuses ints past int64)
+        return bool(value)
+    if dtype.kind not in "iuf":
+        return value
     v = float(value) if not backend.is_integer(value) else int(value)
     low, high = _fit_range(dtype)
     if dtype.kind in "iu":
@@ -212,6 +234,15 @@ def check_fill_value(op, value, dtype):
     if dtype.kind == "u" and v < 0:                   # wrapped, as PyTorch: -1 is 255
         return v % (high + 1)
     return value
+
+
+def refuse_complex(op, value):
+    """A complex fill value is an error that says so (float() would drop the imaginary
+    part)."""
+    if isinstance(value, complex) or getattr(value, "dtype", None) is not None and \
+            value.dtype.kind == "c":
+        raise TypeError(f"{op}: value {value!r} is complex; minigrad's tensors are real, so "
+                        f"pass a real number")
 
 
 def _fit_range(dtype):

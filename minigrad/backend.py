@@ -28,6 +28,9 @@ _DTYPE_NAMES = {"float16": float16, "half": float16, "float32": float32, "float"
                 "short": np.dtype("int16"), "int8": np.dtype("int8"), "uint8": uint8}
 
 
+_TENSOR_DTYPES = frozenset(np.dtype(c) for c in "?bhilqBHILQefd")   # (uint16..64: arrays')
+
+
 class UnavailableDtype(str):
     """A dtype PyTorch has and NumPy and CuPy lack (bfloat16): a name that exists, so that
     code listing dtypes runs (nanoGPT's {'bfloat16': torch.bfloat16, ...}[dtype]), and
@@ -54,9 +57,14 @@ def dtype(d):
             raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}")
         return _DTYPE_NAMES[d]
     try:
-        return np.dtype(d)
+        found = np.dtype(d)
     except TypeError:
         raise TypeError(f"unknown dtype {d!r}; valid: {sorted(_DTYPE_NAMES)}") from None
+    if found not in _TENSOR_DTYPES:     # complex64, object, '>f4', longdouble: ops fail
+        raise TypeError(f"dtype {found} cannot be a tensor's: tensors are bool, integer or "
+                        f"floating-point (at most 64 bits, this machine's byte order); "
+                        f"valid: {sorted(_DTYPE_NAMES)}")
+    return found
 
 
 def promote_float(a, b):
@@ -98,13 +106,18 @@ def is_integer(n):
 
 
 def is_scalar(x):
-    """A Python or NumPy scalar (bool, int, float, np.generic): a weak, dtype-less constant."""
-    return isinstance(x, (bool, int, float, np.generic))
+    """A real Python or NumPy number or bool: a weak, dtype-less constant (not a NumPy
+    complex: cast to the tensor's dtype, np.complex64(1j) would lose its imaginary part)."""
+    return isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating))
 
 
 def python_scalar(x):
-    """A NumPy scalar as the Python scalar it holds (np.int64(1) -> 1); others unchanged."""
-    return x.item() if isinstance(x, np.generic) else x
+    """A NumPy scalar as the Python scalar it holds (np.int64(1) -> 1; np.longdouble, whose
+    item() is itself, as a float: ops look for floats); others unchanged."""
+    if isinstance(x, np.generic):
+        x = x.item()
+        return float(x) if isinstance(x, np.floating) else x
+    return x
 
 
 def broadcast_shapes(*shapes):
@@ -411,18 +424,6 @@ def host_rng(generator=None, op="random"):
                     f"{generator!r}")
 
 
-def current_seed():
-    """The seed the CPU generator started from: the one manual_seed last set (0 if never),
-    or that of the state mg.set_rng_state restored since (set_cpu_seed)."""
-    return _CPU_SEED[0]
-
-
-def set_cpu_seed(seed):
-    """Record `seed` as the one the CPU generator's state started from (the generators of
-    devices built later still start from manual_seed's)."""
-    _CPU_SEED[0] = seed
-
-
 def manual_seed(seed):
     """Seed every device's generator (those built later start from the same seed)."""
     if not is_integer(seed) or not 0 <= seed < 2 ** 64:       # as torch's (64 bits)
@@ -441,4 +442,5 @@ from minigrad.backend_memory import shares_elements, view_positions, memory_from
 # backend_device.py
 from minigrad.backend_device import (default_device, chosen_default_device,  # noqa: E402,F401
                                      set_default_device, get_default_device,
-                                     enter_device, exit_device, device_seed, set_device_seed)
+                                     enter_device, exit_device, device_seed, set_device_seed,
+                                     current_seed, set_cpu_seed)

@@ -2,7 +2,8 @@
 layers' parameters) put a tensor when given no device=, as torch.set_default_device and
 `with torch.device(...)`. Per thread, as PyTorch's. Ops on existing tensors never read
 it: they build their constants beside their inputs. Also a device's own seed
-(mg.cuda.manual_seed's), which its generator starts from when it is built."""
+(mg.cuda.manual_seed's), which its generator starts from when it is built, and the one the
+CPU's generator started from (mg.initial_seed's)."""
 import threading
 
 from minigrad import backend
@@ -72,3 +73,15 @@ def set_device_seed(name, seed, reseed=True):
     b = backend._BACKENDS.get(name)
     if b is not None and reseed:
         b.rng = b.xp.random.default_rng(seed)
+
+
+def current_seed():
+    """The seed the CPU generator started from: the one manual_seed last set (0 if never),
+    or that of the state mg.set_rng_state restored since (set_cpu_seed)."""
+    return backend._CPU_SEED[0]
+
+
+def set_cpu_seed(seed):
+    """Record `seed` as the one the CPU generator's state started from (the generators of
+    devices built later still start from manual_seed's)."""
+    backend._CPU_SEED[0] = seed

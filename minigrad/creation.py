@@ -5,7 +5,7 @@ import math
 import operator
 
 from minigrad import backend
-from minigrad.args import check_fill_value
+from minigrad.args import check_fill_value, refuse_complex
 from minigrad.memory_format import like_factory, new_factory
 from minigrad.tensor import Tensor
 
@@ -125,6 +125,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
         fill_value = fill_value.item()
     if not backend.is_scalar(fill_value):
+        refuse_complex("full", fill_value)
         raise TypeError(f"full: fill_value must be a number (or a 0-d tensor), got "
                         f"{type(fill_value).__name__} {fill_value!r}")
     if dtype is None and isinstance(fill_value, bool):

@@ -1,5 +1,6 @@
-"""dtype= on the reductions and softmax (the input cast first, as PyTorch), t.max(other),
-and torch.div's rounding modes."""
+"""dtype= on the reductions and softmax (the input cast first, as PyTorch; an integer or bool
+dtype is the result's too), t.max(other), torch.div's rounding modes, and integer numbers
+beside integer tensors in true division and as pow's exponent."""
 import math
 
 import numpy as np
@@ -116,3 +117,56 @@ def test_var_and_std_take_correction_none_as_the_default():
     x = mg.tensor([1.0, 2.0, 3.0, 4.0])
     assert abs(x.var(correction=None).item() - 5 / 3) < 1e-6
     assert abs(x.std(correction=None).item() - math.sqrt(5 / 3)) < 1e-6
+
+
+def test_an_integer_or_bool_dtype_is_the_reductions_result():
+    """sum(dtype=int8) was int64 (the sum of int8s), so u8.sum(dtype=uint8) gave 303, not
+    PyTorch's wrapped 47; cumprod(dtype=int8) -16800, not 96."""
+    x = mg.tensor([200, 100, 3], dtype=mg.uint8)
+    for got, dtype, want in ((x.sum(dtype=mg.uint8), mg.uint8, 47),
+                             (mg.sum(x, 0, dtype=mg.int16), mg.int16, 303),
+                             (x.nansum(dtype=mg.int8), mg.int8, 47),
+                             (x.float().sum(dtype=mg.bool), mg.bool, True)):
+        assert got.dtype == dtype and got.item() == want
+    assert x.cumsum(0, dtype=mg.int8).tolist() == [-56, 44, 47]
+    assert x.cumprod(0, dtype=mg.uint8).tolist() == [200, 32, 96]
+    assert x.cumsum(0, dtype=mg.int8).dtype == mg.int8 and x.cumsum(0).dtype == mg.int64
+    for running in (x.cumsum, x.cumprod):
+        with pytest.raises(TypeError, match="dtype=bool is not supported"):
+            running(0, dtype=mg.bool)                   # as PyTorch (was int64 counts)
+
+
+def test_an_integer_number_divides_an_integer_tensor_as_a_float():
+    """The number was first made a tensor of the integer tensor's dtype, wrapping it: u8 / -1
+    divided by 255, u8 / 300 by 44, i64 / 2**63 by -2**63."""
+    u8 = mg.tensor([1, 2], dtype=mg.uint8)
+    assert (u8 / -1).tolist() == [-1.0, -2.0] and (u8 / 300).dtype == mg.float32
+    np.testing.assert_allclose((u8 / 300).numpy(), [1 / 300, 2 / 300], rtol=1e-7)
+    assert (mg.tensor([1]) / 2 ** 63).item() == 2.0 ** -63
+    assert (-1 / u8).tolist() == [-1.0, -0.5] and mg.div(u8, np.int64(-2)).tolist() == \
+        [-0.5, -1.0]
+
+
+@pytest.mark.parametrize("exponent, words", [(256, "exponent 256 cannot be converted to "
+                                                    "the base's uint8"),
+                                             (-1, "negative integer power"),
+                                             (2 ** 63, "cannot be converted")])
+def test_an_integer_tensors_exponent_must_fit_its_dtype(exponent, words):
+    """Wrapped into uint8, u8 ** 256 was u8 ** 0 (all ones) and u8 ** -1 was u8 ** 255."""
+    with pytest.raises(ValueError, match=words):
+        mg.tensor([2, 3], dtype=mg.uint8) ** exponent
+    assert (mg.tensor([2, 3], dtype=mg.uint8) ** 255).tolist() == [0, 3 ** 255 % 256]
+
+
+def test_integer_dtypes_and_numbers_match_torch(torch):
+    x, tx = mg.tensor([200, 100, 3], dtype=mg.uint8), torch.tensor([200, 100, 3],
+                                                                    dtype=torch.uint8)
+    for name in ("int8", "int16", "uint8", "bool"):
+        got, want = x.sum(dtype=getattr(mg, name)), tx.sum(dtype=getattr(torch, name))
+        assert str(got.dtype) == name and got.item() == want.item()
+    for name in ("int8", "int16", "uint8"):
+        for op in ("cumsum", "cumprod"):
+            got = getattr(x, op)(0, dtype=getattr(mg, name))
+            assert got.tolist() == getattr(tx, op)(0, dtype=getattr(torch, name)).tolist()
+    for n in (-1, 300, 2 ** 63):
+        np.testing.assert_allclose((x / n).numpy(), (tx / n).numpy(), rtol=1e-7)

@@ -132,3 +132,53 @@ def test_an_assigned_grad_must_be_on_the_tensors_device(spy):
     with pytest.raises(RuntimeError, match="assigned grad has device spy, but the tensor's is "
                                            "cpu"):
         x.grad = mg.zeros(2, device=spy)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, object, str, np.longdouble, np.void,
+                                   np.dtype(">f4"), np.dtype("datetime64[D]")])
+def test_numpy_dtypes_no_tensor_has_are_refused_where_a_dtype_is_taken(dtype):
+    """np.dtype took them all: mg.zeros(2, dtype=object) made an object tensor, .to('>f4')
+    a big-endian one, .to(np.complex64) a complex one, which ops then got wrong."""
+    for make in (lambda: mg.tensor([1, 2], dtype=dtype), lambda: mg.zeros(2, dtype=dtype),
+                 lambda: mg.ones(2).to(dtype), lambda: mg.ones(2).to(dtype=dtype),
+                 lambda: mg.full((2,), 1, dtype=dtype), lambda: mg.ones(2).sum(dtype=dtype)):
+        with pytest.raises(TypeError, match="cannot be a tensor's: tensors are bool, "
+                                            "integer or floating-point"):
+            make()
+    assert mg.ones(2).to(np.float64).dtype == mg.float64 and mg.zeros(1, dtype=float).dtype \
+        == mg.float64                                       # what NumPy spells, still taken
+
+
+def test_long_double_values_are_refused_as_pytorch_does():
+    """A float128 array became a float128 tensor (PyTorch refuses it), and `int tensor +
+    float128 array` computed in float128."""
+    for data in (np.ones(2, np.longdouble), np.longdouble(1.5), [np.longdouble(1.5)],
+                 [mg.tensor(1.0), np.longdouble(1.5)]):
+        for make in (mg.tensor, mg.as_tensor):
+            with pytest.raises(TypeError, match="float128 values .NumPy's long double"):
+                make(data)
+    with pytest.raises(TypeError, match="long double"):
+        mg.tensor([1, 2]) + np.ones(2, np.longdouble)
+
+
+def test_a_list_of_arrays_and_tensors_takes_the_dtype_that_holds_them_all():
+    """int8 with uint8 took int8 (the larger itemsize, the first of equals): 200 became -56.
+    PyTorch gives int16."""
+    t = mg.tensor([np.array([1], np.int8), np.array([200], np.uint8)])
+    assert t.dtype == mg.int16 and t.tolist() == [[1], [200]]
+    assert mg.tensor([mg.tensor(1, dtype=mg.int8), mg.tensor(200, dtype=mg.uint8)]).tolist() \
+        == [1, 200]
+    with pytest.raises(TypeError, match="no integer dtype holds both uint64 and signed"):
+        mg.tensor([np.uint64(2 ** 64 - 1), 1])                  # was uint64 [0, 1]
+    with pytest.raises(OverflowError, match="beyond int64's range"):
+        mg.tensor([mg.tensor(1), 2 ** 70])                      # was NumPy's bare words
+    with pytest.raises(TypeError, match="masked array: its mask would be lost"):
+        mg.tensor([mg.tensor([1.0]), np.ma.array([2.0], mask=[True])])   # 2.0 was used
+
+
+def test_a_dtype_minigrad_lacks_is_not_taken_for_a_device(torch):
+    for dtype in (torch.complex64, torch.uint16):
+        with pytest.raises(TypeError, match="unknown dtype"):      # was "unknown device"
+            mg.ones(2).to(dtype)
+    with pytest.raises(TypeError, match="cannot be a tensor's"):
+        mg.ones(2).to(np.complex64)

@@ -90,13 +90,17 @@ def cumprod(input, dim, *, dtype=None):
         if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
             return autocast_off(cumprod, input, dim, dtype=dtype)
         input = input.to(dtype=dtype)
+    if dtype is not None and input.dtype == backend.bool_:
+        raise TypeError("cumprod: dtype=bool is not supported (as PyTorch); bools multiply as "
+                        "int64 without a dtype")
+    acc = backend.int64 if dtype is None else input.dtype   # dtype=int8: int8 products
     if input.ndim == 0:
         normalize_dims(dim, 0, "cumprod")
         return input.clone() if backend.is_floating(input.dtype) else Tensor._make(
-            input._data.astype(backend.int64), input.device)
+            input._data.astype(acc), input.device)
     d = normalize_dim(dim, input.ndim, "cumprod")
     if not backend.is_floating(input.dtype):
-        return Tensor._make(input.backend.xp.cumprod(input._data, axis=d, dtype=backend.int64),
+        return Tensor._make(input.backend.xp.cumprod(input._data, axis=d, dtype=acc),
                             input.device)
     return CumProd.apply(input, dim=d)
 

@@ -216,6 +216,12 @@ def mul(a, b):
 def div(a, b):
     if half_meets_big(a, b):
         return in_float32(div, a, b)
+    # an integer tensor becomes float32 before a number is lifted beside it: lifted beside the
+    # integer tensor, an int would wrap into its dtype (u8 / -1 would divide by 255)
+    if isinstance(a, Tensor) and a.dtype.kind != "f" and backend.is_scalar(b):
+        a = a.to(dtype=backend.DEFAULT_FLOAT)
+    elif isinstance(b, Tensor) and b.dtype.kind != "f" and backend.is_scalar(a):
+        b = b.to(dtype=backend.DEFAULT_FLOAT)
     a, b = _pair(a, b)
     if not backend.is_floating(a.dtype):  # true division of integers gives float32 (as PyTorch)
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
@@ -223,6 +229,8 @@ def div(a, b):
 def pow(a, b):
     if isinstance(a, Tensor) and a.dtype == backend.bool_ and isinstance(b, bool):
         return a.clone() if b else a | True       # x ** True is x, x ** False is 1: bools
+    if isinstance(a, Tensor) and a.dtype.kind in "iu" and backend.is_integer(b):
+        _integer_exponent(b, a.dtype)           # lifted, it would wrap into a's dtype
     a, b = _pair(a, b)
     if a.dtype == b.dtype == backend.bool_:   # NumPy would answer int8, not one of ours
         raise TypeError("pow: bool ** bool is not supported (PyTorch refuses two bool tensors "
@@ -231,6 +239,18 @@ def pow(a, b):
         raise ValueError("pow: an integer tensor to a negative integer power (PyTorch gives "
                          "C's truncated 0 for 2 ** -1); convert the base to float first")
     return Pow.apply(a, b)
+
+
+def _integer_exponent(n, dtype):
+    """An integer tensor's integer exponent must be one its dtype holds, as PyTorch checks:
+    wrapped into it, u8 ** 256 would be u8 ** 0 and u8 ** -1 would be u8 ** 255."""
+    if n < 0:
+        raise ValueError("pow: an integer tensor to a negative integer power (PyTorch refuses "
+                         "it too); convert the base to float first")
+    if n > backend.value_range(dtype)[1]:
+        raise ValueError(f"pow: exponent {n} cannot be converted to the base's {dtype} "
+                         f"without overflow (as PyTorch refuses it); convert the base to a "
+                         f"wider dtype or to float first")
 
 
 def neg(a): return Neg.apply(*_no_bool((a,), "negation, the `-` operator,"))
@@ -286,6 +306,13 @@ def clip(input, min=None, max=None):
     if not backend.is_floating(input.dtype) and any(isinstance(v, float) or (
             isinstance(v, Tensor) and backend.is_floating(v.dtype)) for v in (min, max)):
         input = input.to(dtype=backend.DEFAULT_FLOAT)  # a float bound on integers: float32, as PyTorch
+    # a number bound an integer dtype holds (u8: -1 wraps to 255; beside bools: int64's), as
+    # PyTorch; NumPy would fail on 2**70 (or 10**400 beside floats) with words naming neither
+    kind = input.dtype.kind
+    if kind != "f" or backend.is_integer(min) or backend.is_integer(max):
+        held = backend.int64 if kind == "b" else input.dtype
+        min, max = (check_fill_value("clamp", v, held) if backend.is_scalar(v) else v
+                    for v in (min, max))
     if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad for v in (min, max)):
         named = [(lift(v, input), n) for v, n in ((min, "min"), (max, "max")) if v is not None]
         for v, name in named:
@@ -346,7 +373,7 @@ def masked_fill(input, mask, value):
     if not fits:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
                          f"the tensor's shape {input.shape}")
-    check_fill_value("masked_fill", value, input.dtype)     # 1000 into int8: an error, as PyTorch
+    value = check_fill_value("masked_fill", value, input.dtype)   # 1000 into int8: an error
     return Where.apply(lift(value, input).to(dtype=input.dtype), input, cond=m)  # x's dtype, as PyTorch
 
 

@@ -10,7 +10,7 @@ import sys
 import traceback
 
 from minigrad import backend
-from minigrad.args import check_fill_value, check_numbers
+from minigrad.args import check_fill_value, check_numbers, refuse_complex
 from minigrad.autograd import is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops import index as _index
@@ -95,6 +95,7 @@ def fill(t, value, op):
             return setitem(t, ..., value, op) or t
         value = value._data
     elif not backend.is_scalar(value) or value is None:
+        refuse_complex(op, value)
         raise TypeError(f"{op}: the value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__}")
     else:
@@ -136,7 +137,7 @@ def setitem(t, index, value, op="setitem"):
         # NaN, ±inf or 1e300 into an integer tensor, 1e300 into float32: PyTorch's errors
         check_fill_value(op, value, t.dtype)
     elif abs(value) >= 65520:     # float16 takes any number, as PyTorch's setitem: from
-        value = math.copysign(math.inf, value)   # 65520 it rounds to inf (NumPy warns)
+        value = math.inf if value > 0 else -math.inf  # 65520 it rounds to inf (NumPy warns)
     parts = _index.ints_first(index)            # PyTorch's order of ints and arrays
     # write refers to these, not to t: a recorded write keeps it in t's node, and a cycle
     # through t would hold t's memory until the garbage collector runs

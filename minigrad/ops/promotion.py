@@ -32,7 +32,12 @@ def lift(x, like):
                 x = (x - lo) % (hi - lo + 1) + lo
         be = like.backend
         # on a GPU a fill kernel, not a host-to-device copy of one number (which may wait)
-        value = be.xp.asarray(x, dtype=dt) if be.host else be.xp.full((), x, dtype=dt)
+        try:
+            value = be.xp.asarray(x, dtype=dt) if be.host else be.xp.full((), x, dtype=dt)
+        except OverflowError:       # bool + 2**63 (computed in int64), float32 + 10**400
+            raise OverflowError(f"the number {x} cannot be converted to {dt}, the dtype "
+                                f"the op computes in beside a {like.dtype} tensor, without "
+                                f"overflow (as PyTorch refuses it)") from None
         return Tensor._make(value, like.device)
     return Tensor(x, device=like.device)
 
@@ -77,7 +82,10 @@ def half_meets_big(a, b):
         v = a
     if not backend.is_scalar(v) or isinstance(v, bool):
         return False
-    v = math.fabs(float(v))
+    try:
+        v = math.fabs(float(v))
+    except OverflowError:          # an int beyond any float: lift says so
+        return False
     return v != math.inf and (v > 65504 or 0 < v < 2 ** -24)
 
 

@@ -299,7 +299,15 @@ def sum_as(input, dim, keepdim, dtype):
         return sum(input, dim, keepdim)
     if _state.autocast is not None:
         return autocast_off(sum_as, input, dim, keepdim, dtype)
-    return sum(input.to(dtype=dtype), dim, keepdim)
+    input = input.to(dtype=dtype)
+    return in_dtype(sum(input, dim, keepdim), input.dtype)
+
+
+def in_dtype(out, dtype):
+    """A reduction's result in the dtype= asked for, as PyTorch's: integers and bools sum as
+    int64, but sum(dtype=int8) is int8 (wrapped as an int8 sum wraps: a cast of the int64
+    sum), and sum(dtype=bool) is a bool (whether any element is nonzero)."""
+    return out if out.dtype == dtype else out.to(dtype=dtype)
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -311,13 +319,17 @@ def cumsum(input, dim, *, dtype=None):
         input = input.to(dtype=dtype)
     if not backend.is_integer(dim):
         raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
+    if dtype is not None and input.dtype == backend.bool_:
+        raise TypeError("cumsum: dtype=bool is not supported (as PyTorch); bools sum as "
+                        "int64 without a dtype")
+    acc = backend.int64 if dtype is None else input.dtype   # dtype=int8: int8 sums
     if input.ndim == 0:
         normalize_dims(dim, 0, "cumsum")
         return input.clone() if backend.is_floating(input.dtype) else Tensor._make(   # a copy
-            input._data.astype(backend.int64), input.device)
+            input._data.astype(acc), input.device)
     d = normalize_dim(dim, input.ndim, "cumsum")
     if not backend.is_floating(input.dtype):
-        return Tensor._make(input.backend.xp.cumsum(input._data, axis=d, dtype=backend.int64),
+        return Tensor._make(input.backend.xp.cumsum(input._data, axis=d, dtype=acc),
                             input.device)
     return CumSum.apply(input, dim=d)
 

@@ -4,6 +4,7 @@ index_select (index.py), and their gradients are those: the gradient of src is t
 gradient gathered where src went. Each returns a new tensor; the in-place spellings
 (scatter_, scatter_add_, index_add_) write that result into self (ops/inplace.py)."""
 from minigrad import backend
+from minigrad.args import check_fill_value
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.tensor_inplace import times_alpha
@@ -144,6 +145,8 @@ def _checked(op, x, dim, index, src, number_ok=True):
     elif not (number_ok and backend.is_scalar(src)):
         raise TypeError(f"{op}: src must be a Tensor{' or a number' if number_ok else ''}, "
                         f"got {type(src).__name__}")
+    else:                               # NaN, inf or 2**70 into integers: an error, as PyTorch
+        src = check_fill_value(op, src, x.dtype)
     _check_range(op, idx, x, d)
     return position_grid(x.backend.xp, idx, d), src
 

@@ -13,7 +13,8 @@ from minigrad.grad_mode import _state, autocast_off
 from minigrad.tensor import Tensor
 from minigrad.ops.index import IndexAdd
 from minigrad.ops.reduce import (reduce_dims, normalize_dim, accurate_sum, expand, amax,
-                                 _kept_shape, mean, sum as _sum, _need_floating, _in_float32)
+                                 _kept_shape, mean, sum as _sum, _need_floating, _in_float32,
+                                 in_dtype)
 
 
 
@@ -142,8 +143,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
             return autocast_off(nansum, input, dim, keepdim, dtype=dtype)
         input = input.to(dtype=dtype)
     dims = reduce_dims(dim, input.ndim, "nansum")
-    if not backend.is_floating(input.dtype):
-        return _sum(input, dims, keepdim)
+    if not backend.is_floating(input.dtype):   # (dtype=int8: an int8 sum, as torch's)
+        return _sum(input, dims, keepdim) if dtype is None else \
+            in_dtype(_sum(input, dims, keepdim), input.dtype)
     return NanSum.apply(input, dims=dims, keepdim=keepdim)
 
 
