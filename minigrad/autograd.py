@@ -21,6 +21,8 @@ import weakref
 from minigrad import backend, profiler
 from minigrad.autograd_node import NodeAPI
 from minigrad.backward import run_backward, _modified_in_place
+from minigrad.gradient_edge import (GradientEdge, materialize, resolve_inputs,
+                                    resolve_outputs)
 from minigrad.grad_mode import (_state, is_grad_enabled, no_grad,  # noqa: F401
                                 enable_grad, set_grad_enabled, inference_mode)
 from minigrad.anomaly import (detect_anomaly, set_detect_anomaly,  # noqa: F401
@@ -252,15 +254,33 @@ def alive(fn):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+         allow_unused=None, materialize_grads=False):
     """Gradients of `outputs` with respect to `inputs`, returned (like torch.autograd.grad).
-    With `create_graph=True` the result is itself differentiable (second derivatives)."""
+    With `create_graph=True` the result is itself differentiable (second derivatives).
+    Either may hold GradientEdges (gradient_edge.py) beside Tensors; `inputs` may be a dict
+    (a dict of gradients back). `materialize_grads`: zeros, not None, for an unused input
+    (allow_unused then defaults to True)."""
     from minigrad.tensor import Tensor
-    single = isinstance(inputs, Tensor)
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    inputs = [inputs] if single else list(inputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("mg.grad: expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got allow_unused=False")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = [outputs] if isinstance(outputs, (Tensor, GradientEdge)) else list(outputs)
+    keys = None
+    if isinstance(inputs, (Tensor, GradientEdge)):
+        inputs = [inputs]
+    elif type(inputs) is dict:
+        keys, inputs = list(inputs), list(inputs.values())
+    else:
+        inputs = list(inputs)
+    given = inputs
+    if not all(isinstance(o, Tensor) for o in outputs):     # (edges: resolved to tensors)
+        outputs = resolve_outputs(outputs, "mg.grad")
+    if not all(isinstance(t, Tensor) for t in inputs):
+        inputs = resolve_inputs(inputs, outputs, "mg.grad")
     for t in inputs:
-        if not t.requires_grad:
+        if isinstance(t, Tensor) and not t.requires_grad:
             raise RuntimeError("mg.grad: an input does not require grad; create it with "
                                "requires_grad=True")
     if grad_outputs is None:
@@ -278,7 +298,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "pass allow_unused=True to get None for it")
         elif not create_graph:
             found[i] = g.detach()
-    return tuple(found) if create_graph else _each_its_own(found)
+    if materialize_grads:
+        found = materialize(found, given, create_graph)
+    found = tuple(found) if create_graph else _each_its_own(found)
+    return found if keys is None else dict(zip(keys, found))
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -286,9 +309,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     `grad_tensors` (one per tensor; None for a one-element tensor: 1), into the `.grad` of
     the leaves, as torch.autograd.backward: `sum(t.backward(g))` in one pass. `inputs` (a
     Tensor, a sequence or a dict of them): only these get a `.grad`, leaves or not (a
-    non-leaf one then retains its gradient in later backwards too, as PyTorch's)."""
+    non-leaf one then retains its gradient in later backwards too, as PyTorch's). Either
+    may hold GradientEdges (gradient_edge.py); an edge among `inputs` fills the .grad of
+    its leaf, and nothing for a non-leaf's (no tensor of its own holds it), as PyTorch's."""
     from minigrad.tensor import Tensor
-    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    tensors = (tensors,) if isinstance(tensors, (Tensor, GradientEdge)) else tuple(tensors)
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
     elif isinstance(grad_tensors, Tensor):
@@ -298,24 +323,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
     for k, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"backward: tensors must be Tensors, got {type(t).__name__} at "
-                            f"position {k}")
+        if not isinstance(t, (Tensor, GradientEdge)):
+            raise TypeError(f"backward: tensors must be Tensors or GradientEdges, got "
+                            f"{type(t).__name__} at position {k}")
         if g is not None and not isinstance(g, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
+    if not all(isinstance(t, Tensor) for t in tensors):
+        tensors = resolve_outputs(tensors, "backward")
     root_grads = [_initial_grad(t, g) for t, g in zip(tensors, grad_tensors)]
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
         run_backward(list(tensors), root_grads, retain_graph, create_graph)
         return
-    inputs = (inputs,) if isinstance(inputs, Tensor) else \
+    inputs = (inputs,) if isinstance(inputs, (Tensor, GradientEdge)) else \
         tuple(inputs.values()) if isinstance(inputs, dict) else tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    for t in inputs:
-        if not isinstance(t, Tensor) or not t.requires_grad:
+    given = inputs
+    if not all(isinstance(t, Tensor) for t in inputs):
+        inputs = resolve_inputs(inputs, tensors, "backward")
+    for t, was in zip(inputs, given):
+        if t is not was:         # an edge's tensor: its gradient is stored for a leaf only
+            continue
+        if not t.requires_grad:
             raise RuntimeError(f"backward: each of `inputs` must be a Tensor that requires "
                                f"grad, got {t!r:.60}")
         if t._ctx is not None:   # as PyTorch: a non-leaf asked for retains its gradient

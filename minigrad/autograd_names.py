@@ -4,7 +4,7 @@
 (`forward_ad` is forward_ad.py; `gradcheck`, `gradgradcheck` are gradcheck.py's.)"""
 import types
 
-from minigrad import autograd_graph
+from minigrad import autograd_graph, gradient_edge
 
 from minigrad.grad_mode import _state
 
@@ -74,8 +74,11 @@ class Node(metaclass=_NodeMeta):
 
 
 graph = types.ModuleType("minigrad.autograd.graph", "As torch.autograd.graph: Node, "
-                         "register_multi_grad_hook, increment_version.")
+                         "GradientEdge, get_gradient_edge, register_multi_grad_hook, "
+                         "increment_version.")
 graph.Node = Node
+graph.GradientEdge = gradient_edge.GradientEdge
+graph.get_gradient_edge = gradient_edge.get_gradient_edge
 graph.register_multi_grad_hook = autograd_graph.register_multi_grad_hook
 graph.increment_version = autograd_graph.increment_version
 graph.saved_tensors_hooks = autograd_graph.saved_tensors_hooks

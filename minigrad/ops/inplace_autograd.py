@@ -101,7 +101,10 @@ def _move_output(ctx, was, now):
     if ctx.output_ids is None:
         ctx._output = weakref.ref(now)
     else:
-        ctx.output_ids[id(now)] = ctx.output_ids.pop(id(was))
+        k = ctx.output_ids[id(now)] = ctx.output_ids.pop(id(was))
+        noted = ctx.__dict__.get("_edge_outputs")      # get_gradient_edge's (edges can
+        if noted is not None and k in noted:            # start a backward from `now`)
+            noted[k] = weakref.ref(now)
 
 
 def _check_recordable(x, name):
