@@ -116,6 +116,11 @@ from minigrad.amp import autocast, is_autocast_enabled, get_autocast_dtype  # no
 from minigrad import func, distributions  # noqa: F401,E402
 from minigrad.anomaly import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa
 from minigrad.checkpoint import save, load, load_metadata  # noqa: F401
+from minigrad.legacy_types import CPU_TYPES as _CPU_TYPES, CUDA_TYPES as _CUDA_TYPES  # noqa
+globals().update(_CPU_TYPES)             # mg.FloatTensor, mg.LongTensor ... (torch's names)
+for _name, _type in _CUDA_TYPES.items():
+    setattr(cuda, _name, _type)          # mg.cuda.FloatTensor ...
+del _name, _type
 
 clamp = clip
 arctan2, moveaxis = atan2, movedim

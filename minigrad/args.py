@@ -268,7 +268,10 @@ def type_name(t):
 def type_target(dtype):
     """(device or None, dtype) that t.type(dtype) converts to: a dtype, a dtype's name, or a
     type name as type() gives ('minigrad.DoubleTensor'; PyTorch's 'torch.DoubleTensor' too;
-    with 'cuda.' in it, to the GPU)."""
+    with 'cuda.' in it, to the GPU), or a legacy type (mg.LongTensor: to its device)."""
+    from minigrad.legacy_types import TensorType          # (it imports this module)
+    if isinstance(dtype, TensorType):
+        return dtype.device_type, dtype.dtype
     if isinstance(dtype, str) and dtype.split(".")[0] in ("minigrad", "torch"):
         parts = dtype.split(".")
         names = {v: k for k, v in _TYPE_NAMES.items()}

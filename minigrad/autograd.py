@@ -48,6 +48,24 @@ def __getattr__(name):
     raise AttributeError(f"module 'minigrad.autograd' has no attribute {name!r}")
 
 
+def _note_view_base(counter, inputs):
+    """A view made outside the graph leaves no node leading to the tensor it views; the
+    memory's version count (a list) names that tensor instead, weakly, after its count,
+    if it needs no grad: a recorded write into the view (`d[i] += w`, d needing no grad, w
+    needing it) then reaches it (ops/inplace_views.py), as PyTorch's view._base. A view
+    made under no_grad puts None there for good: PyTorch refuses a recorded write into
+    such a view, and which view a write goes through is not known here, so every such
+    write into this memory is refused."""
+    if len(counter) > 1 and (counter[1] is None or counter[1]() is not None):
+        return                                   # already named, or refused for good
+    if not _state.grad_enabled:
+        counter[1:] = [None]
+        return
+    t = next(t for t in inputs if t._version_counter is counter)
+    if not t.requires_grad:
+        counter[1:] = [weakref.ref(t)]
+
+
 class Function(NodeAPI):
     """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
     `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`
@@ -120,11 +138,11 @@ class Function(NodeAPI):
         if not isinstance(data, fn.xp.ndarray):  # NumPy reduces to a scalar: keep 0-d arrays
             data = fn.xp.asarray(data)
         out = Tensor._make(data, fn.device)  # fn.device: ToDevice changes it
-        base = data.base
+        base, viewed = data.base, None
         if base is not None:  # a view (reshape, slice, transpose...) shares its input's count
             for t in inputs:
                 if base is t._data or base is t._data.base:
-                    out._version_counter = t._version_counter
+                    out._version_counter = viewed = t._version_counter
                     break
         if _state.grad_enabled and any(t.requires_grad for t in inputs):
             out.requires_grad = True
@@ -141,6 +159,8 @@ class Function(NodeAPI):
             if cls.needs_values:
                 fn.versions = [t._version_counter[0] for t in inputs]
                 fn.out_version = out._version_counter[0]
+        elif viewed is not None:
+            _note_view_base(viewed, inputs)
         return out
 
     def forward(self, *arrays, **params):

@@ -36,7 +36,8 @@ class CheckpointError(ValueError):
 
 
 def save(obj, path, metadata=None):
-    """Write `obj` to `path` as .safetensors. `obj` is a state dict (name -> Tensor or
+    """Write `obj` to `path` (or to a file object opened 'wb', as torch.save takes: `with
+    open(p, "wb") as f: mg.save(model, f)`) as .safetensors. `obj` is a state dict (name -> Tensor or
     array; a Module or optimiser stands for its state_dict()), or, as torch.save takes,
     any nesting of dicts (str or int keys), lists and tuples whose leaves are tensors,
     NumPy/CuPy arrays, NumPy scalars, None, bools, ints, floats (inf and nan too) and
@@ -54,7 +55,8 @@ def save(obj, path, metadata=None):
     Atomic: the file is written to a temporary file in the same directory, flushed to
     disk, then renamed over `path` (os.replace), so `path` is always either the old
     checkpoint or the complete new one. A symbolic link at `path` stays a link: the file it
-    points to is the one replaced. A replaced file keeps its permission bits."""
+    points to is the one replaced. A replaced file keeps its permission bits. A file object
+    is the caller's: the bytes are written at its position, no more."""
     if hasattr(obj, "state_dict") and callable(obj.state_dict):
         obj = obj.state_dict()  # a Module (or an optimiser) was passed
     meta = _string_metadata(metadata)
@@ -67,6 +69,9 @@ def save(obj, path, metadata=None):
     else:
         arrays, tree = flatten(obj)
         meta = dict(meta or {}, **{TREE_KEY: tree})
+    if _file_object(path, "write", "save", "wb"):
+        _write_safetensors(arrays, path, meta)
+        return
     path = os.path.realpath(os.fspath(path))  # through symlinks: replace the target file
     directory = os.path.dirname(path)
     # a fresh name beside the target (same file system, so the rename is atomic); made
@@ -110,7 +115,8 @@ def save(obj, path, metadata=None):
 
 def load(path, device=None, with_metadata=False, map_location=None, *, weights_only=None,
          mmap=None):
-    """Read a .safetensors file: a flat file as {name: Tensor}, a nested one (see `save`) as
+    """Read a .safetensors file (a path, or a file object opened 'rb', as torch.load takes,
+    read from its position to its end): a flat file as {name: Tensor}, a nested one (see `save`) as
     the object saved, equal to it: dict keys of their types in their order, tuples as
     tuples, Tensors (dtypes as stored) on the CPU or where `map_location` puts them, NumPy
     arrays and scalars as NumPy's, CuPy arrays as arrays of that device (NumPy's on the
@@ -133,20 +139,13 @@ def load(path, device=None, with_metadata=False, map_location=None, *, weights_o
     for name, flag in (("weights_only", weights_only), ("mmap", mmap)):
         if flag not in (None, True, False):
             raise TypeError(f"mg.load: {name} must be True, False or None, got {flag!r}")
-    path = os.fspath(path)
     place = _placement(device, map_location)      # refused as such, before reading
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"mg.load: {path!r} is a directory, not a .safetensors file")
-    try:
-        with safe_open(path, framework="np") as f:
-            meta = dict(f.metadata() or {})
-            host = {name: _read_tensor(f, path, name) for name in f.keys()}
-    except (FileNotFoundError, IsADirectoryError, PermissionError, CheckpointError):
-        raise
-    except (safetensors.SafetensorError, OSError, ValueError) as e:
-        _refuse_torch_file(path)
-        raise CheckpointError(f"mg.load: {path!r} is corrupted or truncated (not a complete "
-                              f".safetensors file): {e}") from None
+    if _file_object(path, "read", "load", "rb"):
+        meta, host = _read_bytes(path)
+        path = getattr(path, "name", "the file object")        # for the errors below
+    else:
+        path = os.fspath(path)
+        meta, host = _read_path(path)
     # a view of the file's bytes: take our own copy
     host = {name: a if a.flags.writeable else a.copy() for name, a in host.items()}
     tree = meta.pop(TREE_KEY, None)
@@ -158,6 +157,60 @@ def load(path, device=None, with_metadata=False, map_location=None, *, weights_o
         return (obj, meta) if with_metadata else obj
     tensors = {name: Tensor._make(*place(name, a)) for name, a in host.items()}
     return (tensors, meta) if with_metadata else tensors
+
+
+def _read_path(path):
+    """(metadata, {name: host array}) of the .safetensors file at path."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"mg.load: {path!r} is a directory, not a .safetensors file")
+    try:
+        with safe_open(path, framework="np") as f:
+            meta = dict(f.metadata() or {})
+            return meta, {name: _read_tensor(f, path, name) for name in f.keys()}
+    except (FileNotFoundError, IsADirectoryError, PermissionError, CheckpointError):
+        raise
+    except (safetensors.SafetensorError, OSError, ValueError) as e:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(9)
+        except OSError:
+            head = b""                                    # the error below says it
+        _refuse_torch_file(repr(path), head)
+        raise CheckpointError(f"mg.load: {path!r} is corrupted or truncated (not a complete "
+                              f".safetensors file): {e}") from None
+
+
+def _read_bytes(file):
+    """(metadata, {name: host array}) of the .safetensors bytes read from a file object:
+    the metadata from the header (8 bytes of its length, then JSON), the arrays by
+    safetensors, in name order as a file's."""
+    data = file.read()
+    name = repr(file.name) if hasattr(file, "name") else "the file object"
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"mg.load: reading {name} gave {type(data).__name__}, not bytes; "
+                        f"open the file in binary mode, open(path, 'rb')")
+    data = bytes(data)
+    try:
+        n = int.from_bytes(data[:8], "little")
+        meta = dict(json.loads(data[8:8 + n]).get("__metadata__") or {})
+        host = safetensors.numpy.load(data)
+    except (safetensors.SafetensorError, ValueError, AttributeError, TypeError) as e:
+        _refuse_torch_file(name, data[:9])
+        raise CheckpointError(f"mg.load: {name} is corrupted or truncated (not a complete "
+                              f".safetensors file): {e}") from None
+    return meta, {name: host[name] for name in sorted(host)}
+
+
+def _file_object(target, method, op, mode):
+    """Whether save's or load's target is a file object (it has `method`, and is no path);
+    one not opened in binary mode is refused."""
+    if isinstance(target, (str, bytes, os.PathLike)) or not hasattr(target, method):
+        return False
+    if "b" not in getattr(target, "mode", "b"):
+        raise TypeError(f"mg.{op}: the file object is open in text mode "
+                        f"({target.mode!r}); a .safetensors file is bytes: open(path, "
+                        f"{mode!r})")
+    return True
 
 
 SAVED_LOCATION = "cpu"      # every tensor's, to map_location: a file records no device
@@ -239,21 +292,18 @@ def _read_tensor(f, path, name):
             f"in state_dict.items()}}, path)") from None
 
 
-def _refuse_torch_file(path):
-    """A file safetensors could not read: if torch.save wrote it (a zip archive, or before
-    PyTorch 1.6 a pickle), say so rather than 'corrupted'."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(9)
-    except OSError:
-        return                                           # load's own errors say it
+def _refuse_torch_file(what, head):
+    """A file safetensors could not read (`what`: its name, quoted), whose first 9 bytes
+    are `head`: if torch.save
+    wrote it (a zip archive, or before PyTorch 1.6 a pickle), say so rather than
+    'corrupted'."""
     # a pickle starts 0x80 then its protocol (2 to 5); a safetensors file starts with its
     # header's length, which may begin 0x80 too, but then its header (JSON) begins at byte
     # 8 with "{"
     pickle = head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05") \
         and head[8:9] != b"{"
     if head[:4] == b"PK\x03\x04" or pickle:
-        raise CheckpointError(f"mg.load: {path!r} is a PyTorch file (torch.save's zip or "
+        raise CheckpointError(f"mg.load: {what} is a PyTorch file (torch.save's zip or "
                               f"pickle), not .safetensors; in PyTorch, save the state dict "
                               f"with safetensors.torch.save_file(model.state_dict(), path) "
                               f"and load that")
@@ -283,10 +333,14 @@ def strip_prefix(tensors, prefix):
 
 # ---- helpers --------------------------------------------------------------------------------
 def _write_safetensors(arrays, path, metadata):
-    """The one place that writes bytes (tests replace it to simulate a crash mid-save).
-    safetensors reports a failed write (a full disk) as its own error: an OSError here."""
+    """The one place that writes bytes (tests replace it to simulate a crash mid-save), to
+    a path or a file object. safetensors reports a failed write (a full disk) as its own
+    error: an OSError here."""
     try:
-        safetensors.numpy.save_file(arrays, path, metadata=metadata)
+        if hasattr(path, "write"):
+            path.write(safetensors.numpy.save(arrays, metadata=metadata))
+        else:
+            safetensors.numpy.save_file(arrays, path, metadata=metadata)
     except safetensors.SafetensorError as e:
         if "header too large" in str(e):   # not the disk's fault: the format's 100 MB limit
             raise ValueError(

@@ -23,8 +23,10 @@ from minigrad.tensor_methods import TensorMethods
 class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     # _data: the raw NumPy/CuPy array (`.data` is PyTorch's detached alias, below); _ctx:
     # the Function that made this tensor (None for a leaf; `grad_fn`); _version_counter: a
-    # one-element list counting in-place changes of that memory, shared by every tensor
-    # that views it (see `_version`; a write through `.data` counts apart); _hooks: None, or
+    # list counting in-place changes of that memory, shared by every tensor that views it
+    # (see `_version`; a write through `.data` counts apart), and after the count a weak
+    # reference to the tensor views were made of outside the graph (autograd.py's
+    # _note_view_base); _hooks: None, or
     # the functions register_hook added; _retains_grad: retain_grad() was called; _uses:
     # None, or weak references to the recorded ops that took this tensor as an input
     # (autograd.py)

@@ -39,3 +39,19 @@ def _compare(torch, program, **kw):
         torch.set_num_threads(threads)
     np.testing.assert_allclose(mg_out[1], pt_out[1], rtol=1e-4, atol=1e-5)
     return mg_out[1]
+
+
+def _drawn(torch, init, state0, key, draw):
+    """`draw()` under minigrad (recorded in state0 under `key`); minigrad's draw replayed
+    under PyTorch, whose generator gives other numbers."""
+    if init is None:
+        out = draw()
+        state0["drawn:" + key] = out.numpy().copy()
+        return out
+    return torch.tensor(init["drawn:" + key])
+
+
+def _weights(init):
+    """The initial weights alone, without the draws (_drawn) that travel with them."""
+    return None if init is None else {k: v for k, v in init.items()
+                                      if not k.startswith("drawn:")}

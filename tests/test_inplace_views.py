@@ -187,7 +187,8 @@ def test_every_view_sees_the_write_and_counts_it():
     assert x.grad.tolist() == [[0.0, 0.0, 0.0], [10.0, 2.0, 3.0]]
 
 
-_BUFFER = mg.zeros(2, 3, dtype=mg.float64)         # held: its row is a view of it
+_BUFFER = mg.zeros(2, 3, dtype=mg.float64)         # needs no grad: its rows are views
+_BUFFER_ROW = _BUFFER[1]                            # one of them alive, the graph's unaware
 
 
 def test_a_numpy_array_sharing_the_memory_sees_the_write():
@@ -212,7 +213,8 @@ def test_a_numpy_array_sharing_the_memory_sees_the_write():
 def test_a_write_autograd_cannot_follow_is_refused(make, match):
     """Refused, nothing changed: a view of a leaf (as PyTorch); memory shared with a tensor
     the graph does not reach (its history could not follow): a detach, an alias, unbind's
-    slice (PyTorch refuses those too), a view of a tensor that did not require grad."""
+    slice (PyTorch refuses those too), a second view alive of a tensor that needs no grad
+    (test_inplace_views_outside_graph.py writes a lone one)."""
     x = mg.ones(2, 3, dtype=mg.float64, requires_grad=True)
     h = x * 2
     t = make(h, x)

@@ -27,12 +27,18 @@ mg.from_numpy) sees the write too, as a plain write's (an unshared write, which 
 tensor new memory, refuses it instead). A hook registered on r before the write stays with
 its old value, as for an unshared write; a view's stays with the view.
 
+A view of a tensor that needs no grad is made outside the graph, with no node; the
+memory's version count names the tensor it views instead (autograd._note_view_base), so
+`dC[ix] += demb[k]` (dC needing no grad, demb needing it) writes dC as PyTorch's: dC gets
+the Put node and the view a node reading dC's new values at its places.
+
 Refused (each error says what to write instead): x or r a leaf that requires grad (as
 PyTorch); another tensor sharing the memory that the graph does not lead to, whose history
-could not follow the write: a view made under no_grad or of a tensor that did not require
-grad, a detach(), mg.Tensor(t), a slice of unbind() or of iterating over a tensor (PyTorch
-refuses writes into those slices too); a broadcast view (expand), whose elements share
-memory (ops/inplace_autograd.py refuses it before)."""
+could not follow the write: a view made under no_grad (as PyTorch), a second view alive of
+a tensor that needs no grad (PyTorch writes it: its views made outside the graph are not
+known here), a detach(), mg.Tensor(t), a slice of unbind() or of iterating over a tensor
+(PyTorch refuses writes into those slices too); a broadcast view (expand), whose elements
+share memory (ops/inplace_autograd.py refuses it before)."""
 import sys
 import weakref
 
@@ -51,6 +57,8 @@ def write_shared(x, name, compute, check):
     from minigrad.ops.inplace import check_writable     # (inplace.py imports this module's)
     r = _root(x, name)
     views = _views(r)
+    if x._ctx is None and x is not r:        # a view made outside the graph (see _root)
+        views.append(x)
     # every tensor holding the count is one the graph reaches (getrefcount's argument too)
     if not any(t is x for t in views) or \
             sys.getrefcount(r._version_counter) - 1 != len(views):
@@ -92,6 +100,10 @@ def write_shared(x, name, compute, check):
     r._ctx, r.requires_grad, r._hooks = new._ctx, new.requires_grad, None
     _move_output(r._ctx, new, r)
     r._version_counter[0] += 1               # r's and every view's
+    if x._ctx is None and x is not r:        # now r's new values at x's places, as a view
+        made = r.reshape(x.shape) if pos is None else GetItem.apply(r, index=pos)
+        x._ctx, x.requires_grad = made._ctx, made.requires_grad
+        _move_output(x._ctx, made, x)
     return x
 
 
@@ -113,11 +125,26 @@ def _root(x, name):
         if ctx.output_ids is not None:
             raise RuntimeError(_unreached(name))    # unbind's slices, a module hook's views
         t = base
+    if t is x and t._ctx is None:
+        t = _base_outside_graph(x)
     if t.requires_grad and t.is_leaf:
         raise RuntimeError(f"{name}: a view of a leaf tensor that requires grad is being "
                            f"changed in place (as PyTorch refuses); do it under "
                            f"mg.no_grad() (an initialisation), or change a clone()")
     return t
+
+
+def _base_outside_graph(x):
+    """The tensor x views where no node records it: the one the memory's version count
+    names (autograd._note_view_base), still holding the memory x lies in, and needing no
+    grad (or a leaf since made to, which _root refuses); else x itself (the write then
+    refuses: x shares its memory with a tensor that the graph does not lead to)."""
+    counter = x._version_counter
+    base = counter[1]() if len(counter) > 1 and counter[1] is not None else None
+    if base is None or base is x or base._version_counter is not counter or \
+            x._data.base is not (base._data if base._data.base is None else base._data.base):
+        return x
+    return x if base.requires_grad and not base.is_leaf else base
 
 
 def _views(r):
@@ -142,9 +169,9 @@ def _is_view_op(fn, views):
 
 def _unreached(name):
     return (f"{name}: the tensor shares its memory with another that the graph does not "
-            f"lead to (a detach(), mg.Tensor(t), a view made under no_grad or of a tensor "
-            f"that did not require grad, a slice of unbind() or of iterating over a "
-            f"tensor), whose history could not follow the write; write into the tensor "
+            f"lead to (a detach(), mg.Tensor(t), a view made under no_grad, another view "
+            f"alive of a tensor that needs no grad, a slice of unbind() or of iterating "
+            f"over a tensor), whose history could not follow the write; write into the tensor "
             f"that owns the memory through indexing (base[index] = value), change a "
             f"clone(), or {_out_of_place(name)}")
 
