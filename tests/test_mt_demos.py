@@ -1,6 +1,7 @@
-"""Demos 02-07 run from the repo root, print the article section they teach, check their
-own numbers, and save PNGs (or skip them cleanly without matplotlib). 05 and 06 run with
---quick (tiny data, 10 steps): training quality is measured by running them in full."""
+"""Demos 02-08 run from the repo root, print the article section they teach, check their
+own numbers, and save PNGs (or skip them cleanly without matplotlib). 05, 06 and 08 run
+with --quick (tiny data or model, 10-20 steps): training quality is measured by running
+them in full. 08 trains on a small text the test writes: no corpus, no internet."""
 import importlib.util
 import json
 import os
@@ -72,6 +73,9 @@ def test_demo05_and_06_quick(tmp_path):
     ("06_transformer_translate.py", ["--heads", "3"], "--heads 3 must divide --d-model 64"),
     ("07_encoder_decoder_layers.py", ["--seed", "-1"], "argument --seed: must be an integer "
                                                       ">= 0, got '-1'"),
+    ("08_gpt_char_lm.py", ["--temperature", "0"], "argument --temperature: must be a finite "
+                                                  "number > 0, got '0'"),
+    ("08_gpt_char_lm.py", ["--steps", "0"], "argument --steps: must be an integer >= 1"),
 ])
 def test_demo_flags_out_of_range_are_named(tmp_path, name, args, words):
     run = subprocess.run([sys.executable, os.path.join(ROOT, "demos", name), *args], cwd=ROOT,
@@ -84,7 +88,8 @@ def test_plots_are_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
     monkeypatch.syspath_prepend(os.path.join(ROOT, "demos"))
     for name, args in (("02_self_attention_by_hand.py", []), ("03_positional_encoding.py", []),
                        ("04_multi_head_and_masks.py", []), ("05_seq2seq_bahdanau.py", ["--quick"]),
-                       ("07_encoder_decoder_layers.py", [])):
+                       ("07_encoder_decoder_layers.py", []),
+                       ("08_gpt_char_lm.py", ["--quick", "--data", small_text(tmp_path)])):
         spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(ROOT, "demos",
                                                                                 name))
         demo = importlib.util.module_from_spec(spec)
@@ -92,6 +97,46 @@ def test_plots_are_skipped_without_matplotlib(tmp_path, monkeypatch, capsys):
         demo.main(["--out", str(tmp_path), *args])
         assert "skipping the plot" in capsys.readouterr().out
     assert not list(tmp_path.glob("*.png"))
+
+
+def small_text(folder):
+    """A made-up text of ~2,000 characters (the val split must hold a --quick block)."""
+    words = "the cat sat on a mat and a dog ran to see it while birds sang".split()
+    lines = [" ".join(words[(7 * i + 3 * j) % len(words)] for j in range(8)).capitalize() + "."
+             for i in range(60)]
+    path = folder / "small.txt"
+    path.write_text("Small Text:\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_demo08_gpt_quick(tmp_path):
+    out = run_demo("08_gpt_char_lm.py", "--quick", "--data", small_text(tmp_path), out=tmp_path)
+    for text in ("2.2.3.4 掩码注意力机制", "2.2.4.2 解码器结构", "生成式模型（如GPT）",
+                 "y is x shifted by one", "tied: transformer.wte.weight is lm_head.weight -> True",
+                 "ln(vocab) = ln ", "(preset 'baby')", "val loss "):
+        assert text in out
+    # the causal mask: changing tokens 16..31 leaves the logits at 0..15 exactly unchanged
+    assert "largest change of the logits at positions 0..15: 0.0e+00; smallest at 16..31: " \
+        in out and "smallest at 16..31: 0.0e+00" not in out
+    assert "the same 40 tokens with the cache and without: True" in out   # same seed
+    assert out.split("the sample:\n\n")[1].startswith("Small Text:")
+    if HAS_MPL:
+        assert (tmp_path / "08_gpt_loss.png").stat().st_size > 1000
+
+
+def test_demo08_bad_data_and_prompt_are_named(tmp_path):
+    demo = os.path.join(ROOT, "demos", "08_gpt_char_lm.py")
+    env = {**os.environ, "MINITRANSFORMER_DATA": str(tmp_path / "missing.txt")}
+    run = subprocess.run([sys.executable, demo, "--quick", "--no-plot"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "does not exist" in run.stderr and "pass --data PATH" in run.stderr
+    for prompt, words in (("", "--prompt must hold 1 to 31 characters"),
+                          ("Zebra", "--prompt: CharTokenizer: 1 character(s) not in the")):
+        run = subprocess.run([sys.executable, demo, "--quick", "--no-plot", "--data",
+                              small_text(tmp_path), "--prompt", prompt], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2 and words in run.stderr and "Traceback" not in run.stderr
 
 
 def load_demo(name):
