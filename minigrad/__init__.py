@@ -111,6 +111,7 @@ from minigrad.dtypes import (finfo, iinfo, get_default_dtype, set_default_dtype,
                              promote_types, is_floating_point)
 from minigrad import functional, viz, nn, optim, utils, cuda, profiler  # noqa: F401
 from minigrad import amp  # noqa: F401,E402
+from minigrad import accelerator  # noqa: F401,E402
 from minigrad import backends  # noqa: F401,E402
 from minigrad.amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa
 from minigrad import func, distributions  # noqa: F401,E402

@@ -28,11 +28,17 @@ def split_device_dtype(device, dtype):
 
 
 def stack_values(items):
-    """[t0, t1, ...] (tensors of one shape, or numbers) as one host array of their values,
-    in their dtype: mg.tensor([mg.tensor(1.), mg.tensor(2.)]) as torch.tensor."""
+    """[t0, t1, ...] (tensors of one element or of one shape, or numbers) as one host array
+    of their values, in their dtype: mg.tensor([mg.tensor(1.), mg.tensor(2.)]) as
+    torch.tensor."""
     from minigrad.tensor import Tensor               # tensor.py imports this module
     # (plain_array: a masked array's mask would be lost, as for mg.tensor(masked) itself)
     values = [x.numpy() if isinstance(x, Tensor) else backend.plain_array(x) for x in items]
+    # PyTorch takes each tensor in the list as a number (t.item()): one of a single element
+    # is one, whatever its shape (torch.tensor([t.view(1), ...]) is 1-D, not n x 1); those
+    # of more elements PyTorch refuses, and minigrad stacks
+    if all(v.size == 1 for v, x in zip(values, items) if isinstance(x, Tensor)):
+        values = [v.reshape(()) if isinstance(x, Tensor) else v for v, x in zip(values, items)]
     shapes = {tuple(getattr(v, "shape", ())) for v in values}
     if len(shapes) > 1:
         raise ValueError(f"tensor: a list of tensors is stacked, so they must all have one "

@@ -55,3 +55,34 @@ def _weights(init):
     """The initial weights alone, without the draws (_drawn) that travel with them."""
     return None if init is None else {k: v for k, v in init.items()
                                       if not k.startswith("drawn:")}
+
+
+class _Replayed:
+    """A sampler's indices: under minigrad those `sampler` yields, recorded in state0 as
+    they are taken (one list an epoch: an endless sampler is recorded as far as it is
+    read); under PyTorch minigrad's, replayed epoch by epoch."""
+
+    def __init__(self, init, state0, key, sampler):
+        self.init, self.state0, self.key, self.sampler, self.epoch = init, state0, key, \
+            sampler, 0
+
+    def __iter__(self):
+        key, self.epoch = f"drawn:{self.key}{self.epoch}", self.epoch + 1
+        if self.init is not None:
+            return iter(np.asarray(self.init[key]).tolist())
+        taken = self.state0[key] = []
+        return (taken.append(i) or i for i in self.sampler)
+
+    def __len__(self):
+        return len(self.sampler)
+
+
+class _Draws:
+    """_drawn with keys of its own (a count): for draws made in a loop of any length."""
+
+    def __init__(self, torch, init, state0, key):
+        self.args, self.key, self.n = (torch, init, state0), key, 0
+
+    def __call__(self, draw):
+        self.n += 1
+        return _drawn(*self.args, f"{self.key}{self.n}", draw)

@@ -1,6 +1,7 @@
-"""mg.cuda's torch.cuda calls on the CPU: without a GPU (compared with torch's CPU build),
-and their logic on a fake CuPy (a few counters and classes standing in for CuPy's runtime,
-memory pool, hooks, events and streams). The real GPU's figures: tests/test_gpu.py."""
+"""mg.cuda's torch.cuda calls (and mg.accelerator's, which are they) on the CPU: without a
+GPU (compared with torch's CPU build), and their logic on a fake CuPy (a few counters and
+classes standing in for CuPy's runtime, memory pool, hooks, events and streams). The real
+GPU's figures: tests/test_gpu.py."""
 import types
 
 import numpy as np
@@ -397,3 +398,42 @@ def test_other_memory_errors_pass_unchanged():
         class _F(Function):
             def forward(self, a): raise Other("host")
         _F.apply(mg.ones(1))
+
+
+# -- mg.accelerator: torch.accelerator's device-generic calls (the newer tutorials' spelling) --
+
+def test_accelerator_without_a_gpu_as_torchs_cpu_build(no_gpu, torch):
+    for a in (mg.accelerator, torch.accelerator):
+        assert a.is_available() is False and a.device_count() == 0
+        assert a.current_accelerator() is None and a.current_accelerator(True) is None
+    device = mg.accelerator.current_accelerator().type if mg.accelerator.is_available() \
+        else "cpu"                                  # the tutorials' line
+    assert mg.zeros(2).to(device).device == "cpu"
+
+
+@pytest.mark.parametrize("name", ["current_device_index", "synchronize", "empty_cache",
+                                  "memory_allocated"])
+def test_accelerator_without_a_gpu_device_calls_raise_as_torch(name, no_gpu, torch):
+    with pytest.raises(RuntimeError):
+        getattr(torch.accelerator, name)()
+    with pytest.raises(RuntimeError, match="none is available"):
+        getattr(mg.accelerator, name)()
+    with pytest.raises(RuntimeError, match="none is available"):
+        mg.accelerator.set_device_index(0)
+
+
+def test_accelerator_without_a_gpu_no_torch_needed(no_gpu):
+    assert not mg.accelerator.is_available() and mg.accelerator.current_accelerator() is None
+    with pytest.raises(RuntimeError, match="accelerator.current_device_index"):
+        mg.accelerator.current_device_idx()
+
+
+def test_accelerator_on_a_gpu_is_cuda(gpu):
+    gpu()
+    a = mg.accelerator
+    assert a.is_available() and a.device_count() == 1
+    assert a.current_accelerator() == "cuda" and a.current_accelerator().type == "cuda"
+    assert a.current_device_index() == 0 and a.memory_allocated() == 0
+    a.set_device_index(0)
+    with pytest.raises(ValueError, match="there is no GPU 1"):
+        a.set_device_index(1)

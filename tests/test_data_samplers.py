@@ -320,3 +320,45 @@ def test_distributed_sampler_shuffled_shares_are_disjoint_and_padded(n, replicas
     assert shares(0) == a
     if n > 2:                                 # (2 items have 2 orders: a new one may repeat)
         assert shares(1) != a and shares(1) == shares(0, seed=1)   # seeded by seed + epoch
+
+
+def test_an_endless_sampler_with_replacement_draws_as_it_goes():
+    """minGPT's trainer: RandomSampler(replacement=True, num_samples=int(1e10)) drew all 10^10
+    indices at its first epoch (an 80 GB array); now 32 at a time, as PyTorch."""
+    sampler = RandomSampler(range(5), replacement=True, num_samples=int(1e10), generator=0)
+    loader = DataLoader(list(range(5)), sampler=sampler, batch_size=4)
+    it = iter(loader)
+    batches = [next(it).tolist() for _ in range(20)]
+    assert len(loader) == 2_500_000_000 and all(0 <= i < 5 for b in batches for i in b)
+    assert sorted(set(i for b in batches for i in b)) == [0, 1, 2, 3, 4]
+    assert len(list(RandomSampler(range(3), replacement=True, num_samples=70))) == 70
+
+
+def test_torch_utils_data_submodules_import():
+    """`from torch.utils.data.dataloader import DataLoader` (minGPT's trainer) and the other
+    submodules PyTorch's names live in."""
+    from minigrad.utils.data.dataloader import DataLoader as D, default_collate
+    from minigrad.utils.data.dataset import Dataset as S, random_split
+    from minigrad.utils.data.sampler import RandomSampler as R
+    from minigrad.utils.data.distributed import DistributedSampler as DS
+    assert (D, S, R, DS) == (DataLoader, Dataset, RandomSampler, data.DistributedSampler)
+    assert default_collate is data.default_collate and random_split is data.random_split
+    assert mg.utils.data.dataloader.DataLoader is DataLoader
+    for sub, names in _SUBMODULES:
+        for name in names.split():
+            assert getattr(getattr(data, sub), name) is getattr(data, name), (sub, name)
+
+
+_SUBMODULES = [("dataloader", "DataLoader default_collate get_worker_info"),
+               ("dataset", "Dataset IterableDataset TensorDataset StackDataset ConcatDataset "
+                           "ChainDataset Subset random_split"),
+               ("sampler", "Sampler SequentialSampler RandomSampler BatchSampler "
+                           "SubsetRandomSampler WeightedRandomSampler"),
+               ("distributed", "DistributedSampler")]
+
+
+def test_the_submodules_hold_torchs_names(torch):
+    for sub, names in _SUBMODULES:
+        for name in names.split():
+            assert getattr(getattr(torch.utils.data, sub), name) is \
+                getattr(torch.utils.data, name), (sub, name)

@@ -182,3 +182,19 @@ def test_a_dtype_minigrad_lacks_is_not_taken_for_a_device(torch):
             mg.ones(2).to(dtype)
     with pytest.raises(TypeError, match="cannot be a tensor's"):
         mg.ones(2).to(np.complex64)
+
+
+def test_a_list_of_one_element_tensors_is_a_list_of_numbers():
+    """mg.tensor([t.view(1), ...]) stacked them into n x 1 (PyTorch: each tensor in the list
+    is a number, t.item(), whatever its shape: 1-D); of more elements they stay stacked."""
+    ones = [mg.tensor([1.0]), mg.tensor([[2.0]]), mg.tensor(3.0)]
+    assert mg.tensor(ones).tolist() == [1.0, 2.0, 3.0]
+    assert mg.tensor((mg.tensor([True]), mg.tensor([False]))).tolist() == [True, False]
+    assert mg.tensor([mg.tensor([1]), 2], dtype=mg.float32).tolist() == [1.0, 2.0]
+    assert mg.tensor([mg.tensor([1, 2]), mg.tensor([3, 4])]).tolist() == [[1, 2], [3, 4]]
+
+
+def test_a_list_of_one_element_tensors_as_torch(torch):
+    for lib in (mg, torch):
+        t = lib.tensor([lib.tensor([1]), lib.tensor([[2]])], dtype=lib.float32)
+        assert tuple(t.shape) == (2,) and t.tolist() == [1.0, 2.0]

@@ -1,7 +1,8 @@
 """Datasets and batches, as torch.utils.data. Here: the datasets (`Dataset`,
 `IterableDataset`, `TensorDataset`, `StackDataset`, `ConcatDataset`, `ChainDataset`,
 `Subset`, `random_split`) and `default_collate` / `default_convert`; the samplers live in
-utils/sampler.py and `DataLoader` in utils/dataloader.py, all importable from here.
+utils/sampler.py and `DataLoader` in utils/dataloader.py, all importable from here (and
+from PyTorch's submodules: minigrad.utils.data.dataloader, .dataset, .sampler, .distributed).
 
     loader = DataLoader(TensorDataset(X, y), batch_size=64, shuffle=True)
     for epoch in range(10):
@@ -270,3 +271,19 @@ from minigrad.utils.sampler import (Sampler, SequentialSampler, RandomSampler,  
                                     SubsetRandomSampler, WeightedRandomSampler, BatchSampler,
                                     DistributedSampler)
 from minigrad.utils.dataloader import DataLoader, get_worker_info  # noqa: E402,F401
+
+# torch.utils.data's submodules, importable (minGPT's trainer: `from torch.utils.data.dataloader
+# import DataLoader`): .dataloader and .sampler are the modules above, .dataset and
+# .distributed modules of their names
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+from minigrad.utils import dataloader, sampler  # noqa: E402
+dataset = _types.ModuleType(__name__ + ".dataset", "torch.utils.data.dataset's names.")
+dataset.__dict__.update(
+    Dataset=Dataset, IterableDataset=IterableDataset, TensorDataset=TensorDataset,
+    StackDataset=StackDataset, ConcatDataset=ConcatDataset, ChainDataset=ChainDataset,
+    Subset=Subset, random_split=random_split)
+distributed = _types.ModuleType(__name__ + ".distributed", "torch.utils.data.distributed's names.")
+distributed.DistributedSampler = DistributedSampler
+for _m in (dataloader, sampler, dataset, distributed):
+    _sys.modules[f"{__name__}.{_m.__name__.rsplit('.', 1)[1]}"] = _m

@@ -84,8 +84,9 @@ class RandomSampler(Sampler):
                                  f"data_source")
             return
         rng = backend.host_rng(self.generator, "RandomSampler")
-        if self.replacement:
-            yield from rng.integers(0, n, size=k).tolist()
+        if self.replacement:            # drawn 32 at a time, as PyTorch: num_samples may be
+            for start in range(0, k, 32):    # endless in effect (minGPT's int(1e10))
+                yield from rng.integers(0, n, size=min(32, k - start)).tolist()
             return
         for _ in range(k // n):
             yield from rng.permutation(n).tolist()
