@@ -2,6 +2,7 @@
 keepdims=), shapes given as f(2, 3) or f((2, 3)), .to()'s device-or-dtype, lists of tensors."""
 import functools
 import operator
+import warnings
 
 from minigrad import backend
 
@@ -185,6 +186,42 @@ def int_arg(op, name, value, low=None):
     return value
 
 
+def not_a_tensor(op, name, value):
+    """The TypeError for an argument that should be a Tensor (a list, a NumPy array, None):
+    without it the op fails later on a missing .ndim or .dtype, in words naming neither
+    the op nor the argument. Callers test isinstance themselves (hot paths: one check)."""
+    return TypeError(f"{op}: {name} must be a Tensor, got {type(value).__name__}; make one "
+                     f"with mg.tensor(...)")
+
+
+def tensor_args(op, **named):
+    """Each named argument a Tensor, or not_a_tensor's error."""
+    from minigrad.tensor import Tensor               # tensor.py imports this module
+    for name, value in named.items():
+        if not isinstance(value, Tensor):
+            raise not_a_tensor(op, name, value)
+
+
+def optional_tensor_args(op, **named):
+    """tensor_args for optional arguments: None (left out) allowed too."""
+    tensor_args(op, **{name: value for name, value in named.items() if value is not None})
+
+
+def same_float_params(op, input, **params):
+    """A normalisation's parameters and statistics (weight, bias, running_mean ...) of the
+    input's dtype where either is float64, as PyTorch requires ("mixed dtype"): NumPy
+    would otherwise promote a float64 input's float32 weight and return float64, or
+    quietly compute with float64 statistics. float16 with float32 stays allowed (PyTorch's
+    mixed precision, and autocast's)."""
+    dt = input.dtype
+    for name, p in params.items():
+        if p is not None and p.dtype != dt and \
+                (p.dtype == backend.float64 or dt == backend.float64):
+            raise TypeError(f"{op}: {name} has dtype {p.dtype} but the input {dt}; convert "
+                            f"one (input.to(dtype), or module.to(dtype=...)), as PyTorch "
+                            f"requires")
+
+
 def dim_arg(dim, axis):
     """dim, or NumPy's spelling axis."""
     return axis if dim is None else dim
@@ -216,6 +253,18 @@ def check_broadcast(op, *shapes):
         raise ValueError(f"{op}: shapes {' and '.join(str(tuple(s)) for s in shapes)} do not "
                          f"broadcast (each dim, counted from the last, must be equal or "
                          f"1)") from None
+
+
+def warn_if_broadcast(op, input, target):
+    """A loss's target of another shape than its input: PyTorch's warning (the loss then
+    broadcasts, (N,) against (N, 1) giving (N, N)), or an error naming the loss where the
+    shapes do not broadcast at all (else the subtraction's words would be the message)."""
+    shape = tuple(target.shape if hasattr(target, "shape") else backend.to_host(target).shape)
+    if shape != input.shape:
+        check_broadcast(op, input.shape, shape)
+        warnings.warn(f"{op}: using a target size {shape} that is different to the input "
+                      f"size {input.shape}; this will likely lead to incorrect results due "
+                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
 def check_fill_value(op, value, dtype):

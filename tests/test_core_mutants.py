@@ -352,10 +352,14 @@ def test_embedding_refuses_float_indices(device):
 
 # ---- linear.py, loss.py, layer_norm.py: argument checks ---------------------------------
 def test_linear_checks_the_bias_shape(device):
-    """A bias that is not (out_features,) is refused, not broadcast."""
+    """A bias that is not (out_features,) and does not broadcast to the output is refused
+    (PyTorch's addmm adds one that does, as here)."""
     x, w = mg.zeros(2, 3, device=device), mg.zeros(4, 3, device=device)
     with pytest.raises(ValueError, match="bias has shape"):
-        F.linear(x, w, mg.zeros(1, device=device))
+        F.linear(x, w, mg.zeros(3, device=device))
+    with pytest.raises(ValueError, match="bias has shape"):
+        F.linear(x, w, mg.zeros(3, 2, 4, device=device))    # would grow the output
+    assert F.linear(x, w, mg.ones(1, device=device)).tolist() == [[1.0] * 4] * 2
 
 
 def test_cross_entropy_checks_its_targets_and_smoothing(device):
@@ -397,10 +401,10 @@ def test_layer_norm_uses_the_given_eps(device):
 
 # ---- attention.py, random.py: argument checks and dtypes --------------------------------
 def test_attention_argument_checks(device):
-    """dropout_p = 1, a mask with more dims than the scores and a 1-D query are refused."""
+    """dropout_p > 1, a mask with more dims than the scores and a 1-D query are refused."""
     q = mg.zeros(2, 3, 4, device=device)
     with pytest.raises(ValueError, match="dropout_p"):
-        F.scaled_dot_product_attention(q, q, q, dropout_p=1.0)
+        F.scaled_dot_product_attention(q, q, q, dropout_p=1.5)
     with pytest.raises(ValueError, match="attn_mask"):       # more dims than the scores
         F.scaled_dot_product_attention(q, q, q, attn_mask=mg.ones(1, 2, 3, 3, device=device,
                                                                   dtype=mg.bool))

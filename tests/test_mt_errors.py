@@ -106,7 +106,7 @@ _BAD_INPUTS = [
     (lambda: F.scaled_dot_product_attention(mg.ones(2, 3), mg.ones(2, 4), mg.ones(2, 4)),
      ValueError, "must share the last dim"),
     (lambda: F.scaled_dot_product_attention(mg.ones(2, 3), mg.ones(2, 3), mg.ones(2, 3),
-                                            dropout_p=1.0), ValueError, r"dropout_p must be in \[0, 1\)"),
+                                            dropout_p=1.5), ValueError, r"dropout_p must be in \[0, 1\]"),
     (lambda: F.scaled_dot_product_attention(mg.ones(2, 3), mg.ones(4, 3), mg.ones(4, 3),
                                             attn_mask=np.ones((3, 4), bool)),
      ValueError, r"attn_mask of shape \(3, 4\) cannot broadcast"),

@@ -183,7 +183,7 @@ def test_linear_and_layer_errors():
     with pytest.raises(ValueError, match="expected last dim 3"):
         nn.Linear(3, 2)(mg.ones(2, 4))
     with pytest.raises(ValueError, match=r"weight must be 2-D \(out_features, in_features\)"):
-        F.linear(mg.ones(2, 4), mg.ones(4))
+        F.linear(mg.ones(2, 4), mg.ones(1, 2, 4))     # (a 1-D weight is x·w, as PyTorch)
     with pytest.raises(ValueError, match=r"bias has shape \(3,\), expected \(2,\)"):
         F.linear(mg.ones(2, 4), mg.ones(2, 4), mg.ones(3))
     with pytest.raises(ValueError, match="expects in_features=4"):

@@ -163,7 +163,7 @@ def test_eval_forward_passes_gradcheck_and_gradgradcheck():
 
 def test_running_stats_follow_the_formulas():
     """Without torch: the running mean and unbiased variance, by momentum and cumulative."""
-    xs = [_x(5, 3, 2, seed=s) for s in range(3)]
+    xs = [_x(5, 3, 2, seed=s).astype("float32") for s in range(3)]   # the layers' dtype
     m, avg = BatchNorm1d(3), BatchNorm1d(3, momentum=None)
     for x in xs:
         m(mg.tensor(x)), avg(mg.tensor(x))

@@ -260,8 +260,8 @@ def test_native_dropout():
 
 def test_native_batch_norm_eval_and_running_stats(torch):
     x = np.random.default_rng(0).standard_normal((4, 3, 2))
-    mine, ref = (mg.zeros(3), mg.ones(3)), (torch.zeros(3, dtype=torch.float64),
-                                            torch.ones(3, dtype=torch.float64))
+    mine = (mg.zeros(3, dtype=mg.float64), mg.ones(3, dtype=mg.float64))   # x's dtype
+    ref = (torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
     mg.native_batch_norm(mg.tensor(x), None, None, *mine, True, 0.1, 1e-5)
     torch.native_batch_norm(torch.tensor(x), None, None, *ref, True, 0.1, 1e-5)
     for a, b in zip(mine, ref):

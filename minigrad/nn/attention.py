@@ -25,6 +25,7 @@ import enum
 import sys
 
 from minigrad import backends as _backends
+from minigrad.args import int_arg, number_arg, tensor_args
 from minigrad.creation import empty
 from minigrad.nn import init
 from minigrad.nn.layers import Linear
@@ -83,10 +84,13 @@ class MultiheadAttention(Module):
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim!r}) must be a positive "
                              f"multiple of num_heads ({num_heads!r}): each head gets "
                              f"embed_dim // num_heads dims")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout}")
+        if not 0.0 <= number_arg("MultiheadAttention", "dropout", dropout) <= 1.0:
+            raise ValueError(f"MultiheadAttention: dropout must be in [0, 1], got {dropout}")
         self.embed_dim, self.num_heads = embed_dim, num_heads
         self.head_dim = embed_dim // num_heads
+        for name, d in (("kdim", kdim), ("vdim", vdim)):
+            if d is not None:                    # (0 means embed_dim, as PyTorch's `or`)
+                int_arg("MultiheadAttention", name, d, low=0)
         self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first, self.add_zero_attn = dropout, batch_first, add_zero_attn
@@ -123,6 +127,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
+        tensor_args("MultiheadAttention", query=query, key=key, value=value)
         unbatched = query.ndim == 2
         self._check_inputs(query, key, value, unbatched)
         if self.batch_first and not unbatched:       # (N, L, E) -> (L, N, E)

@@ -3,6 +3,7 @@ with PyTorch's parameter and buffer names (weight, bias, running_mean, running_v
 num_batches_tracked), so state dicts map both ways. The normalisation itself is
 ops/batch_norm.py."""
 from minigrad import backend, creation
+from minigrad.args import number_arg
 from minigrad.autograd import no_grad
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
@@ -25,7 +26,8 @@ class _BatchNorm(Module):
         if not backend.is_integer(num_features) or num_features < 0:
             raise TypeError(f"{type(self).__name__}: num_features must be a non-negative "
                             f"integer (the number of channels), got {num_features!r}")
-        if momentum is not None and not 0.0 <= momentum <= 1.0:
+        if momentum is not None and \
+                not 0.0 <= number_arg(type(self).__name__, "momentum", momentum) <= 1.0:
             raise ValueError(f"{type(self).__name__}: momentum must be in [0, 1] or None (a "
                              f"cumulative average), got {momentum!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum

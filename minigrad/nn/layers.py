@@ -4,6 +4,7 @@ Names, arguments, parameter names/shapes and default initialisation follow PyTor
 import math
 
 from minigrad import backend, creation, functional as F
+from minigrad.args import int_arg, not_a_tensor, number_arg
 from minigrad.autograd import no_grad
 from minigrad.nn import init
 from minigrad.nn.module import Module, Parameter
@@ -79,6 +80,9 @@ class Linear(Module):
         kaiming_reset(self)       # PyTorch's default: U(±1/√in_features), the bias too
 
     def forward(self, input):
+        if not isinstance(input, Tensor):
+            raise not_a_tensor(f"Linear({self.in_features}, {self.out_features})", "input",
+                               input)
         if input.ndim == 0 or input.shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}): input has "
                              f"shape {input.shape}, expected last dim {self.in_features}")
@@ -101,10 +105,14 @@ class Embedding(Module):
         if not isinstance(scale_grad_by_freq, bool):
             raise TypeError(f"Embedding: scale_grad_by_freq must be True or False, got "
                             f"{scale_grad_by_freq!r}")
-        self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        if max_norm is not None:
+            max_norm = number_arg("Embedding", "max_norm", max_norm)
+            norm_type = number_arg("Embedding", "norm_type", norm_type)
+        self.max_norm, self.norm_type = max_norm, norm_type
         if padding_idx is not None:
+            padding_idx = int_arg("Embedding", "padding_idx", padding_idx)
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} is outside the table "
                                  f"of {num_embeddings} rows")
@@ -149,11 +157,8 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        _check_sizes("LayerNorm", **{f"normalized_shape[{i}]": n
-                                     for i, n in enumerate(normalized_shape)})
-        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.normalized_shape = _trailing_shape("LayerNorm", normalized_shape)
+        self.eps = eps
         self.register_parameter("weight", None)
         self.register_parameter("bias", None)
         if elementwise_affine:
@@ -182,11 +187,8 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
                  dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        _check_sizes("RMSNorm", **{f"normalized_shape[{i}]": n
-                                   for i, n in enumerate(normalized_shape)})
-        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        self.normalized_shape = _trailing_shape("RMSNorm", normalized_shape)
+        self.eps = eps
         self.register_parameter("weight", None)
         if elementwise_affine:
             self.weight = Parameter(creation.ones(self.normalized_shape, device=device,
@@ -204,6 +206,18 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.weight is not None}")
 
 
+def _trailing_shape(layer, shape):
+    """normalized_shape as a tuple of sizes: an int (a NumPy one too) is one trailing dim,
+    as PyTorch's; anything else but a sequence of ints an error naming it."""
+    if backend.is_integer(shape):
+        shape = (shape,)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{layer}: normalized_shape must be an int or a tuple of ints (the "
+                        f"trailing dims to normalise), got {type(shape).__name__} {shape!r}")
+    _check_sizes(layer, **{f"normalized_shape[{i}]": n for i, n in enumerate(shape)})
+    return tuple(int(n) for n in shape)
+
+
 def _reset_norm(m):
     """LayerNorm's and RMSNorm's reset_parameters: weight ones, bias zeros."""
     if m.weight is not None:
@@ -217,8 +231,8 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: probability must be in [0, 1], got {p}")
+        if not 0.0 <= number_arg(type(self).__name__, "p", p) <= 1.0:
+            raise ValueError(f"{type(self).__name__}: probability must be in [0, 1], got {p}")
         self.p, self.inplace = p, inplace
 
     def forward(self, input):

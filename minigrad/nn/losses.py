@@ -136,8 +136,9 @@ class KLDivLoss(Module):
 
     def __init__(self, reduction="mean", log_target=False):
         super().__init__()
-        if reduction != "batchmean":
-            check_reduction(reduction, "KLDivLoss")
+        if reduction not in ("mean", "batchmean", "sum", "none"):
+            raise ValueError(f"KLDivLoss: reduction must be 'mean', 'batchmean', 'sum' or "
+                             f"'none', got {reduction!r}")
         self.reduction, self.log_target = reduction, log_target
 
     def forward(self, input, target):

@@ -7,7 +7,7 @@ gets zero weights and a zero output, never NaN."""
 import math
 
 from minigrad import backend, parallel
-from minigrad.args import number_arg
+from minigrad.args import number_arg, tensor_args
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.softmax import stable_softmax
@@ -266,8 +266,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     CausalBias (nn.attention.bias: causal_upper_left, causal_lower_right)."""
     if hasattr(attn_mask, "_sdpa_args"):  # nn.attention.bias's CausalBias: a mask, or is_causal
         attn_mask, is_causal = attn_mask._sdpa_args(query, key, is_causal)
+    op = "scaled_dot_product_attention"
+    if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
+        tensor_args(op, query=query, key=key, value=value)
     if scale is not None:
-        scale = number_arg("scaled_dot_product_attention", "scale", scale)
+        scale = number_arg(op, "scale", scale)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: q, k, v need at least 2 dims, got "
                          f"{query.shape}, {key.shape}, {value.shape}")
@@ -281,17 +284,26 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise ValueError(f"scaled_dot_product_attention: q {query.shape} and k {key.shape} must "
                          f"share the last dim, k and v {value.shape} the number of keys")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1), got "
+    lead = query._data.shape[:-2]
+    if key._data.shape[:-2] != lead or value._data.shape[:-2] != lead:
+        _check_batch_dims(query, key, value)
+    try:
+        in_range = 0.0 <= dropout_p <= 1.0
+    except TypeError:                    # "0.1", None: say which argument
+        in_range = number_arg(op, "dropout_p", dropout_p)
+    if not in_range:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got "
                          f"{dropout_p}")
     if query.dtype == backend.float16:   # scores leave float16's range (65504) easily: float32
         up = [t.to(dtype=backend.float32) for t in (query, key, value)]        # inside, as PyTorch
         with autocast_set(None):     # (autocast would cast them back to float16)
             out = scaled_dot_product_attention(*up, attn_mask, dropout_p, is_causal, scale)
         return out.to(dtype=query.dtype)
-    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
+    if dropout_p == 1.0 or \
+            isinstance(attn_mask, Tensor) and attn_mask.requires_grad and is_grad_enabled():
         # a learned additive bias (relative positions, ALiBi): composed from ops that carry
-        # its gradient; the fused op treats masks as constants
+        # its gradient; the fused op treats masks as constants. (And dropout_p = 1, every
+        # weight dropped: a zero output, as PyTorch's, where 1/(1 - p) has no value.)
         out, p = attention_with_weights(query, key, value, attn_mask, is_causal, scale)
         return out if dropout_p == 0 else dropout(p, dropout_p) @ value
     if 0 in query.shape + key.shape + value.shape:
@@ -307,6 +319,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return ScaledDotProductAttention.apply(query, key, value, scale=scale, allowed=allowed,
                                            additive=additive, ceiling=ceiling,
                                            dropout_p=dropout_p)
+
+
+def _check_batch_dims(q, k, v):
+    """q's, k's and v's batch dims (all but the last two) broadcast, or an error naming
+    them (and enable_gqa, where k and v have fewer heads than q)."""
+    try:
+        backend.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        hint = ""
+        if min(q.ndim, k.ndim) >= 3 and 0 < k.shape[-3] < q.shape[-3] and \
+                q.shape[-3] % k.shape[-3] == 0:
+            hint = ("; k and v with fewer heads (dim -3) than q, each serving a group of "
+                    "query heads, need enable_gqa=True")
+        raise ValueError(f"scaled_dot_product_attention: the batch dims (all but the last "
+                         f"two) of q {q.shape}, k {k.shape} and v {v.shape} must be equal or "
+                         f"broadcast{hint}") from None
 
 
 def _shared_heads(q, k, v):

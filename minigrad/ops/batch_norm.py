@@ -3,12 +3,16 @@ channel (dim 1) of an (N, C) or (N, C, L, ...) input is normalised over the batc
 dim after the channels. Composed of differentiable ops (mean, subtract, multiply, rsqrt), so
 the gradient needs no code of its own and gradients of gradients come for free."""
 from minigrad import backend
+from minigrad.args import number_arg, optional_tensor_args, same_float_params, tensor_args
 from minigrad.autograd import no_grad
 
 
 def _check(input, running_mean, running_var, weight, bias, training, momentum,
            op="batch_norm"):
     """The arguments of batch_norm, or of `op` (instance_norm) that shares them."""
+    tensor_args(op, input=input)
+    optional_tensor_args(op, running_mean=running_mean, running_var=running_var,
+                         weight=weight, bias=bias)
     if not backend.is_floating(input.dtype):
         raise TypeError(f"{op}: needs a floating-point input, got dtype {input.dtype}; "
                         f"convert with .float() first")
@@ -22,6 +26,8 @@ def _check(input, running_mean, running_var, weight, bias, training, momentum,
             raise ValueError(f"{op}: {name} has shape {t.shape}, but the input (shape "
                              f"{input.shape}) has {channels} channels at dim 1: expected "
                              f"shape ({channels},), one value per channel")
+    same_float_params(op, input, running_mean=running_mean, running_var=running_var,
+                      weight=weight, bias=bias)
     if (running_mean is None) != (running_var is None):
         raise ValueError(f"{op}: running_mean and running_var must either both be None "
                          "or neither be None")
@@ -51,7 +57,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         running ← (1 - momentum) · running + momentum · batch statistic
     training=False: μ and σ² are running_mean and running_var (which must be given)."""
     _check(input, running_mean, running_var, weight, bias, training, momentum)
-    if not eps >= 0:
+    if not number_arg("batch_norm", "eps", eps) >= 0:
         raise ValueError(f"batch_norm: eps must be >= 0, got {eps}")
     # float16 squares lose most of their digits (and overflow past 256): statistics are
     # computed in float32 and the result returned as float16, as PyTorch

@@ -3,9 +3,10 @@ integer ids, the padding row's gradient held at zero, and PyTorch's max_norm
 renormalisation of the rows picked."""
 import math
 
-from minigrad.args import int_arg
+from minigrad.args import int_arg, not_a_tensor, number_arg
 from minigrad.autograd import Function
 from minigrad.ops.index import IndexAdd, raw_index
+from minigrad.tensor import Tensor
 
 
 class Embedding(Function):
@@ -41,6 +42,8 @@ def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     max_norm: each picked row whose norm_type-norm exceeds it is first scaled down to it,
     in place in weight and outside autograd, as PyTorch's. scale_grad_by_freq: each row's
     gradient over the number of times `indices` holds it."""
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("embedding", "weight", weight)
     idx = raw_index(indices, weight, "embedding", "indices")
     if not hasattr(idx, "dtype") or idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
@@ -72,6 +75,8 @@ def embedding(indices, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 def _renorm_rows(weight, idx, max_norm, norm_type):
     """torch.embedding_renorm_: the rows idx picks, each whose norm passes max_norm scaled
     by max_norm / (norm + 1e-7), in weight's own memory (counted as a write)."""
+    max_norm = number_arg("embedding", "max_norm", max_norm)
+    norm_type = number_arg("embedding", "norm_type", norm_type)
     if not max_norm > 0 or not norm_type > 0:
         raise ValueError(f"embedding: max_norm and norm_type must be > 0, got {max_norm} and "
                          f"{norm_type}")

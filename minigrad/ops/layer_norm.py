@@ -3,7 +3,7 @@ biased variance and eps inside the square root, as PyTorch, then scale and shift
 import math
 
 from minigrad import backend, parallel
-from minigrad.args import number_arg
+from minigrad.args import not_a_tensor, number_arg, same_float_params
 from minigrad.autograd import Function
 from minigrad.ops.blocks import contiguous, in_row_pieces, row_pieces
 from minigrad.ops.rows import col_sum
@@ -191,6 +191,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("layer_norm", "input", input)
     if not backend.is_floating(input.dtype):
         raise TypeError(f"layer_norm: needs a floating-point input, got dtype {input.dtype}; "
                         f"convert with .float() first")
@@ -202,9 +204,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ValueError(f"layer_norm: normalized_shape {normalized_shape} must equal the "
                          f"trailing dims of the input, whose shape is {input.shape}")
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and p.shape != normalized_shape:
+        if p is None:
+            continue
+        if not isinstance(p, Tensor):
+            raise not_a_tensor("layer_norm", name, p)
+        if p.shape != normalized_shape:
             raise ValueError(f"layer_norm: {name} has shape {p.shape}, expected "
                              f"{normalized_shape}")
+        if p.dtype != input.dtype:
+            same_float_params("layer_norm", input, **{name: p})
     if weight is None and bias is not None:
         # a bias alone still needs a (constant, unit) scale before it
         weight = Tensor._make(input.backend.xp.ones(normalized_shape, dtype=input.dtype), input.device)

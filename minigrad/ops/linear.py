@@ -8,6 +8,7 @@ several times faster than NumPy's reduction over the leading axis.
 """
 import math
 
+from minigrad.args import not_a_tensor
 from minigrad.autograd import Function
 from minigrad.ops.matmul import check_same_float, gemm
 from minigrad.ops.rows import col_sum
@@ -50,7 +51,13 @@ def _rows(a):
 
 def linear(input, weight, bias=None):
     """x @ weightᵀ + bias, with weight shaped (out_features, in_features) as PyTorch."""
-    from minigrad.ops.elementwise import _pair
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
+        raise not_a_tensor("linear", "weight" if isinstance(input, Tensor) else "input",
+                           weight if isinstance(input, Tensor) else input)
+    if input.dtype != weight.dtype:
+        _check_dtypes(input, weight)
+    if weight.ndim == 1:                 # PyTorch's too: x·w, one output per row, no dim
+        return _vector_linear(input, weight, bias)
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{weight.shape}")
@@ -58,15 +65,50 @@ def linear(input, weight, bias=None):
         raise ValueError(f"linear: input's last dim is {input.shape[-1] if input.ndim else None} "
                          f"(shape {input.shape}) but weight {weight.shape} expects "
                          f"in_features={weight.shape[-1]}")
-    input, weight = _pair(input, weight)
-    check_same_float("linear", input, weight, autocast=True)
     if bias is None:
         return Linear.apply(input, weight)
-    if bias.shape != (weight.shape[0],):
-        raise ValueError(f"linear: bias has shape {bias.shape}, expected "
-                         f"({weight.shape[0]},) (out_features)")
+    if not isinstance(bias, Tensor):
+        raise not_a_tensor("linear", "bias", bias)
     check_same_float("linear", weight, bias, autocast=True)
+    if bias.shape != (weight.shape[0],):
+        # PyTorch adds any bias that broadcasts to the output (addmm's rule); not fused
+        _check_bias(bias, input.shape[:-1] + (weight.shape[0],))
+        return Linear.apply(input, weight) + bias
     return Linear.apply(input, weight, bias)
+
+
+def _check_dtypes(input, weight):
+    """input and weight of different dtypes: refused where PyTorch refuses them, an
+    integer input (token ids meant for an Embedding would otherwise be cast) or float32
+    with float64; float16 with float32 passes under autocast (check_same_float)."""
+    if (input.dtype.kind == "f") != (weight.dtype.kind == "f"):
+        raise TypeError(f"linear: input has dtype {input.dtype} but weight {weight.dtype}; "
+                        f"convert the input first (.float()), as PyTorch requires")
+    check_same_float("linear", input, weight, autocast=True)
+
+
+def _check_bias(bias, out_shape):
+    """A bias that broadcasts to the output's shape without growing it (addmm's rule)."""
+    if bias.ndim > len(out_shape) or any(b not in (1, o) for b, o in
+                                         zip(bias.shape[::-1], out_shape[::-1])):
+        raise ValueError(f"linear: bias has shape {bias.shape}, expected ({out_shape[-1]},) "
+                         f"(out_features), or a shape that broadcasts to the output's "
+                         f"{out_shape}")
+
+
+def _vector_linear(input, weight, bias):
+    """linear with a 1-D weight (in_features,): input·weight (+ bias), the last dim gone."""
+    if input.ndim == 0 or input.shape[-1] != weight.shape[0]:
+        raise ValueError(f"linear: input's last dim (shape {input.shape}) must match the 1-D "
+                         f"weight's {weight.shape[0]} (in_features)")
+    y = input @ weight
+    if bias is None:
+        return y
+    if not isinstance(bias, Tensor):
+        raise not_a_tensor("linear", "bias", bias)
+    check_same_float("linear", weight, bias, autocast=True)
+    _check_bias(bias, y.shape)
+    return y + bias
 
 
 def bilinear(input1, input2, weight, bias=None):

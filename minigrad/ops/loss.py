@@ -12,7 +12,7 @@ from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.huber import huber
 from minigrad.ops.index import raw_index, gather
-from minigrad.args import check_broadcast, int_arg, number_arg
+from minigrad.args import check_broadcast, int_arg, not_a_tensor, number_arg, warn_if_broadcast
 from minigrad.ops.elementwise import where, log, exp, lift, maximum
 from minigrad.ops.math import log1p
 from minigrad.ops.activations import log1p_exp_parts
@@ -82,6 +82,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     A floating target of the input's shape holds class probabilities, as PyTorch's
     (probability_cross_entropy, in cross_entropy_probs.py)."""
     int_arg("cross_entropy", "ignore_index", ignore_index)
+    if not isinstance(input, Tensor) or target is None:
+        raise not_a_tensor("cross_entropy", *_missing(input, target))
     input = autocast_float32(input)     # (on torch's float32 autocast list)
     if not 0.0 <= number_arg("cross_entropy", "label_smoothing", label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
@@ -126,6 +128,8 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     cross_entropy): loss_i = -weight[t_i]·input[i, t_i], and 0 where t_i is ignore_index.
     "mean" divides the sum by the summed weights of the targets that count (a weighted mean,
     as PyTorch); with none counting it is nan, with a zero gradient."""
+    if not isinstance(input, Tensor) or target is None:
+        raise not_a_tensor("nll_loss", *_missing(input, target))
     input = autocast_float32(input)     # (on torch's float32 autocast list)
     input, t, shape = _class_targets(input, target, ignore_index, "nll_loss")
     check_reduction(reduction, "nll_loss")
@@ -207,6 +211,10 @@ def _class_weight(weight, input, op):
         raise RuntimeError(f"{op}: weight requires grad, but the loss is not differentiable "
                            f"with respect to it (as PyTorch); pass weight.detach()")
     return weight
+
+
+def _missing(input, target):
+    return ("target", target) if isinstance(input, Tensor) else ("input", input)
 
 
 def _describe(t):
@@ -334,7 +342,7 @@ def l1_loss(input, target, reduction="mean", weight=None):
     (input's shape) scales each element's loss, and 'mean' is then Σ weight·loss / Σ weight,
     as PyTorch's."""
     check_reduction(reduction, "l1_loss")
-    _warn_if_broadcast("l1_loss", input, target)
+    warn_if_broadcast("l1_loss", input, target)
     input, target = autocast_float32(input), autocast_float32(target)
     return _weighted((input - target).abs(), weight, input, "l1_loss", reduction)
 
@@ -344,7 +352,7 @@ def mse_loss(input, target, reduction="mean", weight=None):
     broadcasts against input, with PyTorch's warning when the shapes differ. `weight` as
     l1_loss's."""
     check_reduction(reduction, "mse_loss")
-    _warn_if_broadcast("mse_loss", input, target)
+    warn_if_broadcast("mse_loss", input, target)
     return _weighted((input - target) ** 2, weight, input, "mse_loss", reduction)
 
 
@@ -356,7 +364,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     if not number_arg("smooth_l1_loss", "beta", beta) >= 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0 (negative values are not "
                          f"supported), got {beta}")
-    _warn_if_broadcast("smooth_l1_loss", input, target)
+    warn_if_broadcast("smooth_l1_loss", input, target)
     d = input - target
     if beta == 0:                     # the quadratic side would divide by 0
         return _reduce(d.abs(), reduction)
@@ -372,7 +380,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if not number_arg("huber_loss", "delta", delta) > 0:
         raise ValueError(f"huber_loss: delta must be > 0 (non-positive values are not "
                          f"supported), got {delta}")
-    _warn_if_broadcast("huber_loss", input, target)
+    warn_if_broadcast("huber_loss", input, target)
     loss = huber(input - target, delta)                          # one op (ops/huber.py)
     return _weighted(loss, weight, input, "huber_loss", reduction, by_weight=False)
 
@@ -428,14 +436,6 @@ def kl_div(input, target, reduction="mean", log_target=False):
             return loss.sum() * math.nan                 # NumPy's 0/0 warnings
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
-
-
-def _warn_if_broadcast(op, input, target):
-    shape = tuple(target.shape if hasattr(target, "shape") else backend.to_host(target).shape)
-    if shape != input.shape:
-        warnings.warn(f"{op}: using a target size {shape} that is different to the input "
-                      f"size {input.shape}; this will likely lead to incorrect results due "
-                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
 def _reduce(loss, reduction):

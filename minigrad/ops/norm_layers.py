@@ -6,7 +6,7 @@ norm is composed of differentiable ops."""
 import math
 
 from minigrad import backend
-from minigrad.args import number_arg, int_arg
+from minigrad.args import number_arg, int_arg, optional_tensor_args, same_float_params
 from minigrad.autograd import no_grad
 from minigrad.ops.batch_norm import _check, _update_running, batch_norm
 from minigrad.ops.layer_norm import layer_norm
@@ -17,6 +17,8 @@ from minigrad.tensor import Tensor
 def _per_channel(op, y, weight, bias):
     """y · weight + bias, weight and bias (C,) vectors along dim 1 (either may be None)."""
     shape = (1, y.shape[1]) + (1,) * (y.ndim - 2)
+    optional_tensor_args(op, weight=weight, bias=bias)
+    same_float_params(op, y, weight=weight, bias=bias)
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.shape != (y.shape[1],):
             raise ValueError(f"{op}: expected {name} to be a vector of size equal to the "

@@ -9,7 +9,7 @@ differences at once."""
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast, number_arg
+from minigrad.args import check_broadcast, number_arg, optional_tensor_args, tensor_args
 from minigrad.autograd import Function
 from minigrad.grad_mode import _state, autocast_float32, autocast_off
 from minigrad.tensor import Tensor
@@ -91,6 +91,7 @@ def p_norm(x, p, dim, keepdim, op):
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(‖input‖ₚ along dim, eps), as torch.nn.functional.normalize: unit vectors
     along dim, and no division by 0 (the gradient through the clamp is 0 below eps)."""
+    tensor_args("normalize", input=input)
     eps = number_arg("normalize", "eps", eps)
     return input / norm(input, p, dim, keepdim=True).clip(min=eps)
 
@@ -107,7 +108,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Σ (x1/‖x1‖)·(x2/‖x2‖) along dim, each norm at least eps, after broadcasting x1 and
     x2: PyTorch's current formula, which normalises first, so the result stays within [-1, 1]
     and large norms do not overflow. An integer input takes the other's float dtype."""
-    if not eps >= 0:
+    tensor_args("cosine_similarity", x1=x1, x2=x2)
+    if not number_arg("cosine_similarity", "eps", eps) >= 0:
         raise ValueError(f"cosine_similarity: eps must be >= 0, got {eps}")
     kinds = [backend.is_floating(t.dtype) for t in (x1, x2)]
     if not any(kinds):
@@ -123,6 +125,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """‖x1 - x2 + eps‖ₚ over the last dim (of the broadcast shape), as PyTorch: the
     distance between rows of x1 and x2. eps keeps x1 = x2 away from the norm's kink."""
+    tensor_args("pairwise_distance", x1=x1, x2=x2)
     check_broadcast("pairwise_distance", x1.shape, x2.shape)
     return norm(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
@@ -156,6 +159,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
     float16 runs in float32 (with float32's epsilon), as PyTorch; under autocast it stays
     float32 (on torch's float32 autocast list)."""
+    tensor_args("rms_norm", input=input)
+    optional_tensor_args("rms_norm", weight=weight)
     input, weight = autocast_float32(input), autocast_float32(weight)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
@@ -172,12 +177,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         # eps None float32's too, as PyTorch does (its opmath), and returned as float16
         w = None if weight is None else weight.float()
         return rms_norm(input.float(), shape, w, eps).to(dtype=input.dtype)
-    eps = backend.machine_eps(input.dtype) if eps is None else eps
+    eps = backend.machine_eps(input.dtype) if eps is None else number_arg("rms_norm", "eps",
+                                                                            eps)
     if not eps >= 0:
         raise ValueError(f"rms_norm: eps must be >= 0, got {eps}")
     dims = tuple(range(input.ndim - k, input.ndim))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return y if weight is None else y * weight
+    if weight is None:
+        return y
+    # the input's dtype whatever the weight's, as PyTorch's (a float64 weight would promote)
+    return y * weight if weight.dtype == y.dtype else (y * weight).to(dtype=y.dtype)
 
 
 # differences a cdist piece may hold at once (elements): 32 MiB of float64

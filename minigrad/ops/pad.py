@@ -3,7 +3,7 @@ the fill value, so its gradient is the matching slice of the upstream one; the r
 replicate and circular modes pick, along each padded dim, the input's slices at the places
 the mode maps each output place to (indexing, whose gradient adds them back up)."""
 from minigrad import backend
-from minigrad.args import check_fill_value
+from minigrad.args import check_fill_value, not_a_tensor
 from minigrad.tensor import Tensor
 from minigrad.ops.index import GetItem
 from minigrad.ops.shape import cat, clone
@@ -21,6 +21,8 @@ def pad(input, pad, mode="constant", value=None):
     repeating them), 'replicate' repeats the edge values, 'circular' wraps around (these
     three pad the last 1, 2 or 3 dims of an input with one or two more dims, as PyTorch).
     Always a copy."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("pad", "input", input)
     if mode != "constant" and mode not in _OTHER_MODES:
         raise NotImplementedError(f"pad: mode {mode!r} is not a padding mode; use 'constant' "
                                   f"or one of {', '.join(map(repr, _OTHER_MODES))}")

@@ -3,7 +3,7 @@ the dropout of whole channels and alpha dropout, composed with its masks."""
 import warnings
 
 from minigrad import backend
-from minigrad.args import number_arg
+from minigrad.args import not_a_tensor, number_arg
 from minigrad.autograd import Function
 from minigrad.ops.blocks import contiguous, in_pieces
 from minigrad.tensor import Tensor
@@ -53,6 +53,8 @@ def dropout(x, p=0.5, training=True):
     p = number_arg("dropout", "p", p)  # a one-element tensor too, as PyTorch
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability must be in [0, 1], got {p}")
+    if not isinstance(x, Tensor):
+        raise not_a_tensor("dropout", "input", x)
     if not training or p == 0.0:
         return x
     if p == 1.0:
@@ -71,6 +73,8 @@ def channel_dropout(x, p, training, spatial):
     p = number_arg(op, "p", p)  # a one-element tensor too, as PyTorch
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: probability must be in [0, 1], got {p}")
+    if not isinstance(x, Tensor):
+        raise not_a_tensor(op, "input", x)
     # (dropout2d reads a 3D input as (N, C, L), not as an unbatched (C, H, W): PyTorch's)
     unbatched = x.ndim == spatial + 1 and spatial != 2
     if x.ndim != spatial + 2 and not unbatched:
@@ -104,6 +108,8 @@ def alpha_dropout(x, p=0.5, training=False):
     p = number_arg("alpha_dropout", "p", p)  # a one-element tensor too, as PyTorch
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"alpha_dropout: probability must be in [0, 1], got {p}")
+    if not isinstance(x, Tensor):
+        raise not_a_tensor("alpha_dropout", "input", x)
     if not training or p == 0.0:
         return x
     if not backend.is_floating(x.dtype):
