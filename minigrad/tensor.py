@@ -190,12 +190,9 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
 
     def __repr__(self):     # the dtype named unless PyTorch's defaults (NumPy's differ)
         with printing.options():                         # (mg.set_printoptions)
-            body = repr(self.numpy()).replace("array(", "tensor(", 1)
-        shape = body.rfind("shape=(")         # (NumPy 2 names a summarised array's shape,
-        if shape != -1:                       # on a line of its own when the last is full)
-            body = body[:shape].rstrip().rstrip(",") + body[body.index(")", shape) + 1:]
-        cut = body.rfind("dtype=")                      # (NumPy may wrap it to a new line)
-        body = body[:cut].rstrip().rstrip(",") + ")" if cut != -1 else body
+            # NumPy's array repr, less its dtype and shape, indented under "tensor("
+            body = "tensor(" + backend.np.array2string(
+                self.numpy(), separator=", ", prefix="tensor(", suffix=")") + ")"
         # (an empty tensor shows no values to tell its dtype by: named unless float32)
         implied = ("float32",) if self._data.size == 0 else ("float32", "int64", "bool")
         extra = [f"dtype={self.dtype.name}"] * (self.dtype.name not in implied)

@@ -80,6 +80,60 @@ def test_spatial_transformer_round_trip():
     np.testing.assert_allclose(out.numpy(), x.numpy(), atol=1e-6)
 
 
+def test_affine_grid_places_are_computed_in_thetas_dtype():
+    """The base coordinates are linspace's in θ's dtype times (n - 1) / n, rounded there
+    (PyTorch's): float32's middle place of 7 is -2.6e-8, not 0."""
+    theta = mg.tensor([[[1.0, 0, 0], [0, 1, 0]]])
+    x = F.affine_grid(theta, (1, 1, 7, 28), align_corners=False)[0, 0, :, 0].numpy()
+    expected = mg.linspace(-1, 1, 28).numpy() * np.float32(27) / np.float32(28)
+    np.testing.assert_array_equal(x, expected)
+    middle = F.affine_grid(theta, (1, 1, 1, 7), align_corners=False)[0, 0, 3, 0].item()
+    assert middle == float(np.float32(mg.linspace(-1, 1, 7)[3].item()) * np.float32(6) /
+                           np.float32(7)) and middle != 0
+
+
+def test_affine_grid_sums_left_to_right_in_thetas_dtype():
+    """θ·(x, y, 1) as x·θ0 + y·θ1, then + θ2, each step rounded (PyTorch's values; a
+    BLAS matmul misses some by an ulp)."""
+    rng = np.random.default_rng(0)
+    theta = (np.eye(2, 3) + rng.standard_normal((3, 2, 3)) * 1e-3).astype(np.float32)
+    eye = np.tile(np.eye(2, 3, dtype=np.float32), (3, 1, 1))
+    base = F.affine_grid(mg.tensor(eye), (3, 1, 28, 28), False).numpy().reshape(3, -1, 1, 2)
+    t = theta[:, None]
+    expected = base[..., 0] * t[..., 0] + base[..., 1] * t[..., 1] + t[..., 2]
+    got = F.affine_grid(mg.tensor(theta), (3, 1, 28, 28), False).numpy()
+    np.testing.assert_array_equal(got, expected.reshape(got.shape))
+
+
+@pytest.mark.parametrize("size", [(4, 1, 28, 28), (2, 1, 9, 10, 11)], ids=["2d", "3d"])
+def test_affine_grid_bit_for_bit_as_torch(torch, size, dtype):
+    n = len(size) - 2
+    rng = np.random.default_rng(1)
+    theta = (np.eye(n, n + 1) + rng.standard_normal((size[0], n, n + 1)) * 0.3).astype(dtype)
+    for align_corners in (False, True):
+        mine = F.affine_grid(mg.tensor(theta), size, align_corners).numpy()
+        theirs = torch.nn.functional.affine_grid(torch.tensor(theta), size, align_corners)
+        np.testing.assert_array_equal(mine, theirs.numpy())
+
+
+def test_identity_spatial_transformer_grads_as_torch(torch):
+    """The identity θ (the spatial transformer tutorial's start) puts places on pixel
+    centres, up to rounding: the side grid_sample's floor falls on decides θ's gradient,
+    so the places must be PyTorch's bit for bit."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 1, 28, 13)).astype(np.float32)
+    eye = np.tile(np.eye(2, 3, dtype=np.float32), (2, 1, 1))
+    grads = []
+    for lib, fn in ((mg, F), (torch, torch.nn.functional)):
+        theta = lib.tensor(eye, requires_grad=True)
+        grid = fn.affine_grid(theta, x.shape, align_corners=False)
+        out = fn.grid_sample(lib.tensor(x), grid, align_corners=False)
+        (out * lib.tensor(x)).sum().backward()
+        grads.append((grid.detach().numpy(), theta.grad.numpy()))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-4, atol=1e-4)
+
+
 def test_nearest_rounds_halves_to_even_as_torch():
     torch = pytest.importorskip("torch")
     x = np.arange(5.0).reshape(1, 1, 1, 5)

@@ -93,6 +93,9 @@ def test_repr():
         "tensor([1.], dtype=float64, requires_grad=True)"
     assert "requires_grad=True" in repr(mg.ones(2, requires_grad=True))
     assert "grad_fn=Mul" in repr(mg.ones(2, requires_grad=True) * 2)
+    # rows indented under "tensor(", one more than NumPy's under "array(", as PyTorch's
+    assert repr(mg.zeros(2, 1, 2)) == "tensor([[[0., 0.]],\n\n        [[0., 0.]]])"
+    assert repr(mg.arange(6).view(2, 3)) == "tensor([[0, 1, 2],\n        [3, 4, 5]])"
 
 
 def test_protocol_errors():

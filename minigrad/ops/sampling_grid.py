@@ -15,6 +15,7 @@ import warnings
 
 from minigrad import backend
 from minigrad.args import int_arg
+from minigrad.linspace_rule import linspace_values
 from minigrad.ops.elementwise import where
 from minigrad.ops.index import GetItem
 from minigrad.tensor import Tensor
@@ -38,13 +39,16 @@ def _align_corners(align_corners):
 
 
 # ---- affine_grid -------------------------------------------------------------------------
-def _steps(n, align_corners):
+def _steps(n, align_corners, dtype):
     """The normalised coordinates of n places: -1 and 1 the centres of the end places
-    (align_corners) or their outer edges; a single place is 0."""
+    (align_corners) or their outer edges; a single place is 0. Computed as PyTorch's, in
+    theta's dtype (its linspace, then · (n - 1) / n rounded twice): the identity θ then
+    puts each place exactly where PyTorch's does, at a pixel's centre or a rounding off it,
+    and grid_sample's floor, whose side decides the grid's gradient, falls alike."""
     if n == 1:
-        return np.zeros(1)
-    c = np.linspace(-1.0, 1.0, n)
-    return c if align_corners else c * (n - 1) / n
+        return np.zeros(1, dtype)
+    c = linspace_values(np, -1, 1, n, dtype)
+    return c if align_corners else c * dtype.type(n - 1) / dtype.type(n)
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -76,10 +80,18 @@ def affine_grid(theta, size, align_corners=None):
                       "affine_grid. See the documentation of affine_grid for details.",
                       UserWarning, stacklevel=2)
     # (x, y[, z], 1) per place, x the last dim's coordinate
-    axes = np.meshgrid(*[_steps(s, align_corners) for s in spatial], indexing="ij")
-    base = np.stack(list(axes[::-1]) + [np.ones(spatial)], -1).reshape(1, -1, n + 1)
-    base = Tensor._make(theta.backend.xp.asarray(base, dtype=theta.dtype), theta.device)
-    grid = base @ theta.transpose(1, 2)                       # (N, places, n)
+    dtype = np.dtype(theta.dtype)
+    axes = np.meshgrid(*[_steps(s, align_corners, dtype) for s in spatial], indexing="ij")
+    base = np.stack(list(axes[::-1]) + [np.ones(spatial, dtype)], -1).reshape(1, -1, n + 1)
+    base = theta.backend.xp.asarray(base, dtype=theta.dtype)
+    # θ·(x, y, 1) as Σ_k base_k·θ[:, :, k] left to right, each product and sum rounded:
+    # PyTorch's values, which a BLAS matmul (fusing or reordering) misses by an ulp; near
+    # the identity θ an ulp moves a place across a pixel centre, so grid_sample's floor,
+    # and with it θ's gradient, changes side
+    grid = Tensor._make(base[..., 0:1], theta.device) * theta[:, None, :, 0]
+    for k in range(1, n):
+        grid = grid + Tensor._make(base[..., k:k + 1], theta.device) * theta[:, None, :, k]
+    grid = grid + theta[:, None, :, n]                        # (N, places, n); 1·θ exact
     return grid.reshape((size[0],) + spatial + (n,))
 
 
