@@ -232,13 +232,20 @@ def keepdim_arg(keepdim, keepdims):
     return keepdim if keepdims is None else keepdims
 
 
+def is_0d_integer(n):
+    """A 0-d integer tensor or array: PyTorch takes one wherever an int goes (a size, a dim:
+    x.view(n) with n = t.sum()); int(n) is its value. Never a bool."""
+    return getattr(n, "ndim", None) == 0 and \
+        getattr(getattr(n, "dtype", None), "kind", None) in ("i", "u")
+
+
 def shape_args(shape, op):
-    """Accept both f(2, 3) and f((2, 3)); each size (or dim) an integer, as PyTorch: 2.5
-    is an error, not a silent 2."""
+    """Accept both f(2, 3) and f((2, 3)); each size (or dim) an integer (or a 0-d integer
+    tensor), as PyTorch: 2.5 is an error, not a silent 2."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for s in shape:
-        if not backend.is_integer(s):
+        if not backend.is_integer(s) and not is_0d_integer(s):
             raise TypeError(f"{op}: sizes and dims must be integers, got {s!r} in "
                             f"{tuple(shape)}")
     return tuple(int(s) for s in shape)
@@ -289,6 +296,18 @@ def check_fill_value(op, value, dtype):
     if dtype.kind == "u" and v < 0:                   # wrapped, as PyTorch: -1 is 255
         return v % (high + 1)
     return value
+
+
+def one_value(op, value):
+    """A fill value that is one number: a number, or a tensor or array of one element (0-d,
+    as PyTorch; a tensor keeps its place in the graph), else a clear error (a list, None, a
+    tensor of several elements would reach NumPy's broadcasting words)."""
+    if backend.is_scalar(value) or getattr(value, "size", None) == 1 or \
+            callable(getattr(value, "numel", None)) and value.numel() == 1:
+        return value
+    got = f"shape {tuple(value.shape)}" if hasattr(value, "shape") else type(value).__name__
+    raise TypeError(f"{op}: value must be a number or a tensor of one element, got {got}; "
+                    f"for a value per element, use where(mask, values, x)")
 
 
 def refuse_complex(op, value):

@@ -236,9 +236,10 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         return self
 
     # ---- conversion and autograd state ------------------------------------------------
-    def numpy(self):
+    def numpy(self, *, force=False):
         """A host NumPy array: on the CPU the tensor's own array (`_data`, sharing its
-        memory, as PyTorch's), a copy when the tensor is on the GPU."""
+        memory, as PyTorch's), a copy when the tensor is on the GPU. (force=True, PyTorch's
+        leave to detach and copy first, changes nothing: that is what happens anyway.)"""
         return self.backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -259,23 +260,29 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
     def tolist(self):
         return self.numpy().tolist()
 
-    def to(self, device=None, dtype=None, *, memory_format=_mf.preserve_format):
-        """A copy on another device and/or of another dtype (self when nothing changes),
-        and/or laid out in memory_format (see memory_format.to). Differentiable: gradients
-        flow back to the original device and dtype."""
+    def to(self, device=None, dtype=None, non_blocking=False, copy=False, *,
+           memory_format=_mf.preserve_format):
+        """A copy on another device and/or of another dtype (self when nothing changes, but
+        a copy with copy=True), and/or laid out in memory_format (see memory_format.to).
+        Differentiable: gradients flow back to the original device and dtype. non_blocking
+        is taken, as PyTorch's, and changes nothing (every copy here is synchronous)."""
+        if isinstance(dtype, bool):     # t.to(dtype or tensor, non_blocking, copy): shifted
+            dtype, non_blocking, copy = None, dtype, non_blocking
         device, dtype = split_device_dtype(device, dtype)
         out = self
         if dtype is not None and backend.dtype(dtype) != self.dtype:
             out = ops.shape.astype(out, backend.dtype(dtype))
         if device is not None and backend.device_name(device) != self.device:
             out = ops.shape.to_device(out, backend.device_name(device))
-        return _mf.to(self, out, memory_format)
+        out = _mf.to(self, out, memory_format)
+        return out.clone(memory_format=memory_format) if copy and out is self else out
 
-    def cpu(self):
-        return self.to("cpu")
+    def cpu(self, memory_format=_mf.preserve_format):
+        return self.to("cpu", memory_format=memory_format)
 
-    def cuda(self):
-        return self.to("cuda")
+    def cuda(self, device=None, non_blocking=False, memory_format=_mf.preserve_format):
+        device = f"cuda:{device}" if isinstance(device, int) else device or "cuda"
+        return self.to(device, memory_format=memory_format)
 
     def float(self): return self.to(dtype=backend.float32)
     def double(self): return self.to(dtype=backend.float64)

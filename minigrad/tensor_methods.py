@@ -351,7 +351,7 @@ class TensorMethods(TensorMore):    # (tensor_more.py: unfold, sum_to_size, mH..
 
     # ---- shape ------------------------------------------------------------------------
     def reshape(self, *shape): return ops.shape.reshape(self, _shape_args(shape, "reshape"))
-    def view(self, *shape): return ops.shape.view(self, _shape_args(shape, "view"))
+    def view(self, *shape, dtype=None): return ops.shape_extra.view(self, shape, dtype)
     def flatten(self, start_dim=0, end_dim=-1): return ops.shape.flatten(self, start_dim, end_dim)
     def unflatten(self, dim, sizes): return ops.shape.unflatten(self, dim, sizes)
     def permute(self, *dims): return ops.shape.permute(self, _shape_args(dims, "permute"))

@@ -164,7 +164,9 @@ ALLOWED_OPS = {
     "Tensor.max": {"other"}, "Tensor.min": {"other"},
     # copy_'s second overload (other) is a TorchScript form; non_blocking: no async copies
     "Tensor.copy_": {"other", "non_blocking"},
-    "Tensor.to": {"other", "copy", "non_blocking"},
+    "Tensor.to": {"other"},
+    # TorchScript's aten::cuda(self) lacks the Python method's device and non_blocking
+    "Tensor.cuda": {"device", "non_blocking"},
     # h/v/dsplit(indices=[...]): minigrad takes the indices positionally (as sections)
     "mg.hsplit": {"indices"}, "mg.vsplit": {"indices"}, "mg.dsplit": {"indices"},
     "Tensor.hsplit": {"indices"}, "Tensor.vsplit": {"indices"}, "Tensor.dsplit": {"indices"},

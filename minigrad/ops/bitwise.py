@@ -21,7 +21,7 @@ def _integers(op, a, b):
         raise TypeError(f"{op}: expected a Tensor, got {type(a).__name__} and "
                         f"{type(b).__name__}")
     given = [str(t.dtype) if isinstance(t, Tensor) else type(t).__name__ for t in (a, b)]
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, op)
     if a.dtype.kind not in "iub" or b.dtype.kind not in "iub" or \
             a.dtype == b.dtype == backend.bool_:            # (given: before promotion)
         raise TypeError(f"{op}: needs integer tensors (one may be bool), as PyTorch; got "

@@ -5,7 +5,7 @@ broadcasting. The functions users call (add, mul, ...) first make both operands 
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast, check_fill_value, number_arg
+from minigrad.args import check_broadcast, check_fill_value, number_arg, one_value
 from minigrad.autograd import Function, is_grad_enabled
 from minigrad.tensor import Tensor
 from minigrad.ops.matmul import matmul
@@ -203,16 +203,16 @@ class Where(Function):
 def add(a, b):
     if half_meets_big(a, b):
         return in_float32(add, a, b)
-    return Add.apply(*_pair(a, b))
+    return Add.apply(*_pair(a, b, "add (+)"))
 def sub(a, b):
     _no_bool([t for t in (a, b) if isinstance(t, Tensor)], "subtraction, the `-` operator,")
     if half_meets_big(a, b):
         return in_float32(sub, a, b)
-    return Sub.apply(*_pair(a, b))
+    return Sub.apply(*_pair(a, b, "sub (-)"))
 def mul(a, b):
     if half_meets_big(a, b):
         return in_float32(mul, a, b)
-    return Mul.apply(*_pair(a, b))
+    return Mul.apply(*_pair(a, b, "mul (*)"))
 def div(a, b):
     if half_meets_big(a, b):
         return in_float32(div, a, b)
@@ -222,7 +222,7 @@ def div(a, b):
         a = a.to(dtype=backend.DEFAULT_FLOAT)
     elif isinstance(b, Tensor) and b.dtype.kind != "f" and backend.is_scalar(a):
         b = b.to(dtype=backend.DEFAULT_FLOAT)
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, "div (/)")
     if not backend.is_floating(a.dtype):  # true division of integers gives float32 (as PyTorch)
         a, b = a.to(dtype=backend.DEFAULT_FLOAT), b.to(dtype=backend.DEFAULT_FLOAT)
     return Div.apply(a, b)
@@ -231,7 +231,7 @@ def pow(a, b):
         return a.clone() if b else a | True       # x ** True is x, x ** False is 1: bools
     if isinstance(a, Tensor) and a.dtype.kind in "iu" and backend.is_integer(b):
         _integer_exponent(b, a.dtype)           # lifted, it would wrap into a's dtype
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, "pow (**)")
     if a.dtype == b.dtype == backend.bool_:   # NumPy would answer int8, not one of ours
         raise TypeError("pow: bool ** bool is not supported (PyTorch refuses two bool tensors "
                         "too); convert with .long() or .float() first")
@@ -280,8 +280,8 @@ def sigmoid(input):
     return Sigmoid.apply(input)
 def relu(input): return Relu.apply(input)
 def erf(input): return Erf.apply(_floating(input))
-def maximum(input, other): return Maximum.apply(*_pair(input, other))
-def minimum(input, other): return Minimum.apply(*_pair(input, other))
+def maximum(input, other): return Maximum.apply(*_pair(input, other, "maximum"))
+def minimum(input, other): return Minimum.apply(*_pair(input, other, "minimum"))
 
 
 def _floating(a):
@@ -343,10 +343,11 @@ def _cond_array(cond, like, op):
     return c
 
 
-def where(condition, input, other):
-    """Elementwise `input if condition else other`; condition is a boolean tensor or array.
-    Two scalars become tensors on the condition's device (floats float32, ints int64, as
-    PyTorch)."""
+def where(condition, input=None, other=None):
+    """Elementwise `input if condition else other`, condition a boolean tensor or array (two
+    scalars: float32/int64 tensors on its device); alone, condition.nonzero(as_tuple=True)."""
+    if input is None and other is None and isinstance(condition, Tensor):
+        return condition.nonzero(as_tuple=True)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         device = condition.device if isinstance(condition, Tensor) else "cpu" if backend.is_scalar(
             condition) or not hasattr(condition, "shape") else backend.device_of_array(condition)
@@ -354,10 +355,9 @@ def where(condition, input, other):
     like = input if isinstance(input, Tensor) else other
     # an integer beside an integer tensor must fit it, as PyTorch (lift would wrap it)
     for value, beside in ((input, other), (other, input)):
-        if backend.is_integer(value) and isinstance(beside, Tensor) and \
-                beside.dtype.kind in "iu":
+        if backend.is_integer(value) and isinstance(beside, Tensor) and beside.dtype.kind in "iu":
             check_fill_value("where", value, beside.dtype)
-    input, other = _pair(input, other)
+    input, other = _pair(input, other, "where")
     return Where.apply(input, other, cond=_cond_array(condition, like, "where"))
 
 
@@ -373,13 +373,13 @@ def masked_fill(input, mask, value):
     if not fits:
         raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} cannot broadcast to "
                          f"the tensor's shape {input.shape}")
-    value = check_fill_value("masked_fill", value, input.dtype)   # 1000 into int8: an error
+    value = check_fill_value("masked_fill", one_value("masked_fill", value), input.dtype)
     return Where.apply(lift(value, input).to(dtype=input.dtype), input, cond=m)  # x's dtype, as PyTorch
 
 
 def compare(name, a, b):
     """A comparison or logical op: a boolean tensor, outside the graph."""
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, name)
     if a.device != b.device:
         raise RuntimeError(f"{name}: tensors on different devices ({a.device}, {b.device})")
     check_broadcast(name, a.shape, b.shape)
@@ -408,7 +408,7 @@ def _bool_or_int(tensors, name):
 
 def bitwise(name, a, b):
     """&, |, ^: logical on bools, bitwise on integers (as PyTorch); outside the graph."""
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, name)
     _bool_or_int((a, b), name)
     return compare(name, a, b)
 

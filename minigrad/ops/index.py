@@ -158,12 +158,15 @@ def _is_int(i):
 
 def check_index(x, index, op):
     """Raise a clear IndexError for an index (from raw_index) that does not fit x: NumPy's
-    words plus the shape, and a bounds check of integer arrays (CuPy would wrap them)."""
+    words plus the shape, a bounds check of integer arrays (CuPy would wrap them) and a
+    shape check of boolean masks."""
     items = index if isinstance(index, tuple) else (index,)
     # validate cheaply: every array index replaced by whole slices is basic indexing (a view)
-    trial, arrays = [], []  # arrays: (position in trial, integer array)
+    trial, arrays = [], []  # arrays: (position in trial, integer array or mask)
     for i in items:
         if hasattr(i, "dtype") and i.dtype == backend.bool_:
+            if i.ndim:
+                arrays.append((len(trial), i))
             trial += [slice(None)] * i.ndim       # a mask covers as many dims as it has
         elif hasattr(i, "dtype") and i.dtype.kind in "iu":
             arrays.append((len(trial), i))
@@ -181,7 +184,12 @@ def check_index(x, index, op):
         spread = x.ndim - sum(consumes)           # the dims an Ellipsis stands for
         for pos, a in arrays:
             dim = sum(consumes[:pos]) + (spread if Ellipsis in trial[:pos] else 0)
-            _check_in_bounds(a, dim, x.shape, op)
+            if a.dtype != backend.bool_:
+                _check_in_bounds(a, dim, x.shape, op)
+            elif a.shape != x.shape[dim:dim + a.ndim]:    # (NumPy's words name an axis)
+                raise IndexError(f"{op}: a boolean mask of shape {tuple(a.shape)} must have "
+                                 f"the shape of the dims it covers, {x.shape[dim:dim + a.ndim]}"
+                                 f" from dim {dim} of the tensor of shape {x.shape}")
 
 
 def _check_in_bounds(a, dim, shape, op):

@@ -125,7 +125,11 @@ def setitem(t, index, value, op="setitem"):
                                f"move it with .to({t.device!r}) first")
         value = value._data
     elif not backend.is_scalar(value):          # a list or host array: to this device first
-        value = t.backend.from_numpy(check_numbers(backend.to_host(value), value))
+        try:
+            host = backend.to_host(value)
+        except TypeError as e:                  # None, a string: words that name no op
+            raise TypeError(f"{op}: {e}") from None
+        value = t.backend.from_numpy(check_numbers(host, value))
     elif t.dtype.kind in "iu" and backend.is_integer(value):
         # PyTorch's rule: above the dtype's highest is an error, below its lowest wraps
         # (u8[0] = -1 writes 255)

@@ -235,7 +235,7 @@ def _division_operands(a, b, op):
     """As PyTorch: not two bool operands (one beside an integer counts as 0/1), and an
     integer divisor of 0 is an error (NumPy gives 0 with a warning); the check reads the
     divisor back, for integer tensors only."""
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, op)
     if a.dtype == b.dtype == backend.bool_:
         raise TypeError(f"{op}: not implemented for two bool tensors; convert with .long() "
                         f"or .float() first")

@@ -95,7 +95,7 @@ def check_same_float(op, a, b, autocast=False):
 
 def matmul(input, other):
     from minigrad.ops.elementwise import _pair
-    input, other = _pair(input, other)
+    input, other = _pair(input, other, "matmul (@)")
     check_same_float("matmul", input, other, autocast=True)
     if input.ndim == 0 or other.ndim == 0:
         raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {input.shape} "
@@ -111,7 +111,7 @@ def matmul(input, other):
 
 def _need(op, a, b, ndims, what):
     from minigrad.ops.elementwise import _pair
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, op)
     if a.ndim != ndims or b.ndim != ndims:
         raise ValueError(f"{op}: needs two {what}, got shapes {a.shape} and {b.shape}"
                          f"{'' if op == 'outer' else '; matmul (@) takes any'}")

@@ -2,17 +2,18 @@
 the tensor's dtype), a float beside an integer tensor makes the result float, a 0-d tensor
 of the same kind counts as a number; and a float16 tensor beside a number float16 cannot
 hold computes in float32. The binary elementwise ops (elementwise.py) and the matmul family
-share these rules."""
+share these rules; cat and stack join tensors in their widest float (common_float)."""
 import math
 
 from minigrad import backend
 from minigrad.tensor import Tensor
 
 
-def lift(x, like):
+def lift(x, like, op=None):
     """A Python or NumPy scalar, list or array as a constant Tensor beside `like`. A scalar is
     weak, as in PyTorch: it takes `like`'s dtype (float32 stays float32, np.float64(2) too),
-    except a float next to an integer/bool tensor (float32) and an int next to a bool (int64)."""
+    except a float next to an integer/bool tensor (float32) and an int next to a bool (int64).
+    Anything else (None, a string) is refused in words naming `op`."""
     if isinstance(x, Tensor):
         return x
     if backend.is_scalar(x):
@@ -39,16 +40,19 @@ def lift(x, like):
                                 f"the op computes in beside a {like.dtype} tensor, without "
                                 f"overflow (as PyTorch refuses it)") from None
         return Tensor._make(value, like.device)
-    return Tensor(x, device=like.device)
+    try:
+        return Tensor(x, device=like.device)
+    except TypeError as e:                     # (its words name no op: `x < None`, x + "a")
+        raise TypeError(f"{op}: {e}" if op else str(e)) from None
 
 
-def _pair(a, b):
+def _pair(a, b, op=None):
     """Both operands as Tensors. A float beside an integer/bool operand casts that operand to
     the float's dtype (as PyTorch), where NumPy would compute int64 + float32 in float64."""
     if not isinstance(a, Tensor):
-        a = lift(a, b)
+        a = lift(a, b, op)
     elif not isinstance(b, Tensor):
-        b = lift(b, a)
+        b = lift(b, a, op)
     da, db = a.dtype, b.dtype
     if da == db:                                         # the common case
         return a, b
@@ -94,3 +98,13 @@ def in_float32(op, a, b):
     end: PyTorch's float16 ops compute so (a product that fits float16 is kept)."""
     up = [x.to(dtype=backend.float32) if isinstance(x, Tensor) else x for x in (a, b)]
     return op(*up).to(dtype=backend.float16)
+
+
+def common_float(tensors):
+    """cat's and stack's tensors in one dtype where floats are among them: as PyTorch, the
+    widest float (NumPy would make int64 + float32 float64)."""
+    floats = [t.dtype for t in tensors if t.dtype.kind == "f"]
+    if floats and any(t.dtype != floats[0] for t in tensors):
+        wide = max(floats, key=lambda dt: dt.itemsize)
+        tensors = [t if t.dtype == wide else t.to(dtype=wide) for t in tensors]
+    return tensors

@@ -5,6 +5,7 @@ import math
 from collections import namedtuple
 
 from minigrad import backend
+from minigrad.args import is_0d_integer
 from minigrad.autograd import Function
 from minigrad.grad_mode import _state, autocast_off
 from minigrad.tensor import Tensor
@@ -16,7 +17,7 @@ def normalize_dims(dim, ndim, op):
         return tuple(range(ndim))
     n = max(ndim, 1)  # a 0-d tensor accepts dim 0 and -1, as PyTorch
     # a NumPy integer is one; a bool is not (True would silently be dim 1), as PyTorch
-    if backend.is_integer(dim):
+    if backend.is_integer(dim) or is_0d_integer(dim):
         dims = (int(dim),)
     elif isinstance(dim, (tuple, list)) and all(backend.is_integer(d) for d in dim):
         dims = tuple(int(d) for d in dim)
@@ -37,7 +38,7 @@ def normalize_dims(dim, ndim, op):
 def normalize_dim(dim, ndim, op):
     """One dim (an integer, negatives allowed; not None, not a tuple) as a non-negative int,
     for ops that work along a single dim."""
-    if not backend.is_integer(dim):
+    if not backend.is_integer(dim) and not is_0d_integer(dim):
         raise TypeError(f"{op}: dim must be an int, got {dim!r}")
     return normalize_dims(dim, ndim, op)[0]
 

@@ -2,10 +2,11 @@
 roll, unflatten, tril/triu, dtype and device changes (indexing has its own file, index.py;
 F.pad has pad.py). Most forwards are views; each backward puts gradients back."""
 from minigrad import backend
-from minigrad.args import int_arg
+from minigrad.args import int_arg, is_0d_integer
 from minigrad.autograd import Function, record_outputs
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dims, normalize_dim, expand  # noqa: F401 (expand)
+from minigrad.ops.promotion import common_float
 
 
 class Reshape(Function):
@@ -143,7 +144,7 @@ def reshape(x, shape):
             (-1 in shape and (n == 0 or x.numel() % n)):
         raise ValueError(f"reshape: cannot view a tensor of shape {x.shape} ({x.numel()} "
                          f"elements) as {tuple(shape)} (the sizes must multiply to "
-                         f"{x.numel()}; one -1 at most, and not beside a 0)")
+                         f"{x.numel()}; each >= 0 but one -1 at most, inferred, not beside a 0)")
     return Reshape.apply(x, shape=tuple(shape))  # a new view even of the same shape
 
 
@@ -188,7 +189,9 @@ def squeeze(x, dim=None):
 
 def unsqueeze(x, dim):
     if not backend.is_integer(dim):
-        raise TypeError(f"unsqueeze: dim must be an int, got {dim!r}")
+        if not is_0d_integer(dim):
+            raise TypeError(f"unsqueeze: dim must be an int, got {dim!r}")
+        dim = int(dim)
     if not -x.ndim - 1 <= dim <= x.ndim:
         raise IndexError(f"unsqueeze: dim {dim} out of range for a tensor with {x.ndim} dims "
                          f"(valid: {-x.ndim - 1}..{x.ndim})")
@@ -197,9 +200,9 @@ def unsqueeze(x, dim):
 
 
 def flatten(x, start_dim=0, end_dim=-1):
-    if x.ndim == 0:
-        return reshape(x, (1,))
     s, e = (normalize_dim(d, x.ndim, "flatten") for d in (start_dim, end_dim))
+    if x.ndim == 0:                          # (its dims 0 and -1 are checked, as PyTorch)
+        return reshape(x, (1,))
     if s > e:  # x.shape[s:e + 1] would be empty and insert a new dim of 1
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"(dims {s} > {e} of a tensor of shape {x.shape})")
@@ -219,8 +222,16 @@ def cat(tensors, dim=0):
         if t.ndim == 0:
             raise ValueError(f"cat: the tensor at position {i} is 0-d, and a 0-d tensor has "
                              f"no dim to join along; use mg.stack to join 0-d tensors")
+    if any(t.shape == (0,) for t in tensors):
+        # PyTorch's legacy rule: a 1-D empty tensor joins tensors of any shape (out = [] then
+        # out = cat([out, x]) in a loop), as the empty slice of the others
+        ref = next((t.shape for t in tensors if t.shape != (0,)), (0,))
+        if len(ref) > 1:
+            d = normalize_dim(dim, len(ref), "cat")
+            empty = ref[:d] + (0,) + ref[d + 1:]
+            tensors = [reshape(t, empty) if t.shape == (0,) else t for t in tensors]
     d = normalize_dim(dim, tensors[0].ndim, "cat")
-    tensors = _common_float(tensors)
+    tensors = common_float(tensors)
     ref = tensors[0].shape
     for t in tensors[1:]:
         if t.ndim != len(ref) or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref))
@@ -237,23 +248,13 @@ def stack(tensors, dim=0):
     if any(t.shape != tensors[0].shape for t in tensors):
         raise ValueError(f"stack: all tensors must have the same shape, got "
                          f"{[t.shape for t in tensors]}")
-    return Stack.apply(*_common_float(tensors),
+    return Stack.apply(*common_float(tensors),
                        dim=normalize_dim(dim, tensors[0].ndim + 1, "stack"))
-
-
-def _common_float(tensors):
-    """cat's and stack's tensors in one dtype where floats are among them: as PyTorch, the
-    widest float (NumPy would make int64 + float32 float64)."""
-    floats = [t.dtype for t in tensors if t.dtype.kind == "f"]
-    if floats and any(t.dtype != floats[0] for t in tensors):
-        wide = max(floats, key=lambda dt: dt.itemsize)
-        tensors = [t if t.dtype == wide else t.to(dtype=wide) for t in tensors]
-    return tensors
 
 
 def split(tensor, split_size_or_sections, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
-    d = normalize_dim(dim, tensor.ndim, "split")
+    d = normalize_dim(dim, _need_dims(tensor, "split", 1).ndim, "split")
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, bool):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
@@ -306,7 +307,7 @@ def narrow(x, dim, start, length):
 def chunk(input, chunks, dim=0):
     if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
-    n = input.shape[normalize_dim(dim, input.ndim, "chunk")]
+    n = input.shape[normalize_dim(dim, _need_dims(input, "chunk", 1).ndim, "chunk")]
     if n == 0:  # an empty dim: `chunks` empty pieces, as PyTorch
         return split(input, [0] * chunks, dim)
     return split(input, -(-n // chunks), dim)
@@ -332,12 +333,12 @@ def unbind(input, dim=0):
 
 
 def tril(input, diagonal=0):
-    _need_2d(input, "tril")
+    _need_dims(input, "tril")
     return Triangle.apply(input, upper=False, diagonal=int_arg("tril", "diagonal", diagonal))
 
 
 def triu(input, diagonal=0):
-    _need_2d(input, "triu")
+    _need_dims(input, "triu")
     return Triangle.apply(input, upper=True, diagonal=int_arg("triu", "diagonal", diagonal))
 
 
@@ -354,9 +355,11 @@ def _tensor_list(tensors, op):
     return tensors
 
 
-def _need_2d(x, op):
-    if x.ndim < 2:
-        raise ValueError(f"{op}: needs a tensor with at least 2 dims, got shape {x.shape}")
+def _need_dims(x, op, n=2):
+    if x.ndim < n:
+        raise ValueError(f"{op}: needs a tensor with at least {n} dim{'s' * (n > 1)}, got "
+                         f"shape {x.shape}")
+    return x
 
 
 def astype(x, dtype):

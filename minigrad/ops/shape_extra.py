@@ -2,13 +2,48 @@
 are theirs): ravel, fliplr, flipud, hsplit, vsplit, dsplit, split_with_sizes, diagflat,
 atleast_1d/2d/3d, column_stack, dstack, block_diag, cartesian_prod, combinations, msort,
 adjoint; and the questions about a tensor that torch also asks as functions (is_same_size,
-is_signed, is_complex, is_nonzero, get_device)."""
+is_signed, is_complex, is_nonzero, get_device). And x.view's two meanings: a shape, or a
+dtype (the same bytes read as another dtype)."""
 import itertools
 
 from minigrad import backend
+from minigrad.args import shape_args
 from minigrad.tensor import Tensor
 from minigrad.ops.layout import diag, meshgrid, tensor_split
 from minigrad.ops.shape import cat, flip, reshape, split, stack, transpose
+from minigrad.ops.shape import view as view_shape
+
+
+def view(x, shape, dtype=None):
+    """x.view(*shape) (shape.py's view: x's memory in another shape), or x.view(dtype), as
+    PyTorch's: x's bytes read as another dtype, a view outside the graph. A dtype of another
+    size scales the last dim, which must then be contiguous and hold whole elements."""
+    if dtype is None and len(shape) == 1 and not isinstance(shape[0], (tuple, list)) and \
+            not backend.is_integer(shape[0]):
+        try:
+            dtype, shape = backend.dtype(shape[0]), ()
+        except TypeError:
+            pass                                  # not a dtype: shape_args names the size
+    if dtype is None:
+        return view_shape(x, shape_args(shape, "view"))
+    if shape:
+        raise TypeError(f"view: give a shape or a dtype, not both (got {shape} and {dtype})")
+    new, old = backend.dtype(dtype), x.dtype
+    if new.itemsize != old.itemsize:
+        what = f"{old} as {new} (elements of {old.itemsize} and {new.itemsize} bytes)"
+        if x.ndim == 0:
+            raise RuntimeError(f"view: a 0-d tensor cannot be viewed as a dtype of another "
+                               f"size: {what}")
+        k = max(new.itemsize // old.itemsize, 1)   # a wider dtype: whole ones, where they start
+        if x.shape[-1] * old.itemsize % new.itemsize or x.shape[-1] > 1 and x.stride(-1) != 1 \
+                or any(n % k for n in x.stride()[:-1] + (x.storage_offset(),)):
+            raise RuntimeError(f"view: to view {what}, the last dim must be contiguous and "
+                               f"hold whole elements, and each other stride and the offset be "
+                               f"whole elements too; got shape {x.shape}, strides "
+                               f"{x.stride()}, offset {x.storage_offset()}")
+    out = Tensor._make(x._data.view(new), x.device)
+    out._version_counter = x._version_counter        # a view: it counts x's changes
+    return out
 
 
 def _tensor(x, op):
