@@ -25,6 +25,7 @@ from minigrad.backend import set_default_device, get_default_device  # noqa: F40
 from minigrad.backend import bool_ as bool  # noqa: A001  (PyTorch's spelling: mg.bool)
 uint8, int8, int16 = (backend.dtype(n) for n in ("uint8", "int8", "int16"))
 from minigrad.tensor import Tensor  # noqa: F401
+from minigrad.size import Size  # noqa: F401,E402
 from minigrad.autograd import no_grad, enable_grad, is_grad_enabled, grad  # noqa: F401
 from minigrad.autograd import set_grad_enabled, inference_mode  # noqa: F401
 from minigrad.creation import (tensor, zeros, ones, full, arange, randn, rand,  # noqa: F401

@@ -7,6 +7,7 @@ one-line call into the op that implements it in `minigrad/ops/`."""
 import builtins
 
 from minigrad import backend, printing
+from minigrad.size import Size
 from minigrad import memory_format as _mf
 from minigrad.autograd import _initial_grad, alive as _alive
 from minigrad.backward import run_backward
@@ -129,7 +130,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
 
     @property
     def shape(self):
-        return tuple(self._data.shape)
+        return Size(self._data.shape)
 
     @property
     def dtype(self):

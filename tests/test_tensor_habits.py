@@ -198,3 +198,15 @@ def test_a_list_of_one_element_tensors_as_torch(torch):
     for lib in (mg, torch):
         t = lib.tensor([lib.tensor([1]), lib.tensor([[2]])], dtype=lib.float32)
         assert tuple(t.shape) == (2,) and t.tolist() == [1.0, 2.0]
+
+
+def test_shapes_are_sizes_as_torchs():
+    """t.shape and t.size() are mg.Size, a tuple with numel(), as torch.Size (ported code
+    calls x.size().numel() and checks isinstance(s, torch.Size)); they print as tuples."""
+    import pickle
+    x = mg.zeros(2, 3)
+    assert isinstance(x.shape, mg.Size) and isinstance(x.size(), mg.Size)
+    assert x.size().numel() == 6 and mg.Size([]).numel() == 1 and mg.zeros(0, 4).shape.numel() == 0
+    assert x.shape == (2, 3) == mg.Size([2, 3]) and repr(x.shape) == "(2, 3)"
+    assert mg.zeros(mg.Size([4, 1])).shape == (4, 1) and x.view(mg.Size([3, 2])).shape == (3, 2)
+    assert pickle.loads(pickle.dumps(x.shape)) == (2, 3)
