@@ -239,6 +239,13 @@ def is_0d_integer(n):
         getattr(getattr(n, "dtype", None), "kind", None) in ("i", "u")
 
 
+def as_int(n):
+    """n as an int where it is a 0-d integer tensor or array (k = t.argmax() as topk's k,
+    split's size, roll's shift), else n unchanged: the caller's own check then names what
+    is wrong with it (a bool or float tensor stays refused)."""
+    return int(n) if is_0d_integer(n) else n
+
+
 def shape_args(shape, op):
     """Accept both f(2, 3) and f((2, 3)); each size (or dim) an integer (or a 0-d integer
     tensor), as PyTorch: 2.5 is an error, not a silent 2."""

@@ -285,12 +285,7 @@ class Tensor(TensorOperators, TensorMethods, TensorInplace, TensorCopy):
         device = f"cuda:{device}" if isinstance(device, int) else device or "cuda"
         return self.to(device, memory_format=memory_format)
 
-    def float(self): return self.to(dtype=backend.float32)
-    def double(self): return self.to(dtype=backend.float64)
-    def half(self): return self.to(dtype=backend.float16)
-    def int(self): return self.to(dtype=backend.int32)
-    def long(self): return self.to(dtype=backend.int64)
-    def bool(self): return self.to(dtype=backend.bool_)
+    # (float() ... bool(), with memory_format=: tensor_more.py, beside byte/short/char)
     def is_floating_point(self): return backend.is_floating(self.dtype)
 
     def type_as(self, other):                            # as PyTorch: both

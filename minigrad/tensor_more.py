@@ -1,10 +1,12 @@
-"""More of PyTorch's Tensor spellings: unfold, sum_to_size, the byte/short/char casts, mH/H,
-new_empty_strided, new, the memory queries storage_offset/data_ptr and the flags of what
-minigrad's tensors never are (conjugate, sparse, pinned...), triangular_solve and ormqr.
+"""More of PyTorch's Tensor spellings: unfold, sum_to_size, the dtype casts with
+memory_format=, mH/H, new_empty_strided, new, the memory queries storage_offset/data_ptr
+and the flags of what minigrad's tensors never are (conjugate, sparse, pinned...),
+triangular_solve and ormqr.
 TensorMethods (tensor_methods.py) inherits them; they inherit tensor_rest.py's."""
 from collections import namedtuple
 
 from minigrad import backend
+from minigrad import memory_format as _mf
 from minigrad.tensor_rest import TensorRest
 
 TriangularSolveResult = namedtuple("TriangularSolveResult", ("solution", "cloned_coefficient"))
@@ -34,9 +36,34 @@ class TensorMore(TensorRest):      # (tensor_rest.py: as_strided, set_, storage.
         from minigrad.ops.size_helpers import sum_to_size
         return sum_to_size(self, *size)
 
-    def byte(self): return self.to(dtype=backend.dtype("uint8"))
-    def short(self): return self.to(dtype=backend.dtype("int16"))
-    def char(self): return self.to(dtype=backend.dtype("int8"))
+    # the dtype casts, as PyTorch's: self.to(dtype, memory_format=...), so self itself where
+    # the dtype and layout are already those
+    def float(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.float32, memory_format=memory_format)
+
+    def double(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.float64, memory_format=memory_format)
+
+    def half(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.float16, memory_format=memory_format)
+
+    def int(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.int32, memory_format=memory_format)
+
+    def long(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.int64, memory_format=memory_format)
+
+    def bool(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.bool_, memory_format=memory_format)
+
+    def byte(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.dtype("uint8"), memory_format=memory_format)
+
+    def short(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.dtype("int16"), memory_format=memory_format)
+
+    def char(self, *, memory_format=_mf.preserve_format):
+        return self.to(dtype=backend.dtype("int8"), memory_format=memory_format)
 
     # minigrad's tensors are real, so the conjugate transposes are the transposes
     @property

@@ -350,13 +350,19 @@ class Module(ModuleState, ForwardHooks, ModuleMore):   # (module_more.py: set_su
     def zero_grad(self, set_to_none=True):
         zero_grads(self.parameters(), set_to_none)
 
-    def to(self, device=None, dtype=None, *, memory_format=None):
+    def to(self, device=None, dtype=None, non_blocking=False, *, memory_format=None):
         """Move every parameter and buffer, and/or cast the floating-point ones (integer and
         boolean buffers keep their dtype, as PyTorch), and/or lay the 4-D and 5-D ones out
         in memory_format (channels_last refuses a 5-D one, as PyTorch); returns self.
         Parameters change in place (an optimiser built before keeps them); a buffer is
         replaced by a new tensor, as PyTorch, since it may be the caller's (a loss's
-        `weight=`) or another module's."""
+        `weight=`) or another module's. non_blocking (a bool; after a dtype or tensor it may
+        come second: m.to(mg.float64, True)) is taken, as Tensor.to's, and changes nothing."""
+        if isinstance(dtype, bool):     # m.to(dtype or tensor, non_blocking): shifted
+            dtype, non_blocking = None, dtype
+        if not isinstance(non_blocking, bool):
+            raise TypeError(f"{type(self).__name__}.to: non_blocking must be a bool, got "
+                            f"{type(non_blocking).__name__} {non_blocking!r}")
         device, dtype = split_device_dtype(device, dtype)
         if dtype is not None and not backend.is_floating(dtype):
             raise TypeError(f"{type(self).__name__}.to: dtype must be a floating-point type "

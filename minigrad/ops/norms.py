@@ -35,8 +35,8 @@ def _order(p, dim):
                              f"dim={tuple(dim)}; use p=2 for the 2-norm over more dims")
         return 2.0
     if isinstance(p, str) or not backend.is_scalar(p) or isinstance(p, bool) or p != p:
-        raise ValueError(f"norm: p={p!r} is not supported; valid: 'fro', 2, 1, inf, -inf, 0 "
-                         f"or any other number (the matrix norm 'nuc' is not implemented)")
+        raise ValueError(f"norm: p={p!r} is not supported; valid: 'fro', 'nuc', 2, 1, inf, "
+                         f"-inf, 0 or any other number")
     return float(p)
 
 
@@ -44,7 +44,11 @@ def norm(input, p="fro", dim=None, keepdim=False, *, dtype=None):
     """The vector p-norm (Σ|x|ᵖ)^(1/p) over dim (None: every element; an int or a tuple),
     as torch.norm: p=inf is max|x|, -inf min|x|, 0 the number of nonzeros (gradient 0).
     Gradients as PyTorch's, 0 where the norm is 0; ties of ±inf share theirs evenly.
-    dtype=: a floating input converted to it first (as torch.norm, not to a narrower one)."""
+    dtype=: a floating input converted to it first (as torch.norm, not to a narrower one).
+    p='nuc' is the matrix norm (the sum of the singular values) of a 2-D tensor, or of the
+    matrices in a pair of dims: linalg.matrix_norm's."""
+    if isinstance(p, str) and p == "nuc":
+        return _nuclear(input, dim, keepdim, dtype)
     if dtype is not None:
         if _state.autocast is not None:     # the dtype asked for wins over autocast, as torch's
             return autocast_off(norm, input, p, dim, keepdim, dtype=dtype)
@@ -56,6 +60,15 @@ def norm(input, p="fro", dim=None, keepdim=False, *, dtype=None):
         if backend.is_floating(input.dtype):   # (an integer input stays an error, as torch)
             input = input.to(dtype=dtype)
     return p_norm(autocast_float32(input), _order(p, dim), dim, keepdim, "norm")
+
+
+def _nuclear(input, dim, keepdim, dtype):
+    """torch.norm's p='nuc': over both dims of a matrix (dim=None), or the pair `dim` names."""
+    from minigrad.ops.linalg_more import matrix_norm     # (it imports this module)
+    if dim is None and getattr(input, "ndim", 2) > 2:
+        raise ValueError(f"norm: p='nuc' without dim takes a 2-D tensor (a matrix), got shape "
+                         f"{input.shape}; give dim=(d0, d1) for a batch of matrices")
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
 
 
 def p_norm(x, p, dim, keepdim, op):

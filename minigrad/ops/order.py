@@ -7,7 +7,7 @@ GetItem and gather), so their gradient is its scatter-add."""
 import math
 
 from minigrad import backend
-from minigrad.args import check_broadcast
+from minigrad.args import as_int, check_broadcast
 from minigrad.autograd import Function
 from minigrad.tensor import Tensor
 from minigrad.ops.elementwise import where
@@ -152,7 +152,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     torch.topk, largest first: the first k of the stable sort (ties: the lower index first;
     NaN counts as the largest). This implementation always sorts (also with sorted=False)."""
     d = normalize_dim(dim, max(input.ndim, 1), "topk")
-    n = input.shape[d] if input.ndim else 1
+    n, k = input.shape[d] if input.ndim else 1, as_int(k)     # (k: a 0-d integer tensor too)
     if not backend.is_integer(k) or not 0 <= k <= n:
         raise ValueError(f"topk: k must be an int in [0, {n}] (the size of dim {dim}), got "
                          f"{k!r}")
@@ -207,7 +207,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     stable sort puts k-th is taken (PyTorch leaves which one open); the gradient goes to
     it."""
     d = normalize_dim(dim, max(input.ndim, 1), "kthvalue")
-    n = input.shape[d] if input.ndim else 1
+    n, k = input.shape[d] if input.ndim else 1, as_int(k)     # (k: a 0-d integer tensor too)
     if not backend.is_integer(k) or not 1 <= k <= n:
         raise ValueError(f"kthvalue: k must be an int in [1, {n}] (the size of dim {dim} of "
                          f"shape {input.shape}), got {k!r}")

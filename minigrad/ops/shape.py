@@ -2,7 +2,7 @@
 roll, unflatten, tril/triu, dtype and device changes (indexing has its own file, index.py;
 F.pad has pad.py). Most forwards are views; each backward puts gradients back."""
 from minigrad import backend
-from minigrad.args import int_arg, is_0d_integer
+from minigrad.args import as_int, int_arg, is_0d_integer
 from minigrad.autograd import Function, record_outputs
 from minigrad.tensor import Tensor
 from minigrad.ops.reduce import normalize_dims, normalize_dim, expand  # noqa: F401 (expand)
@@ -256,6 +256,7 @@ def split(tensor, split_size_or_sections, dim=0):
     """Pieces of `split_size` along dim (the last may be smaller), or of the given sizes."""
     d = normalize_dim(dim, _need_dims(tensor, "split", 1).ndim, "split")
     n = tensor.shape[d]
+    split_size_or_sections = as_int(split_size_or_sections)     # (a 0-d integer tensor)
     if isinstance(split_size_or_sections, bool):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
                         f"{split_size_or_sections!r}")
@@ -268,7 +269,7 @@ def split(tensor, split_size_or_sections, dim=0):
         raise TypeError(f"split: split_size must be an int or a list of ints, got "
                         f"{split_size_or_sections!r}")
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [as_int(s) for s in split_size_or_sections]
         if any(not isinstance(s, int) or s < 0 for s in sizes):
             raise ValueError(f"split: sizes must be non-negative integers (no -1), got {sizes}")
         if sum(sizes) != n:
@@ -287,8 +288,7 @@ def narrow(x, dim, start, length):
     if x.ndim == 0:
         raise IndexError("narrow: a 0-d tensor has no dim to narrow; give it a shape first")
     d = normalize_dim(dim, x.ndim, "narrow")
-    if isinstance(start, Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
-        start = int(start.item())             # a 0-d integer tensor counts as an int
+    start, length = as_int(start), as_int(length)      # 0-d integer tensors count as ints
     if not (backend.is_integer(start) and backend.is_integer(length)):
         raise TypeError(f"narrow: start and length must be ints, got {start!r} and "
                         f"{length!r}")
@@ -305,7 +305,8 @@ def narrow(x, dim, start, length):
 
 
 def chunk(input, chunks, dim=0):
-    if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks <= 0:
+    chunks = as_int(chunks)                                 # (a 0-d integer tensor)
+    if not backend.is_integer(chunks) or isinstance(chunks, bool) or chunks <= 0:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     n = input.shape[normalize_dim(dim, _need_dims(input, "chunk", 1).ndim, "chunk")]
     if n == 0:  # an empty dim: `chunks` empty pieces, as PyTorch
@@ -405,8 +406,8 @@ def roll(input, shifts, dims=None):
     """x's elements moved `shifts` places along `dims`, cyclically (what falls off one end
     comes back at the other), as torch.roll; without dims, along x flattened, then back to
     x's shape. Two slices and a cat per dim, so the gradient rolls back. Always a copy."""
-    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
-    dims = () if dims is None else tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    listed = lambda v: tuple(map(as_int, v if isinstance(v, (tuple, list)) else (v,)))  # noqa: E731
+    shifts, dims = listed(shifts), () if dims is None else listed(dims)
     if not all(backend.is_integer(v) for v in shifts + dims):
         raise TypeError(f"roll: shifts and dims must be ints or tuples of ints, got shifts="
                         f"{shifts}, dims={dims}")
