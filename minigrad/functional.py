@@ -14,7 +14,8 @@ from minigrad.ops.softmax import softmax, log_softmax  # noqa: F401
 from minigrad.ops.loss import cross_entropy  # noqa: F401
 from minigrad.ops.loss import (nll_loss, binary_cross_entropy,  # noqa: F401
                               binary_cross_entropy_with_logits, l1_loss, mse_loss)
-from minigrad.ops.loss import smooth_l1_loss, huber_loss, kl_div  # noqa: F401
+from minigrad.ops.loss import smooth_l1_loss, huber_loss  # noqa: F401
+from minigrad.ops.loss_kl import kl_div  # noqa: F401
 from minigrad.ops.linear_cross_entropy import linear_cross_entropy  # noqa: F401
 from minigrad.ops.multi_head_attention import multi_head_attention_forward  # noqa: F401
 from minigrad.ops.losses_more import (margin_ranking_loss, hinge_embedding_loss,  # noqa

@@ -120,9 +120,8 @@ def stn(torch, nn, F, data_mod, init=None, dropout=0.5, n_train=256, n_test=128,
             for data, target in test_loader:
                 data, target = data.to(device), target.to(device)
                 output = model(data)
-                # the batch's losses summed: the tutorial's size_average=False, which
-                # minigrad leaves out on purpose (PyTorch's deprecated form of reduction)
-                test_loss += F.nll_loss(output, target, reduction="sum").item()
+                # sum up batch loss
+                test_loss += F.nll_loss(output, target, size_average=False).item()
                 # the index of the largest log-probability
                 pred = output.max(1, keepdim=True)[1]
                 correct += pred.eq(target.view_as(pred)).sum().item()

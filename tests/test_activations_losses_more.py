@@ -139,7 +139,7 @@ LOSSES = (
         torch_fn=_quiet(lambda x, t, r=r: _tf().kl_div(x, t, reduction=r)),
         np_fn=lambda x, t, r=r: _np_kl(x, t, r))]
     + [c for r in ("batchmean", "none") for c in binary(
-        f"kl_div_log_target_{r}", lambda x, t, r=r: F.kl_div(x, t, r, log_target=True),
+        f"kl_div_log_target_{r}", lambda x, t, r=r: F.kl_div(x, t, reduction=r, log_target=True),
         shapes=_PAIRS[1:3],
         torch_fn=lambda x, t, r=r: _tf().kl_div(x, t, reduction=r, log_target=True),
         np_fn=lambda x, t, r=r: _np_kl(x, t, r, log_target=True))]
@@ -156,7 +156,8 @@ LOSSES = (
 
 # kl_div with a fixed target holding zeros: those contribute 0 (value and input gradient)
 KL_T0 = np.array([[0.0, 0.3, 0.7], [0.5, 0.0, 0.5]])
-LOSSES += [OpCase(f"kl_div_zero_targets_{r}", lambda x, r=r: F.kl_div(x, _const(KL_T0, x), r),
+LOSSES += [OpCase(f"kl_div_zero_targets_{r}", lambda x, r=r: F.kl_div(x, _const(KL_T0, x),
+                                                                   reduction=r),
                   ((2, 3),), torch_fn=lambda x, r=r: _tf().kl_div(x, _const(KL_T0, x),
                                                                   reduction=r),
                   np_fn=lambda x, r=r: _np_kl(x, KL_T0, r)) for r in ("sum", "batchmean")]

@@ -94,10 +94,11 @@ def test_modules_are_their_functions(device):
     with mg.no_grad():
         prelu.weight.copy_(w)
     np.testing.assert_array_equal(prelu(x).numpy(), F.prelu(x, w).numpy())
-    two = [(nn.SmoothL1Loss("sum", beta=0.5), lambda: F.smooth_l1_loss(x, y, "sum", 0.5)),
+    two = [(nn.SmoothL1Loss(reduction="sum", beta=0.5),
+            lambda: F.smooth_l1_loss(x, y, reduction="sum", beta=0.5)),
            (nn.HuberLoss("none", delta=0.3), lambda: F.huber_loss(x, y, "none", 0.3)),
-           (nn.KLDivLoss("batchmean", log_target=True),
-            lambda: F.kl_div(x, y, "batchmean", log_target=True)),
+           (nn.KLDivLoss(reduction="batchmean", log_target=True),
+            lambda: F.kl_div(x, y, reduction="batchmean", log_target=True)),
            (nn.CosineSimilarity(0, 1e-3), lambda: F.cosine_similarity(x, y, 0, 1e-3)),
            (nn.PairwiseDistance(1.0, 1e-3, True), lambda: F.pairwise_distance(x, y, 1.0, 1e-3,
                                                                              True))]
@@ -139,9 +140,9 @@ def _torch_pairs():
          [_x(3, 4), _x(3, 4, seed=1)]),
         ("huber", nn.HuberLoss("sum", 0.7), tnn.HuberLoss("sum", 0.7),
          [_x(3, 4), _x(3, 4, seed=1)]),
-        ("kl_div", nn.KLDivLoss("batchmean"), tnn.KLDivLoss(reduction="batchmean"),
+        ("kl_div", nn.KLDivLoss(reduction="batchmean"), tnn.KLDivLoss(reduction="batchmean"),
          [_x(3, 4), np.abs(_x(3, 4, seed=1))]),
-        ("kl_div_log_target", nn.KLDivLoss("sum", True), tnn.KLDivLoss(
+        ("kl_div_log_target", nn.KLDivLoss(reduction="sum", log_target=True), tnn.KLDivLoss(
             reduction="sum", log_target=True), [_x(3, 4), _x(3, 4, seed=1)]),
         ("cosine_similarity", nn.CosineSimilarity(0), tnn.CosineSimilarity(0),
          [_x(3, 4), _x(3, 4, seed=1)]),
@@ -164,7 +165,8 @@ MODULE_GRADCHECKS = [
                                                                    [-0.7, 1.1]]])]),
     ("smooth_l1", lambda: nn.SmoothL1Loss(beta=0.5), lambda: [mg.randn(2, 3), mg.randn(2, 3)]),
     ("huber", lambda: nn.HuberLoss("none"), lambda: [mg.randn(2, 3), mg.randn(2, 3)]),
-    ("kl_div", lambda: nn.KLDivLoss("batchmean"), lambda: [mg.randn(2, 3), mg.rand(2, 3) + 0.1]),
+    ("kl_div", lambda: nn.KLDivLoss(reduction="batchmean"),
+     lambda: [mg.randn(2, 3), mg.rand(2, 3) + 0.1]),
     ("pairwise_distance", nn.PairwiseDistance, lambda: [mg.randn(2, 3), mg.randn(2, 3)]),
 ]
 
@@ -213,7 +215,8 @@ ERRORS = [
      ["huber_loss", "delta", "-1"]),
     ("kl_div shapes", lambda: F.kl_div(_X(), mg.rand(4), reduction="sum"), ValueError,
      ["kl_div", "(2, 3)", "(4,)"]),
-    ("kl_div int input", lambda: F.kl_div(mg.tensor([1, 2]), mg.rand(2), "sum"), TypeError,
+    ("kl_div int input",
+     lambda: F.kl_div(mg.tensor([1, 2]), mg.rand(2), reduction="sum"), TypeError,
      ["kl_div", "int64"]),
     ("smooth_l1 reduction", lambda: F.smooth_l1_loss(_X(), _X(), reduction="avg"), ValueError,
      ["smooth_l1_loss", "'avg'", "'mean'"]),
@@ -305,12 +308,13 @@ SPY_CASES = [
                                F.logsigmoid(x), F.mish(x), F.softsign(x), F.selu(x),
                                F.elu(x)), (2, 3)),
     ("prelu", lambda x: (F.prelu(x, x[0].abs()), F.prelu(x, x[0, :1])), (3, 3)),
-    ("smooth_l1_huber", lambda x: (F.smooth_l1_loss(x, _spy_const(_T, x), "none", 0.5),
+    ("smooth_l1_huber", lambda x: (F.smooth_l1_loss(x, _spy_const(_T, x), reduction="none",
+                                                    beta=0.5),
                                    F.smooth_l1_loss(x, _spy_const(_T, x), beta=0.0),
                                    F.huber_loss(x, _spy_const(_T, x), "sum", 0.3)), (2, 3)),
-    ("kl_div", lambda x: (F.kl_div(x, _spy_const(_T, x), "batchmean"),
-                          F.kl_div(x, x.softmax(1), "none"),
-                          F.kl_div(x, x * 0.5, "sum", log_target=True)), (2, 3)),
+    ("kl_div", lambda x: (F.kl_div(x, _spy_const(_T, x), reduction="batchmean"),
+                          F.kl_div(x, x.softmax(1), reduction="none"),
+                          F.kl_div(x, x * 0.5, reduction="sum", log_target=True)), (2, 3)),
     ("distances", lambda x: (F.pairwise_distance(x, x.flip(0)),
                              F.pairwise_distance(x, x[0], 1.0, keepdim=True)), (2, 3)),
 ]
@@ -345,7 +349,7 @@ def test_no_device_sync(spy):
     with spy_backend.counted() as n:
         outs = [F.glu(x), F.hardtanh(x), F.relu6(x), F.logsigmoid(x), F.mish(x), F.softsign(x),
                 F.selu(x), F.prelu(x, w), F.smooth_l1_loss(x, t), F.huber_loss(x, t),
-                F.kl_div(x, t, "batchmean"), F.pairwise_distance(x, t),
+                F.kl_div(x, t, reduction="batchmean"), F.pairwise_distance(x, t),
                 nn.CosineSimilarity()(x, t)]
         sum(o.sum() for o in outs).backward()
     assert n["sync"] == 0

@@ -97,23 +97,24 @@ LOSSES = (
         [((3,), (3,), (3,)), ((2, 3), (1, 3), (2, 1))])]
     + [c for m in (1.0, 0.5) for c in _losses(
         f"hinge_embedding_m{m}",
-        lambda r, m=m: lambda x: F.hinge_embedding_loss(x, _c(_Y23, x), m, r),
+        lambda r, m=m: lambda x: F.hinge_embedding_loss(x, _c(_Y23, x), m, reduction=r),
         lambda r, m=m: lambda x: _tf().hinge_embedding_loss(x, _c(_Y23, x), m, reduction=r),
         [((2, 3),)], domain="positive")]
-    + _losses("soft_margin", lambda r: lambda x: F.soft_margin_loss(x * 3, _c(_Y23, x), r),
+    + _losses("soft_margin",
+              lambda r: lambda x: F.soft_margin_loss(x * 3, _c(_Y23, x), reduction=r),
               lambda r: lambda x: _tf().soft_margin_loss(x * 3, _c(_Y23, x), reduction=r),
               [((2, 3),)])
     + [c for w in (None, _W3) for c in _losses(
         f"multilabel_soft_margin_w{w is not None}",
         lambda r, w=w: lambda x, y: F.multilabel_soft_margin_loss(
-            x * 3, y, None if w is None else _c(w, x), r),
+            x * 3, y, None if w is None else _c(w, x), reduction=r),
         lambda r, w=w: lambda x, y: _tf().multilabel_soft_margin_loss(
             x * 3, y, None if w is None else _c(w, x), reduction=r),
         [((2, 3), (2, 3)), ((3,), (3,)), ((2, 2, 3), (3,))], domain=("real", "unit"))]
     + [c for p in (1, 2) for m, w in ((1.0, None), (0.7, _W3)) for c in _losses(
         f"multi_margin_p{p}_m{m}_w{w is not None}",
         lambda r, p=p, m=m, w=w: lambda x: F.multi_margin_loss(
-            x, _c([0, 2], x), p, m, None if w is None else _c(w, x), r),
+            x, _c([0, 2], x), p, m, None if w is None else _c(w, x), reduction=r),
         lambda r, p=p, m=m, w=w: lambda x: _tf().multi_margin_loss(
             x, _c([0, 2], x), p, m, None if w is None else _c(w, x), reduction=r),
         [((2, 3),)])]
@@ -150,13 +151,13 @@ LOSSES = (
               [((2, 3), (2, 3))])
     + [c for m in (0.0, 0.3, -0.5) for c in _losses(
         f"cosine_embedding_m{m}",
-        lambda r, m=m: lambda a, b: F.cosine_embedding_loss(a, b, _c(_T3, a), m, r),
+        lambda r, m=m: lambda a, b: F.cosine_embedding_loss(a, b, _c(_T3, a), m, reduction=r),
         lambda r, m=m: lambda a, b: _tf().cosine_embedding_loss(a, b, _c(_T3, a), m,
                                                                 reduction=r),
         [((3, 4), (3, 4)), ((3, 4), (1, 4))])]
     + [c for y in (1.0, -1.0) for c in _losses(
         f"cosine_embedding_1d_y{y}",
-        lambda r, y=y: lambda a, b: F.cosine_embedding_loss(a, b, _c(y, a), -0.5, r),
+        lambda r, y=y: lambda a, b: F.cosine_embedding_loss(a, b, _c(y, a), -0.5, reduction=r),
         lambda r, y=y: lambda a, b: _tf().cosine_embedding_loss(a, b, _c(y, a), -0.5,
                                                                 reduction=r),
         [((4,), (4,))])]
@@ -224,20 +225,20 @@ KINKS = [
      [_K], [0, 0, 0, 0, 0, 1, 1]),
     ("celu", lambda x: F.celu(x, 0.5), lambda x: _tf().celu(x, 0.5), [_K], None),
     ("rrelu_eval", F.rrelu, lambda x: _tf().rrelu(x), [_K], None),
-    ("margin_ranking", lambda a, b, y: F.margin_ranking_loss(a, b, y, 0.0, "sum"),
+    ("margin_ranking", lambda a, b, y: F.margin_ranking_loss(a, b, y, 0.0, reduction="sum"),
      lambda a, b, y: _tf().margin_ranking_loss(a, b, y, 0.0, reduction="sum"),
      [np.array([1.0, 2.0, 1.5]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 1.0, -1.0])],
      [-1, 0, 1]),
     ("hinge_embedding", lambda x: F.hinge_embedding_loss(x, _c([-1.0, -1.0, 1.0], x), 1.0,
-                                                         "sum"),
+                                                         reduction="sum"),
      lambda x: _tf().hinge_embedding_loss(x, _c([-1.0, -1.0, 1.0], x), 1.0, reduction="sum"),
      [np.array([1.0, 0.5, 0.0])], [-1, -1, 1]),
     ("triplet_margin", lambda a, b, n: F.triplet_margin_loss(a, b, n, 1.0, 1, 0.0, False,
-                                                             "sum"),
+                                                             reduction="sum"),
      lambda a, b, n: _tf().triplet_margin_loss(a, b, n, 1.0, 1, 0.0, reduction="sum"),
      [np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]]), np.array([[2.0, 0.0]])], None),
     ("cosine_embedding", lambda a, b: F.cosine_embedding_loss(a, b, _c([-1.0], a), 0.6,
-                                                              "sum"),
+                                                              reduction="sum"),
      lambda a, b: _tf().cosine_embedding_loss(a, b, _c([-1.0], a), 0.6, reduction="sum"),
      [np.array([[3.0, 4.0]]), np.array([[1.0, 0.0]])], None),
 ]
@@ -733,14 +734,14 @@ def _module_pairs():
         ("softmin", nn.Softmin(0), tnn.Softmin(0), [a], lambda x: F.softmin(x, 0)),
         ("rrelu_eval", nn.RReLU(0.1, 0.2).eval(), tnn.RReLU(0.1, 0.2).eval(), [a],
          lambda x: F.rrelu(x, 0.1, 0.2)),
-        ("margin_ranking", nn.MarginRankingLoss(0.3, "sum"),
+        ("margin_ranking", nn.MarginRankingLoss(0.3, reduction="sum"),
          tnn.MarginRankingLoss(0.3, reduction="sum"), [a[0], b[0], np.sign(c[0])],
-         lambda x1, x2, y: F.margin_ranking_loss(x1, x2, y, 0.3, "sum")),
+         lambda x1, x2, y: F.margin_ranking_loss(x1, x2, y, 0.3, reduction="sum")),
         ("hinge", nn.HingeEmbeddingLoss(0.5), tnn.HingeEmbeddingLoss(0.5), [a, np.sign(b)],
          lambda x, y: F.hinge_embedding_loss(x, y, 0.5)),
-        ("cosine_embedding", nn.CosineEmbeddingLoss(0.1, "none"),
+        ("cosine_embedding", nn.CosineEmbeddingLoss(0.1, reduction="none"),
          tnn.CosineEmbeddingLoss(0.1, reduction="none"), [a, b, y3],
-         lambda x1, x2, y: F.cosine_embedding_loss(x1, x2, y, 0.1, "none")),
+         lambda x1, x2, y: F.cosine_embedding_loss(x1, x2, y, 0.1, reduction="none")),
         ("soft_margin", nn.SoftMarginLoss(), tnn.SoftMarginLoss(), [a, np.sign(b)],
          F.soft_margin_loss),
         ("multilabel", nn.MultiLabelSoftMarginLoss(mg.tensor(w4)),

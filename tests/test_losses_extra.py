@@ -118,7 +118,8 @@ def test_multilabel_margin_gradcheck_with_repeats_and_full_rows():
     x, t = _multilabel_rows(np.random.default_rng(4), 4, 7)
     x = x + np.random.default_rng(5).standard_normal(x.shape) * 0.1       # off the kinks
     a = mg.tensor(x, dtype="float64", requires_grad=True)
-    assert mg.gradcheck(lambda a: F.multilabel_margin_loss(a, mg.tensor(t), "none"), [a])
+    assert mg.gradcheck(lambda a: F.multilabel_margin_loss(a, mg.tensor(t), reduction="none"),
+                         [a])
     assert mg.gradgradcheck(lambda a: F.multilabel_margin_loss(a, mg.tensor(t)) * a, [a])
 
 
@@ -195,7 +196,7 @@ def test_loss_modules_as_torch():
     np.testing.assert_allclose(m(*map(mg.tensor, x)).numpy(), t(*map(torch.tensor, x)).numpy(),
                                rtol=1e-12)
     y = np.random.default_rng(1).standard_normal((3, 5))
-    np.testing.assert_allclose(nn.MultiLabelMarginLoss("none")(
+    np.testing.assert_allclose(nn.MultiLabelMarginLoss(reduction="none")(
         mg.tensor(y), mg.tensor(MULTILABEL)).numpy(), torch.nn.MultiLabelMarginLoss(
         reduction="none")(torch.tensor(y), torch.tensor(MULTILABEL)).numpy(), rtol=1e-12)
 

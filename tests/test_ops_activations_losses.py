@@ -557,10 +557,11 @@ def test_modules_are_their_functions(device):
     pw, ew = mg.tensor(PW, dtype="float32", device=device), mg.tensor(ELEM_W, device=device)
     np.testing.assert_array_equal(
         BCEWithLogitsLoss(weight=ew, reduction="none", pos_weight=pw)(p, y).numpy(),
-        F.binary_cross_entropy_with_logits(p, y, ew, "none", pw).numpy())
+        F.binary_cross_entropy_with_logits(p, y, ew, reduction="none", pos_weight=pw).numpy())
     np.testing.assert_array_equal(BCELoss(weight=ew)(p, y).numpy(),
                                   F.binary_cross_entropy(p, y, ew).numpy())
-    np.testing.assert_array_equal(L1Loss("sum")(p, y).numpy(), F.l1_loss(p, y, "sum").numpy())
+    np.testing.assert_array_equal(L1Loss(reduction="sum")(p, y).numpy(),
+                                  F.l1_loss(p, y, reduction="sum").numpy())
 
 
 def test_loss_weights_are_buffers():
@@ -584,7 +585,7 @@ MODULE_GRADCHECKS = [
     ("bce_with_logits", lambda: BCEWithLogitsLoss(pos_weight=mg.tensor(PW)),
      lambda: [mg.randn(2, 3), mg.tensor(Y)]),
     ("bce", BCELoss, lambda: [mg.rand(2, 3) * 0.8 + 0.1, mg.tensor(Y) * 0.8 + 0.1]),
-    ("l1", lambda: L1Loss("sum"), lambda: [mg.randn(2, 3), mg.randn(2, 3)]),
+    ("l1", lambda: L1Loss(reduction="sum"), lambda: [mg.randn(2, 3), mg.randn(2, 3)]),
 ]
 
 

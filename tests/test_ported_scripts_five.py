@@ -21,6 +21,9 @@ from port_stn import stn
 
 _ALIGN = "ignore:Default grid_sample and affine_grid behavior:UserWarning"   # as PyTorch's
 
+# the tutorial's F.nll_loss(..., size_average=False): deprecated, in both libraries
+_LEGACY = "ignore:.*size_average and reduce"
+
 
 def test_poly_fits_sin_seven_ways():
     out = poly(*_libs(minigrad))[1]
@@ -82,6 +85,7 @@ def test_char_rnn_matches_torch(torch):
 
 
 @pytest.mark.filterwarnings(_ALIGN)
+@pytest.mark.filterwarnings(_LEGACY)
 def test_stn_trains_from_the_identity_transform():
     out = stn(*_libs(minigrad))[1]
     assert len(out) == 12 and np.isfinite(out).all()
@@ -91,6 +95,7 @@ def test_stn_trains_from_the_identity_transform():
 
 @pytest.mark.filterwarnings(_ALIGN)
 @pytest.mark.filterwarnings("ignore:This DataLoader will create 4 worker")   # PyTorch's
+@pytest.mark.filterwarnings(_LEGACY)
 def test_stn_matches_torch(torch):
     """The first epoch only: the grid's gradient jumps where a place crosses a pixel
     centre, and the places start on the centres (the identity θ), so an ulp of θ decides

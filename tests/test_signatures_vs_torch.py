@@ -12,9 +12,10 @@ import minigrad.nn as nn
 import minigrad.nn.functional as F
 
 # PyTorch parameters minigrad leaves out everywhere, on purpose:
-#  size_average, reduce: the losses' deprecated forms of `reduction` (see nn/losses.py);
 #  _stacklevel: a private warning detail of F.softmax and kin.
-DROPPED = {"size_average", "reduce", "_stacklevel"}
+# (The losses' deprecated size_average and reduce are kept, in PyTorch's places:
+# ops/loss_legacy.py maps them to a reduction, so they are compared as any other.)
+DROPPED = {"_stacklevel"}
 
 # Intended differences, each with why. Key: "nn.Class.method" or "F.name"; value: the torch
 # parameter names minigrad lacks or names differently there.

@@ -26,11 +26,11 @@ class CTCLoss(_Loss):
 class MultiLabelMarginLoss(_Loss):
     """The multi-label hinge loss Σ_k Σ_{i not a target} max(0, 1 - (x[y_k] - x[i])) / C."""
 
-    def __init__(self, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(reduction, size_average, reduce)
 
     def forward(self, input, target):
-        return F.multilabel_margin_loss(input, target, self.reduction)
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class TripletMarginWithDistanceLoss(_Loss):

@@ -1,10 +1,9 @@
 """Losses. Cross-entropy is fused (log-softmax and negative log-likelihood in one op, with
 PyTorch's `ignore_index` and `label_smoothing`; with a class `weight` it is composed, as it
 is against class probabilities, cross_entropy_probs.py); the others are compositions of
-differentiable ops, so their gradients and gradients of gradients come from those ops."""
-import math
-import warnings
-
+differentiable ops, so their gradients and gradients of gradients come from those ops.
+kl_div is in loss_kl.py; the deprecated size_average and reduce map to a reduction in
+loss_legacy.py."""
 from minigrad import backend
 from minigrad.autograd import Function
 from minigrad.grad_mode import autocast_float32
@@ -12,11 +11,12 @@ from minigrad.tensor import Tensor
 from minigrad.ops.softmax import softmax, log_softmax, log_softmax_array
 from minigrad.ops.huber import huber
 from minigrad.ops.index import raw_index, gather
-from minigrad.args import check_broadcast, int_arg, not_a_tensor, number_arg, warn_if_broadcast
-from minigrad.ops.elementwise import where, log, exp, lift, maximum
+from minigrad.args import int_arg, not_a_tensor, number_arg, warn_if_broadcast
+from minigrad.ops.elementwise import where, log, lift, maximum
 from minigrad.ops.math import log1p
 from minigrad.ops.activations import log1p_exp_parts
 from minigrad.ops.cross_entropy_probs import is_probabilities, probability_cross_entropy
+from minigrad.ops.loss_legacy import legacy_reduction
 
 
 class CrossEntropy(Function):
@@ -72,8 +72,8 @@ class CrossEntropy(Function):
         return (self.xp.where(self.weight[:, None] == 0, 0, (self.probs - self.q) * w),)
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
     """Cross-entropy of logits against integer class targets, as PyTorch: (N, C) against
     (N,), (N, C, d1, ...) against (N, d1, ...) (the class dim second), or (C,) against a 0-d
     target. The mean over the targets that are not ignore_index (reduction="mean"), their
@@ -81,6 +81,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     distribution. With `weight` (one per class) the mean is weighted, as nll_loss's.
     A floating target of the input's shape holds class probabilities, as PyTorch's
     (probability_cross_entropy, in cross_entropy_probs.py)."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'cross_entropy')
     int_arg("cross_entropy", "ignore_index", ignore_index)
     if not isinstance(input, Tensor) or target is None:
         raise not_a_tensor("cross_entropy", *_missing(input, target))
@@ -123,11 +125,14 @@ def _weighted_cross_entropy(logits, t, weight, ignore_index, reduction, eps):
     return (1 - eps) * nll + (eps / logits.shape[1]) * smooth
 
 
-def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
     """Negative log-likelihood of log-probabilities at integer class targets (the shapes of
     cross_entropy): loss_i = -weight[t_i]·input[i, t_i], and 0 where t_i is ignore_index.
     "mean" divides the sum by the summed weights of the targets that count (a weighted mean,
     as PyTorch); with none counting it is nan, with a zero gradient."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'nll_loss')
     if not isinstance(input, Tensor) or target is None:
         raise not_a_tensor("nll_loss", *_missing(input, target))
     input = autocast_float32(input)     # (on torch's float32 autocast list)
@@ -223,14 +228,16 @@ def _describe(t):
     return f"shape {t.shape}, dtype {t.dtype}, device {t.device!r}"
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
-                                     pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
     """Binary cross-entropy of logits x against targets y in [0, 1], as PyTorch:
     (1 - y)·x + p·log(1 + e⁻ˣ), p = 1 + (pos_weight - 1)·y, with log(1 + e⁻ˣ) = -log σ(x)
     = relu(-x) + log(1 + e^-|x|), which never overflows. Without pos_weight this is the
     stable max(x, 0) - x·y + log(1 + e^-|x|): finite and exact for logits of any size.
     pos_weight weighs the positive term (one per class, broadcasting along the last dim);
     weight multiplies each element's loss."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'binary_cross_entropy_with_logits')
     op = "binary_cross_entropy_with_logits"
     target, weight, pos_weight = _binary_args(input, target, weight, pos_weight, op)
     check_reduction(reduction, op)
@@ -266,11 +273,14 @@ class BCEWithLogits(Function):
         return gx, gy, gw
 
 
-def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
     """-weight·(y·log x + (1 - y)·log(1 - x)) for probabilities x and targets y, both in
     [0, 1] (checked, one device sync each), target of input's dtype (as PyTorch). Each log
     is at least -100, as PyTorch, so x = 0 or 1 gives a finite loss. On logits,
     binary_cross_entropy_with_logits is exact where σ then log loses digits."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'binary_cross_entropy')
     op = "binary_cross_entropy"
     target, weight, _ = _binary_args(input, target, weight, None, op)
     if target.dtype != input.dtype:
@@ -335,31 +345,38 @@ def _binary_args(input, target, weight, pos_weight, op):
     return target, fit(weight, "weight"), fit(pos_weight, "pos_weight")
 
 
-def l1_loss(input, target, reduction="mean", weight=None):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|, averaged ('mean'), summed ('sum') or as it is ('none'); at
     input = target the gradient is 0, as PyTorch. target broadcasts against input, with
     PyTorch's warning when the shapes differ ((N,) against (N, 1) gives (N, N)). `weight`
     (input's shape) scales each element's loss, and 'mean' is then Σ weight·loss / Σ weight,
     as PyTorch's."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'l1_loss')
     check_reduction(reduction, "l1_loss")
     warn_if_broadcast("l1_loss", input, target)
     input, target = autocast_float32(input), autocast_float32(target)
     return _weighted((input - target).abs(), weight, input, "l1_loss", reduction)
 
 
-def mse_loss(input, target, reduction="mean", weight=None):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Squared differences, averaged ('mean'), summed ('sum') or as they are ('none'); target
     broadcasts against input, with PyTorch's warning when the shapes differ. `weight` as
     l1_loss's."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'mse_loss')
     check_reduction(reduction, "mse_loss")
     warn_if_broadcast("mse_loss", input, target)
     return _weighted((input - target) ** 2, weight, input, "mse_loss", reduction)
 
 
-def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0):
     """½d²/β where |d| < β, else |d| - ½β, d = input - target (Huber's loss divided by β),
     as PyTorch; beta=0 is l1_loss. At |d| = β the gradient is ±1 from either side and the
     second derivative 0 (the linear side), as PyTorch's double backward."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, 'smooth_l1_loss')
     check_reduction(reduction, "smooth_l1_loss")
     if not number_arg("smooth_l1_loss", "beta", beta) >= 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0 (negative values are not "
@@ -398,44 +415,6 @@ def _weighted(loss, weight, input, op, reduction, by_weight=True):
     if reduction == "mean" and by_weight:
         return (loss * weight).sum() / weight.sum()
     return _reduce(loss * weight, reduction)
-
-
-_KL_MEAN = ("kl_div: reduction='mean' divides the total loss by both the batch size and the "
-            "support size. 'batchmean' divides only by the batch size, and aligns with the KL "
-            "div math definition. 'mean' will be changed to behave the same as 'batchmean' in "
-            "the next major release (PyTorch's warning).")
-
-
-def kl_div(input, target, reduction="mean", log_target=False):
-    """Pointwise KL divergence of target from the distribution whose log-probabilities are
-    `input`, as PyTorch: target·(log target - input), where a target of 0 contributes 0
-    (xlogy: 0·log 0 = 0), or with log_target=True e^target·(target - input).
-    reduction="batchmean" sums and divides by the batch size (input.shape[0]): the maths'
-    KL divergence per sample; "mean" averages over every element, with PyTorch's warning.
-    The target's gradient where it is 0 is -input (the 0·log 0 term counts as the constant
-    0 there); PyTorch's is NaN (0/0)."""
-    if reduction not in ("mean", "batchmean", "sum", "none"):
-        raise ValueError(f"kl_div: reduction must be 'mean', 'batchmean', 'sum' or 'none', "
-                         f"got {reduction!r}")
-    if input.dtype.kind != "f":
-        raise TypeError(f"kl_div: input (log-probabilities) must be floating-point, got "
-                        f"{input.dtype}")
-    target = lift(target, input)
-    check_broadcast("kl_div", input.shape, target.shape)
-    if reduction == "mean":
-        warnings.warn(_KL_MEAN, stacklevel=2)
-    if log_target:
-        loss = exp(target) * (target - input)
-    else:
-        positive = target > 0              # log only of those: no log(0), no warning
-        t_log_t = target * log(where(positive, target, 1.0))
-        # 0·log 0 = 0; a negative or NaN target gives NaN, as xlogy
-        loss = where(target >= 0, t_log_t, math.nan) - target * input
-    if reduction == "batchmean":
-        if input.ndim and input.shape[0] == 0:           # no rows: NaN, as PyTorch, without
-            return loss.sum() * math.nan                 # NumPy's 0/0 warnings
-        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
-    return _reduce(loss, reduction)
 
 
 def _reduce(loss, reduction):

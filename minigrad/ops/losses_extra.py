@@ -1,13 +1,15 @@
 """The last of torch.nn.functional's losses and distances: multilabel_margin_loss,
 triplet_margin_with_distance_loss and pdist. Each is composed from differentiable ops, so
-gradients of gradients come from those, with PyTorch's arguments (less the deprecated
-size_average and reduce), its reductions and its gradient at each kink."""
+gradients of gradients come from those, with PyTorch's arguments (the deprecated
+size_average and reduce too, where PyTorch has them), its reductions and its gradient at
+each kink."""
 from minigrad import backend
 from minigrad.args import number_arg
 from minigrad.grad_mode import autocast_float32
 from minigrad.ops.elementwise import where, minimum
 from minigrad.ops.index import raw_index
 from minigrad.ops.loss import check_reduction, _reduce
+from minigrad.ops.loss_legacy import legacy_reduction
 from minigrad.ops.losses_more import _floating_input
 from minigrad.ops.norms import pairwise_distance, p_norm
 from minigrad.ops.order import _stable_argsort
@@ -47,13 +49,15 @@ def _hinge_counts(x, t, listed, device):
     return coef, pairs_of_target.sum(1)
 
 
-def multilabel_margin_loss(input, target, reduction="mean"):
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Σ_k Σ_{i not a target} max(0, 1 - (x[y_k] - x[i])) / C for each row x of (N, C)
     scores (or one (C,) row), y_k the row's target classes: target has input's shape and
     lists them first, ended by the first -1 (as PyTorch: a class listed twice counts
     twice; the gradient at the hinge is 0). O(N·C) memory: the pairs are counted by
     sorting, not formed."""
     op = "multilabel_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input, op)
     check_reduction(reduction, op)
     if input.ndim > 2 or (input.ndim and input.shape[-1] == 0):

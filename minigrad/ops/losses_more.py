@@ -1,8 +1,9 @@
 """The rest of torch.nn.functional's losses: the margin losses (margin_ranking,
 hinge_embedding, cosine_embedding, soft_margin, multilabel_soft_margin, multi_margin,
 triplet_margin) and the likelihoods poisson_nll and gaussian_nll. Each is composed from
-differentiable ops (gradients of gradients come from those), with PyTorch's arguments (less
-the deprecated size_average and reduce, as the other losses), its reductions and its side
+differentiable ops (gradients of gradients come from those), with PyTorch's arguments (the
+deprecated size_average and reduce too, mapped by loss_legacy.py), its reductions and its
+side
 at each kink: a hinge max(z, 0) is clip(z, min=0), whose gradient at z = 0 is 1, as
 PyTorch's clamp_min (multi_margin_loss's, as PyTorch's, is 0 there)."""
 import math
@@ -14,6 +15,7 @@ from minigrad.ops.activations import logsigmoid, softplus
 from minigrad.ops.elementwise import where, log, exp, clip, relu, minimum
 from minigrad.ops.index import gather, raw_index
 from minigrad.ops.loss import check_reduction, _reduce, _class_weight
+from minigrad.ops.loss_legacy import legacy_reduction
 from minigrad.ops.norms import pairwise_distance
 from minigrad.ops.promotion import lift
 from minigrad.tensor import Tensor
@@ -34,10 +36,13 @@ def _target(target, input):
     return target if target.dtype.kind == "f" else target.to(dtype=input.dtype)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
     """max(0, -y·(x1 - x2) + margin): y = 1 asks x1 to rank above x2 by the margin, y = -1
     below. The three must have the same number of dims (and broadcast), as PyTorch."""
     op = "margin_ranking_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input1, op, "input1")
     check_reduction(reduction, op)
     margin = number_arg(op, "margin", margin)
@@ -51,10 +56,13 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     return _reduce(clip(-target * (input1 - input2) + margin, min=0), reduction)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
     """x where y = 1, max(0, margin - x) where y = -1 (x a distance, y whether the pair is
     alike), as PyTorch (a y other than ±1 counts both terms)."""
     op = "hinge_embedding_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input, op)
     check_reduction(reduction, op)
     margin = number_arg(op, "margin", margin)
@@ -67,10 +75,12 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
     return _reduce(apart + alike, reduction)
 
 
-def soft_margin_loss(input, target, reduction="mean"):
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + e^(-y·x)) for labels y = ±1, as PyTorch, but overflow-free: PyTorch's is inf
     (and its gradient NaN) where -y·x passes ~89 in float32; here it is -y·x."""
     op = "soft_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input, op)
     check_reduction(reduction, op)
     target = _target(target, input)
@@ -80,11 +90,14 @@ def soft_margin_loss(input, target, reduction="mean"):
     return _reduce(softplus(-target * input, 1.0, math.inf), reduction)
 
 
-def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
     """-(y·log σ(x) + (1 - y)·log(1 - σ(x))) for 0/1 targets y, times weight (if given),
     averaged over the classes (the last dim): one loss per sample, then reduced, as
     PyTorch."""
     op = "multilabel_soft_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input, op)
     check_reduction(reduction, op)
     if input.ndim == 0:
@@ -100,11 +113,14 @@ def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
     return _reduce(loss.sum(-1) / input.shape[-1], reduction)
 
 
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="mean"):
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
     """Σ_{j ≠ y} max(0, margin - x[y] + x[j])^p / C for each row x of (N, C) logits (or one
     (C,) row) and its class y, times weight[y] if given: the multi-class hinge loss, as
     PyTorch (p 1 or 2; the gradient at the hinge is 0, as PyTorch's)."""
     op = "multi_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     if p not in (1, 2) or isinstance(p, bool):
         raise ValueError(f"{op}: only p == 1 and p == 2 are supported, got p={p!r}")
     margin = number_arg(op, "margin", margin)
@@ -146,12 +162,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
-                        reduction="mean"):
+                        size_average=None, reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0), d the pairwise p-norm distance (with eps, as
     pairwise_distance), over the last dim: the anchor nearer its positive than its
     negative by the margin. swap takes the smaller of d(a, n) and d(p, n) (Balntas et al.
     2016). As PyTorch: margin > 0, the three of one number of dims."""
     op = "triplet_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     if not number_arg(op, "margin", margin) > 0:
         raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
     for name, x in (("anchor", anchor), ("positive", positive), ("negative", negative)):
@@ -171,13 +189,15 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce(clip(margin + d_pos - d_neg, min=0), reduction)
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8,
-                     reduction="mean"):
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
     """The Poisson negative log-likelihood of counts `target` under the rate λ = e^input
     (log_input=True: e^input - target·input) or λ = input (input - target·log(input + eps)),
     as PyTorch; full adds Stirling's approximation of log(target!), target·log(target) -
     target + ½log(2π·target), where target > 1."""
     op = "poisson_nll_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input, op)
     check_reduction(reduction, op)
     eps = number_arg(op, "eps", eps)
@@ -232,11 +252,14 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1 (0 for any
     other y), the cosine over the last dim of (N, D) inputs with (N,) targets, or of (D,)
     inputs with a 0-d target; as PyTorch, whose cosine adds 1e-12 to each squared norm."""
     op = "cosine_embedding_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce, op)
     _floating_input(input1, op, "input1")
     _floating_input(input2, op, "input2")
     check_reduction(reduction, op)
