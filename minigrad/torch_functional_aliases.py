@@ -160,45 +160,47 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
                                      reduction=0):
     """torch.binary_cross_entropy_with_logits: pos_weight before reduction."""
     return F.binary_cross_entropy_with_logits(
-        input, target, weight, _reduction("binary_cross_entropy_with_logits", reduction),
-        pos_weight)
+        input, target, weight,
+        reduction=_reduction("binary_cross_entropy_with_logits", reduction),
+        pos_weight=pos_weight)
 
 
 def kl_div(input, target, reduction=0, *, log_target=False):
-    return F.kl_div(input, target, _reduction("kl_div", reduction), log_target)
+    return F.kl_div(input, target, reduction=_reduction("kl_div", reduction),
+                    log_target=log_target)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.cosine_embedding_loss(input1, input2, target, margin,
-                                   _reduction("cosine_embedding_loss", reduction))
+                                   reduction=_reduction("cosine_embedding_loss", reduction))
 
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin,
-                                  _reduction("hinge_embedding_loss", reduction))
+                                  reduction=_reduction("hinge_embedding_loss", reduction))
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.margin_ranking_loss(input1, input2, target, margin,
-                                 _reduction("margin_ranking_loss", reduction))
+                                 reduction=_reduction("margin_ranking_loss", reduction))
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
                         reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                 _reduction("triplet_margin_loss", reduction))
+                                 reduction=_reduction("triplet_margin_loss", reduction))
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """torch.poisson_nll_loss: all six arguments required."""
-    return F.poisson_nll_loss(input, target, log_input, full, eps,
-                              _reduction("poisson_nll_loss", reduction))
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction("poisson_nll_loss", reduction))
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
              zero_infinity=False):
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
-                     _reduction("ctc_loss", reduction), zero_infinity)
+                      reduction=_reduction("ctc_loss", reduction), zero_infinity=zero_infinity)
 
 
 __all__ = SAME_AS_F + [_name for _name, _f in list(globals().items())
