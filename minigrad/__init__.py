@@ -228,3 +228,13 @@ from minigrad import testing, random  # noqa: E402,F401
 # torch's dtype names and constants; last, as mg.float and mg.int shadow the builtins here
 from minigrad.torch_names import (float, double, half, long, int, short, dtype,  # noqa
                                   bfloat16, pi, e, inf, nan, newaxis)
+
+# out= on the top-level functions (mg.matmul(a, b, out=c)): the function wrapped here only,
+# so the operators and methods stay one call deep
+from minigrad.out_arg import with_out as _with_out, creation_with_out as _creation_out  # noqa
+for _name in ("add sub mul div matmul mm bmm cat stack multiply subtract divide "
+              "true_divide maximum minimum").split():
+    globals()[_name] = _with_out(globals()[_name], _name)
+for _name in "rand randn zeros ones".split():
+    globals()[_name] = _creation_out(globals()[_name], _name)
+del _name

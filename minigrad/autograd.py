@@ -66,6 +66,11 @@ def _note_view_base(counter, inputs):
         counter[1:] = [weakref.ref(t)]
 
 
+class BroadcastError(ValueError, RuntimeError):
+    """Shapes that do not broadcast: a ValueError (NumPy's word) that is also PyTorch's
+    RuntimeError, so `except RuntimeError` written for PyTorch catches it."""
+
+
 class Function(NodeAPI):
     """One differentiable op. Subclasses define `forward(*arrays, **params) -> array` and
     `backward(grad) -> tuple of Tensors (or None) per input`. Positional arguments of `apply`
@@ -128,9 +133,11 @@ class Function(NodeAPI):
                                            lambda: fn.forward(*arrays, **params))
         except (ValueError, IndexError) as e:  # the array library's words, plus the op's
             shapes = ", ".join(str(t.shape) for t in inputs)
+            broadcast = "broadcast" in str(e)
             hint = "; broadcasting needs each dim, counted from the last, to be equal or 1" \
-                if "broadcast" in str(e) else ""
-            raise type(e)(f"{cls.__name__}: {e} (input shapes: {shapes}{hint})") from None
+                if broadcast else ""
+            raise (BroadcastError if broadcast else type(e))(
+                f"{cls.__name__}: {e} (input shapes: {shapes}{hint})") from None
         except MemoryError as e:        # CuPy's: as torch.cuda.OutOfMemoryError
             from minigrad.cuda_memory import raise_if_out_of_memory
             raise_if_out_of_memory(e)
