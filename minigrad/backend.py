@@ -294,7 +294,9 @@ def device_name(device):
     elif name == "cpu:0":           # PyTorch's name for the one CPU device
         name = "cpu"
     if name not in _FACTORIES:
-        raise ValueError(f"unknown device {name!r}; valid devices: {sorted(_FACTORIES)}")
+        why = ("; minigrad has no 'meta' device (tensors with a shape and no data): keep "
+               "the module or tensor on 'cpu'") if name.split(":")[0] == "meta" else ""
+        raise ValueError(f"unknown device {name!r}; valid devices: {sorted(_FACTORIES)}{why}")
     return _DEVICES.setdefault(name, Device(name))
 
 

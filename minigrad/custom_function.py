@@ -13,7 +13,10 @@ a shape the input's broadcasts to) and hands the engine one per Tensor input. Un
 create_graph=True the engine runs that backward in grad mode, so a backward written with
 Tensor ops is itself differentiable (a saved output keeps this node as its history).
 In-place custom ops (`ctx.mark_dirty`) are not supported; PyTorch's `setup_context`
-form (forward without ctx) is.
+form (forward without ctx) is. A Function with a `jvp` staticmethod and no `backward` works
+under forward AD (which rides on backward here, forward_ad.py): its vjp is its jvp
+transposed (_transposed_jvp); `generate_vmap_rule` and a `vmap` staticmethod are taken and
+not needed (vmap is a loop, func_vmap.py).
 """
 import inspect
 import weakref
@@ -46,6 +49,12 @@ class FunctionCtx(Function):
                                 f"argument {i} is of type {type(t).__name__}; keep other "
                                 f"values as attributes of ctx (ctx.k = k)")
         self._saved = [_pack(t, {}) for t in tensors]
+
+    def save_for_forward(self, *tensors):
+        """Tensors the Function's `jvp` reads back as ctx.saved_tensors (forward AD)."""
+        saved = getattr(self, "_saved", ())
+        self.save_for_backward(*tensors)
+        self._saved = list(saved) + self._saved
 
     @property
     def saved_tensors(self):
@@ -100,7 +109,10 @@ class FunctionCtx(Function):
         if self._materialize:       # zeros for an output that got none (not a non-Tensor)
             full = [creation.zeros(m[0], dtype=m[1], device=self.device)
                     if g is None and m is not None else g for g, m in zip(full, self._out_meta)]
-        result = self._fn.backward(self, *full)
+        if self._fn._jvp_only:
+            result = _transposed_jvp(self, full)
+        else:
+            result = self._fn.backward(self, *full)
         if not isinstance(result, tuple):
             result = (result,)
         n = len(self._needs_input_grad)
@@ -131,6 +143,30 @@ class FunctionCtx(Function):
         return tuple(in_grads)
 
 
+def _transposed_jvp(ctx, grads):
+    """The vjp of a Function that defines `jvp` and no `backward`: jvp is linear in the
+    input tangents, so the vjp is the gradient of <grads, jvp(ctx, tangents)> with respect
+    to the tangents, by a backward through jvp's own ops (recorded, so that forward AD's
+    double vjp, forward_ad.py, differentiates it again: linear in grads). jvp is called
+    with zero tangents (its output's values do not matter, only its graph)."""
+    from minigrad.autograd import grad as _grad
+    from minigrad.creation import zeros_like
+    from minigrad.grad_mode import enable_grad
+    from minigrad.tensor import Tensor
+    tangents = [zeros_like(ctx.inputs[j]).requires_grad_() if j is not None else None
+                for j in ctx._tensor_at]
+    with enable_grad():
+        outs = ctx._fn.jvp(ctx, *tangents)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        pairs = [(o, g) for o, g in zip(outs, grads) if isinstance(o, Tensor) and
+                 g is not None and o.requires_grad]
+        wanted = [t for t in tangents if t is not None]
+        found = _grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                      create_graph=True, allow_unused=True) if pairs else [None] * len(wanted)
+    found = iter(found)
+    return tuple(None if t is None else next(found) for t in tangents)
+
+
 def _expands_to(shape, target):
     """Whether a tensor of `shape` broadcasts to `target` (so target sums back to it)."""
     if len(shape) > len(target):
@@ -143,6 +179,9 @@ def prepare(cls):
     cls._node_cls = type(cls.__name__ + "Backward", (FunctionCtx,), {"_fn": cls})
     cls.apply = classmethod(_apply)
     cls._setup_ctx = "setup_context" in dir(cls)
+    # a forward-AD-only Function (jvp, no backward): its vjp is its jvp transposed
+    cls._jvp_only = (getattr(cls, "jvp", None) is not None and
+                     cls.backward is Function.backward)
 
 
 def _apply(cls, *args, **kwargs):

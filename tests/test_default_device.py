@@ -115,6 +115,14 @@ def test_an_unknown_device_is_refused_when_set():
     assert mg.get_default_device() == "cpu"
 
 
+def test_the_meta_device_is_refused_saying_minigrad_has_none():
+    # torch.func's ensembling tutorial: copy.deepcopy(model).to('meta')
+    with pytest.raises(ValueError, match="unknown device 'meta'.*no 'meta' device"):
+        mg.nn.Linear(2, 2).to("meta")
+    with pytest.raises(ValueError, match="no 'meta' device"):
+        mg.zeros(2, device="meta")
+
+
 def test_cuda_without_cupy_fails_at_first_use(monkeypatch):
     """As PyTorch: setting "cuda" is accepted, the first tensor made there says what is
     missing."""
