@@ -294,8 +294,10 @@ def device_name(device):
     elif name == "cpu:0":           # PyTorch's name for the one CPU device
         name = "cpu"
     if name not in _FACTORIES:
-        why = ("; minigrad has no 'meta' device (tensors with a shape and no data): keep "
-               "the module or tensor on 'cpu'") if name.split(":")[0] == "meta" else ""
+        why = ("; minigrad has no 'meta' device (tensors with a shape and no data: every op "
+               "would need a shape rule): keep the module or tensor on 'cpu', and to learn a "
+               "model's shapes run it on a one-sample cpu input under no_grad()"
+               if name.split(":")[0] == "meta" else "")
         raise ValueError(f"unknown device {name!r}; valid devices: {sorted(_FACTORIES)}{why}")
     return _DEVICES.setdefault(name, Device(name))
 

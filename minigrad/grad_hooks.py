@@ -7,13 +7,16 @@ class HookHandle:
     """What register_hook returns: remove() takes the hook off its tensor."""
     _next_id = 0
 
-    def __init__(self, hooks, hook):
-        self.hooks, self.id = hooks, HookHandle._next_id
+    def __init__(self, hooks, hook, extra=()):
+        # extra: dicts keyed by the same id (a module hook's flags), cleared with it
+        self.hooks, self.extra, self.id = hooks, extra, HookHandle._next_id
         HookHandle._next_id += 1
         hooks[self.id] = hook
 
     def remove(self):
         self.hooks.pop(self.id, None)
+        for d in self.extra:
+            d.pop(self.id, None)
 
     def __enter__(self):                  # with t.register_hook(f): ... removes it at the end
         return self

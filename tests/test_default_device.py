@@ -246,3 +246,12 @@ def test_a_cpu_attention_mask_is_not_copied_to_the_default_device():
     with mg.device("spy"), spy_backend.counted() as n:
         assert _is_causal_mask(mask, 3)
     assert n["launch"] == 0
+
+
+def test_the_meta_device_is_refused_saying_how_to_get_shapes():
+    # minigrad has no meta device (every op would need a shape rule): a clear refusal
+    for make in (lambda: mg.device("meta"), lambda: mg.zeros(2, device="meta"),
+                 lambda: mg.set_default_device("meta")):
+        with pytest.raises(ValueError, match="no 'meta' device.*one-sample cpu input"):
+            make()
+    assert str(mg.get_default_device()) == "cpu"

@@ -89,7 +89,7 @@ def test_repeated_pruning_matches_torch(torch, tprune):
         f(m, "weight", *args)
         getattr(tprune, f.__name__)(t, "weight", *args)
         _same_mask(m, t)
-    hooks = [e[0] for e in m._forward_pre_hooks.values()]
+    hooks = list(m._forward_pre_hooks.values())
     assert len(hooks) == 1 and isinstance(hooks[0], prune.PruningContainer)
     assert [type(h).__name__ for h in hooks[0]] == ["L1Unstructured", "LnStructured",
                                                     "L1Unstructured", "LnStructured"]
@@ -325,3 +325,19 @@ def test_masks_stay_on_the_device(spy):
         prune.remove(c, "weight")
     for a, b in zip(*masks.values()):
         np.testing.assert_array_equal(a, b)
+
+
+def test_forward_pre_hooks_hold_the_pruning_methods_themselves():
+    # regression: the dict held (hook, with_kwargs, always_call) tuples, so the tutorial's
+    # `for hook in m._forward_pre_hooks.values(): if hook._tensor_name == "weight"` failed
+    m = mg.nn.Linear(3, 2)
+    prune.l1_unstructured(m, name="weight", amount=2)
+    calls = []
+    handle = m.register_forward_pre_hook(lambda mod, args, kw: calls.append(1),
+                                         with_kwargs=True)
+    hooks = list(m._forward_pre_hooks.values())
+    assert hooks[0]._tensor_name == "weight" and callable(hooks[1])
+    m(mg.ones(1, 3))
+    assert calls == [1] and len(m._forward_pre_hooks_with_kwargs) == 1
+    handle.remove()
+    assert len(m._forward_pre_hooks) == 1 and not m._forward_pre_hooks_with_kwargs

@@ -25,8 +25,8 @@ class ForwardHooks:
         inputs (a tuple, or one value). with_kwargs=True: hook(module, args, kwargs), which
         may return (args, kwargs). prepend=True runs it before the hooks already there.
         Returns a handle: handle.remove() takes it off."""
-        return self._add_hook("_forward_pre_hooks", (hook, with_kwargs, False), prepend,
-                              "register_forward_pre_hook")
+        return self._add_hook("_forward_pre_hooks", hook, prepend, "register_forward_pre_hook",
+                              _forward_pre_hooks_with_kwargs=with_kwargs)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
@@ -34,8 +34,9 @@ class ForwardHooks:
         it returns replaces the output. with_kwargs=True: hook(module, args, kwargs,
         output); always_call=True: it runs even when forward raises (output None).
         Returns a handle: handle.remove() takes it off."""
-        return self._add_hook("_forward_hooks", (hook, with_kwargs, always_call), prepend,
-                              "register_forward_hook")
+        return self._add_hook("_forward_hooks", hook, prepend, "register_forward_hook",
+                              _forward_hooks_with_kwargs=with_kwargs,
+                              _forward_hooks_always_called=always_call)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) runs when the gradients of the module's
@@ -44,28 +45,28 @@ class ForwardHooks:
         output (None where there is none). A tuple it returns, one entry per input,
         replaces grad_input. When no input requires grad it runs on grad_input all None,
         as soon as grad_output is known. Returns a handle: handle.remove() takes it off."""
-        return self._add_hook("_backward_hooks", (hook, False, False), prepend,
+        return self._add_hook("_backward_hooks", hook, prepend,
                               "register_full_backward_hook")
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) runs when the gradients of the module's outputs are
         computed, before those of its inputs; a tuple it returns replaces grad_output.
         Returns a handle: handle.remove() takes it off."""
-        return self._add_hook("_backward_pre_hooks", (hook, False, False), prepend,
+        return self._add_hook("_backward_pre_hooks", hook, prepend,
                               "register_full_backward_pre_hook")
 
     # state-dict hooks, as PyTorch's (module_state.py's state_dict and load_state_dict run
     # them; their signatures are there)
     def register_state_dict_pre_hook(self, hook):
-        return self._add_hook("_state_dict_pre_hooks", (hook, False, False), False,
+        return self._add_hook("_state_dict_pre_hooks", hook, False,
                               "register_state_dict_pre_hook")
 
     def register_state_dict_post_hook(self, hook):
-        return self._add_hook("_state_dict_hooks", (hook, False, False), False,
+        return self._add_hook("_state_dict_hooks", hook, False,
                               "register_state_dict_post_hook")
 
     def register_load_state_dict_pre_hook(self, hook):
-        return self._add_hook("_load_state_dict_pre_hooks", (hook, False, False), False,
+        return self._add_hook("_load_state_dict_pre_hooks", hook, False,
                               "register_load_state_dict_pre_hook")
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
@@ -75,17 +76,25 @@ class ForwardHooks:
                                                       _WithoutModule(hook))
 
     def register_load_state_dict_post_hook(self, hook):
-        return self._add_hook("_load_state_dict_post_hooks", (hook, False, False), False,
+        return self._add_hook("_load_state_dict_post_hooks", hook, False,
                               "register_load_state_dict_post_hook")
 
-    def _add_hook(self, kind, entry, prepend, caller):
-        if not callable(entry[0]):
-            raise TypeError(f"{caller}: expected a function, got {type(entry[0]).__name__}")
-        if kind not in self.__dict__:                    # made on first use: most never are
-            object.__setattr__(self, kind, OrderedDict())
-        handle = HookHandle(self.__dict__[kind], entry)
+    def _add_hook(self, kind, hook, prepend, caller, **flags):
+        """Stores `hook` in the dict `kind` (hook id -> hook, as PyTorch's, so code that reads
+        module._forward_pre_hooks finds the hooks themselves); a flag that is set (with_kwargs,
+        always_call) marks the id in a dict of its own, PyTorch's names again."""
+        if not callable(hook):
+            raise TypeError(f"{caller}: expected a function, got {type(hook).__name__}")
+        d = self.__dict__
+        for name in (kind,) + tuple(flags):              # made on first use: most never are
+            if name not in d:
+                object.__setattr__(self, name, OrderedDict())
+        handle = HookHandle(d[kind], hook, extra=[d[name] for name in flags])
+        for name, on in flags.items():
+            if on:
+                d[name][handle.id] = True
         if prepend:
-            self.__dict__[kind].move_to_end(handle.id, last=False)
+            d[kind].move_to_end(handle.id, last=False)
         return handle
 
 
@@ -145,7 +154,11 @@ def _call_with_hooks(module, args, kwargs):
 def _entries(module, kind, own):
     """(hook id, (hook, with_kwargs, always_call)) of one kind: the global ones, then the
     module's own (hook ids are unique across both)."""
-    return global_hooks(kind) + list(module.__dict__.get(own, {}).items())
+    d = module.__dict__
+    with_kwargs = d.get(own + "_with_kwargs", {})
+    always = d.get("_forward_hooks_always_called", {}) if own == "_forward_hooks" else {}
+    return global_hooks(kind) + [(i, (hook, i in with_kwargs, i in always))
+                                 for i, hook in list(d.get(own, {}).items())]
 
 
 def _hooks(module, kind, own):
@@ -271,7 +284,7 @@ def _through_node(values, run):
 
 def hooks_of(module, kind):
     """The functions of one kind of hook registered on `module` (by _add_hook), in order."""
-    return [entry[0] for entry in list(module.__dict__.get(kind, {}).values())]
+    return list(module.__dict__.get(kind, {}).values())
 
 
 def _name(hook):

@@ -234,7 +234,7 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
                          "original1...)")
     del module.parametrizations[tensor_name]
     hooks = module.__dict__.get("_load_state_dict_pre_hooks", {})
-    for key, (hook, *_) in list(hooks.items()):     # weight_norm's, for its old keys
+    for key, hook in list(hooks.items()):     # weight_norm's, for its old keys
         if getattr(hook, "parametrized_tensor", None) == tensor_name:
             del hooks[key]
     _register(module, tensor_name, original)

@@ -245,7 +245,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
 def remove(module, name):
     """Make the pruning of module.<name> permanent (see BasePruningMethod.remove)."""
     hooks = module.__dict__.get("_forward_pre_hooks", {})
-    for k, (hook, *_) in list(hooks.items()):
+    for k, hook in list(hooks.items()):
         if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
             hook.remove(module)
             del hooks[k]
@@ -258,4 +258,4 @@ def is_pruned(module):
     """Whether module or any sub-module has a pruning hook."""
     return any(isinstance(hook, BasePruningMethod)
                for _, m in module.named_modules()
-               for hook, *_ in m.__dict__.get("_forward_pre_hooks", {}).values())
+               for hook in m.__dict__.get("_forward_pre_hooks", {}).values())

@@ -95,8 +95,8 @@ class BasePruningMethod(ABC):
         tensor's own values), composed with the pruning already there. Returns the method
         (a PruningContainer where the tensor was pruned before)."""
         hooks = module.__dict__.get("_forward_pre_hooks", {})
-        old = [(k, e[0]) for k, e in hooks.items()
-               if isinstance(e[0], BasePruningMethod) and e[0]._tensor_name == name]
+        old = [(k, h) for k, h in hooks.items()
+               if isinstance(h, BasePruningMethod) and h._tensor_name == name]
         if len(old) > 1:
             raise RuntimeError(f"{type(module).__name__}.{name} has {len(old)} pruning hooks; "
                                f"at most one is expected (use PruningContainer)")
