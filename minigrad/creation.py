@@ -3,6 +3,7 @@ linspace, randn, rand, randint, randperm, *_like, and multinomial (sampling indi
 weights); is_tensor and numel."""
 import math
 import operator
+import warnings
 
 from minigrad import backend
 from minigrad.args import check_fill_value, refuse_complex
@@ -28,7 +29,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     or CuPy array (keeps its dtype), a PyTorch tensor (the same) or another tensor (copied
     out of its graph). Without device=: on the default device if one was set (an array's or
     tensor's own device too, as torch.tensor), else on the data's own device (the CPU's
-    for lists and numbers)."""
+    for lists and numbers). A tensor as data warns, as torch.tensor: the copy is cut from the
+    graph, which t.detach().clone() says plainly."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() (or .requires_grad_(True) after it) "
+                      "rather than tensor(sourceTensor)", UserWarning, stacklevel=2)
     data = from_other_library(data)
     source = data._data if isinstance(data, Tensor) else data
     device = backend.chosen_default_device() if device is None else device
