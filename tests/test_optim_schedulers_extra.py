@@ -418,3 +418,14 @@ def test_what_pytorch_accepts_is_accepted():
     sgd = optim.SGD(ps, lr=0.1, momentum=0.9)
     optim.CyclicLR(sgd, 0.01, 0.1, mode="exp_range", gamma=0.0)
     optim.CyclicLR(sgd, 0.01, 0.1, scale_mode="ignored")
+
+
+def test_step_lr_takes_a_whole_float_step_size():
+    # the text classification tutorial's StepLR(optimizer, 1.0, gamma=0.1); 2.5 stays refused
+    opt = _ours(lrs=(1.0,))
+    sched = lr_scheduler.StepLR(opt, 1.0, gamma=0.1)
+    assert sched.step_size == 1 and isinstance(sched.step_size, int)
+    lrs = [(opt.step(), sched.step(), sched.get_last_lr()[0])[2] for _ in range(3)]
+    assert lrs == pytest.approx([0.1, 0.01, 0.001])
+    with pytest.raises(TypeError, match="step_size must be an integer"):
+        lr_scheduler.StepLR(_ours(), 2.5)

@@ -209,6 +209,10 @@ class StepLR(LRScheduler):
     """lr = base_lr · gamma^⌊epoch / step_size⌋: multiplied by gamma every step_size epochs."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        # PyTorch takes any number here, and the text classification tutorial passes 1.0:
+        # a whole float is that integer; 2.5 (decays at epochs 5, 10, ...) stays refused
+        if isinstance(step_size, float) and step_size.is_integer():
+            step_size = int(step_size)
         self.step_size = _integer("StepLR", "step_size", step_size, 1)
         self.gamma = _positive("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
