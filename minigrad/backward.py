@@ -198,7 +198,7 @@ def _into_grad(t, g, owned=False):
         g = g.to(dtype=t.dtype)
     old = t.grad
     if old is not None and not is_grad_enabled() and not old.requires_grad and \
-            old.shape == g.shape and not backend.shares_elements(old._data) and \
+            old._data.shape == g._data.shape and not backend.shares_elements(old._data) and \
             getattr(old._data.flags, "writeable", True):
         old._data += g._data             # in place, as PyTorch: a held `p.grad` sees the sum
         old._version_counter[0] += 1
@@ -292,7 +292,7 @@ def _propagate(ctx, g, grads, create_graph, anomaly=None, needed=None, into=None
     for k, (p, gp) in enumerate(zip(ctx.inputs, in_grads)):
         if gp is None or not p.requires_grad:
             continue
-        if gp.shape != p.shape:  # broadcasting in forward: sum back, once, here
+        if gp._data.shape != p._data.shape:  # broadcasting in forward: sum back, once, here
             gp = sum_to(gp, p.shape)
         if gp.dtype != p.dtype:  # a gradient has its tensor's dtype (no silent upcast)
             gp = gp.to(dtype=p.dtype)
